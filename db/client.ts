@@ -1,0 +1,38 @@
+import { PGlite } from "@electric-sql/pglite";
+import type { ExtractTablesWithRelations } from "drizzle-orm";
+import type { PgDatabase, PgQueryResultHKT, PgTransaction } from "drizzle-orm/pg-core";
+import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
+import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
+import postgres from "postgres";
+import * as schema from "./schema/index.ts";
+
+export type Schema = typeof schema;
+/** The driver-neutral database every query function takes: PGlite and postgres.js alike. */
+export type Database = PgDatabase<PgQueryResultHKT, Schema>;
+export type Transaction = PgTransaction<PgQueryResultHKT, Schema, ExtractTablesWithRelations<Schema>>;
+/** A query runs on the database or inside a caller's transaction. */
+export type Executor = Database | Transaction;
+
+export type DatabaseKind = "pglite" | "postgres";
+
+export interface DatabaseHandle {
+  db: Database;
+  kind: DatabaseKind;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  databaseUrl?: string | undefined;
+  dataDir: string;
+}
+
+export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
+  if (options.databaseUrl) {
+    const client = postgres(options.databaseUrl, { max: 10, onnotice: () => {} });
+    const db = drizzlePostgres({ client, schema }) as unknown as Database;
+    return { db, kind: "postgres", close: () => client.end({ timeout: 5 }) };
+  }
+  const client = await PGlite.create(options.dataDir);
+  const db = drizzlePglite({ client, schema }) as unknown as Database;
+  return { db, kind: "pglite", close: () => client.close() };
+}

@@ -1,0 +1,85 @@
+import { sql } from "drizzle-orm";
+import {
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from "drizzle-orm/pg-core";
+
+const timestamps = {
+  createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull(),
+  updatedAt: timestamp("updated_at", { withTimezone: true, mode: "date" }).notNull(),
+};
+
+export const tenants = pgTable("tenants", {
+  id: uuid("id").primaryKey(),
+  name: text("name").notNull(),
+  domain: text("domain").notNull().unique(),
+  rateLimitPerMinute: integer("rate_limit_per_minute").notNull(),
+  ...timestamps,
+});
+
+export const users = pgTable(
+  "users",
+  {
+    id: uuid("id").primaryKey(),
+    tenantId: uuid("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    email: text("email").notNull(),
+    passwordHash: text("password_hash").notNull(),
+    role: text("role", { enum: ["agent", "supervisor", "admin", "platform_admin"] }).notNull(),
+    status: text("status", { enum: ["active", "disabled"] }).notNull(),
+    mustChangePassword: boolean("must_change_password").notNull(),
+    ...timestamps,
+  },
+  (table) => [
+    uniqueIndex("users_tenant_email_unique").on(table.tenantId, sql`lower(${table.email})`),
+    index("users_email_lower").on(sql`lower(${table.email})`),
+    index("users_tenant_created").on(table.tenantId, table.createdAt, table.id),
+  ],
+);
+
+/** Consecutive failed logins per account (tenant + lower-cased e-mail), known e-mail or not. */
+export const loginFailures = pgTable(
+  "login_failures",
+  {
+    tenantId: uuid("tenant_id").notNull(),
+    email: text("email").notNull(),
+    failedCount: integer("failed_count").notNull(),
+    lockedUntil: timestamp("locked_until", { withTimezone: true, mode: "date" }),
+    lastFailedAt: timestamp("last_failed_at", { withTimezone: true, mode: "date" }).notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.tenantId, table.email] })],
+);
+
+export const auditEvents = pgTable(
+  "audit_events",
+  {
+    id: uuid("id").primaryKey(),
+    tenantId: uuid("tenant_id"),
+    actorType: text("actor_type", { enum: ["user", "api_key", "edge_node", "system", "anonymous"] })
+      .notNull(),
+    actorId: text("actor_id"),
+    action: text("action").notNull(),
+    targetType: text("target_type"),
+    targetId: text("target_id"),
+    requestId: text("request_id"),
+    details: jsonb("details").$type<Record<string, unknown>>().notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull(),
+  },
+  (table) => [index("audit_events_tenant_created").on(table.tenantId, table.createdAt, table.id)],
+);
+
+/** Service-wide values the service creates for itself, such as a generated signing secret. */
+export const serviceSettings = pgTable("service_settings", {
+  key: text("key").primaryKey(),
+  value: text("value").notNull(),
+  createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull(),
+});

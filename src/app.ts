@@ -1,0 +1,76 @@
+import { openapi } from "@elysiajs/openapi";
+import { Elysia } from "elysia";
+import type { Clock } from "../actors/ports.ts";
+import type { DatabaseHandle } from "../db/client.ts";
+import type { Config } from "./config.ts";
+import type { ServiceDeps } from "./deps.ts";
+import { TokenService } from "./identity/tokens.ts";
+import { UserDirectory } from "./identity/user-directory.ts";
+import { KeyedMutex } from "./lib/keyed-mutex.ts";
+import type { Logger } from "./logger.ts";
+import { authModule } from "./modules/auth/index.ts";
+import { tenantsModule } from "./modules/tenants/index.ts";
+import { usersModule } from "./modules/users/index.ts";
+import { authPlugin } from "./plugins/auth.ts";
+import { errorsPlugin } from "./plugins/errors.ts";
+import { jsonBodyPlugin } from "./plugins/json-body.ts";
+import { requestIdPlugin } from "./plugins/request-id.ts";
+
+export interface ServiceDepsInput {
+  database: DatabaseHandle;
+  config: Config;
+  clock: Clock;
+  logger: Logger;
+  jwtSecret: string;
+}
+
+export function createServiceDeps(input: ServiceDepsInput): ServiceDeps {
+  return {
+    db: input.database.db,
+    databaseKind: input.database.kind,
+    config: input.config,
+    clock: input.clock,
+    logger: input.logger,
+    tokens: new TokenService(input.jwtSecret, input.config.AUTH_JWT_TTL_SECONDS, input.clock),
+    directory: new UserDirectory(input.database.db),
+    loginGate: new KeyedMutex(),
+  };
+}
+
+const documentation = {
+  info: {
+    title: "Dialer engine API",
+    version: "1.0.0",
+    description:
+      "Multi-tenant outbound dialing: workspaces, users, campaigns, lead lists and calls. " +
+      "Every response uses the envelope `{status, data}` or `{status, message, code, request_id, field_errors}`.",
+    license: { name: "MIT", identifier: "MIT" },
+  },
+  servers: [{ url: "/" }],
+  components: {
+    securitySchemes: { bearer: { type: "http" as const, scheme: "bearer", bearerFormat: "JWT or svc_key_…" } },
+  },
+  security: [{ bearer: [] }],
+};
+
+/** Composes the HTTP application; the caller decides whether and where it listens. */
+export function createApp(deps: ServiceDeps) {
+  const auth = authPlugin(deps);
+  return new Elysia({ normalize: false })
+    .use(requestIdPlugin)
+    .use(errorsPlugin(deps.logger))
+    .use(jsonBodyPlugin)
+    .use(
+      openapi({
+        path: "/docs",
+        specPath: "/api/v1/openapi.json",
+        documentation,
+        exclude: { paths: ["/docs", "/api/v1/openapi.json"] },
+      }),
+    )
+    .use(authModule(deps, auth))
+    .use(tenantsModule(deps, auth))
+    .use(usersModule(deps, auth));
+}
+
+export type App = ReturnType<typeof createApp>;

@@ -1,0 +1,58 @@
+import { type Static, Type } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+
+/** Environment settings, validated once at start. Names match the deployment docs. */
+export const ConfigSchema = Type.Object({
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
+  HOST: Type.String({ minLength: 1, default: "0.0.0.0" }),
+  DATABASE_URL: Type.Optional(Type.String({ pattern: "^postgres(ql)?://" })),
+  DATA_DIR: Type.String({ minLength: 1, default: "./data" }),
+  AUTH_JWT_SECRET: Type.Optional(Type.String()),
+  AUTH_JWT_TTL_SECONDS: Type.Integer({ minimum: 60, maximum: 31_536_000, default: 43_200 }),
+  BOOTSTRAP_ADMIN_EMAIL: Type.Optional(Type.String({ pattern: "^[^@\\s]+@[^@\\s]+$" })),
+  BOOTSTRAP_ADMIN_PASSWORD: Type.Optional(Type.String({ minLength: 12, maxLength: 256 })),
+  DEFAULT_TENANT_DOMAIN: Type.String({ pattern: "^[a-z0-9.-]+$", default: "platform" }),
+  RATE_LIMIT_DEFAULT_PER_MINUTE: Type.Integer({ minimum: 1, default: 600 }),
+  IMPORT_MAX_BYTES: Type.Integer({ minimum: 1, default: 104_857_600 }),
+  IMPORT_MAX_ROWS: Type.Integer({ minimum: 1, default: 1_000_000 }),
+  WS_ALLOWED_ORIGINS: Type.Optional(Type.String()),
+  LOG_LEVEL: Type.Union(
+    [Type.Literal("debug"), Type.Literal("info"), Type.Literal("warn"), Type.Literal("error")],
+    { default: "info" },
+  ),
+});
+
+export type Config = Static<typeof ConfigSchema>;
+
+export class ConfigError extends Error {}
+
+const MIN_SECRET_BYTES = 32;
+
+/**
+ * Reads the settings this service knows from `env`, fills defaults and validates them.
+ * Throws a ConfigError whose message is one line naming the offending setting.
+ */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const raw: Record<string, unknown> = {};
+  for (const key of Object.keys(ConfigSchema.properties)) {
+    const value = env[key];
+    if (value !== undefined && value !== "") raw[key] = value;
+  }
+  const converted = Value.Convert(ConfigSchema, Value.Default(ConfigSchema, raw));
+  const firstError = Value.Errors(ConfigSchema, converted).First();
+  if (firstError) {
+    const setting = firstError.path.replace(/^\//, "") || "configuration";
+    const shown = setting.includes("SECRET") || setting.includes("PASSWORD") ? "(hidden)" : JSON.stringify(raw[setting]);
+    throw new ConfigError(`invalid setting ${setting}=${shown}: ${firstError.message}`);
+  }
+  const config = converted as Config;
+  if (
+    config.AUTH_JWT_SECRET !== undefined &&
+    new TextEncoder().encode(config.AUTH_JWT_SECRET).byteLength < MIN_SECRET_BYTES
+  ) {
+    throw new ConfigError(
+      `invalid setting AUTH_JWT_SECRET: must be at least ${MIN_SECRET_BYTES} bytes`,
+    );
+  }
+  return config;
+}

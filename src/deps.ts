@@ -1,0 +1,26 @@
+import type { Clock } from "../actors/ports.ts";
+import type { Database, DatabaseKind } from "../db/client.ts";
+import type { Config } from "./config.ts";
+import type { TokenService } from "./identity/tokens.ts";
+import type { UserDirectory } from "./identity/user-directory.ts";
+import type { KeyedMutex } from "./lib/keyed-mutex.ts";
+import type { Logger } from "./logger.ts";
+
+/** What services are given. They never see a request context. */
+export interface ServiceDeps {
+  db: Database;
+  databaseKind: DatabaseKind;
+  config: Config;
+  clock: Clock;
+  logger: Logger;
+  tokens: TokenService;
+  directory: UserDirectory;
+  /** Serialises login attempts per account so the lockout counts exactly. */
+  loginGate: KeyedMutex;
+}
+
+/** Facts about the request a service records (audit) but does not decide on. */
+export interface RequestMeta {
+  requestId: string;
+  ip?: string | undefined;
+}

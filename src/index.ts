@@ -1,0 +1,60 @@
+import { systemClock } from "../actors/ports.ts";
+import { openDatabase } from "../db/client.ts";
+import { runMigrations } from "../db/migrate.ts";
+import { createApp, createServiceDeps } from "./app.ts";
+import { ensurePlatformAdmin, resolveJwtSecret } from "./bootstrap.ts";
+import { ConfigError, loadConfig } from "./config.ts";
+import { createLogger } from "./logger.ts";
+
+async function main() {
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(`configuration error: ${error.message}`);
+      process.exit(2);
+    }
+    throw error;
+  }
+  const logger = createLogger(config.LOG_LEVEL);
+  const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
+  await runMigrations(database);
+  const now = new Date(systemClock.now());
+  const jwtSecret = await resolveJwtSecret(database.db, config, logger, now);
+  const bootstrap = await ensurePlatformAdmin(database.db, config, now);
+  if (bootstrap) {
+    logger.info("created the platform admin", { email: bootstrap.email });
+    if (bootstrap.password) {
+      // Printed once, on the console only, so the operator can log in the first time.
+      console.log(`platform admin: ${bootstrap.email}  password: ${bootstrap.password}  (shown once; change it)`);
+    }
+  }
+  const deps = createServiceDeps({ database, config, clock: systemClock, logger, jwtSecret });
+  const app = createApp(deps).listen({
+    port: config.PORT,
+    hostname: config.HOST,
+    maxRequestBodySize: config.IMPORT_MAX_BYTES * 2,
+  });
+  const server = app.server;
+  logger.info(`listening on http://${server?.hostname}:${server?.port}`, {
+    database: database.kind,
+    data_dir: database.kind === "pglite" ? config.DATA_DIR : undefined,
+  });
+
+  let stopping = false;
+  const drain = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info("draining", { signal });
+    // stop() without force stops accepting and resolves once in-flight requests are answered.
+    await server?.stop(false);
+    await database.close();
+    logger.info("stopped");
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void drain("SIGTERM"));
+  process.on("SIGINT", () => void drain("SIGINT"));
+}
+
+await main();

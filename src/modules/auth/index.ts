@@ -1,0 +1,31 @@
+import { Elysia } from "elysia";
+import type { ServiceDeps } from "../../deps.ts";
+import { ok } from "../../envelope.ts";
+import { requestMeta } from "../../http-meta.ts";
+import type { AuthGuard } from "../../plugins/auth.ts";
+import { ChangePasswordBody, LoginBody } from "./model.ts";
+import { changePassword, login, logout, me } from "./service.ts";
+
+export const authModule = (deps: ServiceDeps, auth: AuthGuard) =>
+  new Elysia({ prefix: "/api/v1/auth", detail: { tags: ["auth"] } })
+    .use(auth)
+    .post(
+      "/login",
+      async ({ body, request, server }) => ok(await login(deps, body, requestMeta(request, server))),
+      { body: LoginBody, detail: { summary: "Log in and receive a bearer token", security: [] } },
+    )
+    .get("/me", async ({ principal }) => ok(await me(deps, principal)), {
+      auth: "session.self",
+      detail: { summary: "The caller's user and tenant" },
+    })
+    .post(
+      "/me/password",
+      async ({ principal, body, request, server }) =>
+        ok(await changePassword(deps, principal, body, requestMeta(request, server))),
+      { auth: "session.self", body: ChangePasswordBody, detail: { summary: "Change the caller's password" } },
+    )
+    .post(
+      "/logout",
+      async ({ principal, request, server }) => ok(await logout(deps, principal, requestMeta(request, server))),
+      { auth: "session.self", detail: { summary: "Record a logout (tokens are not revoked)" } },
+    );

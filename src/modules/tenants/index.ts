@@ -1,0 +1,36 @@
+import { Elysia, t } from "elysia";
+import type { ServiceDeps } from "../../deps.ts";
+import { ok, okList } from "../../envelope.ts";
+import { requestMeta } from "../../http-meta.ts";
+import { PageQuery, parsePage } from "../../pagination.ts";
+import type { AuthGuard } from "../../plugins/auth.ts";
+import { IdParams } from "../users/model.ts";
+import { CreateTenantBody } from "./model.ts";
+import { createTenant, getTenant, listAllTenants } from "./service.ts";
+
+export const tenantsModule = (deps: ServiceDeps, auth: AuthGuard) =>
+  new Elysia({ prefix: "/api/v1/tenants", detail: { tags: ["tenants"] } })
+    .use(auth)
+    .post(
+      "",
+      async ({ principal, body, request, server, set }) => {
+        const result = await createTenant(deps, principal, body, requestMeta(request, server));
+        set.status = 201;
+        return ok(result);
+      },
+      { auth: "tenants.write", body: CreateTenantBody, detail: { summary: "Create a tenant (workspace)" } },
+    )
+    .get(
+      "",
+      async ({ query }) => {
+        const page = parsePage(query);
+        const { items, total } = await listAllTenants(deps, page);
+        return okList(items, total, page);
+      },
+      { auth: "tenants.read", query: t.Object(PageQuery), detail: { summary: "List tenants" } },
+    )
+    .get("/:id", async ({ principal, params }) => ok(await getTenant(deps, principal, params.id)), {
+      auth: "tenants.read",
+      params: IdParams,
+      detail: { summary: "One tenant" },
+    });

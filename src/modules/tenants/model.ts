@@ -1,0 +1,33 @@
+import { type Static, t } from "elysia";
+import type { TenantRow } from "../../../db/queries/tenants.ts";
+import { Timestamp } from "../users/model.ts";
+
+export const DOMAIN_PATTERN = "^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$";
+
+export const TenantSchema = t.Object({
+  id: t.String({ format: "uuid" }),
+  name: t.String(),
+  domain: t.String(),
+  rate_limit_per_minute: t.Integer(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+export type TenantView = Static<typeof TenantSchema>;
+
+export const CreateTenantBody = t.Object(
+  {
+    name: t.String({ minLength: 1, maxLength: 200 }),
+    domain: t.String({ pattern: DOMAIN_PATTERN, maxLength: 253 }),
+  },
+  { additionalProperties: false },
+);
+export type CreateTenantInput = Static<typeof CreateTenantBody>;
+
+export const tenantView = (row: TenantRow): TenantView => ({
+  id: row.id,
+  name: row.name,
+  domain: row.domain,
+  rate_limit_per_minute: row.rateLimitPerMinute,
+  created_at: row.createdAt.toISOString(),
+  updated_at: row.updatedAt.toISOString(),
+});

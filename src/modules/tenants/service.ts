@@ -1,0 +1,54 @@
+import { findTenantById, insertTenant, listTenants } from "../../../db/queries/tenants.ts";
+import { isUniqueViolation } from "../../../db/errors.ts";
+import type { RequestMeta, ServiceDeps } from "../../deps.ts";
+import type { Page } from "../../envelope.ts";
+import { conflict, notFound } from "../../errors.ts";
+import { recordAudit } from "../../identity/audit.ts";
+import { auditActorOf, type Principal } from "../../identity/principal.ts";
+import { isUuid } from "../../identity/tenant-scope.ts";
+import { type CreateTenantInput, tenantView } from "./model.ts";
+
+const domainTaken = () => conflict("domain already in use", [{ field: "domain", message: "already in use" }]);
+
+export async function createTenant(deps: ServiceDeps, principal: Principal, input: CreateTenantInput, meta: RequestMeta) {
+  const now = new Date(deps.clock.now());
+  try {
+    const tenant = await deps.db.transaction(async (tx) => {
+      const row = await insertTenant(tx, {
+        id: Bun.randomUUIDv7(),
+        name: input.name.trim(),
+        domain: input.domain,
+        rateLimitPerMinute: deps.config.RATE_LIMIT_DEFAULT_PER_MINUTE,
+        createdAt: now,
+        updatedAt: now,
+      });
+      await recordAudit(tx, {
+        tenantId: row.id,
+        ...auditActorOf(principal),
+        action: "tenant.created",
+        targetType: "tenant",
+        targetId: row.id,
+        requestId: meta.requestId,
+        details: { name: row.name, domain: row.domain },
+        at: now,
+      });
+      return row;
+    });
+    return { tenant: tenantView(tenant) };
+  } catch (error) {
+    if (isUniqueViolation(error)) throw domainTaken();
+    throw error;
+  }
+}
+
+export async function listAllTenants(deps: ServiceDeps, page: Page) {
+  const { items, total } = await listTenants(deps.db, page);
+  return { items: items.map(tenantView), total };
+}
+
+export async function getTenant(deps: ServiceDeps, principal: Principal, id: string) {
+  const visible = principal.role === "platform_admin" || id === principal.tenantId;
+  const tenant = visible && isUuid(id) ? await findTenantById(deps.db, id) : undefined;
+  if (!tenant) throw notFound("tenant");
+  return { tenant: tenantView(tenant) };
+}

@@ -1,0 +1,55 @@
+import { Elysia, t } from "elysia";
+import type { ServiceDeps } from "../../deps.ts";
+import { ok, okList } from "../../envelope.ts";
+import { requestMeta } from "../../http-meta.ts";
+import { resolveTenant } from "../../identity/tenant-scope.ts";
+import { parsePage } from "../../pagination.ts";
+import type { AuthGuard } from "../../plugins/auth.ts";
+import { CreateUserBody, IdParams, PatchUserBody, TenantQuery, UserListQuery } from "./model.ts";
+import { createUser, getUser, listUsers, patchUser } from "./service.ts";
+
+const TenantOnly = t.Object(TenantQuery);
+
+export const usersModule = (deps: ServiceDeps, auth: AuthGuard) =>
+  new Elysia({ prefix: "/api/v1/users", detail: { tags: ["users"] } })
+    .use(auth)
+    .post(
+      "",
+      async ({ principal, body, query, request, server, set }) => {
+        const tenantId = await resolveTenant(deps.db, principal, query.tenant_id);
+        const result = await createUser(deps, principal, tenantId, body, requestMeta(request, server));
+        set.status = 201;
+        return ok(result);
+      },
+      { auth: "users.write", body: CreateUserBody, query: TenantOnly, detail: { summary: "Create a user" } },
+    )
+    .get(
+      "",
+      async ({ principal, query }) => {
+        const tenantId = await resolveTenant(deps.db, principal, query.tenant_id);
+        const page = parsePage(query);
+        const { items, total } = await listUsers(deps, tenantId, page);
+        return okList(items, total, page);
+      },
+      { auth: "users.read", query: UserListQuery, detail: { summary: "List users" } },
+    )
+    .get(
+      "/:id",
+      async ({ principal, params, query }) =>
+        ok(await getUser(deps, await resolveTenant(deps.db, principal, query.tenant_id), params.id)),
+      { auth: "users.read", params: IdParams, query: TenantOnly, detail: { summary: "One user" } },
+    )
+    .patch(
+      "/:id",
+      async ({ principal, params, query, body, request, server }) => {
+        const tenantId = await resolveTenant(deps.db, principal, query.tenant_id);
+        return ok(await patchUser(deps, principal, tenantId, params.id, body, requestMeta(request, server)));
+      },
+      {
+        auth: "users.write",
+        params: IdParams,
+        query: TenantOnly,
+        body: PatchUserBody,
+        detail: { summary: "Change a user's role or status" },
+      },
+    );

@@ -1,0 +1,48 @@
+import { type Static, t } from "elysia";
+import type { UserRow } from "../../../db/queries/users.ts";
+import { PASSWORD_MAX, PASSWORD_MIN } from "../../identity/passwords.ts";
+import { RoleSchema, UserStatusSchema } from "../../identity/roles.ts";
+import { PageQuery } from "../../pagination.ts";
+
+export const Email = t.String({ format: "email", maxLength: 254 });
+export const Password = t.String({ minLength: PASSWORD_MIN, maxLength: PASSWORD_MAX });
+export const Timestamp = t.String({ format: "date-time" });
+
+export const UserSchema = t.Object({
+  id: t.String({ format: "uuid" }),
+  tenant_id: t.String({ format: "uuid" }),
+  email: t.String(),
+  role: RoleSchema,
+  status: UserStatusSchema,
+  must_change_password: t.Boolean(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+export type UserView = Static<typeof UserSchema>;
+
+export const CreateUserBody = t.Object(
+  { email: Email, password: Password, role: RoleSchema },
+  { additionalProperties: false },
+);
+export type CreateUserInput = Static<typeof CreateUserBody>;
+
+export const PatchUserBody = t.Object(
+  { role: t.Optional(RoleSchema), status: t.Optional(UserStatusSchema) },
+  { additionalProperties: false },
+);
+export type PatchUserInput = Static<typeof PatchUserBody>;
+
+export const TenantQuery = { tenant_id: t.Optional(t.String()) };
+export const UserListQuery = t.Object({ ...PageQuery, ...TenantQuery });
+export const IdParams = t.Object({ id: t.String() });
+
+export const userView = (row: UserRow): UserView => ({
+  id: row.id,
+  tenant_id: row.tenantId,
+  email: row.email,
+  role: row.role,
+  status: row.status,
+  must_change_password: row.mustChangePassword,
+  created_at: row.createdAt.toISOString(),
+  updated_at: row.updatedAt.toISOString(),
+});

@@ -1,0 +1,81 @@
+import { Elysia, ParseError, ValidationError } from "elysia";
+import { ApiError, type FieldError, INVALID_BODY, badRequest, notFound } from "../errors.ts";
+import type { Logger } from "../logger.ts";
+import { requestIdOf } from "./request-id.ts";
+
+const VALIDATION_MESSAGES: Record<string, string> = {
+  body: INVALID_BODY,
+  query: "invalid query parameters",
+  params: "invalid path parameters",
+  headers: "invalid request headers",
+};
+
+/** "/calling_window/start" → "calling_window.start"; TypeBox escapes "/" and "~" in keys. */
+const fieldOf = (path: string) =>
+  path
+    .split("/")
+    .filter(Boolean)
+    .map((part) => part.replaceAll("~1", "/").replaceAll("~0", "~"))
+    .join(".");
+
+function fieldErrorsOf(error: ValidationError): FieldError[] {
+  const byField = new Map<string, string>();
+  for (const issue of error.all) {
+    if (!("path" in issue)) continue;
+    const field = fieldOf(issue.path);
+    if (field === "" || byField.has(field)) continue;
+    // TypeBox reports an unknown key as an additional-properties failure at that key's path.
+    const unknownKey = issue.schema && (issue.schema as { additionalProperties?: unknown }).additionalProperties === false
+      && issue.message.toLowerCase().includes("additional");
+    byField.set(field, unknownKey ? "unknown field" : issue.message);
+  }
+  return [...byField].map(([field, message]) => ({ field, message }));
+}
+
+/** Maps anything thrown while handling a request to one ApiError. */
+export function toApiError(code: string | number, error: unknown): ApiError | undefined {
+  if (error instanceof ApiError) return error;
+  // Elysia wraps whatever a parser throws; our own parser's refusals are already ApiErrors.
+  if (error instanceof ParseError && error.cause instanceof ApiError) return error.cause;
+  if (error instanceof ValidationError) {
+    const fieldErrors = fieldErrorsOf(error);
+    return badRequest(VALIDATION_MESSAGES[error.type] ?? INVALID_BODY, fieldErrors.length ? fieldErrors : undefined);
+  }
+  switch (code) {
+    case "NOT_FOUND":
+      return notFound("route");
+    case "PARSE":
+      return badRequest(INVALID_BODY);
+    case "INVALID_COOKIE_SIGNATURE":
+    case "INVALID_FILE_TYPE":
+      return badRequest(INVALID_BODY);
+  }
+  return undefined;
+}
+
+/**
+ * The one place where errors become envelopes: `status: "error"`, `message`, `code`,
+ * `request_id`, and `field_errors` for validation failures. Unexpected errors are logged
+ * with the request id and answered as a bare 500, with no detail of their cause.
+ */
+export const errorsPlugin = (logger: Logger) =>
+  new Elysia({ name: "errors" }).onError({ as: "global" }, ({ code, error, set, request }) => {
+    const requestId = requestIdOf(request);
+    let apiError = toApiError(code, error);
+    if (!apiError) {
+      logger.error("unhandled error", { request_id: requestId, error });
+      apiError = new ApiError(500, "internal_error", "internal server error");
+    }
+    set.status = apiError.status;
+    set.headers["x-request-id"] = requestId;
+    set.headers["content-type"] = "application/json; charset=utf-8";
+    if (apiError.status === 401) set.headers["www-authenticate"] = "Bearer";
+    for (const [name, value] of Object.entries(apiError.headers ?? {})) set.headers[name] = value;
+    return {
+      status: "error",
+      message: apiError.message,
+      code: apiError.code,
+      request_id: requestId,
+      ...(apiError.fieldErrors ? { field_errors: apiError.fieldErrors } : {}),
+    };
+  });

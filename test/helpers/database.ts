@@ -1,0 +1,34 @@
+import { sql } from "drizzle-orm";
+import { type DatabaseHandle, openDatabase } from "../../db/client.ts";
+import { runMigrations } from "../../db/migrate.ts";
+
+let shared: Promise<DatabaseHandle> | undefined;
+
+/**
+ * The suite's one database: PGlite in memory, or PostgreSQL when DATABASE_URL is set.
+ * It is opened and migrated once per test process; tests reset it instead of reopening.
+ */
+export function testDatabase(): Promise<DatabaseHandle> {
+  shared ??= (async () => {
+    const handle = await openDatabase({ databaseUrl: process.env.DATABASE_URL, dataDir: "memory://" });
+    await runMigrations(handle);
+    return handle;
+  })();
+  return shared;
+}
+
+/** Empties every application table, keeping the schema and the migration journal. */
+export async function resetDatabase(): Promise<DatabaseHandle> {
+  const handle = await testDatabase();
+  const tables = await handle.db.execute<{ tablename: string }>(
+    sql`select tablename from pg_tables where schemaname = 'public'`,
+  );
+  const rows = (Array.isArray(tables) ? tables : (tables as { rows: { tablename: string }[] }).rows) as {
+    tablename: string;
+  }[];
+  if (rows.length > 0) {
+    const names = rows.map((row) => `"${row.tablename}"`).join(", ");
+    await handle.db.execute(sql.raw(`truncate ${names} cascade`));
+  }
+  return handle;
+}
