@@ -26,6 +26,8 @@ export interface Harness {
   app: ReturnType<typeof createApp>;
   deps: ReturnType<typeof createServiceDeps>;
   clock: ManualClock;
+  /** Builds a new app and new in-memory state over the same database, as a restart would. */
+  restart(): void;
   /** Sends a request to the app in-process and decodes the JSON body. */
   request(method: string, path: string, options?: RequestOptions): Promise<TestResponse>;
   tenant(domain: string, name?: string): Promise<{ id: string; domain: string }>;
@@ -53,8 +55,11 @@ export async function createHarness(options: { env?: Record<string, string>; clo
   const database = await resetDatabase();
   const clock = (options.clock as ManualClock | undefined) ?? new ManualClock();
   const config = loadConfig({ AUTH_JWT_SECRET: TEST_SECRET, ...options.env });
-  const deps = createServiceDeps({ database, config, clock, logger: silentLogger, jwtSecret: TEST_SECRET });
-  const app = createApp(deps);
+  const build = () => {
+    const deps = createServiceDeps({ database, config, clock, logger: silentLogger, jwtSecret: TEST_SECRET });
+    return { deps, app: createApp(deps) };
+  };
+  let current = build();
 
   const request: Harness["request"] = async (method, path, opts = {}) => {
     const headers = new Headers(opts.headers);
@@ -64,7 +69,7 @@ export async function createHarness(options: { env?: Record<string, string>; clo
       body = JSON.stringify(opts.body);
       if (!headers.has("content-type")) headers.set("content-type", "application/json");
     }
-    const response = await app.handle(new Request(`http://localhost${path}`, { method, headers, body }));
+    const response = await current.app.handle(new Request(`http://localhost${path}`, { method, headers, body }));
     const text = await response.text();
     let parsed: unknown = text;
     try {
@@ -75,12 +80,19 @@ export async function createHarness(options: { env?: Record<string, string>; clo
 
   const now = () => new Date(clock.now());
   return {
-    app,
-    deps,
+    get app() {
+      return current.app;
+    },
+    get deps() {
+      return current.deps;
+    },
+    restart() {
+      current = build();
+    },
     clock,
     request,
     async tenant(domain, name = domain) {
-      return insertTenant(deps.db, {
+      return insertTenant(current.deps.db, {
         id: Bun.randomUUIDv7(),
         name,
         domain,
@@ -91,7 +103,7 @@ export async function createHarness(options: { env?: Record<string, string>; clo
     },
     async user(tenantId, email, role, extra = {}) {
       const { password = PASSWORD, ...rest } = extra;
-      return insertUser(deps.db, {
+      return insertUser(current.deps.db, {
         id: Bun.randomUUIDv7(),
         tenantId,
         email,

@@ -57,7 +57,8 @@ async function attempt(
       await audit("locked");
       throw error;
     }
-    const valid = account.user !== undefined && (await checkPassword());
+    // Always pay for a verification (a decoy when there is no user) so timing reveals nothing.
+    const valid = (await checkPassword()) && account.user !== undefined;
     if (!valid || !account.user) {
       const counted = await countFailure(deps.db, account.tenantId, account.email, now);
       await audit("failed", { consecutive_failures: counted.failedCount, locked: counted.lockedUntil !== null });
