@@ -9,7 +9,11 @@ import * as schema from "./schema/index.ts";
 export type Schema = typeof schema;
 /** The driver-neutral database every query function takes: PGlite and postgres.js alike. */
 export type Database = PgDatabase<PgQueryResultHKT, Schema>;
-export type Transaction = PgTransaction<PgQueryResultHKT, Schema, ExtractTablesWithRelations<Schema>>;
+export type Transaction = PgTransaction<
+  PgQueryResultHKT,
+  Schema,
+  ExtractTablesWithRelations<Schema>
+>;
 /** A query runs on the database or inside a caller's transaction. */
 export type Executor = Database | Transaction;
 

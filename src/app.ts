@@ -48,7 +48,9 @@ const documentation = {
   },
   servers: [{ url: "/" }],
   components: {
-    securitySchemes: { bearer: { type: "http" as const, scheme: "bearer", bearerFormat: "JWT or svc_key_…" } },
+    securitySchemes: {
+      bearer: { type: "http" as const, scheme: "bearer", bearerFormat: "JWT or svc_key_…" },
+    },
   },
   security: [{ bearer: [] }],
 };

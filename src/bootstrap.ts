@@ -23,7 +23,8 @@ export async function resolveJwtSecret(db: Database, config: Config, logger: Log
   return value;
 }
 
-const randomPassword = () => Buffer.from(crypto.getRandomValues(new Uint8Array(18))).toString("base64url");
+const randomPassword = () =>
+  Buffer.from(crypto.getRandomValues(new Uint8Array(18))).toString("base64url");
 
 /**
  * Creates the Platform tenant and its first platform admin when no platform admin exists.

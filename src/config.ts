@@ -42,7 +42,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const firstError = Value.Errors(ConfigSchema, converted).First();
   if (firstError) {
     const setting = firstError.path.replace(/^\//, "") || "configuration";
-    const shown = setting.includes("SECRET") || setting.includes("PASSWORD") ? "(hidden)" : JSON.stringify(raw[setting]);
+    const shown =
+      setting.includes("SECRET") || setting.includes("PASSWORD")
+        ? "(hidden)"
+        : JSON.stringify(raw[setting]);
     throw new ConfigError(`invalid setting ${setting}=${shown}: ${firstError.message}`);
   }
   const config = converted as Config;

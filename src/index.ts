@@ -18,7 +18,10 @@ async function main() {
     throw error;
   }
   const logger = createLogger(config.LOG_LEVEL);
-  const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
+  const database = await openDatabase({
+    databaseUrl: config.DATABASE_URL,
+    dataDir: config.DATA_DIR,
+  });
   await runMigrations(database);
   const now = new Date(systemClock.now());
   const jwtSecret = await resolveJwtSecret(database.db, config, logger, now);
@@ -27,7 +30,9 @@ async function main() {
     logger.info("created the platform admin", { email: bootstrap.email });
     if (bootstrap.password) {
       // Printed once, on the console only, so the operator can log in the first time.
-      console.log(`platform admin: ${bootstrap.email}  password: ${bootstrap.password}  (shown once; change it)`);
+      console.log(
+        `platform admin: ${bootstrap.email}  password: ${bootstrap.password}  (shown once; change it)`,
+      );
     }
   }
   const deps = createServiceDeps({ database, config, clock: systemClock, logger, jwtSecret });

@@ -12,14 +12,19 @@ type Level = (typeof LEVELS)[number];
 const serialise = (value: unknown) =>
   value instanceof Error ? { name: value.name, message: value.message, stack: value.stack } : value;
 
-export function createLogger(minimum: Level = "info", write = (line: string) => console.log(line)): Logger {
+export function createLogger(
+  minimum: Level = "info",
+  write = (line: string) => console.log(line),
+): Logger {
   const floor = LEVELS.indexOf(minimum);
-  const log = (level: Level) => (message: string, fields: Record<string, unknown> = {}) => {
-    if (LEVELS.indexOf(level) < floor) return;
-    const entry: Record<string, unknown> = { time: new Date().toISOString(), level, message };
-    for (const [key, value] of Object.entries(fields)) entry[key] = serialise(value);
-    write(JSON.stringify(entry));
-  };
+  const log =
+    (level: Level) =>
+    (message: string, fields: Record<string, unknown> = {}) => {
+      if (LEVELS.indexOf(level) < floor) return;
+      const entry: Record<string, unknown> = { time: new Date().toISOString(), level, message };
+      for (const [key, value] of Object.entries(fields)) entry[key] = serialise(value);
+      write(JSON.stringify(entry));
+    };
   return { debug: log("debug"), info: log("info"), warn: log("warn"), error: log("error") };
 }
 

@@ -16,9 +16,13 @@ export const PageQuery = {
 const INTEGER = /^\d+$/;
 
 /** `limit` outside 1–500 or not a number gives 50; `offset` negative or not a number gives 0. */
-export function parsePage(query: { limit?: string | undefined; offset?: string | undefined }): Page {
+export function parsePage(query: {
+  limit?: string | undefined;
+  offset?: string | undefined;
+}): Page {
   const limit = query.limit !== undefined && INTEGER.test(query.limit) ? Number(query.limit) : NaN;
-  const offset = query.offset !== undefined && INTEGER.test(query.offset) ? Number(query.offset) : NaN;
+  const offset =
+    query.offset !== undefined && INTEGER.test(query.offset) ? Number(query.offset) : NaN;
   return {
     limit: limit >= 1 && limit <= MAX_LIMIT ? limit : DEFAULT_LIMIT,
     offset: Number.isSafeInteger(offset) ? offset : 0,

@@ -43,4 +43,6 @@ export async function recordLoginFailure(
 }
 
 export const clearLoginFailures = (db: Executor, tenantId: string, email: string) =>
-  db.delete(loginFailures).where(and(eq(loginFailures.tenantId, tenantId), eq(loginFailures.email, email)));
+  db
+    .delete(loginFailures)
+    .where(and(eq(loginFailures.tenantId, tenantId), eq(loginFailures.email, email)));

@@ -15,7 +15,12 @@ export const findTenantByDomain = async (db: Executor, domain: string) =>
 
 export async function listTenants(db: Executor, page: { limit: number; offset: number }) {
   const [items, totals] = await Promise.all([
-    db.select().from(tenants).orderBy(desc(tenants.createdAt), desc(tenants.id)).limit(page.limit).offset(page.offset),
+    db
+      .select()
+      .from(tenants)
+      .orderBy(desc(tenants.createdAt), desc(tenants.id))
+      .limit(page.limit)
+      .offset(page.offset),
     db.select({ total: count() }).from(tenants),
   ]);
   return { items, total: totals[0]?.total ?? 0 };

@@ -3,7 +3,9 @@ import type { Executor } from "../client.ts";
 import { users } from "../schema/index.ts";
 
 export type UserRow = typeof users.$inferSelect;
-export type UserPatch = Partial<Pick<UserRow, "role" | "status" | "passwordHash" | "mustChangePassword">>;
+export type UserPatch = Partial<
+  Pick<UserRow, "role" | "status" | "passwordHash" | "mustChangePassword">
+>;
 
 const emailEquals = (email: string) => sql`lower(${users.email}) = ${email.toLowerCase()}`;
 
@@ -14,10 +16,22 @@ export const findUserById = async (db: Executor, id: string) =>
   (await db.select().from(users).where(eq(users.id, id)).limit(1))[0];
 
 export const findTenantUser = async (db: Executor, tenantId: string, id: string) =>
-  (await db.select().from(users).where(and(eq(users.tenantId, tenantId), eq(users.id, id))).limit(1))[0];
+  (
+    await db
+      .select()
+      .from(users)
+      .where(and(eq(users.tenantId, tenantId), eq(users.id, id)))
+      .limit(1)
+  )[0];
 
 export const findUserByEmail = async (db: Executor, tenantId: string, email: string) =>
-  (await db.select().from(users).where(and(eq(users.tenantId, tenantId), emailEquals(email))).limit(1))[0];
+  (
+    await db
+      .select()
+      .from(users)
+      .where(and(eq(users.tenantId, tenantId), emailEquals(email)))
+      .limit(1)
+  )[0];
 
 /** Every account with this e-mail, in any tenant: login without a domain chooses among them. */
 export const findUsersByEmailAnyTenant = (db: Executor, email: string) =>
@@ -26,7 +40,11 @@ export const findUsersByEmailAnyTenant = (db: Executor, email: string) =>
 export const anyUserWithRole = async (db: Executor, role: UserRow["role"]) =>
   (await db.select({ id: users.id }).from(users).where(eq(users.role, role)).limit(1)).length > 0;
 
-export async function listTenantUsers(db: Executor, tenantId: string, page: { limit: number; offset: number }) {
+export async function listTenantUsers(
+  db: Executor,
+  tenantId: string,
+  page: { limit: number; offset: number },
+) {
   const [items, totals] = await Promise.all([
     db
       .select()
@@ -40,7 +58,13 @@ export async function listTenantUsers(db: Executor, tenantId: string, page: { li
   return { items, total: totals[0]?.total ?? 0 };
 }
 
-export const updateUser = async (db: Executor, tenantId: string, id: string, patch: UserPatch, now: Date) =>
+export const updateUser = async (
+  db: Executor,
+  tenantId: string,
+  id: string,
+  patch: UserPatch,
+  now: Date,
+) =>
   (
     await db
       .update(users)

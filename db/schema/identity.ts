@@ -64,8 +64,9 @@ export const auditEvents = pgTable(
   {
     id: uuid("id").primaryKey(),
     tenantId: uuid("tenant_id"),
-    actorType: text("actor_type", { enum: ["user", "api_key", "edge_node", "system", "anonymous"] })
-      .notNull(),
+    actorType: text("actor_type", {
+      enum: ["user", "api_key", "edge_node", "system", "anonymous"],
+    }).notNull(),
     actorId: text("actor_id"),
     action: text("action").notNull(),
     targetType: text("target_type"),

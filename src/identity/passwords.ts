@@ -9,7 +9,8 @@ export const PASSWORD_MAX = 256;
 
 export const hashPassword = (password: string) => Bun.password.hash(password, ARGON2);
 
-export const verifyPassword = (password: string, hash: string) => Bun.password.verify(password, hash);
+export const verifyPassword = (password: string, hash: string) =>
+  Bun.password.verify(password, hash);
 
 let decoyHash: Promise<string> | undefined;
 

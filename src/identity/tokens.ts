@@ -37,7 +37,12 @@ export class TokenService {
     this.signer = jwt({ name: "jwt", secret, alg: "HS256" }).decorator.jwt;
   }
 
-  async issue(user: { id: string; tenantId: string; email: string; role: Role }): Promise<IssuedToken> {
+  async issue(user: {
+    id: string;
+    tenantId: string;
+    email: string;
+    role: Role;
+  }): Promise<IssuedToken> {
     const nowSeconds = Math.floor(this.clock.now() / 1000);
     const exp = nowSeconds + this.ttlSeconds;
     const token = await this.signer.sign({
@@ -86,7 +91,9 @@ export class TokenService {
   }
 }
 
-function isClaims(payload: Record<string, unknown>): payload is TokenClaims & Record<string, unknown> {
+function isClaims(
+  payload: Record<string, unknown>,
+): payload is TokenClaims & Record<string, unknown> {
   return (
     typeof payload.sub === "string" &&
     typeof payload.tid === "string" &&

@@ -1,5 +1,5 @@
 import { Elysia } from "elysia";
-import { ApiError, MISSING_AUTHORIZATION, forbidden, unauthenticated } from "../errors.ts";
+import { ApiError, forbidden, MISSING_AUTHORIZATION, unauthenticated } from "../errors.ts";
 import { PERMISSIONS, type Permission } from "../identity/permissions.ts";
 import type { Principal } from "../identity/principal.ts";
 import type { TokenService } from "../identity/tokens.ts";
@@ -21,12 +21,19 @@ export async function authenticate(deps: AuthDeps, token: string | undefined): P
   const user = await deps.directory.get(claims.sub);
   if (!user || user.tenantId !== claims.tid) throw unauthenticated(INVALID_TOKEN);
   if (user.status === "disabled") throw new ApiError(403, "account_disabled", "account disabled");
-  return { kind: "user", user, tenantId: user.tenantId, role: user.role, tokenExpiresAt: claims.exp * 1000 };
+  return {
+    kind: "user",
+    user,
+    tenantId: user.tenantId,
+    role: user.role,
+    tokenExpiresAt: claims.exp * 1000,
+  };
 }
 
 /** Checks a principal against one permission of the table. */
 export function authorize(principal: Principal, permission: Permission): void {
-  const rule: { roles: readonly string[]; allowPendingPassword?: boolean } = PERMISSIONS[permission];
+  const rule: { roles: readonly string[]; allowPendingPassword?: boolean } =
+    PERMISSIONS[permission];
   if (principal.user.mustChangePassword && !rule.allowPendingPassword) {
     throw new ApiError(403, "password_change_required", "password change required");
   }

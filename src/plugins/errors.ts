@@ -1,5 +1,6 @@
+import { ValueErrorType } from "@sinclair/typebox/errors";
 import { Elysia, ParseError, ValidationError } from "elysia";
-import { ApiError, type FieldError, INVALID_BODY, badRequest, notFound } from "../errors.ts";
+import { ApiError, badRequest, type FieldError, INVALID_BODY, notFound } from "../errors.ts";
 import type { Logger } from "../logger.ts";
 import { requestIdOf } from "./request-id.ts";
 
@@ -25,8 +26,7 @@ function fieldErrorsOf(error: ValidationError): FieldError[] {
     const field = fieldOf(issue.path);
     if (field === "" || byField.has(field)) continue;
     // TypeBox reports an unknown key as an additional-properties failure at that key's path.
-    const unknownKey = issue.schema && (issue.schema as { additionalProperties?: unknown }).additionalProperties === false
-      && issue.message.toLowerCase().includes("additional");
+    const unknownKey = "type" in issue && issue.type === ValueErrorType.ObjectAdditionalProperties;
     byField.set(field, unknownKey ? "unknown field" : issue.message);
   }
   return [...byField].map(([field, message]) => ({ field, message }));
@@ -39,7 +39,10 @@ export function toApiError(code: string | number, error: unknown): ApiError | un
   if (error instanceof ParseError && error.cause instanceof ApiError) return error.cause;
   if (error instanceof ValidationError) {
     const fieldErrors = fieldErrorsOf(error);
-    return badRequest(VALIDATION_MESSAGES[error.type] ?? INVALID_BODY, fieldErrors.length ? fieldErrors : undefined);
+    return badRequest(
+      VALIDATION_MESSAGES[error.type] ?? INVALID_BODY,
+      fieldErrors.length ? fieldErrors : undefined,
+    );
   }
   switch (code) {
     case "NOT_FOUND":

@@ -35,7 +35,11 @@ export const jsonBodyPlugin = new Elysia({ name: "json-body" }).onParse(
     const type = contentType ?? "";
     if (isForm(type)) return undefined;
     if (type !== "" && !isJson(type)) {
-      throw new ApiError(415, "unsupported_media_type", `unsupported content type ${type.split(";")[0]}`);
+      throw new ApiError(
+        415,
+        "unsupported_media_type",
+        `unsupported content type ${type.split(";")[0]}`,
+      );
     }
     let text: string;
     try {

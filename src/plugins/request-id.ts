@@ -15,8 +15,6 @@ export function requestIdOf(request: Request): string {
 }
 
 /** Gives every response an `X-Request-Id` header; the error plugin repeats it in the body. */
-export const requestIdPlugin = new Elysia({ name: "request-id" }).onRequest(
-  ({ request, set }) => {
-    set.headers["x-request-id"] = requestIdOf(request);
-  },
-);
+export const requestIdPlugin = new Elysia({ name: "request-id" }).onRequest(({ request, set }) => {
+  set.headers["x-request-id"] = requestIdOf(request);
+});

@@ -31,7 +31,12 @@ export interface Harness {
   /** Sends a request to the app in-process and decodes the JSON body. */
   request(method: string, path: string, options?: RequestOptions): Promise<TestResponse>;
   tenant(domain: string, name?: string): Promise<{ id: string; domain: string }>;
-  user(tenantId: string, email: string, role: Role, options?: Partial<UserRow> & { password?: string }): Promise<UserRow>;
+  user(
+    tenantId: string,
+    email: string,
+    role: Role,
+    options?: Partial<UserRow> & { password?: string },
+  ): Promise<UserRow>;
   /** Logs in and returns the bearer token. */
   login(email: string, password?: string, tenantDomain?: string): Promise<string>;
 }
@@ -40,7 +45,7 @@ export interface RequestOptions {
   token?: string;
   body?: unknown;
   headers?: Record<string, string>;
-  rawBody?: BodyInit;
+  rawBody?: string | Blob | FormData | Uint8Array;
 }
 
 export interface TestResponse {
@@ -51,12 +56,20 @@ export interface TestResponse {
 }
 
 /** A fresh app over the reset shared database, with a controlled clock. */
-export async function createHarness(options: { env?: Record<string, string>; clock?: Clock } = {}): Promise<Harness> {
+export async function createHarness(
+  options: { env?: Record<string, string>; clock?: Clock } = {},
+): Promise<Harness> {
   const database = await resetDatabase();
   const clock = (options.clock as ManualClock | undefined) ?? new ManualClock();
   const config = loadConfig({ AUTH_JWT_SECRET: TEST_SECRET, ...options.env });
   const build = () => {
-    const deps = createServiceDeps({ database, config, clock, logger: silentLogger, jwtSecret: TEST_SECRET });
+    const deps = createServiceDeps({
+      database,
+      config,
+      clock,
+      logger: silentLogger,
+      jwtSecret: TEST_SECRET,
+    });
     return { deps, app: createApp(deps) };
   };
   let current = build();
@@ -64,12 +77,14 @@ export async function createHarness(options: { env?: Record<string, string>; clo
   const request: Harness["request"] = async (method, path, opts = {}) => {
     const headers = new Headers(opts.headers);
     if (opts.token) headers.set("authorization", `Bearer ${opts.token}`);
-    let body: BodyInit | undefined = opts.rawBody;
+    let body: string | Blob | FormData | Uint8Array | undefined = opts.rawBody;
     if (opts.body !== undefined) {
       body = JSON.stringify(opts.body);
       if (!headers.has("content-type")) headers.set("content-type", "application/json");
     }
-    const response = await current.app.handle(new Request(`http://localhost${path}`, { method, headers, body }));
+    const response = await current.app.handle(
+      new Request(`http://localhost${path}`, { method, headers, body }),
+    );
     const text = await response.text();
     let parsed: unknown = text;
     try {
@@ -120,7 +135,8 @@ export async function createHarness(options: { env?: Record<string, string>; clo
       const response = await request("POST", "/api/v1/auth/login", {
         body: { email, password, ...(tenantDomain ? { tenant_domain: tenantDomain } : {}) },
       });
-      if (response.status !== 200) throw new Error(`login failed: ${response.status} ${JSON.stringify(response.body)}`);
+      if (response.status !== 200)
+        throw new Error(`login failed: ${response.status} ${JSON.stringify(response.body)}`);
       return response.body.data.token as string;
     },
   };

@@ -10,7 +10,10 @@ let shared: Promise<DatabaseHandle> | undefined;
  */
 export function testDatabase(): Promise<DatabaseHandle> {
   shared ??= (async () => {
-    const handle = await openDatabase({ databaseUrl: process.env.DATABASE_URL, dataDir: "memory://" });
+    const handle = await openDatabase({
+      databaseUrl: process.env.DATABASE_URL,
+      dataDir: "memory://",
+    });
     await runMigrations(handle);
     return handle;
   })();
@@ -23,7 +26,9 @@ export async function resetDatabase(): Promise<DatabaseHandle> {
   const tables = await handle.db.execute<{ tablename: string }>(
     sql`select tablename from pg_tables where schemaname = 'public'`,
   );
-  const rows = (Array.isArray(tables) ? tables : (tables as { rows: { tablename: string }[] }).rows) as {
+  const rows = (
+    Array.isArray(tables) ? tables : (tables as { rows: { tablename: string }[] }).rows
+  ) as {
     tablename: string;
   }[];
   if (rows.length > 0) {

@@ -12,6 +12,8 @@ export function forgeToken(
   if (options.signature !== undefined) return `${unsigned}.${options.signature}`;
   if (alg === "none") return `${unsigned}.`;
   const digest = { HS256: "sha256", HS384: "sha384", HS512: "sha512" }[alg] ?? "sha256";
-  const signature = createHmac(digest, options.secret ?? "").update(unsigned).digest("base64url");
+  const signature = createHmac(digest, options.secret ?? "")
+    .update(unsigned)
+    .digest("base64url");
   return `${unsigned}.${signature}`;
 }

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, test } from "bun:test";
-import { TEST_SECRET, createWorkspace } from "../helpers/app.ts";
+import { createWorkspace, TEST_SECRET } from "../helpers/app.ts";
 import { forgeToken } from "../helpers/jwt.ts";
 
 let w: Awaited<ReturnType<typeof createWorkspace>>;
@@ -44,14 +44,18 @@ describe("bearer tokens", () => {
     expectRejected(forgeToken(claimsFor({ exp: undefined }), { secret: TEST_SECRET })));
   test("a tampered payload is refused", async () => {
     const [header, , signature] = forgeToken(claimsFor(), { secret: TEST_SECRET }).split(".");
-    const payload = Buffer.from(JSON.stringify(claimsFor({ role: "platform_admin" }))).toString("base64url");
+    const payload = Buffer.from(JSON.stringify(claimsFor({ role: "platform_admin" }))).toString(
+      "base64url",
+    );
     await expectRejected(`${header}.${payload}.${signature}`);
   });
   test("a token naming a user of another tenant is refused", async () => {
     await expectRejected(forgeToken(claimsFor({ tid: w.platform.id }), { secret: TEST_SECRET }));
   });
   test("a token naming no user is refused", async () => {
-    await expectRejected(forgeToken(claimsFor({ sub: crypto.randomUUID() }), { secret: TEST_SECRET }));
+    await expectRejected(
+      forgeToken(claimsFor({ sub: crypto.randomUUID() }), { secret: TEST_SECRET }),
+    );
   });
   test("garbage and non-bearer headers are refused with the header message", async () => {
     for (const authorization of ["Basic abc", "Bearer", "Bearer a b", "token"]) {
@@ -74,7 +78,9 @@ describe("bearer tokens", () => {
   });
 
   test("an expired token is refused on first sight", async () => {
-    const token = forgeToken(claimsFor({ exp: Math.floor(w.clock.now() / 1000) - 31 }), { secret: TEST_SECRET });
+    const token = forgeToken(claimsFor({ exp: Math.floor(w.clock.now() / 1000) - 31 }), {
+      secret: TEST_SECRET,
+    });
     await expectRejected(token);
   });
 });
@@ -100,7 +106,10 @@ describe("live user state", () => {
     const bossToken = await w.login("boss@acme.test");
     expect((await w.request("GET", "/api/v1/users", { token: bossToken })).status).toBe(200);
     const adminToken = await w.login("admin@acme.test");
-    await w.request("PATCH", `/api/v1/users/${other.id}`, { token: adminToken, body: { role: "agent" } });
+    await w.request("PATCH", `/api/v1/users/${other.id}`, {
+      token: adminToken,
+      body: { role: "agent" },
+    });
     expect((await w.request("GET", "/api/v1/users", { token: bossToken })).status).toBe(403);
   });
 });

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, test } from "bun:test";
-import { PASSWORD, createWorkspace } from "../helpers/app.ts";
+import { createWorkspace, PASSWORD } from "../helpers/app.ts";
 
 let w: Awaited<ReturnType<typeof createWorkspace>>;
 beforeEach(async () => {
@@ -9,7 +9,8 @@ beforeEach(async () => {
 const attempt = (password: string, email = "admin@acme.test") =>
   w.request("POST", "/api/v1/auth/login", { body: { email, password } });
 const fail = async (times: number, email?: string) => {
-  for (let i = 0; i < times; i++) expect((await attempt("wrong password!", email)).status).toBe(401);
+  for (let i = 0; i < times; i++)
+    expect((await attempt("wrong password!", email)).status).toBe(401);
 };
 const MINUTE = 60_000;
 
@@ -25,7 +26,10 @@ describe("login lockout", () => {
     await fail(10);
     const locked = await attempt(PASSWORD);
     expect(locked.status).toBe(403);
-    expect(locked.body).toMatchObject({ code: "account_locked", message: "account temporarily locked" });
+    expect(locked.body).toMatchObject({
+      code: "account_locked",
+      message: "account temporarily locked",
+    });
     expect(Number(locked.headers.get("retry-after"))).toBe(15 * 60);
     w.clock.advance(15 * MINUTE - 1000);
     expect((await attempt(PASSWORD)).status).toBe(403);
@@ -60,7 +64,9 @@ describe("login lockout", () => {
   });
 
   test("twenty concurrent wrong attempts lock after exactly ten", async () => {
-    const responses = await Promise.all(Array.from({ length: 20 }, () => attempt("wrong password!")));
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, () => attempt("wrong password!")),
+    );
     const statuses = responses.map((response) => response.status);
     expect(statuses.filter((status) => status === 401)).toHaveLength(10);
     expect(statuses.filter((status) => status === 403)).toHaveLength(10);

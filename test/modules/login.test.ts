@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
-import { PASSWORD, createWorkspace } from "../helpers/app.ts";
+import { createWorkspace, PASSWORD } from "../helpers/app.ts";
 
 let w: Awaited<ReturnType<typeof createWorkspace>>;
 beforeEach(async () => {
@@ -11,7 +11,11 @@ const login = (body: Record<string, unknown>) => w.request("POST", "/api/v1/auth
 
 describe("login", () => {
   test("returns a token, its expiry and the user", async () => {
-    const response = await login({ email: "admin@acme.test", password: PASSWORD, tenant_domain: "acme.test" });
+    const response = await login({
+      email: "admin@acme.test",
+      password: PASSWORD,
+      tenant_domain: "acme.test",
+    });
     expect(response.status).toBe(200);
     const { token, expires_at, user } = response.body.data;
     expect(token.split(".")).toHaveLength(3);
@@ -54,7 +58,11 @@ describe("login", () => {
     for (const body of failures) {
       const response = await login(body);
       expect(response.status).toBe(401);
-      expect(response.body).toMatchObject({ status: "error", code: "unauthenticated", message: "invalid credentials" });
+      expect(response.body).toMatchObject({
+        status: "error",
+        code: "unauthenticated",
+        message: "invalid credentials",
+      });
       expect(response.headers.get("www-authenticate")).toBe("Bearer");
     }
   });
@@ -90,8 +98,14 @@ describe("login", () => {
 describe("tenant resolution", () => {
   test("tenant_domain names the workspace", async () => {
     const other = await w.tenant("other.test");
-    const there = await w.user(other.id, "admin@acme.test", "agent", { password: "another password 123" });
-    const response = await login({ email: "admin@acme.test", password: "another password 123", tenant_domain: "other.test" });
+    const there = await w.user(other.id, "admin@acme.test", "agent", {
+      password: "another password 123",
+    });
+    const response = await login({
+      email: "admin@acme.test",
+      password: "another password 123",
+      tenant_domain: "other.test",
+    });
     expect(response.status).toBe(200);
     expect(response.body.data.user.id).toBe(there.id);
   });
@@ -103,7 +117,9 @@ describe("tenant resolution", () => {
 
   test("an e-mail in two tenants is told apart by the password", async () => {
     const other = await w.tenant("other.test");
-    const there = await w.user(other.id, "admin@acme.test", "agent", { password: "another password 123" });
+    const there = await w.user(other.id, "admin@acme.test", "agent", {
+      password: "another password 123",
+    });
     const first = await login({ email: "admin@acme.test", password: PASSWORD });
     expect(first.body.data.user.id).toBe(w.admin.id);
     const second = await login({ email: "admin@acme.test", password: "another password 123" });
@@ -116,8 +132,12 @@ describe("tenant resolution", () => {
   test("an unknown e-mail falls back to the platform default domain", async () => {
     const response = await login({ email: "ghost@nowhere.test", password: PASSWORD });
     expect(response.status).toBe(401);
-    const counted = await w.deps.db.execute(sql`select tenant_id from login_failures where email = 'ghost@nowhere.test'`);
-    const rows = (Array.isArray(counted) ? counted : (counted as { rows: unknown[] }).rows) as { tenant_id: string }[];
+    const counted = await w.deps.db.execute(
+      sql`select tenant_id from login_failures where email = 'ghost@nowhere.test'`,
+    );
+    const rows = (Array.isArray(counted) ? counted : (counted as { rows: unknown[] }).rows) as {
+      tenant_id: string;
+    }[];
     expect(rows.map((row) => row.tenant_id)).toEqual([w.platform.id]);
   });
 });
@@ -127,7 +147,10 @@ describe("audit", () => {
     await login({ email: "admin@acme.test", password: "wrong password!" });
     const ok = await login({ email: "admin@acme.test", password: PASSWORD });
     const token = ok.body.data.token;
-    const logout = await w.request("POST", "/api/v1/auth/logout", { token, headers: { "x-request-id": "logout-req-0001" } });
+    const logout = await w.request("POST", "/api/v1/auth/logout", {
+      token,
+      headers: { "x-request-id": "logout-req-0001" },
+    });
     expect(logout.status).toBe(200);
     expect(logout.body).toEqual({ status: "success", data: {} });
     const result = await w.deps.db.execute(

@@ -74,7 +74,10 @@ describe("the envelope", () => {
     const missing = await w.request("POST", "/api/v1/auth/login", { body: { email: "a@b.c" } });
     expect(missing.status).toBe(400);
     expect(missing.body.message).toBe("invalid request body");
-    expect(missing.body.field_errors).toContainEqual({ field: "password", message: expect.any(String) });
+    expect(missing.body.field_errors).toContainEqual({
+      field: "password",
+      message: expect.any(String),
+    });
   });
 
   test("unknown body fields are rejected, one field error each", async () => {
@@ -88,7 +91,9 @@ describe("the envelope", () => {
   });
 
   test("wrongly typed values name the field", async () => {
-    const response = await w.request("POST", "/api/v1/auth/login", { body: { email: 5, password: true } });
+    const response = await w.request("POST", "/api/v1/auth/login", {
+      body: { email: 5, password: true },
+    });
     expect(response.status).toBe(400);
     const fields = response.body.field_errors.map((e: { field: string }) => e.field).sort();
     expect(fields).toEqual(["email", "password"]);

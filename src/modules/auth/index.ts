@@ -11,7 +11,8 @@ export const authModule = (deps: ServiceDeps, auth: AuthGuard) =>
     .use(auth)
     .post(
       "/login",
-      async ({ body, request, server }) => ok(await login(deps, body, requestMeta(request, server))),
+      async ({ body, request, server }) =>
+        ok(await login(deps, body, requestMeta(request, server))),
       { body: LoginBody, detail: { summary: "Log in and receive a bearer token", security: [] } },
     )
     .get("/me", async ({ principal }) => ok(await me(deps, principal)), {
@@ -22,10 +23,15 @@ export const authModule = (deps: ServiceDeps, auth: AuthGuard) =>
       "/me/password",
       async ({ principal, body, request, server }) =>
         ok(await changePassword(deps, principal, body, requestMeta(request, server))),
-      { auth: "session.self", body: ChangePasswordBody, detail: { summary: "Change the caller's password" } },
+      {
+        auth: "session.self",
+        body: ChangePasswordBody,
+        detail: { summary: "Change the caller's password" },
+      },
     )
     .post(
       "/logout",
-      async ({ principal, request, server }) => ok(await logout(deps, principal, requestMeta(request, server))),
+      async ({ principal, request, server }) =>
+        ok(await logout(deps, principal, requestMeta(request, server))),
       { auth: "session.self", detail: { summary: "Record a logout (tokens are not revoked)" } },
     );

@@ -1,5 +1,9 @@
 import type { Executor } from "../../../db/client.ts";
-import { clearLoginFailures, findLoginFailures, recordLoginFailure } from "../../../db/queries/login-failures.ts";
+import {
+  clearLoginFailures,
+  findLoginFailures,
+  recordLoginFailure,
+} from "../../../db/queries/login-failures.ts";
 import { ApiError } from "../../errors.ts";
 
 export const LOCK_AFTER_FAILURES = 10;

@@ -61,7 +61,10 @@ async function attempt(
     const valid = (await checkPassword()) && account.user !== undefined;
     if (!valid || !account.user) {
       const counted = await countFailure(deps.db, account.tenantId, account.email, now);
-      await audit("failed", { consecutive_failures: counted.failedCount, locked: counted.lockedUntil !== null });
+      await audit("failed", {
+        consecutive_failures: counted.failedCount,
+        locked: counted.lockedUntil !== null,
+      });
       throw unauthenticated();
     }
     if (failures) await resetFailures(deps.db, account.tenantId, account.email);
@@ -108,7 +111,10 @@ export async function login(deps: ServiceDeps, input: LoginInput, meta: RequestM
     user = await attempt(
       deps,
       account,
-      () => (account.user ? verifyPassword(input.password, account.user.passwordHash) : verifyDecoy(input.password)),
+      () =>
+        account.user
+          ? verifyPassword(input.password, account.user.passwordHash)
+          : verifyDecoy(input.password),
       meta,
       "login",
     );
@@ -125,9 +131,16 @@ export async function login(deps: ServiceDeps, input: LoginInput, meta: RequestM
  * No match counts a failure against each; a password valid in two is refused as ambiguous,
  * since the caller must then name the workspace.
  */
-async function loginAmongTenants(deps: ServiceDeps, accounts: Account[], password: string, meta: RequestMeta) {
+async function loginAmongTenants(
+  deps: ServiceDeps,
+  accounts: Account[],
+  password: string,
+  meta: RequestMeta,
+) {
   const checks = await Promise.all(
-    accounts.map((account) => (account.user ? verifyPassword(password, account.user.passwordHash) : false)),
+    accounts.map((account) =>
+      account.user ? verifyPassword(password, account.user.passwordHash) : false,
+    ),
   );
   const matching = accounts.filter((_, index) => checks[index]);
   if (matching.length === 1) {
@@ -158,8 +171,18 @@ export async function changePassword(
 ) {
   const current = await findTenantUser(deps.db, principal.tenantId, principal.user.id);
   if (!current) throw unauthenticated();
-  const account = { tenantId: principal.tenantId, email: current.email.toLowerCase(), user: current };
-  await attempt(deps, account, () => verifyPassword(input.current_password, current.passwordHash), meta, "password_change");
+  const account = {
+    tenantId: principal.tenantId,
+    email: current.email.toLowerCase(),
+    user: current,
+  };
+  await attempt(
+    deps,
+    account,
+    () => verifyPassword(input.current_password, current.passwordHash),
+    meta,
+    "password_change",
+  );
   if (input.new_password === input.current_password) {
     throw badRequest("new password must differ from the current one", [
       { field: "new_password", message: "must differ from current_password" },
@@ -168,7 +191,13 @@ export async function changePassword(
   const now = new Date(deps.clock.now());
   const passwordHash = await hashPassword(input.new_password);
   const updated = await deps.db.transaction(async (tx) => {
-    const row = await updateUser(tx, principal.tenantId, current.id, { passwordHash, mustChangePassword: false }, now);
+    const row = await updateUser(
+      tx,
+      principal.tenantId,
+      current.id,
+      { passwordHash, mustChangePassword: false },
+      now,
+    );
     await recordAudit(tx, {
       tenantId: principal.tenantId,
       actorType: "user",

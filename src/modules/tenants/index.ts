@@ -18,7 +18,11 @@ export const tenantsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         set.status = 201;
         return ok(result);
       },
-      { auth: "tenants.write", body: CreateTenantBody, detail: { summary: "Create a tenant (workspace)" } },
+      {
+        auth: "tenants.write",
+        body: CreateTenantBody,
+        detail: { summary: "Create a tenant (workspace)" },
+      },
     )
     .get(
       "",

@@ -1,5 +1,5 @@
-import { findTenantById, insertTenant, listTenants } from "../../../db/queries/tenants.ts";
 import { isUniqueViolation } from "../../../db/errors.ts";
+import { findTenantById, insertTenant, listTenants } from "../../../db/queries/tenants.ts";
 import type { RequestMeta, ServiceDeps } from "../../deps.ts";
 import type { Page } from "../../envelope.ts";
 import { conflict, notFound } from "../../errors.ts";
@@ -8,9 +8,15 @@ import { auditActorOf, type Principal } from "../../identity/principal.ts";
 import { isUuid } from "../../identity/tenant-scope.ts";
 import { type CreateTenantInput, tenantView } from "./model.ts";
 
-const domainTaken = () => conflict("domain already in use", [{ field: "domain", message: "already in use" }]);
+const domainTaken = () =>
+  conflict("domain already in use", [{ field: "domain", message: "already in use" }]);
 
-export async function createTenant(deps: ServiceDeps, principal: Principal, input: CreateTenantInput, meta: RequestMeta) {
+export async function createTenant(
+  deps: ServiceDeps,
+  principal: Principal,
+  input: CreateTenantInput,
+  meta: RequestMeta,
+) {
   const now = new Date(deps.clock.now());
   try {
     const tenant = await deps.db.transaction(async (tx) => {

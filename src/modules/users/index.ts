@@ -17,11 +17,22 @@ export const usersModule = (deps: ServiceDeps, auth: AuthGuard) =>
       "",
       async ({ principal, body, query, request, server, set }) => {
         const tenantId = await resolveTenant(deps.db, principal, query.tenant_id);
-        const result = await createUser(deps, principal, tenantId, body, requestMeta(request, server));
+        const result = await createUser(
+          deps,
+          principal,
+          tenantId,
+          body,
+          requestMeta(request, server),
+        );
         set.status = 201;
         return ok(result);
       },
-      { auth: "users.write", body: CreateUserBody, query: TenantOnly, detail: { summary: "Create a user" } },
+      {
+        auth: "users.write",
+        body: CreateUserBody,
+        query: TenantOnly,
+        detail: { summary: "Create a user" },
+      },
     )
     .get(
       "",
@@ -36,14 +47,18 @@ export const usersModule = (deps: ServiceDeps, auth: AuthGuard) =>
     .get(
       "/:id",
       async ({ principal, params, query }) =>
-        ok(await getUser(deps, await resolveTenant(deps.db, principal, query.tenant_id), params.id)),
+        ok(
+          await getUser(deps, await resolveTenant(deps.db, principal, query.tenant_id), params.id),
+        ),
       { auth: "users.read", params: IdParams, query: TenantOnly, detail: { summary: "One user" } },
     )
     .patch(
       "/:id",
       async ({ principal, params, query, body, request, server }) => {
         const tenantId = await resolveTenant(deps.db, principal, query.tenant_id);
-        return ok(await patchUser(deps, principal, tenantId, params.id, body, requestMeta(request, server)));
+        return ok(
+          await patchUser(deps, principal, tenantId, params.id, body, requestMeta(request, server)),
+        );
       },
       {
         auth: "users.write",

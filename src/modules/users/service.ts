@@ -1,6 +1,12 @@
 import { isUniqueViolation } from "../../../db/errors.ts";
 import { findTenantById } from "../../../db/queries/tenants.ts";
-import { findTenantUser, insertUser, listTenantUsers, type UserRow, updateUser } from "../../../db/queries/users.ts";
+import {
+  findTenantUser,
+  insertUser,
+  listTenantUsers,
+  type UserRow,
+  updateUser,
+} from "../../../db/queries/users.ts";
 import type { RequestMeta, ServiceDeps } from "../../deps.ts";
 import type { Page } from "../../envelope.ts";
 import { conflict, forbidden, notFound } from "../../errors.ts";
@@ -11,12 +17,19 @@ import { PLATFORM_DOMAIN, type Role } from "../../identity/roles.ts";
 import { isUuid } from "../../identity/tenant-scope.ts";
 import { type CreateUserInput, type PatchUserInput, userView } from "./model.ts";
 
-const emailTaken = () => conflict("e-mail already in use in this tenant", [{ field: "email", message: "already in use" }]);
+const emailTaken = () =>
+  conflict("e-mail already in use in this tenant", [{ field: "email", message: "already in use" }]);
 
 /** platform_admin exists only in the Platform tenant, and only a platform admin grants it. */
-async function assertRoleGrantable(deps: ServiceDeps, principal: Principal, tenantId: string, role: Role) {
+async function assertRoleGrantable(
+  deps: ServiceDeps,
+  principal: Principal,
+  tenantId: string,
+  role: Role,
+) {
   if (role !== "platform_admin") return;
-  if (principal.role !== "platform_admin") throw forbidden("only a platform admin can grant platform_admin");
+  if (principal.role !== "platform_admin")
+    throw forbidden("only a platform admin can grant platform_admin");
   const tenant = await findTenantById(deps.db, tenantId);
   if (tenant?.domain !== PLATFORM_DOMAIN) {
     throw forbidden("platform_admin exists only in the Platform tenant");

@@ -1,0 +1,60 @@
+import { beforeEach, describe, expect, test } from "bun:test";
+import { createWorkspace } from "../helpers/app.ts";
+
+let w: Awaited<ReturnType<typeof createWorkspace>>;
+let rootToken: string;
+beforeEach(async () => {
+  w = await createWorkspace();
+  rootToken = await w.login("root@platform.test");
+});
+
+describe("tenants", () => {
+  test("a platform admin creates and lists tenants", async () => {
+    const created = await w.request("POST", "/api/v1/tenants", {
+      token: rootToken,
+      body: { name: "Globex", domain: "globex.example" },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body.data.tenant).toEqual({
+      id: expect.any(String),
+      name: "Globex",
+      domain: "globex.example",
+      rate_limit_per_minute: 600,
+      created_at: expect.stringMatching(/Z$/),
+      updated_at: expect.stringMatching(/Z$/),
+    });
+    const list = await w.request("GET", "/api/v1/tenants", { token: rootToken });
+    expect(list.body.total).toBe(3);
+    const one = await w.request("GET", `/api/v1/tenants/${created.body.data.tenant.id}`, {
+      token: rootToken,
+    });
+    expect(one.body.data.tenant.domain).toBe("globex.example");
+  });
+
+  test("domains are unique and restricted to lower-case letters, digits, dots and hyphens", async () => {
+    const taken = await w.request("POST", "/api/v1/tenants", {
+      token: rootToken,
+      body: { name: "A", domain: "acme.test" },
+    });
+    expect(taken.status).toBe(409);
+    for (const domain of ["Upper.test", "under_score", "space here", "", "-lead"]) {
+      const response = await w.request("POST", "/api/v1/tenants", {
+        token: rootToken,
+        body: { name: "A", domain },
+      });
+      expect(response.status).toBe(400);
+      expect(response.body.field_errors[0].field).toBe("domain");
+    }
+  });
+
+  test("only platform admins manage tenants", async () => {
+    const adminToken = await w.login("admin@acme.test");
+    const list = await w.request("GET", "/api/v1/tenants", { token: adminToken });
+    expect(list.status).toBe(403);
+    const create = await w.request("POST", "/api/v1/tenants", {
+      token: adminToken,
+      body: { name: "B", domain: "b.test" },
+    });
+    expect(create.status).toBe(403);
+  });
+});

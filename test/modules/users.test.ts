@@ -1,0 +1,251 @@
+import { beforeEach, describe, expect, test } from "bun:test";
+import { createWorkspace, PASSWORD } from "../helpers/app.ts";
+
+let w: Awaited<ReturnType<typeof createWorkspace>>;
+let adminToken: string;
+let rootToken: string;
+beforeEach(async () => {
+  w = await createWorkspace();
+  adminToken = await w.login("admin@acme.test");
+  rootToken = await w.login("root@platform.test");
+});
+
+const createUser = (token: string, body: Record<string, unknown>, query = "") =>
+  w.request("POST", `/api/v1/users${query}`, { token, body });
+
+describe("users", () => {
+  test("an admin creates a user who must change the password", async () => {
+    const response = await createUser(adminToken, {
+      email: "New@Acme.test",
+      password: "twelve chars!",
+      role: "agent",
+    });
+    expect(response.status).toBe(201);
+    expect(response.body.data.user).toMatchObject({
+      tenant_id: w.acme.id,
+      email: "New@Acme.test",
+      role: "agent",
+      status: "active",
+      must_change_password: true,
+    });
+  });
+
+  test("e-mails are unique per tenant, case-insensitively", async () => {
+    const response = await createUser(adminToken, {
+      email: "ADMIN@acme.test",
+      password: "twelve chars!",
+      role: "agent",
+    });
+    expect(response.status).toBe(409);
+    expect(response.body.code).toBe("conflict");
+    const elsewhere = await createUser(
+      rootToken,
+      { email: "admin@acme.test", password: "twelve chars!", role: "admin" },
+      `?tenant_id=${w.platform.id}`,
+    );
+    expect(elsewhere.status).toBe(201);
+  });
+
+  test("the body is validated field by field", async () => {
+    const response = await createUser(adminToken, {
+      email: "not-an-email",
+      password: "short",
+      role: "owner",
+    });
+    expect(response.status).toBe(400);
+    const fields = response.body.field_errors.map((e: { field: string }) => e.field).sort();
+    expect(fields).toEqual(["email", "password", "role"]);
+  });
+
+  test("a new user can only reach the password endpoints until the password is changed", async () => {
+    await createUser(adminToken, {
+      email: "fresh@acme.test",
+      password: "first password",
+      role: "admin",
+    });
+    const token = await w.login("fresh@acme.test", "first password");
+    const blocked = await w.request("GET", "/api/v1/users", { token });
+    expect(blocked.status).toBe(403);
+    expect(blocked.body.code).toBe("password_change_required");
+    expect((await w.request("GET", "/api/v1/auth/me", { token })).status).toBe(200);
+
+    const tooShort = await w.request("POST", "/api/v1/auth/me/password", {
+      token,
+      body: { current_password: "first password", new_password: "short" },
+    });
+    expect(tooShort.status).toBe(400);
+    const changed = await w.request("POST", "/api/v1/auth/me/password", {
+      token,
+      body: { current_password: "first password", new_password: "a much better password" },
+    });
+    expect(changed.status).toBe(200);
+    expect(changed.body.data.user.must_change_password).toBe(false);
+    expect((await w.request("GET", "/api/v1/users", { token })).status).toBe(200);
+    expect(
+      (
+        await w.request("POST", "/api/v1/auth/login", {
+          body: { email: "fresh@acme.test", password: "first password" },
+        })
+      ).status,
+    ).toBe(401);
+    await w.login("fresh@acme.test", "a much better password");
+  });
+
+  test("roles below admin cannot manage users", async () => {
+    await w.user(w.acme.id, "sup@acme.test", "supervisor");
+    await w.user(w.acme.id, "agent@acme.test", "agent");
+    for (const email of ["sup@acme.test", "agent@acme.test"]) {
+      const token = await w.login(email);
+      expect((await w.request("GET", "/api/v1/users", { token })).status).toBe(403);
+      const create = await createUser(token, {
+        email: "x@acme.test",
+        password: PASSWORD,
+        role: "agent",
+      });
+      expect(create.status).toBe(403);
+      expect(create.body.code).toBe("forbidden");
+    }
+  });
+
+  test("an admin cannot grant platform_admin", async () => {
+    const response = await createUser(adminToken, {
+      email: "x@acme.test",
+      password: PASSWORD,
+      role: "platform_admin",
+    });
+    expect(response.status).toBe(403);
+  });
+
+  test("get and patch one user; ids of other tenants are 404", async () => {
+    const created = await createUser(adminToken, {
+      email: "a1@acme.test",
+      password: PASSWORD,
+      role: "agent",
+    });
+    const id = created.body.data.user.id;
+    const one = await w.request("GET", `/api/v1/users/${id}`, { token: adminToken });
+    expect(one.body.data.user.email).toBe("a1@acme.test");
+    const patched = await w.request("PATCH", `/api/v1/users/${id}`, {
+      token: adminToken,
+      body: { role: "supervisor" },
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.body.data.user.role).toBe("supervisor");
+
+    const other = await w.tenant("other.test");
+    await w.user(other.id, "boss@other.test", "admin");
+    const otherToken = await w.login("boss@other.test");
+    expect((await w.request("GET", `/api/v1/users/${id}`, { token: otherToken })).status).toBe(404);
+    expect(
+      (
+        await w.request("PATCH", `/api/v1/users/${id}`, {
+          token: otherToken,
+          body: { status: "disabled" },
+        })
+      ).status,
+    ).toBe(404);
+    expect((await w.request("GET", "/api/v1/users/not-a-uuid", { token: adminToken })).status).toBe(
+      404,
+    );
+  });
+
+  test("a patch rejects unknown fields and bad values", async () => {
+    const created = await createUser(adminToken, {
+      email: "a2@acme.test",
+      password: PASSWORD,
+      role: "agent",
+    });
+    const id = created.body.data.user.id;
+    const unknown = await w.request("PATCH", `/api/v1/users/${id}`, {
+      token: adminToken,
+      body: { email: "x@y.z" },
+    });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.field_errors).toEqual([{ field: "email", message: "unknown field" }]);
+    const bad = await w.request("PATCH", `/api/v1/users/${id}`, {
+      token: adminToken,
+      body: { status: "gone" },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.field_errors[0].field).toBe("status");
+  });
+
+  test("admins cannot disable themselves", async () => {
+    const response = await w.request("PATCH", `/api/v1/users/${w.admin.id}`, {
+      token: adminToken,
+      body: { status: "disabled" },
+    });
+    expect(response.status).toBe(403);
+  });
+});
+
+describe("tenant scope", () => {
+  test("anyone but a platform admin naming another tenant_id is 403", async () => {
+    const response = await w.request("GET", `/api/v1/users?tenant_id=${w.platform.id}`, {
+      token: adminToken,
+    });
+    expect(response.status).toBe(403);
+    expect(response.body.code).toBe("forbidden");
+    const own = await w.request("GET", `/api/v1/users?tenant_id=${w.acme.id}`, {
+      token: adminToken,
+    });
+    expect(own.status).toBe(200);
+  });
+
+  test("a platform admin acts in any tenant with tenant_id, in its own without", async () => {
+    const inAcme = await w.request("GET", `/api/v1/users?tenant_id=${w.acme.id}`, {
+      token: rootToken,
+    });
+    expect(inAcme.body.data.items.map((u: { email: string }) => u.email)).toEqual([
+      "admin@acme.test",
+    ]);
+    const own = await w.request("GET", "/api/v1/users", { token: rootToken });
+    expect(own.body.data.items.map((u: { email: string }) => u.email)).toEqual([
+      "root@platform.test",
+    ]);
+    const created = await createUser(
+      rootToken,
+      { email: "a3@acme.test", password: PASSWORD, role: "agent" },
+      `?tenant_id=${w.acme.id}`,
+    );
+    expect(created.body.data.user.tenant_id).toBe(w.acme.id);
+    const missing = await w.request("GET", `/api/v1/users?tenant_id=${crypto.randomUUID()}`, {
+      token: rootToken,
+    });
+    expect(missing.status).toBe(404);
+  });
+});
+
+describe("pagination", () => {
+  test("limit and offset, newest first, with bad values reset", async () => {
+    for (let i = 0; i < 4; i++) {
+      w.clock.advance(1000);
+      await w.user(w.acme.id, `p${i}@acme.test`, "agent");
+    }
+    const page = await w.request("GET", "/api/v1/users?limit=2&offset=1", { token: adminToken });
+    expect(page.body).toMatchObject({ status: "success", total: 5, limit: 2, offset: 1 });
+    expect(page.body.data.items.map((u: { email: string }) => u.email)).toEqual([
+      "p2@acme.test",
+      "p1@acme.test",
+    ]);
+    for (const [query, limit, offset] of [
+      ["limit=0", 50, 0],
+      ["limit=501", 50, 0],
+      ["limit=abc", 50, 0],
+      ["limit=-1", 50, 0],
+      ["limit=500", 500, 0],
+      ["limit=1", 1, 0],
+      ["offset=-1", 50, 0],
+      ["offset=abc", 50, 0],
+      ["offset=3", 50, 3],
+      ["limit=2.5&offset=1.5", 50, 0],
+    ] as const) {
+      const response = await w.request("GET", `/api/v1/users?${query}`, { token: adminToken });
+      expect(response.status).toBe(200);
+      expect([response.body.limit, response.body.offset]).toEqual([limit, offset]);
+    }
+    const past = await w.request("GET", "/api/v1/users?offset=100", { token: adminToken });
+    expect(past.body.data.items).toEqual([]);
+    expect(past.body.total).toBe(5);
+  });
+});
