@@ -4,6 +4,7 @@ import type { Clock } from "../actors/ports.ts";
 import type { DatabaseHandle } from "../db/client.ts";
 import type { Config } from "./config.ts";
 import type { ServiceDeps } from "./deps.ts";
+import { TenantDirectory } from "./identity/tenant-directory.ts";
 import { TokenService } from "./identity/tokens.ts";
 import { UserDirectory } from "./identity/user-directory.ts";
 import { KeyedMutex } from "./lib/keyed-mutex.ts";
@@ -32,7 +33,8 @@ export function createServiceDeps(input: ServiceDepsInput): ServiceDeps {
     clock: input.clock,
     logger: input.logger,
     tokens: new TokenService(input.jwtSecret, input.config.AUTH_JWT_TTL_SECONDS, input.clock),
-    directory: new UserDirectory(input.database.db),
+    userDirectory: new UserDirectory(input.database.db),
+    tenantDirectory: new TenantDirectory(input.database.db),
     loginGate: new KeyedMutex(),
   };
 }

@@ -1,6 +1,7 @@
 import type { Clock } from "../actors/ports.ts";
 import type { Database, DatabaseKind } from "../db/client.ts";
 import type { Config } from "./config.ts";
+import type { TenantDirectory } from "./identity/tenant-directory.ts";
 import type { TokenService } from "./identity/tokens.ts";
 import type { UserDirectory } from "./identity/user-directory.ts";
 import type { KeyedMutex } from "./lib/keyed-mutex.ts";
@@ -14,7 +15,8 @@ export interface ServiceDeps {
   clock: Clock;
   logger: Logger;
   tokens: TokenService;
-  directory: UserDirectory;
+  userDirectory: UserDirectory;
+  tenantDirectory: TenantDirectory;
   /** Serialises login attempts per account so the lockout counts exactly. */
   loginGate: KeyedMutex;
 }

@@ -1,6 +1,7 @@
 import { count, desc, eq } from "drizzle-orm";
 import type { Executor } from "../client.ts";
 import { tenants } from "../schema/index.ts";
+import { paged } from "./paged.ts";
 
 export type TenantRow = typeof tenants.$inferSelect;
 
@@ -13,8 +14,8 @@ export const findTenantById = async (db: Executor, id: string) =>
 export const findTenantByDomain = async (db: Executor, domain: string) =>
   (await db.select().from(tenants).where(eq(tenants.domain, domain)).limit(1))[0];
 
-export async function listTenants(db: Executor, page: { limit: number; offset: number }) {
-  const [items, totals] = await Promise.all([
+export const listTenants = (db: Executor, page: { limit: number; offset: number }) =>
+  paged(
     db
       .select()
       .from(tenants)
@@ -22,6 +23,4 @@ export async function listTenants(db: Executor, page: { limit: number; offset: n
       .limit(page.limit)
       .offset(page.offset),
     db.select({ total: count() }).from(tenants),
-  ]);
-  return { items, total: totals[0]?.total ?? 0 };
-}
+  );

@@ -1,6 +1,7 @@
 import { and, count, desc, eq, sql } from "drizzle-orm";
-import type { Executor } from "../client.ts";
+import type { Database, Executor } from "../client.ts";
 import { users } from "../schema/index.ts";
+import { paged } from "./paged.ts";
 
 export type UserRow = typeof users.$inferSelect;
 export type UserPatch = Partial<
@@ -40,22 +41,39 @@ export const findUsersByEmailAnyTenant = (db: Executor, email: string) =>
 export const anyUserWithRole = async (db: Executor, role: UserRow["role"]) =>
   (await db.select({ id: users.id }).from(users).where(eq(users.role, role)).limit(1)).length > 0;
 
-export async function listTenantUsers(
-  db: Executor,
-  tenantId: string,
-  page: { limit: number; offset: number },
-) {
-  const [items, totals] = await Promise.all([
-    db
+/** The users list is hot (every admin screen opens it), so its two queries are prepared once. */
+function prepareListQueries(db: Database) {
+  const tenantId = sql.placeholder("tenantId");
+  return {
+    items: db
       .select()
       .from(users)
       .where(eq(users.tenantId, tenantId))
       .orderBy(desc(users.createdAt), desc(users.id))
-      .limit(page.limit)
-      .offset(page.offset),
-    db.select({ total: count() }).from(users).where(eq(users.tenantId, tenantId)),
-  ]);
-  return { items, total: totals[0]?.total ?? 0 };
+      .limit(sql.placeholder("limit"))
+      .offset(sql.placeholder("offset"))
+      .prepare("users_page"),
+    total: db
+      .select({ total: count() })
+      .from(users)
+      .where(eq(users.tenantId, tenantId))
+      .prepare("users_total"),
+  };
+}
+
+const preparedLists = new WeakMap<Database, ReturnType<typeof prepareListQueries>>();
+
+export function listTenantUsers(
+  db: Database,
+  tenantId: string,
+  page: { limit: number; offset: number },
+) {
+  let prepared = preparedLists.get(db);
+  if (!prepared) {
+    prepared = prepareListQueries(db);
+    preparedLists.set(db, prepared);
+  }
+  return paged(prepared.items.execute({ tenantId, ...page }), prepared.total.execute({ tenantId }));
 }
 
 export const updateUser = async (

@@ -1,5 +1,4 @@
-import type { Executor } from "../../db/client.ts";
-import { findTenantById } from "../../db/queries/tenants.ts";
+import type { ServiceDeps } from "../deps.ts";
 import { forbidden, notFound } from "../errors.ts";
 import type { Principal } from "./principal.ts";
 
@@ -11,12 +10,12 @@ export const isUuid = (value: string) => UUID.test(value);
  * it names. Anyone else naming another tenant is refused with 403.
  */
 export async function resolveTenant(
-  db: Executor,
+  deps: Pick<ServiceDeps, "tenantDirectory">,
   principal: Principal,
   requested: string | undefined,
 ) {
   if (requested === undefined || requested === principal.tenantId) return principal.tenantId;
   if (principal.role !== "platform_admin") throw forbidden("tenant_id is not your tenant");
-  if (!isUuid(requested) || !(await findTenantById(db, requested))) throw notFound("tenant");
+  if (!isUuid(requested) || !(await deps.tenantDirectory.get(requested))) throw notFound("tenant");
   return requested;
 }

@@ -1,26 +1,12 @@
 import type { Database } from "../../db/client.ts";
 import { findUserById, type UserRow } from "../../db/queries/users.ts";
 
-/** What every authenticated request needs to know about its user, without a query. */
-export interface LiveUser {
-  id: string;
-  tenantId: string;
-  email: string;
-  role: UserRow["role"];
-  status: UserRow["status"];
-  mustChangePassword: boolean;
-}
+/** What authenticated requests need to know about their user, without a query: all but the hash. */
+export type LiveUser = Omit<UserRow, "passwordHash">;
 
 const MAX_ENTRIES = 100_000;
 
-const liveOf = (row: UserRow): LiveUser => ({
-  id: row.id,
-  tenantId: row.tenantId,
-  email: row.email,
-  role: row.role,
-  status: row.status,
-  mustChangePassword: row.mustChangePassword,
-});
+const liveOf = ({ passwordHash: _secret, ...live }: UserRow): LiveUser => live;
 
 /**
  * The in-memory view of users' live state. A user is loaded on first sight and kept up to

@@ -1,14 +1,11 @@
 import { Elysia } from "elysia";
+import type { ServiceDeps } from "../deps.ts";
 import { ApiError, forbidden, MISSING_AUTHORIZATION, unauthenticated } from "../errors.ts";
 import { PERMISSIONS, type Permission } from "../identity/permissions.ts";
 import type { Principal } from "../identity/principal.ts";
-import type { TokenService } from "../identity/tokens.ts";
-import type { UserDirectory } from "../identity/user-directory.ts";
+import { isUuid } from "../identity/tenant-scope.ts";
 
-export interface AuthDeps {
-  tokens: TokenService;
-  directory: UserDirectory;
-}
+export type AuthDeps = Pick<ServiceDeps, "tokens" | "userDirectory">;
 
 const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]+)$/;
 const INVALID_TOKEN = "invalid or expired token";
@@ -17,8 +14,8 @@ const INVALID_TOKEN = "invalid or expired token";
 export async function authenticate(deps: AuthDeps, token: string | undefined): Promise<Principal> {
   if (!token) throw unauthenticated(MISSING_AUTHORIZATION);
   const claims = await deps.tokens.verify(token);
-  if (!claims) throw unauthenticated(INVALID_TOKEN);
-  const user = await deps.directory.get(claims.sub);
+  if (!claims || !isUuid(claims.sub) || !isUuid(claims.tid)) throw unauthenticated(INVALID_TOKEN);
+  const user = await deps.userDirectory.get(claims.sub);
   if (!user || user.tenantId !== claims.tid) throw unauthenticated(INVALID_TOKEN);
   if (user.status === "disabled") throw new ApiError(403, "account_disabled", "account disabled");
   return {

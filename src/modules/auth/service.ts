@@ -1,4 +1,4 @@
-import { findTenantByDomain, findTenantById } from "../../../db/queries/tenants.ts";
+import { findTenantByDomain } from "../../../db/queries/tenants.ts";
 import {
   findTenantUser,
   findUserByEmail,
@@ -121,7 +121,7 @@ export async function login(deps: ServiceDeps, input: LoginInput, meta: RequestM
   } else {
     user = await loginAmongTenants(deps, accounts, input.password, meta);
   }
-  deps.directory.remember(user);
+  deps.userDirectory.remember(user);
   const issued = await deps.tokens.issue(user);
   return { token: issued.token, expires_at: issued.expiresAt.toISOString(), user: userView(user) };
 }
@@ -154,13 +154,11 @@ async function loginAmongTenants(
   throw unauthenticated();
 }
 
+/** Served from memory: the principal's user is the directory's live copy. */
 export async function me(deps: ServiceDeps, principal: UserPrincipal) {
-  const [user, tenant] = await Promise.all([
-    findTenantUser(deps.db, principal.tenantId, principal.user.id),
-    findTenantById(deps.db, principal.tenantId),
-  ]);
-  if (!user || !tenant) throw notFound("user");
-  return { user: userView(user), tenant: tenantView(tenant) };
+  const tenant = await deps.tenantDirectory.get(principal.tenantId);
+  if (!tenant) throw notFound("tenant");
+  return { user: userView(principal.user), tenant: tenantView(tenant) };
 }
 
 export async function changePassword(
@@ -212,7 +210,7 @@ export async function changePassword(
     return row;
   });
   if (!updated) throw notFound("user");
-  deps.directory.remember(updated);
+  deps.userDirectory.remember(updated);
   return { user: userView(updated) };
 }
 

@@ -1,5 +1,5 @@
 import { isUniqueViolation } from "../../../db/errors.ts";
-import { findTenantById, insertTenant, listTenants } from "../../../db/queries/tenants.ts";
+import { insertTenant, listTenants } from "../../../db/queries/tenants.ts";
 import type { RequestMeta, ServiceDeps } from "../../deps.ts";
 import type { Page } from "../../envelope.ts";
 import { conflict, notFound } from "../../errors.ts";
@@ -40,6 +40,7 @@ export async function createTenant(
       });
       return row;
     });
+    deps.tenantDirectory.remember(tenant);
     return { tenant: tenantView(tenant) };
   } catch (error) {
     if (isUniqueViolation(error)) throw domainTaken();
@@ -54,7 +55,7 @@ export async function listAllTenants(deps: ServiceDeps, page: Page) {
 
 export async function getTenant(deps: ServiceDeps, principal: Principal, id: string) {
   const visible = principal.role === "platform_admin" || id === principal.tenantId;
-  const tenant = visible && isUuid(id) ? await findTenantById(deps.db, id) : undefined;
+  const tenant = visible && isUuid(id) ? await deps.tenantDirectory.get(id) : undefined;
   if (!tenant) throw notFound("tenant");
   return { tenant: tenantView(tenant) };
 }

@@ -16,7 +16,7 @@ export const usersModule = (deps: ServiceDeps, auth: AuthGuard) =>
     .post(
       "",
       async ({ principal, body, query, request, server, set }) => {
-        const tenantId = await resolveTenant(deps.db, principal, query.tenant_id);
+        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
         const result = await createUser(
           deps,
           principal,
@@ -37,7 +37,7 @@ export const usersModule = (deps: ServiceDeps, auth: AuthGuard) =>
     .get(
       "",
       async ({ principal, query }) => {
-        const tenantId = await resolveTenant(deps.db, principal, query.tenant_id);
+        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
         const page = parsePage(query);
         const { items, total } = await listUsers(deps, tenantId, page);
         return okList(items, total, page);
@@ -47,15 +47,13 @@ export const usersModule = (deps: ServiceDeps, auth: AuthGuard) =>
     .get(
       "/:id",
       async ({ principal, params, query }) =>
-        ok(
-          await getUser(deps, await resolveTenant(deps.db, principal, query.tenant_id), params.id),
-        ),
+        ok(await getUser(deps, await resolveTenant(deps, principal, query.tenant_id), params.id)),
       { auth: "users.read", params: IdParams, query: TenantOnly, detail: { summary: "One user" } },
     )
     .patch(
       "/:id",
       async ({ principal, params, query, body, request, server }) => {
-        const tenantId = await resolveTenant(deps.db, principal, query.tenant_id);
+        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
         return ok(
           await patchUser(deps, principal, tenantId, params.id, body, requestMeta(request, server)),
         );

@@ -36,7 +36,7 @@ export const TenantQuery = { tenant_id: t.Optional(t.String()) };
 export const UserListQuery = t.Object({ ...PageQuery, ...TenantQuery });
 export const IdParams = t.Object({ id: t.String() });
 
-export const userView = (row: UserRow): UserView => ({
+export const userView = (row: Omit<UserRow, "passwordHash">): UserView => ({
   id: row.id,
   tenant_id: row.tenantId,
   email: row.email,

@@ -1,5 +1,4 @@
 import { isUniqueViolation } from "../../../db/errors.ts";
-import { findTenantById } from "../../../db/queries/tenants.ts";
 import {
   findTenantUser,
   insertUser,
@@ -30,7 +29,7 @@ async function assertRoleGrantable(
   if (role !== "platform_admin") return;
   if (principal.role !== "platform_admin")
     throw forbidden("only a platform admin can grant platform_admin");
-  const tenant = await findTenantById(deps.db, tenantId);
+  const tenant = await deps.tenantDirectory.get(tenantId);
   if (tenant?.domain !== PLATFORM_DOMAIN) {
     throw forbidden("platform_admin exists only in the Platform tenant");
   }
@@ -71,7 +70,7 @@ export async function createUser(
       });
       return row;
     });
-    deps.directory.remember(user);
+    deps.userDirectory.remember(user);
     return { user: userView(user) };
   } catch (error) {
     if (isUniqueViolation(error)) throw emailTaken();
@@ -129,6 +128,6 @@ export async function patchUser(
     return row;
   });
   if (!updated) throw notFound("user");
-  deps.directory.remember(updated);
+  deps.userDirectory.remember(updated);
   return { user: userView(updated) };
 }
