@@ -9,6 +9,7 @@ import { TokenService } from "./identity/tokens.ts";
 import { UserDirectory } from "./identity/user-directory.ts";
 import { KeyedMutex } from "./lib/keyed-mutex.ts";
 import type { Logger } from "./logger.ts";
+import { auditModule } from "./modules/audit/index.ts";
 import { authModule } from "./modules/auth/index.ts";
 import { tenantsModule } from "./modules/tenants/index.ts";
 import { usersModule } from "./modules/users/index.ts";
@@ -74,7 +75,8 @@ export function createApp(deps: ServiceDeps) {
     )
     .use(authModule(deps, auth))
     .use(tenantsModule(deps, auth))
-    .use(usersModule(deps, auth));
+    .use(usersModule(deps, auth))
+    .use(auditModule(deps, auth));
 }
 
 export type App = ReturnType<typeof createApp>;

@@ -249,3 +249,33 @@ describe("pagination", () => {
     expect(past.body.total).toBe(5);
   });
 });
+
+describe("audit trail", () => {
+  test("user changes are recorded with who, what and the request id; admins read them", async () => {
+    const created = await w.request("POST", "/api/v1/users", {
+      token: adminToken,
+      body: { email: "au@acme.test", password: PASSWORD, role: "agent" },
+      headers: { "x-request-id": "create-user-0001" },
+    });
+    const id = created.body.data.user.id;
+    await w.request("PATCH", `/api/v1/users/${id}`, {
+      token: adminToken,
+      body: { status: "disabled" },
+    });
+    const trail = await w.request("GET", "/api/v1/audit-events?limit=2", { token: adminToken });
+    expect(trail.status).toBe(200);
+    const [updated, createdEvent] = trail.body.data.items;
+    expect(updated).toMatchObject({
+      action: "user.updated",
+      actor_type: "user",
+      actor_id: w.admin.id,
+      target_id: id,
+      details: { before: { status: "active" }, after: { status: "disabled" } },
+    });
+    expect(createdEvent).toMatchObject({ action: "user.created", request_id: "create-user-0001" });
+    const other = await w.request("GET", "/api/v1/audit-events", { token: rootToken });
+    expect(
+      other.body.data.items.every((e: { tenant_id: string }) => e.tenant_id === w.platform.id),
+    ).toBe(true);
+  });
+});

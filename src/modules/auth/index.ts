@@ -3,6 +3,7 @@ import type { ServiceDeps } from "../../deps.ts";
 import { ok } from "../../envelope.ts";
 import { requestMeta } from "../../http-meta.ts";
 import type { AuthGuard } from "../../plugins/auth.ts";
+import { jsonBody } from "../../plugins/json-body.ts";
 import { ChangePasswordBody, LoginBody } from "./model.ts";
 import { changePassword, login, logout, me } from "./service.ts";
 
@@ -13,7 +14,10 @@ export const authModule = (deps: ServiceDeps, auth: AuthGuard) =>
       "/login",
       async ({ body, request, server }) =>
         ok(await login(deps, body, requestMeta(request, server))),
-      { body: LoginBody, detail: { summary: "Log in and receive a bearer token", security: [] } },
+      {
+        ...jsonBody(LoginBody),
+        detail: { summary: "Log in and receive a bearer token", security: [] },
+      },
     )
     .get("/me", async ({ principal }) => ok(await me(deps, principal)), {
       auth: "session.self",
@@ -25,7 +29,7 @@ export const authModule = (deps: ServiceDeps, auth: AuthGuard) =>
         ok(await changePassword(deps, principal, body, requestMeta(request, server))),
       {
         auth: "session.self",
-        body: ChangePasswordBody,
+        ...jsonBody(ChangePasswordBody),
         detail: { summary: "Change the caller's password" },
       },
     )

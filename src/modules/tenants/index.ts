@@ -4,6 +4,7 @@ import { ok, okList } from "../../envelope.ts";
 import { requestMeta } from "../../http-meta.ts";
 import { PageQuery, parsePage } from "../../pagination.ts";
 import type { AuthGuard } from "../../plugins/auth.ts";
+import { jsonBody } from "../../plugins/json-body.ts";
 import { IdParams } from "../users/model.ts";
 import { CreateTenantBody } from "./model.ts";
 import { createTenant, getTenant, listAllTenants } from "./service.ts";
@@ -20,7 +21,7 @@ export const tenantsModule = (deps: ServiceDeps, auth: AuthGuard) =>
       },
       {
         auth: "tenants.write",
-        body: CreateTenantBody,
+        ...jsonBody(CreateTenantBody),
         detail: { summary: "Create a tenant (workspace)" },
       },
     )

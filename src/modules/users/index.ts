@@ -5,6 +5,7 @@ import { requestMeta } from "../../http-meta.ts";
 import { resolveTenant } from "../../identity/tenant-scope.ts";
 import { parsePage } from "../../pagination.ts";
 import type { AuthGuard } from "../../plugins/auth.ts";
+import { jsonBody } from "../../plugins/json-body.ts";
 import { CreateUserBody, IdParams, PatchUserBody, TenantQuery, UserListQuery } from "./model.ts";
 import { createUser, getUser, listUsers, patchUser } from "./service.ts";
 
@@ -29,7 +30,7 @@ export const usersModule = (deps: ServiceDeps, auth: AuthGuard) =>
       },
       {
         auth: "users.write",
-        body: CreateUserBody,
+        ...jsonBody(CreateUserBody),
         query: TenantOnly,
         detail: { summary: "Create a user" },
       },
@@ -62,7 +63,7 @@ export const usersModule = (deps: ServiceDeps, auth: AuthGuard) =>
         auth: "users.write",
         params: IdParams,
         query: TenantOnly,
-        body: PatchUserBody,
+        ...jsonBody(PatchUserBody),
         detail: { summary: "Change a user's role or status" },
       },
     );

@@ -1,0 +1,48 @@
+import { describe, expect, test } from "bun:test";
+import { ConfigError, loadConfig } from "../src/config.ts";
+
+describe("configuration", () => {
+  test("defaults follow the deployment contract", () => {
+    expect(loadConfig({})).toMatchObject({
+      PORT: 3000,
+      HOST: "0.0.0.0",
+      DATA_DIR: "./data",
+      AUTH_JWT_TTL_SECONDS: 43_200,
+      DEFAULT_TENANT_DOMAIN: "platform",
+      RATE_LIMIT_DEFAULT_PER_MINUTE: 600,
+      IMPORT_MAX_BYTES: 104_857_600,
+      IMPORT_MAX_ROWS: 1_000_000,
+    });
+    expect(loadConfig({}).DATABASE_URL).toBeUndefined();
+  });
+
+  test("values are converted from strings", () => {
+    const config = loadConfig({
+      PORT: "8080",
+      AUTH_JWT_TTL_SECONDS: "600",
+      DATABASE_URL: "postgres://u@h/db",
+    });
+    expect(config.PORT).toBe(8080);
+    expect(config.AUTH_JWT_TTL_SECONDS).toBe(600);
+    expect(config.DATABASE_URL).toBe("postgres://u@h/db");
+  });
+
+  test("a secret under 32 bytes is refused; 32 bytes are accepted", () => {
+    expect(() => loadConfig({ AUTH_JWT_SECRET: "x".repeat(31) })).toThrow(ConfigError);
+    expect(loadConfig({ AUTH_JWT_SECRET: "x".repeat(32) }).AUTH_JWT_SECRET).toHaveLength(32);
+  });
+
+  test("each bad value names its setting", () => {
+    for (const [name, value] of [
+      ["PORT", "70000"],
+      ["RATE_LIMIT_DEFAULT_PER_MINUTE", "0"],
+      ["LOG_LEVEL", "loud"],
+      ["BOOTSTRAP_ADMIN_PASSWORD", "short"],
+      ["DEFAULT_TENANT_DOMAIN", "Not A Domain"],
+    ]) {
+      expect(() => loadConfig({ [name as string]: value })).toThrow(
+        new RegExp(`^invalid setting ${name}`),
+      );
+    }
+  });
+});

@@ -1,0 +1,59 @@
+import type { Subprocess } from "bun";
+
+const ROOT = new URL("../..", import.meta.url).pathname;
+
+export interface ServerProcess {
+  process: Subprocess<"ignore", "pipe", "pipe">;
+  baseUrl: string;
+  /** Everything the server printed on stdout so far. */
+  output(): string;
+}
+
+/** Starts `bun src/index.ts` on a free loopback port and waits until it says it listens. */
+export async function startServer(
+  env: Record<string, string>,
+  timeoutMs = 30_000,
+): Promise<ServerProcess> {
+  const child = Bun.spawn([process.execPath, "src/index.ts"], {
+    cwd: ROOT,
+    env: { ...process.env, HOST: "127.0.0.1", PORT: "0", LOG_LEVEL: "info", ...env },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  let printed = "";
+  const reader = child.stdout.getReader();
+  const decoder = new TextDecoder();
+  const deadline = Date.now() + timeoutMs;
+  let baseUrl: string | undefined;
+  while (!baseUrl) {
+    if (Date.now() > deadline) throw new Error(`server did not start:\n${printed}`);
+    const { value, done } = await reader.read();
+    if (done)
+      throw new Error(
+        `server exited before listening:\n${printed}${await new Response(child.stderr).text()}`,
+      );
+    printed += decoder.decode(value);
+    const port = /listening on http:\/\/[^:]+:(\d+)/.exec(printed)?.[1];
+    if (port) baseUrl = `http://127.0.0.1:${port}`;
+  }
+  void (async () => {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      printed += decoder.decode(value);
+    }
+  })();
+  return { process: child, baseUrl, output: () => printed };
+}
+
+/** Runs the server expecting it to refuse to start; returns its exit code and stderr. */
+export async function startExpectingFailure(env: Record<string, string>) {
+  const child = Bun.spawn([process.execPath, "src/index.ts"], {
+    cwd: ROOT,
+    env: { ...process.env, HOST: "127.0.0.1", PORT: "0", ...env },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const code = await child.exited;
+  return { code, stderr: await new Response(child.stderr).text() };
+}
