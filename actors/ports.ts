@@ -1,3 +1,5 @@
+import type { CampaignContext } from "./campaign.machine.ts";
+
 /** What machines and services may ask the world for. Tests supply controlled versions. */
 export interface Clock {
   /** Milliseconds since the Unix epoch. */
@@ -5,3 +7,10 @@ export interface Clock {
 }
 
 export const systemClock: Clock = { now: () => Date.now() };
+
+/** Where campaign actors come back from: the committed rows and their open idempotency keys. */
+export interface CampaignStore {
+  load(campaignId: string, now: number): Promise<CampaignContext | undefined>;
+  /** Every campaign that must be live at start (running or paused). */
+  loadActive(now: number): Promise<CampaignContext[]>;
+}

@@ -1,6 +1,7 @@
 import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
 import type { Clock } from "../actors/ports.ts";
+import { CampaignRegistry } from "../actors/registry.ts";
 import type { DatabaseHandle } from "../db/client.ts";
 import type { Config } from "./config.ts";
 import type { ServiceDeps } from "./deps.ts";
@@ -11,6 +12,8 @@ import { KeyedMutex } from "./lib/keyed-mutex.ts";
 import type { Logger } from "./logger.ts";
 import { auditModule } from "./modules/audit/index.ts";
 import { authModule } from "./modules/auth/index.ts";
+import { campaignsModule } from "./modules/campaigns/index.ts";
+import { campaignStore } from "./modules/campaigns/store.ts";
 import { tenantsModule } from "./modules/tenants/index.ts";
 import { usersModule } from "./modules/users/index.ts";
 import { authPlugin } from "./plugins/auth.ts";
@@ -36,6 +39,7 @@ export function createServiceDeps(input: ServiceDepsInput): ServiceDeps {
     tokens: new TokenService(input.jwtSecret, input.config.AUTH_JWT_TTL_SECONDS, input.clock),
     userDirectory: new UserDirectory(input.database.db),
     tenantDirectory: new TenantDirectory(input.database.db),
+    campaigns: new CampaignRegistry(campaignStore(input.database.db), input.clock, input.logger),
     loginGate: new KeyedMutex(),
   };
 }
@@ -76,6 +80,7 @@ export function createApp(deps: ServiceDeps) {
     .use(authModule(deps, auth))
     .use(tenantsModule(deps, auth))
     .use(usersModule(deps, auth))
+    .use(campaignsModule(deps, auth))
     .use(auditModule(deps, auth));
 }
 

@@ -1,4 +1,5 @@
 import type { Clock } from "../actors/ports.ts";
+import type { CampaignRegistry } from "../actors/registry.ts";
 import type { Database, DatabaseKind } from "../db/client.ts";
 import type { Config } from "./config.ts";
 import type { TenantDirectory } from "./identity/tenant-directory.ts";
@@ -17,6 +18,8 @@ export interface ServiceDeps {
   tokens: TokenService;
   userDirectory: UserDirectory;
   tenantDirectory: TenantDirectory;
+  /** The live campaign actors. */
+  campaigns: CampaignRegistry;
   /** Serialises login attempts per account so the lockout counts exactly. */
   loginGate: KeyedMutex;
 }

@@ -36,6 +36,12 @@ async function main() {
     }
   }
   const deps = createServiceDeps({ database, config, clock: systemClock, logger, jwtSecret });
+  const hydrateStarted = performance.now();
+  const restored = await deps.campaigns.hydrateActive();
+  logger.info("campaign actors restored", {
+    campaigns: restored,
+    milliseconds: Math.round(performance.now() - hydrateStarted),
+  });
   const app = createApp(deps).listen({
     port: config.PORT,
     hostname: config.HOST,
@@ -54,6 +60,7 @@ async function main() {
     logger.info("draining", { signal });
     // stop() without force stops accepting and resolves once in-flight requests are answered.
     await server?.stop(false);
+    deps.campaigns.stopAll();
     await database.close();
     logger.info("stopped");
     process.exit(0);

@@ -1,1 +1,2 @@
+export * from "./campaigns.ts";
 export * from "./identity.ts";

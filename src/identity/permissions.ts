@@ -1,6 +1,7 @@
 import type { Role } from "./roles.ts";
 
 const AGENT_UP: Role[] = ["agent", "supervisor", "admin", "platform_admin"];
+const SUPERVISOR_UP: Role[] = ["supervisor", "admin", "platform_admin"];
 const ADMIN_UP: Role[] = ["admin", "platform_admin"];
 
 /**
@@ -15,6 +16,10 @@ export const PERMISSIONS = {
   "users.read": { roles: ADMIN_UP },
   "users.write": { roles: ADMIN_UP },
   "audit.read": { roles: ADMIN_UP },
+  "campaigns.read": { roles: AGENT_UP },
+  "campaigns.write": { roles: ADMIN_UP },
+  "campaigns.status": { roles: SUPERVISOR_UP },
+  "campaigns.history": { roles: SUPERVISOR_UP },
 } satisfies Record<string, { roles: Role[]; allowPendingPassword?: boolean }>;
 
 export type Permission = keyof typeof PERMISSIONS;

@@ -56,6 +56,15 @@ export function toApiError(code: string | number, error: unknown): ApiError | un
   return undefined;
 }
 
+/** The error envelope's body; also what an idempotency window keeps of a refused command. */
+export const errorEnvelope = (error: ApiError, requestId: string) => ({
+  status: "error" as const,
+  message: error.message,
+  code: error.code,
+  request_id: requestId,
+  ...(error.fieldErrors ? { field_errors: error.fieldErrors } : {}),
+});
+
 /**
  * The one place where errors become envelopes: `status: "error"`, `message`, `code`,
  * `request_id`, and `field_errors` for validation failures. Unexpected errors are logged
@@ -74,11 +83,5 @@ export const errorsPlugin = (logger: Logger) =>
     set.headers["content-type"] = "application/json; charset=utf-8";
     if (apiError.status === 401) set.headers["www-authenticate"] = "Bearer";
     for (const [name, value] of Object.entries(apiError.headers ?? {})) set.headers[name] = value;
-    return {
-      status: "error",
-      message: apiError.message,
-      code: apiError.code,
-      request_id: requestId,
-      ...(apiError.fieldErrors ? { field_errors: apiError.fieldErrors } : {}),
-    };
+    return errorEnvelope(apiError, requestId);
   });

@@ -1,0 +1,154 @@
+import { type ActorOptions, assign, createActor, emit, setup } from "xstate";
+import { type IdempotencyEntry, type IdempotencyWindow, pruneWindow } from "./idempotency.ts";
+
+export type CampaignStatus = "draft" | "running" | "paused" | "stopped" | "completed";
+export type StatusAction = "start" | "pause" | "stop";
+
+/** The campaign as its actor holds it: the committed row, in domain terms. */
+export interface CampaignRecord {
+  id: string;
+  tenantId: string;
+  name: string;
+  status: CampaignStatus;
+  dialMode: "preview" | "progressive" | "predictive";
+  callerId: string | null;
+  callingWindowStart: string;
+  callingWindowEnd: string;
+  maxAttempts: number;
+  retryDelaySeconds: number;
+  dialRatio: number;
+  maxAbandonRate: number;
+  version: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface CampaignContext {
+  campaign: CampaignRecord;
+  idempotency: IdempotencyWindow;
+}
+
+/** What changed in the database when a command was committed; the actor adopts it. */
+export interface Committed {
+  version: number;
+  updatedAt: string;
+}
+
+export type CampaignEvent =
+  | ({ type: "campaign.start" } & Committed)
+  | ({ type: "campaign.pause" } & Committed)
+  | ({ type: "campaign.stop" } & Committed)
+  | ({ type: "campaign.complete" } & Committed)
+  | { type: "campaign.updated"; campaign: CampaignRecord }
+  | { type: "idempotency.recorded"; entry: IdempotencyEntry }
+  | { type: "idempotency.pruned"; now: number };
+
+export type CampaignEmitted = {
+  type: "campaign.statusChanged";
+  campaignId: string;
+  tenantId: string;
+  from: CampaignStatus;
+  to: CampaignStatus;
+};
+
+export const ACTION_EVENTS = {
+  start: "campaign.start",
+  pause: "campaign.pause",
+  stop: "campaign.stop",
+} as const satisfies Record<StatusAction, CampaignEvent["type"]>;
+
+/** Entering a status: announce it, then record it on the campaign with the committed version. */
+const enter = (to: CampaignStatus) =>
+  [
+    { type: "announceStatus", params: { to } },
+    { type: "adoptStatus", params: { to } },
+  ] as const;
+
+/**
+ * A campaign's status and its idempotency window. Pure: the registry commits each change to
+ * the database first and then sends the event, so this machine never waits on the world.
+ * Deadlines are absolute times in context (`expiresAt`), pruned by `idempotency.pruned`,
+ * because timers would not survive a restore.
+ */
+export const campaignMachine = setup({
+  types: {
+    context: {} as CampaignContext,
+    events: {} as CampaignEvent,
+    input: {} as CampaignContext,
+    emitted: {} as CampaignEmitted,
+  },
+  actions: {
+    announceStatus: emit(({ context }, params: { to: CampaignStatus }) => ({
+      type: "campaign.statusChanged" as const,
+      campaignId: context.campaign.id,
+      tenantId: context.campaign.tenantId,
+      from: context.campaign.status,
+      to: params.to,
+    })),
+    adoptStatus: assign(({ context, event }, params: { to: CampaignStatus }) => ({
+      campaign: {
+        ...context.campaign,
+        status: params.to,
+        ...("version" in event ? { version: event.version, updatedAt: event.updatedAt } : {}),
+      },
+    })),
+  },
+}).createMachine({
+  id: "campaign",
+  context: ({ input }) => input,
+  initial: "draft",
+  on: {
+    "campaign.updated": {
+      actions: assign(({ context, event }) => ({
+        campaign: { ...event.campaign, status: context.campaign.status },
+      })),
+    },
+    "idempotency.recorded": {
+      actions: assign(({ context, event }) => ({
+        idempotency: { ...context.idempotency, [event.entry.key]: event.entry },
+      })),
+    },
+    "idempotency.pruned": {
+      actions: assign(({ context, event }) => ({
+        idempotency: pruneWindow(context.idempotency, event.now),
+      })),
+    },
+  },
+  states: {
+    draft: { on: { "campaign.start": { target: "running", actions: enter("running") } } },
+    running: {
+      on: {
+        "campaign.pause": { target: "paused", actions: enter("paused") },
+        "campaign.stop": { target: "stopped", actions: enter("stopped") },
+        "campaign.complete": { target: "completed", actions: enter("completed") },
+      },
+    },
+    paused: {
+      on: {
+        "campaign.start": { target: "running", actions: enter("running") },
+        "campaign.stop": { target: "stopped", actions: enter("stopped") },
+      },
+    },
+    stopped: { on: { "campaign.start": { target: "running", actions: enter("running") } } },
+    completed: { on: { "campaign.start": { target: "running", actions: enter("running") } } },
+  },
+});
+
+export type CampaignMachine = typeof campaignMachine;
+
+/** The snapshot a campaign's actor starts from: its committed status and open window. */
+export const restoredSnapshot = (context: CampaignContext) =>
+  campaignMachine.resolveState({ value: context.campaign.status, context });
+
+/**
+ * An actor for a restored or persisted snapshot. The machine declares an input, so XState's
+ * types ask for one; a snapshot takes precedence, so its own context is passed.
+ */
+export function campaignActorFrom(
+  snapshot: ReturnType<typeof restoredSnapshot>,
+  options: Omit<ActorOptions<CampaignMachine>, "snapshot" | "input"> = {},
+) {
+  return createActor(campaignMachine, { ...options, snapshot, input: snapshot.context });
+}
+
+export type CampaignActor = ReturnType<typeof campaignActorFrom>;

@@ -1,0 +1,56 @@
+/** How long the status operation remembers a key, from its first request. */
+export const IDEMPOTENCY_WINDOW_MS = 60_000;
+
+/** The first response given under a key, kept until `expiresAt` (epoch milliseconds). */
+export interface IdempotencyEntry {
+  key: string;
+  bodyHash: string;
+  status: number;
+  body: Record<string, unknown>;
+  expiresAt: number;
+}
+
+export type IdempotencyWindow = Record<string, IdempotencyEntry>;
+
+export type IdempotencyLookup =
+  | { kind: "miss" }
+  | { kind: "replay"; entry: IdempotencyEntry }
+  | { kind: "mismatch"; entry: IdempotencyEntry };
+
+/** What a request under `key` with this body gets from the window at `now`. */
+export function lookupKey(
+  window: IdempotencyWindow,
+  key: string,
+  bodyHash: string,
+  now: number,
+): IdempotencyLookup {
+  const entry = window[key];
+  if (!entry || entry.expiresAt <= now) return { kind: "miss" };
+  return entry.bodyHash === bodyHash ? { kind: "replay", entry } : { kind: "mismatch", entry };
+}
+
+export function pruneWindow(window: IdempotencyWindow, now: number): IdempotencyWindow {
+  let pruned: IdempotencyWindow | undefined;
+  for (const [key, entry] of Object.entries(window)) {
+    if (entry.expiresAt > now) continue;
+    pruned ??= { ...window };
+    delete pruned[key];
+  }
+  return pruned ?? window;
+}
+
+/** A stable digest of a request body: key order and whitespace do not make it different. */
+export function bodyHashOf(body: unknown): string {
+  return new Bun.CryptoHasher("sha256").update(canonicalJson(body)).digest("hex");
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, item]) => item !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(",")}}`;
+  }
+  return JSON.stringify(value ?? null);
+}

@@ -1,0 +1,137 @@
+import { and, count, desc, eq, gt, inArray, lte } from "drizzle-orm";
+import type { Executor } from "../client.ts";
+import { campaignIdempotencyKeys, campaignStatusChanges, campaigns } from "../schema/index.ts";
+import { paged } from "./paged.ts";
+
+export type CampaignRow = typeof campaigns.$inferSelect;
+export type CampaignStatusChangeRow = typeof campaignStatusChanges.$inferSelect;
+export type IdempotencyRow = typeof campaignIdempotencyKeys.$inferSelect;
+export type CampaignSettings = Omit<
+  CampaignRow,
+  "id" | "tenantId" | "status" | "version" | "createdAt" | "updatedAt"
+>;
+
+export const insertCampaign = async (db: Executor, row: typeof campaigns.$inferInsert) =>
+  (await db.insert(campaigns).values(row).returning())[0] as CampaignRow;
+
+export const findCampaign = async (db: Executor, id: string) =>
+  (await db.select().from(campaigns).where(eq(campaigns.id, id)).limit(1))[0];
+
+export const findTenantCampaign = async (db: Executor, tenantId: string, id: string) =>
+  (
+    await db
+      .select()
+      .from(campaigns)
+      .where(and(eq(campaigns.tenantId, tenantId), eq(campaigns.id, id)))
+      .limit(1)
+  )[0];
+
+export function listTenantCampaigns(
+  db: Executor,
+  tenantId: string,
+  filter: { status?: CampaignRow["status"] | undefined },
+  page: { limit: number; offset: number },
+) {
+  const where = and(
+    eq(campaigns.tenantId, tenantId),
+    filter.status ? eq(campaigns.status, filter.status) : undefined,
+  );
+  return paged(
+    db
+      .select()
+      .from(campaigns)
+      .where(where)
+      .orderBy(desc(campaigns.createdAt), desc(campaigns.id))
+      .limit(page.limit)
+      .offset(page.offset),
+    db.select({ total: count() }).from(campaigns).where(where),
+  );
+}
+
+export const listCampaignsInStatus = (db: Executor, statuses: CampaignRow["status"][]) =>
+  db.select().from(campaigns).where(inArray(campaigns.status, statuses));
+
+/** Writes a new status only if nobody changed the campaign since `expectedVersion`. */
+export const updateCampaignStatus = async (
+  db: Executor,
+  params: { id: string; expectedVersion: number; status: CampaignRow["status"]; updatedAt: Date },
+) =>
+  (
+    await db
+      .update(campaigns)
+      .set({
+        status: params.status,
+        version: params.expectedVersion + 1,
+        updatedAt: params.updatedAt,
+      })
+      .where(and(eq(campaigns.id, params.id), eq(campaigns.version, params.expectedVersion)))
+      .returning()
+  )[0];
+
+export const updateCampaignSettings = async (
+  db: Executor,
+  params: {
+    id: string;
+    expectedVersion: number;
+    settings: Partial<CampaignSettings>;
+    updatedAt: Date;
+  },
+) =>
+  (
+    await db
+      .update(campaigns)
+      .set({ ...params.settings, version: params.expectedVersion + 1, updatedAt: params.updatedAt })
+      .where(and(eq(campaigns.id, params.id), eq(campaigns.version, params.expectedVersion)))
+      .returning()
+  )[0];
+
+export const insertStatusChange = (db: Executor, row: typeof campaignStatusChanges.$inferInsert) =>
+  db.insert(campaignStatusChanges).values(row);
+
+export const listStatusChanges = (
+  db: Executor,
+  campaignId: string,
+  page: { limit: number; offset: number },
+) =>
+  paged(
+    db
+      .select()
+      .from(campaignStatusChanges)
+      .where(eq(campaignStatusChanges.campaignId, campaignId))
+      .orderBy(desc(campaignStatusChanges.createdAt), desc(campaignStatusChanges.id))
+      .limit(page.limit)
+      .offset(page.offset),
+    db
+      .select({ total: count() })
+      .from(campaignStatusChanges)
+      .where(eq(campaignStatusChanges.campaignId, campaignId)),
+  );
+
+export const insertIdempotencyKey = (db: Executor, row: IdempotencyRow) =>
+  db
+    .insert(campaignIdempotencyKeys)
+    .values(row)
+    .onConflictDoUpdate({
+      // A key whose window expired may be reused: the new request replaces the old record.
+      target: [campaignIdempotencyKeys.campaignId, campaignIdempotencyKeys.key],
+      set: {
+        bodyHash: row.bodyHash,
+        responseStatus: row.responseStatus,
+        responseBody: row.responseBody,
+        expiresAt: row.expiresAt,
+      },
+    });
+
+export const listOpenIdempotencyKeys = (db: Executor, campaignIds: string[], now: Date) =>
+  db
+    .select()
+    .from(campaignIdempotencyKeys)
+    .where(
+      and(
+        inArray(campaignIdempotencyKeys.campaignId, campaignIds),
+        gt(campaignIdempotencyKeys.expiresAt, now),
+      ),
+    );
+
+export const deleteExpiredIdempotencyKeys = (db: Executor, now: Date) =>
+  db.delete(campaignIdempotencyKeys).where(lte(campaignIdempotencyKeys.expiresAt, now));

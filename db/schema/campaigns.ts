@@ -1,0 +1,83 @@
+import {
+  doublePrecision,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uuid,
+} from "drizzle-orm/pg-core";
+import { tenants } from "./identity.ts";
+
+export const CAMPAIGN_STATUSES = ["draft", "running", "paused", "stopped", "completed"] as const;
+export const DIAL_MODES = ["preview", "progressive", "predictive"] as const;
+
+export const campaigns = pgTable(
+  "campaigns",
+  {
+    id: uuid("id").primaryKey(),
+    tenantId: uuid("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    name: text("name").notNull(),
+    status: text("status", { enum: CAMPAIGN_STATUSES }).notNull(),
+    dialMode: text("dial_mode", { enum: DIAL_MODES }).notNull(),
+    callerId: text("caller_id"),
+    callingWindowStart: text("calling_window_start").notNull(),
+    callingWindowEnd: text("calling_window_end").notNull(),
+    maxAttempts: integer("max_attempts").notNull(),
+    retryDelaySeconds: integer("retry_delay_seconds").notNull(),
+    dialRatio: doublePrecision("dial_ratio").notNull(),
+    maxAbandonRate: doublePrecision("max_abandon_rate").notNull(),
+    version: integer("version").notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull(),
+    updatedAt: timestamp("updated_at", { withTimezone: true, mode: "date" }).notNull(),
+  },
+  (table) => [
+    index("campaigns_tenant_created").on(table.tenantId, table.createdAt, table.id),
+    index("campaigns_status").on(table.status),
+  ],
+);
+
+/** Every status change, with who asked for it: the campaign's history. */
+export const campaignStatusChanges = pgTable(
+  "campaign_status_changes",
+  {
+    id: uuid("id").primaryKey(),
+    tenantId: uuid("tenant_id").notNull(),
+    campaignId: uuid("campaign_id")
+      .notNull()
+      .references(() => campaigns.id),
+    action: text("action").notNull(),
+    fromStatus: text("from_status", { enum: CAMPAIGN_STATUSES }).notNull(),
+    toStatus: text("to_status", { enum: CAMPAIGN_STATUSES }).notNull(),
+    actorType: text("actor_type").notNull(),
+    actorId: text("actor_id"),
+    requestId: text("request_id"),
+    createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull(),
+  },
+  (table) => [
+    index("campaign_status_changes_campaign").on(table.campaignId, table.createdAt, table.id),
+  ],
+);
+
+/** The idempotency window of the status operation: the first response per key, for 60 s. */
+export const campaignIdempotencyKeys = pgTable(
+  "campaign_idempotency_keys",
+  {
+    campaignId: uuid("campaign_id")
+      .notNull()
+      .references(() => campaigns.id),
+    key: text("key").notNull(),
+    bodyHash: text("body_hash").notNull(),
+    responseStatus: integer("response_status").notNull(),
+    responseBody: jsonb("response_body").$type<Record<string, unknown>>().notNull(),
+    expiresAt: timestamp("expires_at", { withTimezone: true, mode: "date" }).notNull(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.campaignId, table.key] }),
+    index("campaign_idempotency_keys_expiry").on(table.expiresAt),
+  ],
+);

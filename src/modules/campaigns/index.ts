@@ -1,0 +1,147 @@
+import { Elysia, t } from "elysia";
+import type { ServiceDeps } from "../../deps.ts";
+import { ok, okList } from "../../envelope.ts";
+import { requestMeta } from "../../http-meta.ts";
+import { resolveTenant } from "../../identity/tenant-scope.ts";
+import { PageQuery, parsePage } from "../../pagination.ts";
+import type { AuthGuard } from "../../plugins/auth.ts";
+import { jsonBody } from "../../plugins/json-body.ts";
+import { TenantQuery } from "../users/model.ts";
+import {
+  CampaignListQuery,
+  CampaignParams,
+  CreateCampaignBody,
+  PatchCampaignBody,
+  StatusActionBody,
+} from "./model.ts";
+import {
+  campaignHistory,
+  changeCampaignStatus,
+  createCampaign,
+  getCampaign,
+  listCampaigns,
+  patchCampaign,
+} from "./service.ts";
+
+const TenantOnly = t.Object(TenantQuery);
+
+export const campaignsModule = (deps: ServiceDeps, auth: AuthGuard) =>
+  new Elysia({ prefix: "/api/v1/campaigns", detail: { tags: ["campaigns"] } })
+    .use(auth)
+    .post(
+      "",
+      async ({ principal, body, query, request, server, set }) => {
+        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
+        const result = await createCampaign(
+          deps,
+          principal,
+          tenantId,
+          body,
+          requestMeta(request, server),
+        );
+        set.status = 201;
+        return ok(result);
+      },
+      {
+        auth: "campaigns.write",
+        ...jsonBody(CreateCampaignBody),
+        query: TenantOnly,
+        detail: { summary: "Create a campaign (status draft)" },
+      },
+    )
+    .get(
+      "",
+      async ({ principal, query }) => {
+        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
+        const page = parsePage(query);
+        const { items, total } = await listCampaigns(deps, tenantId, query.status, page);
+        return okList(items, total, page);
+      },
+      {
+        auth: "campaigns.read",
+        query: CampaignListQuery,
+        detail: { summary: "List campaigns, newest first" },
+      },
+    )
+    .get(
+      "/:id",
+      async ({ principal, params, query }) =>
+        ok(
+          await getCampaign(deps, await resolveTenant(deps, principal, query.tenant_id), params.id),
+        ),
+      {
+        auth: "campaigns.read",
+        params: CampaignParams,
+        query: TenantOnly,
+        detail: { summary: "One campaign, with live stats" },
+      },
+    )
+    .patch(
+      "/:id",
+      async ({ principal, params, query, body, request, server }) => {
+        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
+        return ok(
+          await patchCampaign(
+            deps,
+            principal,
+            tenantId,
+            params.id,
+            body,
+            requestMeta(request, server),
+          ),
+        );
+      },
+      {
+        auth: "campaigns.write",
+        params: CampaignParams,
+        query: TenantOnly,
+        ...jsonBody(PatchCampaignBody),
+        detail: { summary: "Change a campaign's settings (optimistic concurrency on version)" },
+      },
+    )
+    .post(
+      "/:id/status",
+      async ({ principal, params, query, body, headers, request, server, set }) => {
+        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
+        const reply = await changeCampaignStatus(
+          deps,
+          principal,
+          tenantId,
+          params.id,
+          body.action,
+          headers["idempotency-key"],
+          requestMeta(request, server),
+        );
+        set.status = reply.status;
+        if (reply.replayed) set.headers["idempotent-replayed"] = "true";
+        return reply.body;
+      },
+      {
+        auth: "campaigns.status",
+        params: CampaignParams,
+        query: TenantOnly,
+        ...jsonBody(StatusActionBody),
+        headers: t.Object({ "idempotency-key": t.Optional(t.String()) }),
+        detail: {
+          summary: "Start, pause or stop a campaign",
+          description:
+            "With an `Idempotency-Key` header, the first response (status and body) is kept for 60 s and " +
+            "replayed with `Idempotent-Replayed: true`; the same key with a different body is 422.",
+        },
+      },
+    )
+    .get(
+      "/:id/history",
+      async ({ principal, params, query }) => {
+        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
+        const page = parsePage(query);
+        const { items, total } = await campaignHistory(deps, tenantId, params.id, page);
+        return okList(items, total, page);
+      },
+      {
+        auth: "campaigns.history",
+        params: CampaignParams,
+        query: t.Object({ ...PageQuery, ...TenantQuery }),
+        detail: { summary: "Every status change, newest first" },
+      },
+    );

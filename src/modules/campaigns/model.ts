@@ -1,0 +1,154 @@
+import { type Static, t } from "elysia";
+import type { CampaignRecord } from "../../../actors/campaign.machine.ts";
+import { CAMPAIGN_STATUSES, DIAL_MODES } from "../../../db/schema/campaigns.ts";
+import { PageQuery } from "../../pagination.ts";
+import { TenantQuery, Timestamp } from "../users/model.ts";
+
+const literals = <T extends string>(values: readonly T[]) =>
+  t.Union(values.map((value) => t.Literal<T>(value)));
+
+export const CampaignStatusSchema = literals(CAMPAIGN_STATUSES);
+export const DialModeSchema = literals(DIAL_MODES);
+export const E164 = t.String({
+  pattern: "^\\+[1-9][0-9]{1,14}$",
+  description: "E.164 number, e.g. +14155550100",
+});
+const ClockTime = t.String({
+  pattern: "^([01][0-9]|2[0-3]):[0-5][0-9]$",
+  description: "HH:MM, the lead's local time",
+});
+
+export const CallingWindowSchema = t.Object(
+  { start: ClockTime, end: ClockTime },
+  { additionalProperties: false },
+);
+
+const settings = {
+  name: t.String({ minLength: 1, maxLength: 200, pattern: "\\S" }),
+  dial_mode: DialModeSchema,
+  caller_id: t.Union([E164, t.Null()]),
+  calling_window: CallingWindowSchema,
+  max_attempts: t.Integer({ minimum: 1, maximum: 50 }),
+  retry_delay_seconds: t.Integer({ minimum: 60, maximum: 2_592_000 }),
+  dial_ratio: t.Number({ minimum: 1, maximum: 5 }),
+  max_abandon_rate: t.Number({ minimum: 0, maximum: 0.1 }),
+};
+
+export const CreateCampaignBody = t.Object(
+  {
+    name: settings.name,
+    dial_mode: t.Optional(settings.dial_mode),
+    caller_id: t.Optional(settings.caller_id),
+    calling_window: t.Optional(settings.calling_window),
+    max_attempts: t.Optional(settings.max_attempts),
+    retry_delay_seconds: t.Optional(settings.retry_delay_seconds),
+    dial_ratio: t.Optional(settings.dial_ratio),
+    max_abandon_rate: t.Optional(settings.max_abandon_rate),
+  },
+  { additionalProperties: false },
+);
+export type CreateCampaignInput = Static<typeof CreateCampaignBody>;
+
+export const PatchCampaignBody = t.Object(
+  {
+    version: t.Integer({ minimum: 1, description: "the version the change is based on" }),
+    name: t.Optional(settings.name),
+    dial_mode: t.Optional(settings.dial_mode),
+    caller_id: t.Optional(settings.caller_id),
+    calling_window: t.Optional(settings.calling_window),
+    max_attempts: t.Optional(settings.max_attempts),
+    retry_delay_seconds: t.Optional(settings.retry_delay_seconds),
+    dial_ratio: t.Optional(settings.dial_ratio),
+    max_abandon_rate: t.Optional(settings.max_abandon_rate),
+  },
+  { additionalProperties: false },
+);
+export type PatchCampaignInput = Static<typeof PatchCampaignBody>;
+
+export const StatusActionBody = t.Object(
+  { action: t.Union([t.Literal("start"), t.Literal("pause"), t.Literal("stop")]) },
+  { additionalProperties: false },
+);
+export type StatusActionInput = Static<typeof StatusActionBody>;
+
+export const CampaignListQuery = t.Object({
+  ...PageQuery,
+  ...TenantQuery,
+  status: t.Optional(CampaignStatusSchema),
+});
+export const CampaignParams = t.Object({ id: t.String() });
+
+export const CampaignSchema = t.Object({
+  id: t.String({ format: "uuid" }),
+  tenant_id: t.String({ format: "uuid" }),
+  name: t.String(),
+  status: CampaignStatusSchema,
+  dial_mode: DialModeSchema,
+  caller_id: t.Union([t.String(), t.Null()]),
+  calling_window: CallingWindowSchema,
+  max_attempts: t.Integer(),
+  retry_delay_seconds: t.Integer(),
+  dial_ratio: t.Number(),
+  max_abandon_rate: t.Number(),
+  version: t.Integer(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+export type CampaignView = Static<typeof CampaignSchema>;
+
+export const LEAD_STATES = [
+  "Fresh",
+  "Dialing",
+  "Connected",
+  "Retry",
+  "Callback",
+  "Completed",
+  "Exhausted",
+  "DoNotCall",
+] as const;
+export const AGENT_STATES = [
+  "offline",
+  "ready",
+  "reserved",
+  "on_call",
+  "wrap_up",
+  "paused",
+] as const;
+
+export const CampaignStatsSchema = t.Object({
+  leads_total: t.Integer(),
+  leads_by_state: t.Record(t.String(), t.Integer()),
+  calls_in_flight: t.Integer(),
+  agents_by_state: t.Record(t.String(), t.Integer()),
+  abandon_rate: t.Number(),
+});
+export type CampaignStats = Static<typeof CampaignStatsSchema>;
+
+export const StatusChangeSchema = t.Object({
+  id: t.String({ format: "uuid" }),
+  campaign_id: t.String({ format: "uuid" }),
+  action: t.String(),
+  from: CampaignStatusSchema,
+  to: CampaignStatusSchema,
+  actor_type: t.String(),
+  actor_id: t.Union([t.String(), t.Null()]),
+  request_id: t.Union([t.String(), t.Null()]),
+  created_at: Timestamp,
+});
+
+export const campaignView = (campaign: CampaignRecord): CampaignView => ({
+  id: campaign.id,
+  tenant_id: campaign.tenantId,
+  name: campaign.name,
+  status: campaign.status,
+  dial_mode: campaign.dialMode,
+  caller_id: campaign.callerId,
+  calling_window: { start: campaign.callingWindowStart, end: campaign.callingWindowEnd },
+  max_attempts: campaign.maxAttempts,
+  retry_delay_seconds: campaign.retryDelaySeconds,
+  dial_ratio: campaign.dialRatio,
+  max_abandon_rate: campaign.maxAbandonRate,
+  version: campaign.version,
+  created_at: campaign.createdAt,
+  updated_at: campaign.updatedAt,
+});

@@ -1,0 +1,352 @@
+import { transition } from "xstate";
+import {
+  ACTION_EVENTS,
+  type CampaignActor,
+  type CampaignRecord,
+  type CampaignStatus,
+  campaignMachine,
+  type StatusAction,
+} from "../../../actors/campaign.machine.ts";
+import {
+  bodyHashOf,
+  IDEMPOTENCY_WINDOW_MS,
+  type IdempotencyEntry,
+  lookupKey,
+} from "../../../actors/idempotency.ts";
+import type { Executor } from "../../../db/client.ts";
+import {
+  type CampaignSettings,
+  findTenantCampaign,
+  insertCampaign,
+  insertIdempotencyKey,
+  insertStatusChange,
+  listStatusChanges,
+  listTenantCampaigns,
+  updateCampaignSettings,
+  updateCampaignStatus,
+} from "../../../db/queries/campaigns.ts";
+import type { RequestMeta, ServiceDeps } from "../../deps.ts";
+import { ok, type Page } from "../../envelope.ts";
+import { ApiError, badRequest, notFound } from "../../errors.ts";
+import { recordAudit } from "../../identity/audit.ts";
+import { auditActorOf, type Principal } from "../../identity/principal.ts";
+import { isUuid } from "../../identity/tenant-scope.ts";
+import { errorEnvelope } from "../../plugins/errors.ts";
+import {
+  AGENT_STATES,
+  type CampaignStats,
+  type CreateCampaignInput,
+  campaignView,
+  LEAD_STATES,
+  type PatchCampaignInput,
+} from "./model.ts";
+import { campaignRecordOf } from "./store.ts";
+
+const DEFAULTS = {
+  dial_mode: "progressive",
+  caller_id: null,
+  calling_window: { start: "08:00", end: "21:00" },
+  max_attempts: 3,
+  retry_delay_seconds: 3600,
+  dial_ratio: 1,
+  max_abandon_rate: 0.03,
+} as const;
+
+const IDEMPOTENCY_KEY = /^[\x20-\x7E]{1,255}$/;
+
+const campaignNotFound = () => notFound("campaign");
+
+function assertWindowOrder(start: string, end: string) {
+  // "HH:MM" strings compare in time order.
+  if (start >= end) {
+    throw badRequest("invalid request body", [
+      { field: "calling_window.start", message: "must be before calling_window.end" },
+    ]);
+  }
+}
+
+/** API fields to columns, for the fields that are present. */
+function settingsOf(input: Partial<CreateCampaignInput>): Partial<CampaignSettings> {
+  const settings: Partial<CampaignSettings> = {};
+  if (input.name !== undefined) settings.name = input.name.trim();
+  if (input.dial_mode !== undefined) settings.dialMode = input.dial_mode;
+  if (input.caller_id !== undefined) settings.callerId = input.caller_id;
+  if (input.calling_window !== undefined) {
+    settings.callingWindowStart = input.calling_window.start;
+    settings.callingWindowEnd = input.calling_window.end;
+  }
+  if (input.max_attempts !== undefined) settings.maxAttempts = input.max_attempts;
+  if (input.retry_delay_seconds !== undefined)
+    settings.retryDelaySeconds = input.retry_delay_seconds;
+  if (input.dial_ratio !== undefined) settings.dialRatio = input.dial_ratio;
+  if (input.max_abandon_rate !== undefined) settings.maxAbandonRate = input.max_abandon_rate;
+  return settings;
+}
+
+export async function createCampaign(
+  deps: ServiceDeps,
+  principal: Principal,
+  tenantId: string,
+  input: CreateCampaignInput,
+  meta: RequestMeta,
+) {
+  const complete = { ...DEFAULTS, ...input };
+  assertWindowOrder(complete.calling_window.start, complete.calling_window.end);
+  const now = new Date(deps.clock.now());
+  const row = await deps.db.transaction(async (tx) => {
+    const created = await insertCampaign(tx, {
+      id: Bun.randomUUIDv7(),
+      tenantId,
+      status: "draft",
+      version: 1,
+      createdAt: now,
+      updatedAt: now,
+      ...(settingsOf(complete) as CampaignSettings),
+    });
+    await recordAudit(tx, {
+      tenantId,
+      ...auditActorOf(principal),
+      action: "campaign.created",
+      targetType: "campaign",
+      targetId: created.id,
+      requestId: meta.requestId,
+      details: { name: created.name },
+      at: now,
+    });
+    return created;
+  });
+  return { campaign: campaignView(campaignRecordOf(row)) };
+}
+
+export async function listCampaigns(
+  deps: ServiceDeps,
+  tenantId: string,
+  status: CampaignStatus | undefined,
+  page: Page,
+) {
+  const { items, total } = await listTenantCampaigns(deps.db, tenantId, { status }, page);
+  return { items: items.map((row) => campaignView(campaignRecordOf(row))), total };
+}
+
+async function loadCampaign(db: Executor, tenantId: string, id: string) {
+  const row = isUuid(id) ? await findTenantCampaign(db, tenantId, id) : undefined;
+  if (!row) throw campaignNotFound();
+  return row;
+}
+
+/** Counts by state; leads, calls and agents are counted by the features that own them. */
+function emptyStats(): CampaignStats {
+  return {
+    leads_total: 0,
+    leads_by_state: Object.fromEntries(LEAD_STATES.map((state) => [state, 0])),
+    calls_in_flight: 0,
+    agents_by_state: Object.fromEntries(AGENT_STATES.map((state) => [state, 0])),
+    abandon_rate: 0,
+  };
+}
+
+export async function getCampaign(deps: ServiceDeps, tenantId: string, id: string) {
+  const row = await loadCampaign(deps.db, tenantId, id);
+  // A loaded actor may hold a change newer than a read that raced it; prefer it.
+  const live = deps.campaigns.peek(row.id)?.campaign;
+  const record = live && live.version >= row.version ? live : campaignRecordOf(row);
+  return { campaign: { ...campaignView(record), stats: emptyStats() } };
+}
+
+/** Runs a command on a campaign's actor, or answers 404 when it is not the tenant's. */
+async function onCampaign<T>(
+  deps: ServiceDeps,
+  tenantId: string,
+  id: string,
+  command: (actor: CampaignActor) => Promise<T>,
+): Promise<T> {
+  if (!isUuid(id)) throw campaignNotFound();
+  const outcome = await deps.campaigns.withCampaign(tenantId, id, command);
+  if (!outcome.found) throw campaignNotFound();
+  return outcome.value;
+}
+
+export function patchCampaign(
+  deps: ServiceDeps,
+  principal: Principal,
+  tenantId: string,
+  id: string,
+  input: PatchCampaignInput,
+  meta: RequestMeta,
+) {
+  return onCampaign(deps, tenantId, id, async (actor) => {
+    const current = actor.getSnapshot().context.campaign;
+    if (input.version !== current.version) {
+      throw new ApiError(
+        409,
+        "version_conflict",
+        `version mismatch: the campaign is at version ${current.version}`,
+      );
+    }
+    const { version: _base, ...changes } = input;
+    const settings = settingsOf(changes);
+    assertWindowOrder(
+      settings.callingWindowStart ?? current.callingWindowStart,
+      settings.callingWindowEnd ?? current.callingWindowEnd,
+    );
+    const now = new Date(deps.clock.now());
+    const row = await deps.db.transaction(async (tx) => {
+      const updated = await updateCampaignSettings(tx, {
+        id,
+        expectedVersion: current.version,
+        settings,
+        updatedAt: now,
+      });
+      if (!updated) throw new ApiError(409, "version_conflict", "the campaign changed meanwhile");
+      await recordAudit(tx, {
+        tenantId,
+        ...auditActorOf(principal),
+        action: "campaign.updated",
+        targetType: "campaign",
+        targetId: id,
+        requestId: meta.requestId,
+        details: { changes },
+        at: now,
+      });
+      return updated;
+    });
+    const campaign = campaignRecordOf(row);
+    actor.send({ type: "campaign.updated", campaign });
+    return { campaign: campaignView(campaign) };
+  });
+}
+
+export interface StatusReply {
+  status: number;
+  body: Record<string, unknown>;
+  replayed: boolean;
+}
+
+export function assertIdempotencyKey(key: string | undefined) {
+  if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) {
+    throw badRequest("invalid Idempotency-Key", [
+      { field: "Idempotency-Key", message: "must be 1 to 255 printable ASCII characters" },
+    ]);
+  }
+}
+
+/**
+ * Starts, pauses or stops a campaign through its actor. The change is committed (status,
+ * history row and idempotency record in one transaction) before the actor adopts it and
+ * before the caller hears of it. Under an `Idempotency-Key`, the first response (a 409
+ * included) is kept for 60 s and replayed; the same key with another body is 422.
+ */
+export function changeCampaignStatus(
+  deps: ServiceDeps,
+  principal: Principal,
+  tenantId: string,
+  id: string,
+  action: StatusAction,
+  idempotencyKey: string | undefined,
+  meta: RequestMeta,
+): Promise<StatusReply> {
+  assertIdempotencyKey(idempotencyKey);
+  return onCampaign(deps, tenantId, id, async (actor) => {
+    const now = deps.clock.now();
+    actor.send({ type: "idempotency.pruned", now });
+    const bodyHash = bodyHashOf({ action });
+    if (idempotencyKey !== undefined) {
+      const found = lookupKey(
+        actor.getSnapshot().context.idempotency,
+        idempotencyKey,
+        bodyHash,
+        now,
+      );
+      if (found.kind === "replay")
+        return { status: found.entry.status, body: found.entry.body, replayed: true };
+      if (found.kind === "mismatch") {
+        throw new ApiError(
+          422,
+          "idempotency_key_reused",
+          "Idempotency-Key was already used with a different body",
+        );
+      }
+    }
+    const remember = (
+      status: number,
+      body: Record<string, unknown>,
+    ): IdempotencyEntry | undefined =>
+      idempotencyKey === undefined
+        ? undefined
+        : { key: idempotencyKey, bodyHash, status, body, expiresAt: now + IDEMPOTENCY_WINDOW_MS };
+
+    const before = actor.getSnapshot();
+    const campaign = before.context.campaign;
+    const updatedAt = new Date(now).toISOString();
+    const event = { type: ACTION_EVENTS[action], version: campaign.version + 1, updatedAt };
+    if (!before.can(event)) {
+      const refusal = new ApiError(
+        409,
+        "invalid_transition",
+        `cannot ${action} a campaign that is ${campaign.status}`,
+      );
+      const entry = remember(409, errorEnvelope(refusal, meta.requestId));
+      if (!entry) throw refusal;
+      await insertIdempotencyKey(deps.db, entryRow(id, entry));
+      actor.send({ type: "idempotency.recorded", entry });
+      return { status: entry.status, body: entry.body, replayed: false };
+    }
+
+    const [after] = transition(campaignMachine, before, event);
+    const next: CampaignRecord = after.context.campaign;
+    const body = ok({ campaign: campaignView(next) });
+    const entry = remember(200, body);
+    await deps.db.transaction(async (tx) => {
+      const updated = await updateCampaignStatus(tx, {
+        id,
+        expectedVersion: campaign.version,
+        status: next.status,
+        updatedAt: new Date(now),
+      });
+      if (!updated) throw new Error(`campaign ${id} changed outside its actor`);
+      await insertStatusChange(tx, {
+        id: Bun.randomUUIDv7(),
+        tenantId,
+        campaignId: id,
+        action,
+        fromStatus: campaign.status,
+        toStatus: next.status,
+        ...auditActorOf(principal),
+        requestId: meta.requestId,
+        createdAt: new Date(now),
+      });
+      if (entry) await insertIdempotencyKey(tx, entryRow(id, entry));
+    });
+    actor.send(event);
+    if (entry) actor.send({ type: "idempotency.recorded", entry });
+    return { status: 200, body, replayed: false };
+  });
+}
+
+const entryRow = (campaignId: string, entry: IdempotencyEntry) => ({
+  campaignId,
+  key: entry.key,
+  bodyHash: entry.bodyHash,
+  responseStatus: entry.status,
+  responseBody: entry.body,
+  expiresAt: new Date(entry.expiresAt),
+});
+
+export async function campaignHistory(deps: ServiceDeps, tenantId: string, id: string, page: Page) {
+  const campaign = await loadCampaign(deps.db, tenantId, id);
+  const { items, total } = await listStatusChanges(deps.db, campaign.id, page);
+  return {
+    items: items.map((row) => ({
+      id: row.id,
+      campaign_id: row.campaignId,
+      action: row.action,
+      from: row.fromStatus,
+      to: row.toStatus,
+      actor_type: row.actorType,
+      actor_id: row.actorId,
+      request_id: row.requestId,
+      created_at: row.createdAt.toISOString(),
+    })),
+    total,
+  };
+}

@@ -1,0 +1,63 @@
+import type { CampaignContext, CampaignRecord } from "../../../actors/campaign.machine.ts";
+import type { IdempotencyWindow } from "../../../actors/idempotency.ts";
+import type { CampaignStore } from "../../../actors/ports.ts";
+import type { Database } from "../../../db/client.ts";
+import {
+  type CampaignRow,
+  findCampaign,
+  type IdempotencyRow,
+  listCampaignsInStatus,
+  listOpenIdempotencyKeys,
+} from "../../../db/queries/campaigns.ts";
+
+export const campaignRecordOf = (row: CampaignRow): CampaignRecord => ({
+  ...row,
+  createdAt: row.createdAt.toISOString(),
+  updatedAt: row.updatedAt.toISOString(),
+});
+
+function windowOf(rows: IdempotencyRow[]): IdempotencyWindow {
+  const window: IdempotencyWindow = {};
+  for (const row of rows) {
+    window[row.key] = {
+      key: row.key,
+      bodyHash: row.bodyHash,
+      status: row.responseStatus,
+      body: row.responseBody,
+      expiresAt: row.expiresAt.getTime(),
+    };
+  }
+  return window;
+}
+
+const ID_BATCH = 1000;
+
+/** The database behind campaign actors: rows become actor contexts, open keys their window. */
+export function campaignStore(db: Database): CampaignStore {
+  return {
+    async load(campaignId, now) {
+      const row = await findCampaign(db, campaignId);
+      if (!row) return undefined;
+      const keys = await listOpenIdempotencyKeys(db, [campaignId], new Date(now));
+      return { campaign: campaignRecordOf(row), idempotency: windowOf(keys) };
+    },
+    async loadActive(now) {
+      const rows = await listCampaignsInStatus(db, ["running", "paused"]);
+      const keysByCampaign = new Map<string, IdempotencyRow[]>();
+      for (let start = 0; start < rows.length; start += ID_BATCH) {
+        const ids = rows.slice(start, start + ID_BATCH).map((row) => row.id);
+        for (const key of await listOpenIdempotencyKeys(db, ids, new Date(now))) {
+          const list = keysByCampaign.get(key.campaignId) ?? [];
+          list.push(key);
+          keysByCampaign.set(key.campaignId, list);
+        }
+      }
+      return rows.map(
+        (row): CampaignContext => ({
+          campaign: campaignRecordOf(row),
+          idempotency: windowOf(keysByCampaign.get(row.id) ?? []),
+        }),
+      );
+    },
+  };
+}

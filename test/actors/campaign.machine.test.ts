@@ -1,0 +1,148 @@
+import { describe, expect, test } from "bun:test";
+import { SimulatedClock, transition } from "xstate";
+import {
+  ACTION_EVENTS,
+  type CampaignStatus,
+  campaignActorFrom,
+  campaignMachine,
+  restoredSnapshot,
+  type StatusAction,
+} from "../../actors/campaign.machine.ts";
+import { bodyHashOf, IDEMPOTENCY_WINDOW_MS, lookupKey } from "../../actors/idempotency.ts";
+import { contextWith } from "../helpers/campaigns.ts";
+
+const STATUSES: CampaignStatus[] = ["draft", "running", "paused", "stopped", "completed"];
+const ACTIONS: StatusAction[] = ["start", "pause", "stop"];
+
+/** The contract's table; every pair not listed is an invalid transition. */
+const ALLOWED: Record<string, CampaignStatus> = {
+  "draft:start": "running",
+  "paused:start": "running",
+  "stopped:start": "running",
+  "completed:start": "running",
+  "running:pause": "paused",
+  "running:stop": "stopped",
+  "paused:stop": "stopped",
+};
+
+const committed = { version: 2, updatedAt: "2026-03-02T12:01:00.000Z" };
+
+describe("campaign status table", () => {
+  for (const from of STATUSES) {
+    for (const action of ACTIONS) {
+      const expected = ALLOWED[`${from}:${action}`];
+      test(`${from} + ${action} → ${expected ?? "refused"}`, () => {
+        const snapshot = restoredSnapshot(contextWith(from));
+        const event = { type: ACTION_EVENTS[action], ...committed };
+        expect(snapshot.can(event)).toBe(expected !== undefined);
+        const [next] = transition(campaignMachine, snapshot, event);
+        expect(next.value).toBe(expected ?? from);
+        expect(next.context.campaign.status).toBe(expected ?? from);
+        if (expected) expect(next.context.campaign.version).toBe(2);
+      });
+    }
+  }
+
+  test("completion happens only from running", () => {
+    for (const from of STATUSES) {
+      const can = restoredSnapshot(contextWith(from)).can({
+        type: "campaign.complete",
+        ...committed,
+      });
+      expect(can).toBe(from === "running");
+    }
+  });
+
+  test("a status change is emitted with from and to", () => {
+    const actor = campaignActorFrom(restoredSnapshot(contextWith("draft")));
+    const seen: unknown[] = [];
+    actor.on("campaign.statusChanged", (event) => seen.push(event));
+    actor.start();
+    actor.send({ type: "campaign.start", ...committed });
+    expect(seen).toEqual([
+      {
+        type: "campaign.statusChanged",
+        campaignId: expect.any(String),
+        tenantId: expect.any(String),
+        from: "draft",
+        to: "running",
+      },
+    ]);
+  });
+
+  test("a settings update keeps the status the machine owns", () => {
+    const actor = campaignActorFrom(restoredSnapshot(contextWith("running"))).start();
+    const campaign = {
+      ...actor.getSnapshot().context.campaign,
+      name: "Renamed",
+      status: "draft" as const,
+      version: 5,
+    };
+    actor.send({ type: "campaign.updated", campaign });
+    expect(actor.getSnapshot().context.campaign).toMatchObject({
+      name: "Renamed",
+      status: "running",
+      version: 5,
+    });
+  });
+});
+
+describe("idempotency window", () => {
+  const clock = new SimulatedClock();
+  const body = { action: "start" };
+  const entryAt = (now: number) => ({
+    key: "k-1",
+    bodyHash: bodyHashOf(body),
+    status: 200,
+    body: { status: "success", data: {} },
+    expiresAt: now + IDEMPOTENCY_WINDOW_MS,
+  });
+
+  test("a key replays within 60 s of its first request and is forgotten after", () => {
+    clock.set(1_000_000);
+    const actor = campaignActorFrom(restoredSnapshot(contextWith("draft")), { clock }).start();
+    actor.send({ type: "idempotency.recorded", entry: entryAt(clock.now()) });
+    clock.increment(IDEMPOTENCY_WINDOW_MS - 1);
+    expect(
+      lookupKey(actor.getSnapshot().context.idempotency, "k-1", bodyHashOf(body), clock.now()).kind,
+    ).toBe("replay");
+    clock.increment(1);
+    expect(
+      lookupKey(actor.getSnapshot().context.idempotency, "k-1", bodyHashOf(body), clock.now()).kind,
+    ).toBe("miss");
+    actor.send({ type: "idempotency.pruned", now: clock.now() });
+    expect(actor.getSnapshot().context.idempotency).toEqual({});
+  });
+
+  test("the same key with another body is a mismatch; key order and spacing do not matter", () => {
+    clock.set(2_000_000);
+    const window = { "k-1": entryAt(clock.now()) };
+    expect(lookupKey(window, "k-1", bodyHashOf({ action: "stop" }), clock.now()).kind).toBe(
+      "mismatch",
+    );
+    expect(bodyHashOf({ b: 1, a: [2, { d: 3, c: 4 }] })).toBe(
+      bodyHashOf({ a: [2, { c: 4, d: 3 }], b: 1 }),
+    );
+  });
+
+  test("an actor restored from a persisted snapshot keeps an open window and its status", () => {
+    clock.set(3_000_000);
+    const first = campaignActorFrom(restoredSnapshot(contextWith("draft")), { clock }).start();
+    first.send({ type: "campaign.start", ...committed });
+    first.send({ type: "idempotency.recorded", entry: entryAt(clock.now()) });
+    const persisted = JSON.parse(JSON.stringify(first.getPersistedSnapshot()));
+    first.stop();
+
+    clock.increment(30_000);
+    const restored = campaignActorFrom(persisted, { clock }).start();
+    expect(restored.getSnapshot().value).toBe("running");
+    const lookup = lookupKey(
+      restored.getSnapshot().context.idempotency,
+      "k-1",
+      bodyHashOf(body),
+      clock.now(),
+    );
+    expect(lookup.kind).toBe("replay");
+    expect(restored.getSnapshot().can({ type: "campaign.pause", ...committed })).toBe(true);
+  });
+});
