@@ -45,7 +45,13 @@ describe("creating campaigns", () => {
       max_abandon_rate: 0.1,
     });
     expect(response.status).toBe(201);
-    const low = await create({ name: "y", max_attempts: 1, retry_delay_seconds: 60, dial_ratio: 1, max_abandon_rate: 0 });
+    const low = await create({
+      name: "y",
+      max_attempts: 1,
+      retry_delay_seconds: 60,
+      dial_ratio: 1,
+      max_abandon_rate: 0,
+    });
     expect(low.status).toBe(201);
   });
 
@@ -89,7 +95,9 @@ describe("creating campaigns", () => {
     expect((await create({ name: "no" }, agentToken)).status).toBe(403);
     expect((await create({ name: "no" }, supToken)).status).toBe(403);
     const id = (await create({ name: "yes" })).body.data.campaign.id;
-    expect((await w.request("GET", `/api/v1/campaigns/${id}`, { token: agentToken })).status).toBe(200);
+    expect((await w.request("GET", `/api/v1/campaigns/${id}`, { token: agentToken })).status).toBe(
+      200,
+    );
     expect((await w.request("GET", "/api/v1/campaigns", { token: agentToken })).body.total).toBe(1);
 
     const other = await w.tenant("other.test");
@@ -116,7 +124,10 @@ describe("reading campaigns", () => {
       w.clock.advance(1000);
       ids.push((await create({ name })).body.data.campaign.id);
     }
-    await w.request("POST", `/api/v1/campaigns/${ids[1]}/status`, { token: adminToken, body: { action: "start" } });
+    await w.request("POST", `/api/v1/campaigns/${ids[1]}/status`, {
+      token: adminToken,
+      body: { action: "start" },
+    });
     const one = await w.request("GET", `/api/v1/campaigns/${ids[1]}`, { token: adminToken });
     expect(one.body.data.campaign.status).toBe("running");
     expect(one.body.data.campaign.stats).toMatchObject({
@@ -129,12 +140,19 @@ describe("reading campaigns", () => {
     const list = await w.request("GET", "/api/v1/campaigns?limit=2", { token: adminToken });
     expect(list.body.data.items.map((c: { name: string }) => c.name)).toEqual(["c", "b"]);
     expect(list.body.total).toBe(3);
-    const running = await w.request("GET", "/api/v1/campaigns?status=running", { token: adminToken });
+    const running = await w.request("GET", "/api/v1/campaigns?status=running", {
+      token: adminToken,
+    });
     expect(running.body.data.items.map((c: { id: string }) => c.id)).toEqual([ids[1]]);
     const bad = await w.request("GET", "/api/v1/campaigns?status=flying", { token: adminToken });
     expect(bad.status).toBe(400);
-    expect((await w.request("GET", "/api/v1/campaigns/not-a-uuid", { token: adminToken })).status).toBe(404);
-    expect((await w.request("GET", `/api/v1/campaigns/${crypto.randomUUID()}`, { token: adminToken })).status).toBe(404);
+    expect(
+      (await w.request("GET", "/api/v1/campaigns/not-a-uuid", { token: adminToken })).status,
+    ).toBe(404);
+    expect(
+      (await w.request("GET", `/api/v1/campaigns/${crypto.randomUUID()}`, { token: adminToken }))
+        .status,
+    ).toBe(404);
   });
 });
 
@@ -152,23 +170,45 @@ describe("updating campaigns", () => {
       calling_window: { start: "09:30", end: "17:00" },
       max_attempts: 3,
     });
-    const stale = await w.request("PATCH", `/api/v1/campaigns/${id}`, { token: adminToken, body: { version: 1, max_attempts: 5 } });
+    const stale = await w.request("PATCH", `/api/v1/campaigns/${id}`, {
+      token: adminToken,
+      body: { version: 1, max_attempts: 5 },
+    });
     expect(stale.status).toBe(409);
     expect(stale.body.code).toBe("version_conflict");
-    const missing = await w.request("PATCH", `/api/v1/campaigns/${id}`, { token: adminToken, body: { max_attempts: 5 } });
+    const missing = await w.request("PATCH", `/api/v1/campaigns/${id}`, {
+      token: adminToken,
+      body: { max_attempts: 5 },
+    });
     expect(missing.status).toBe(400);
     expect(missing.body.field_errors[0].field).toBe("version");
-    const status = await w.request("PATCH", `/api/v1/campaigns/${id}`, { token: adminToken, body: { version: 2, status: "running" } });
+    const status = await w.request("PATCH", `/api/v1/campaigns/${id}`, {
+      token: adminToken,
+      body: { version: 2, status: "running" },
+    });
     expect(status.status).toBe(400);
   });
 
   test("a status change bumps the version too", async () => {
     const id = (await create({ name: "v" })).body.data.campaign.id;
-    const started = await w.request("POST", `/api/v1/campaigns/${id}/status`, { token: adminToken, body: { action: "start" } });
+    const started = await w.request("POST", `/api/v1/campaigns/${id}/status`, {
+      token: adminToken,
+      body: { action: "start" },
+    });
     expect(started.body.data.campaign).toMatchObject({ status: "running", version: 2 });
-    const stale = await w.request("PATCH", `/api/v1/campaigns/${id}`, { token: adminToken, body: { version: 1, name: "late" } });
+    const stale = await w.request("PATCH", `/api/v1/campaigns/${id}`, {
+      token: adminToken,
+      body: { version: 1, name: "late" },
+    });
     expect(stale.status).toBe(409);
-    const patched = await w.request("PATCH", `/api/v1/campaigns/${id}`, { token: adminToken, body: { version: 2, name: "on time" } });
-    expect(patched.body.data.campaign).toMatchObject({ status: "running", version: 3, name: "on time" });
+    const patched = await w.request("PATCH", `/api/v1/campaigns/${id}`, {
+      token: adminToken,
+      body: { version: 2, name: "on time" },
+    });
+    expect(patched.body.data.campaign).toMatchObject({
+      status: "running",
+      version: 3,
+      name: "on time",
+    });
   });
 });

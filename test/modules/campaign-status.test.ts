@@ -1,0 +1,216 @@
+import { beforeEach, describe, expect, test } from "bun:test";
+import { createWorkspace } from "../helpers/app.ts";
+
+let w: Awaited<ReturnType<typeof createWorkspace>>;
+let adminToken: string;
+let campaignId: string;
+beforeEach(async () => {
+  w = await createWorkspace();
+  adminToken = await w.login("admin@acme.test");
+  campaignId = (
+    await w.request("POST", "/api/v1/campaigns", { token: adminToken, body: { name: "Q2" } })
+  ).body.data.campaign.id;
+});
+
+const act = (action: unknown, options: { key?: string; token?: string; id?: string } = {}) =>
+  w.request("POST", `/api/v1/campaigns/${options.id ?? campaignId}/status`, {
+    token: options.token ?? adminToken,
+    body: { action },
+    headers: options.key === undefined ? {} : { "idempotency-key": options.key },
+  });
+const history = async () =>
+  (await w.request("GET", `/api/v1/campaigns/${campaignId}/history`, { token: adminToken })).body;
+
+describe("the status operation", () => {
+  test("follows the transition table and refuses the rest with 409 invalid_transition", async () => {
+    const steps: [string, number, string][] = [
+      ["pause", 409, "draft"],
+      ["stop", 409, "draft"],
+      ["start", 200, "running"],
+      ["start", 409, "running"],
+      ["pause", 200, "paused"],
+      ["pause", 409, "paused"],
+      ["start", 200, "running"],
+      ["stop", 200, "stopped"],
+      ["stop", 409, "stopped"],
+      ["pause", 409, "stopped"],
+      ["start", 200, "running"],
+      ["pause", 200, "paused"],
+      ["stop", 200, "stopped"],
+    ];
+    for (const [action, status, after] of steps) {
+      const response = await act(action);
+      expect([action, response.status]).toEqual([action, status]);
+      if (status === 409) expect(response.body.code).toBe("invalid_transition");
+      else expect(response.body.data.campaign.status).toBe(after);
+      const current = await w.request("GET", `/api/v1/campaigns/${campaignId}`, {
+        token: adminToken,
+      });
+      expect(current.body.data.campaign.status).toBe(after);
+    }
+  });
+
+  test("a bad action or body is 400", async () => {
+    expect((await act("launch")).status).toBe(400);
+    const extra = await w.request("POST", `/api/v1/campaigns/${campaignId}/status`, {
+      token: adminToken,
+      body: { action: "start", force: true },
+    });
+    expect(extra.status).toBe(400);
+    expect(extra.body.field_errors).toEqual([{ field: "force", message: "unknown field" }]);
+  });
+
+  test("supervisors change status; agents cannot", async () => {
+    await w.user(w.acme.id, "agent@acme.test", "agent");
+    await w.user(w.acme.id, "sup@acme.test", "supervisor");
+    const agent = await act("start", { token: await w.login("agent@acme.test") });
+    expect(agent.status).toBe(403);
+    const supervisor = await act("start", { token: await w.login("sup@acme.test") });
+    expect(supervisor.status).toBe(200);
+  });
+
+  test("history lists every change with who, from, to, when and the request id, newest first", async () => {
+    await act("start");
+    await w.request("POST", `/api/v1/campaigns/${campaignId}/status`, {
+      token: adminToken,
+      body: { action: "pause" },
+      headers: { "x-request-id": "pause-request-01" },
+    });
+    await act("pause");
+    const body = await history();
+    expect(body.total).toBe(2);
+    expect(body.data.items[0]).toEqual({
+      id: expect.any(String),
+      campaign_id: campaignId,
+      action: "pause",
+      from: "running",
+      to: "paused",
+      actor_type: "user",
+      actor_id: w.admin.id,
+      request_id: "pause-request-01",
+      created_at: expect.stringMatching(/Z$/),
+    });
+    expect(body.data.items[1]).toMatchObject({ action: "start", from: "draft", to: "running" });
+  });
+
+  test("thirty concurrent starts without a key: exactly one wins, the rest are 409", async () => {
+    const responses = await Promise.all(Array.from({ length: 30 }, () => act("start")));
+    const statuses = responses.map((response) => response.status).sort();
+    expect(statuses.filter((status) => status === 200)).toHaveLength(1);
+    expect(statuses.filter((status) => status === 409)).toHaveLength(29);
+    expect((await history()).total).toBe(1);
+  });
+});
+
+describe("Idempotency-Key", () => {
+  test("the same key and body replays the first response, marked as replayed", async () => {
+    const first = await act("start", { key: "start-1" });
+    expect(first.status).toBe(200);
+    expect(first.headers.get("idempotent-replayed")).toBeNull();
+    const again = await act("start", { key: "start-1" });
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual(first.body);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect((await history()).total).toBe(1);
+  });
+
+  test("thirty concurrent requests with one key execute once and all get the same reply", async () => {
+    const responses = await Promise.all(
+      Array.from({ length: 30 }, () => act("start", { key: "burst" })),
+    );
+    expect(new Set(responses.map((response) => response.status))).toEqual(new Set([200]));
+    const bodies = new Set(responses.map((response) => JSON.stringify(response.body)));
+    expect(bodies.size).toBe(1);
+    expect(
+      responses.filter((response) => response.headers.get("idempotent-replayed") === "true"),
+    ).toHaveLength(29);
+    expect((await history()).total).toBe(1);
+  });
+
+  test("the same key with a different body is 422 idempotency_key_reused", async () => {
+    await act("start", { key: "k" });
+    const reused = await act("pause", { key: "k" });
+    expect(reused.status).toBe(422);
+    expect(reused.body.code).toBe("idempotency_key_reused");
+    expect((await history()).total).toBe(1);
+  });
+
+  test("a 409 is kept and replayed like a success", async () => {
+    const refused = await act("pause", { key: "p" });
+    expect(refused.status).toBe(409);
+    await act("start");
+    const replay = await act("pause", { key: "p" });
+    expect(replay.status).toBe(409);
+    expect(replay.body).toEqual(refused.body);
+    expect(replay.headers.get("idempotent-replayed")).toBe("true");
+  });
+
+  test("requests refused before executing are not kept", async () => {
+    await w.user(w.acme.id, "agent@acme.test", "agent");
+    expect((await act("start", { key: "x", token: await w.login("agent@acme.test") })).status).toBe(
+      403,
+    );
+    expect((await act("launch", { key: "x" })).status).toBe(400);
+    expect((await act("start", { key: "x", id: crypto.randomUUID() })).status).toBe(404);
+    const executed = await act("start", { key: "x" });
+    expect(executed.status).toBe(200);
+    expect(executed.headers.get("idempotent-replayed")).toBeNull();
+  });
+
+  test("the window lasts 60 s from the first request; after it the key starts a new request", async () => {
+    const first = await act("start", { key: "w" });
+    w.clock.advance(59_999);
+    expect((await act("start", { key: "w" })).headers.get("idempotent-replayed")).toBe("true");
+    await act("pause");
+    w.clock.advance(1);
+    const fresh = await act("start", { key: "w" });
+    expect(fresh.status).toBe(200);
+    expect(fresh.headers.get("idempotent-replayed")).toBeNull();
+    expect(fresh.body.data.campaign.version).toBeGreaterThan(first.body.data.campaign.version);
+    expect((await history()).total).toBe(3);
+  });
+
+  test("keys are scoped to their campaign", async () => {
+    const other = (
+      await w.request("POST", "/api/v1/campaigns", { token: adminToken, body: { name: "Q3" } })
+    ).body.data.campaign.id;
+    await act("start", { key: "shared" });
+    const there = await act("start", { key: "shared", id: other });
+    expect(there.status).toBe(200);
+    expect(there.body.data.campaign.id).toBe(other);
+  });
+
+  test("keys must be 1 to 255 printable ASCII characters", async () => {
+    for (const key of ["", "x".repeat(256), "tab\there", "é"]) {
+      const response = await act("start", { key });
+      expect([key, response.status]).toEqual([key, 400]);
+    }
+    expect((await act("start", { key: "~ ok key 255 !".padEnd(255, "z") })).status).toBe(200);
+  });
+
+  test("a restart keeps the window and the status", async () => {
+    const first = await act("start", { key: "survives" });
+    w.restart();
+    const replay = await act("start", { key: "survives" });
+    expect(replay.headers.get("idempotent-replayed")).toBe("true");
+    expect(replay.body).toEqual(first.body);
+    expect((await act("pause", { key: "survives" })).status).toBe(422);
+  });
+
+  test("the header is ignored on other endpoints", async () => {
+    const headers = { "idempotency-key": "same" };
+    const one = await w.request("POST", "/api/v1/campaigns", {
+      token: adminToken,
+      body: { name: "dup" },
+      headers,
+    });
+    const two = await w.request("POST", "/api/v1/campaigns", {
+      token: adminToken,
+      body: { name: "dup" },
+      headers,
+    });
+    expect([one.status, two.status]).toEqual([201, 201]);
+    expect(one.body.data.campaign.id).not.toBe(two.body.data.campaign.id);
+    expect(two.headers.get("idempotent-replayed")).toBeNull();
+  });
+});
