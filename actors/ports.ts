@@ -1,4 +1,5 @@
 import type { CampaignContext } from "./campaign.machine.ts";
+import type { LiveUser, TenantContext } from "./tenant.machine.ts";
 
 /** What machines and services may ask the world for. Tests supply controlled versions. */
 export interface Clock {
@@ -13,4 +14,11 @@ export interface CampaignStore {
   load(campaignId: string, now: number): Promise<CampaignContext | undefined>;
   /** Every campaign that must be live at start (running or paused). */
   loadActive(now: number): Promise<CampaignContext[]>;
+}
+
+/** Where tenant actors come from: the tenant row and its users' live state. */
+export interface TenantStore {
+  load(tenantId: string): Promise<TenantContext | undefined>;
+  /** One user, for a user the loaded actor has not heard of (created by another process). */
+  loadUser(tenantId: string, userId: string): Promise<LiveUser | undefined>;
 }

@@ -2,12 +2,11 @@ import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
 import type { Clock } from "../actors/ports.ts";
 import { CampaignRegistry } from "../actors/registry.ts";
+import { TenantRegistry } from "../actors/tenant-registry.ts";
 import type { DatabaseHandle } from "../db/client.ts";
 import type { Config } from "./config.ts";
 import type { ServiceDeps } from "./deps.ts";
-import { TenantDirectory } from "./identity/tenant-directory.ts";
 import { TokenService } from "./identity/tokens.ts";
-import { UserDirectory } from "./identity/user-directory.ts";
 import { KeyedMutex } from "./lib/keyed-mutex.ts";
 import type { Logger } from "./logger.ts";
 import { auditModule } from "./modules/audit/index.ts";
@@ -15,6 +14,7 @@ import { authModule } from "./modules/auth/index.ts";
 import { campaignsModule } from "./modules/campaigns/index.ts";
 import { campaignStore } from "./modules/campaigns/store.ts";
 import { tenantsModule } from "./modules/tenants/index.ts";
+import { tenantStore } from "./modules/tenants/store.ts";
 import { usersModule } from "./modules/users/index.ts";
 import { authPlugin } from "./plugins/auth.ts";
 import { errorsPlugin } from "./plugins/errors.ts";
@@ -37,8 +37,7 @@ export function createServiceDeps(input: ServiceDepsInput): ServiceDeps {
     clock: input.clock,
     logger: input.logger,
     tokens: new TokenService(input.jwtSecret, input.config.AUTH_JWT_TTL_SECONDS, input.clock),
-    userDirectory: new UserDirectory(input.database.db),
-    tenantDirectory: new TenantDirectory(input.database.db),
+    tenants: new TenantRegistry(tenantStore(input.database.db), input.logger),
     campaigns: new CampaignRegistry(campaignStore(input.database.db), input.clock, input.logger),
     loginGate: new KeyedMutex(),
   };

@@ -1,10 +1,9 @@
 import type { Clock } from "../actors/ports.ts";
 import type { CampaignRegistry } from "../actors/registry.ts";
+import type { TenantRegistry } from "../actors/tenant-registry.ts";
 import type { Database, DatabaseKind } from "../db/client.ts";
 import type { Config } from "./config.ts";
-import type { TenantDirectory } from "./identity/tenant-directory.ts";
 import type { TokenService } from "./identity/tokens.ts";
-import type { UserDirectory } from "./identity/user-directory.ts";
 import type { KeyedMutex } from "./lib/keyed-mutex.ts";
 import type { Logger } from "./logger.ts";
 
@@ -16,8 +15,8 @@ export interface ServiceDeps {
   clock: Clock;
   logger: Logger;
   tokens: TokenService;
-  userDirectory: UserDirectory;
-  tenantDirectory: TenantDirectory;
+  /** The live tenant actors: settings and users' state, read on every request. */
+  tenants: TenantRegistry;
   /** The live campaign actors. */
   campaigns: CampaignRegistry;
   /** Serialises login attempts per account so the lockout counts exactly. */

@@ -61,6 +61,7 @@ async function main() {
     // stop() without force stops accepting and resolves once in-flight requests are answered.
     await server?.stop(false);
     deps.campaigns.stopAll();
+    deps.tenants.stopAll();
     await database.close();
     logger.info("stopped");
     process.exit(0);

@@ -1,4 +1,4 @@
-import { and, count, desc, eq, sql } from "drizzle-orm";
+import { and, count, desc, eq, getTableColumns, sql } from "drizzle-orm";
 import type { Database, Executor } from "../client.ts";
 import { users } from "../schema/index.ts";
 import { paged } from "./paged.ts";
@@ -90,3 +90,9 @@ export const updateUser = async (
       .where(and(eq(users.tenantId, tenantId), eq(users.id, id)))
       .returning()
   )[0];
+
+/** Every user of a tenant without password hashes: a tenant actor's starting state. */
+export async function listTenantLiveUsers(db: Executor, tenantId: string) {
+  const { passwordHash: _secret, ...columns } = getTableColumns(users);
+  return db.select(columns).from(users).where(eq(users.tenantId, tenantId));
+}

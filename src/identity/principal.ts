@@ -1,4 +1,4 @@
-import type { LiveUser } from "./user-directory.ts";
+import type { LiveUser } from "../../actors/tenant.machine.ts";
 
 /** Who is calling, resolved once per request by the auth plugin. */
 export interface UserPrincipal {

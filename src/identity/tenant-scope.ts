@@ -10,12 +10,12 @@ export const isUuid = (value: string) => UUID.test(value);
  * it names. Anyone else naming another tenant is refused with 403.
  */
 export async function resolveTenant(
-  deps: Pick<ServiceDeps, "tenantDirectory">,
+  deps: Pick<ServiceDeps, "tenants">,
   principal: Principal,
   requested: string | undefined,
 ) {
   if (requested === undefined || requested === principal.tenantId) return principal.tenantId;
   if (principal.role !== "platform_admin") throw forbidden("tenant_id is not your tenant");
-  if (!isUuid(requested) || !(await deps.tenantDirectory.get(requested))) throw notFound("tenant");
+  if (!isUuid(requested) || !(await deps.tenants.tenant(requested))) throw notFound("tenant");
   return requested;
 }

@@ -5,7 +5,7 @@ import { PERMISSIONS, type Permission } from "../identity/permissions.ts";
 import type { Principal } from "../identity/principal.ts";
 import { isUuid } from "../identity/tenant-scope.ts";
 
-export type AuthDeps = Pick<ServiceDeps, "tokens" | "userDirectory">;
+export type AuthDeps = Pick<ServiceDeps, "tokens" | "tenants">;
 
 const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]+)$/;
 const INVALID_TOKEN = "invalid or expired token";
@@ -15,7 +15,7 @@ export async function authenticate(deps: AuthDeps, token: string | undefined): P
   if (!token) throw unauthenticated(MISSING_AUTHORIZATION);
   const claims = await deps.tokens.verify(token);
   if (!claims || !isUuid(claims.sub) || !isUuid(claims.tid)) throw unauthenticated(INVALID_TOKEN);
-  const user = await deps.userDirectory.get(claims.sub);
+  const user = await deps.tenants.user(claims.tid, claims.sub);
   if (!user || user.tenantId !== claims.tid) throw unauthenticated(INVALID_TOKEN);
   if (user.status === "disabled") throw new ApiError(403, "account_disabled", "account disabled");
   return {

@@ -37,6 +37,7 @@ const call = async (
   return {
     status: response.status,
     headers: response.headers,
+    // biome-ignore lint/suspicious/noExplicitAny: test assertions read arbitrary JSON.
     body: (await response.json()) as Record<string, any>,
   };
 };

@@ -121,7 +121,7 @@ export async function login(deps: ServiceDeps, input: LoginInput, meta: RequestM
   } else {
     user = await loginAmongTenants(deps, accounts, input.password, meta);
   }
-  deps.userDirectory.remember(user);
+  deps.tenants.userChanged(user);
   const issued = await deps.tokens.issue(user);
   return { token: issued.token, expires_at: issued.expiresAt.toISOString(), user: userView(user) };
 }
@@ -156,7 +156,7 @@ async function loginAmongTenants(
 
 /** Served from memory: the principal's user is the directory's live copy. */
 export async function me(deps: ServiceDeps, principal: UserPrincipal) {
-  const tenant = await deps.tenantDirectory.get(principal.tenantId);
+  const tenant = await deps.tenants.tenant(principal.tenantId);
   if (!tenant) throw notFound("tenant");
   return { user: userView(principal.user), tenant: tenantView(tenant) };
 }
@@ -210,7 +210,7 @@ export async function changePassword(
     return row;
   });
   if (!updated) throw notFound("user");
-  deps.userDirectory.remember(updated);
+  deps.tenants.userChanged(updated);
   return { user: userView(updated) };
 }
 

@@ -40,7 +40,7 @@ export async function createTenant(
       });
       return row;
     });
-    deps.tenantDirectory.remember(tenant);
+    deps.tenants.tenantChanged(tenant);
     return { tenant: tenantView(tenant) };
   } catch (error) {
     if (isUniqueViolation(error)) throw domainTaken();
@@ -55,7 +55,7 @@ export async function listAllTenants(deps: ServiceDeps, page: Page) {
 
 export async function getTenant(deps: ServiceDeps, principal: Principal, id: string) {
   const visible = principal.role === "platform_admin" || id === principal.tenantId;
-  const tenant = visible && isUuid(id) ? await deps.tenantDirectory.get(id) : undefined;
+  const tenant = visible && isUuid(id) ? await deps.tenants.tenant(id) : undefined;
   if (!tenant) throw notFound("tenant");
   return { tenant: tenantView(tenant) };
 }

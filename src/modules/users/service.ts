@@ -29,7 +29,7 @@ async function assertRoleGrantable(
   if (role !== "platform_admin") return;
   if (principal.role !== "platform_admin")
     throw forbidden("only a platform admin can grant platform_admin");
-  const tenant = await deps.tenantDirectory.get(tenantId);
+  const tenant = await deps.tenants.tenant(tenantId);
   if (tenant?.domain !== PLATFORM_DOMAIN) {
     throw forbidden("platform_admin exists only in the Platform tenant");
   }
@@ -70,7 +70,7 @@ export async function createUser(
       });
       return row;
     });
-    deps.userDirectory.remember(user);
+    deps.tenants.userChanged(user);
     return { user: userView(user) };
   } catch (error) {
     if (isUniqueViolation(error)) throw emailTaken();
@@ -128,6 +128,6 @@ export async function patchUser(
     return row;
   });
   if (!updated) throw notFound("user");
-  deps.userDirectory.remember(updated);
+  deps.tenants.userChanged(updated);
   return { user: userView(updated) };
 }

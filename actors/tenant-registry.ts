@@ -1,0 +1,82 @@
+import type { TenantRow } from "../db/queries/tenants.ts";
+import type { UserRow } from "../db/queries/users.ts";
+import type { Logger } from "../src/logger.ts";
+import type { TenantStore } from "./ports.ts";
+import { type LiveUser, liveUserOf, type TenantActor, tenantActorFrom } from "./tenant.machine.ts";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * One actor per tenant, created on first use from the store (tenant and users in one load)
+ * and kept current by the services that commit changes. Reads never wait on the database
+ * once a tenant is loaded.
+ */
+export class TenantRegistry {
+  private readonly actors = new Map<string, TenantActor>();
+  private readonly loading = new Map<string, Promise<TenantActor | undefined>>();
+
+  constructor(
+    private readonly store: TenantStore,
+    private readonly logger: Logger,
+  ) {}
+
+  async tenant(tenantId: string): Promise<TenantRow | undefined> {
+    return (await this.actorFor(tenantId))?.getSnapshot().context.tenant;
+  }
+
+  async user(tenantId: string, userId: string): Promise<LiveUser | undefined> {
+    const actor = this.actors.get(tenantId) ?? (await this.actorFor(tenantId));
+    if (!actor) return undefined;
+    const known = actor.getSnapshot().context.users[userId];
+    if (known) return known;
+    const loaded = UUID.test(userId) ? await this.store.loadUser(tenantId, userId) : undefined;
+    if (loaded) actor.send({ type: "user.changed", user: loaded });
+    return loaded;
+  }
+
+  /** Tells the tenant's actor, if it is loaded, of a committed user change. */
+  userChanged(row: UserRow): LiveUser {
+    const user = liveUserOf(row);
+    this.actors.get(row.tenantId)?.send({ type: "user.changed", user });
+    return user;
+  }
+
+  tenantChanged(row: TenantRow): void {
+    this.actors.get(row.id)?.send({ type: "tenant.updated", tenant: row });
+  }
+
+  stopAll(): void {
+    for (const actor of this.actors.values()) actor.stop();
+    this.actors.clear();
+  }
+
+  private actorFor(tenantId: string): Promise<TenantActor | undefined> {
+    const live = this.actors.get(tenantId);
+    if (live) return Promise.resolve(live);
+    if (!UUID.test(tenantId)) return Promise.resolve(undefined);
+    let pending = this.loading.get(tenantId);
+    if (!pending) {
+      pending = this.store
+        .load(tenantId)
+        .then((context) => {
+          if (!context) return undefined;
+          const actor = tenantActorFrom(context);
+          actor.subscribe({
+            error: (error) => {
+              // Contained: the tenant is reloaded from the database on its next request.
+              this.logger.error("tenant actor failed; it will be reloaded", {
+                tenant_id: tenantId,
+                error,
+              });
+              if (this.actors.get(tenantId) === actor) this.actors.delete(tenantId);
+            },
+          });
+          this.actors.set(tenantId, actor.start());
+          return actor;
+        })
+        .finally(() => this.loading.delete(tenantId));
+      this.loading.set(tenantId, pending);
+    }
+    return pending;
+  }
+}
