@@ -19,9 +19,15 @@ export type Executor = Database | Transaction;
 
 export type DatabaseKind = "pglite" | "postgres";
 
+/** The driver underneath, for what Drizzle does not do (COPY for bulk imports). */
+export type RawClient =
+  | { kind: "pglite"; client: PGlite }
+  | { kind: "postgres"; client: postgres.Sql };
+
 export interface DatabaseHandle {
   db: Database;
   kind: DatabaseKind;
+  raw: RawClient;
   close(): Promise<void>;
 }
 
@@ -34,9 +40,14 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
   if (options.databaseUrl) {
     const client = postgres(options.databaseUrl, { max: 10, onnotice: () => {} });
     const db = drizzlePostgres({ client, schema }) as unknown as Database;
-    return { db, kind: "postgres", close: () => client.end({ timeout: 5 }) };
+    return {
+      db,
+      kind: "postgres",
+      raw: { kind: "postgres", client },
+      close: () => client.end({ timeout: 5 }),
+    };
   }
   const client = await PGlite.create(options.dataDir);
   const db = drizzlePglite({ client, schema }) as unknown as Database;
-  return { db, kind: "pglite", close: () => client.close() };
+  return { db, kind: "pglite", raw: { kind: "pglite", client }, close: () => client.close() };
 }

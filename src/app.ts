@@ -13,6 +13,7 @@ import { auditModule } from "./modules/audit/index.ts";
 import { authModule } from "./modules/auth/index.ts";
 import { campaignsModule } from "./modules/campaigns/index.ts";
 import { campaignStore } from "./modules/campaigns/store.ts";
+import { leadsModule } from "./modules/leads/index.ts";
 import { tenantsModule } from "./modules/tenants/index.ts";
 import { tenantStore } from "./modules/tenants/store.ts";
 import { usersModule } from "./modules/users/index.ts";
@@ -33,6 +34,7 @@ export function createServiceDeps(input: ServiceDepsInput): ServiceDeps {
   return {
     db: input.database.db,
     databaseKind: input.database.kind,
+    rawDb: input.database.raw,
     config: input.config,
     clock: input.clock,
     logger: input.logger,
@@ -40,6 +42,7 @@ export function createServiceDeps(input: ServiceDepsInput): ServiceDeps {
     tenants: new TenantRegistry(tenantStore(input.database.db), input.logger),
     campaigns: new CampaignRegistry(campaignStore(input.database.db), input.clock, input.logger),
     loginGate: new KeyedMutex(),
+    importGate: new KeyedMutex(),
   };
 }
 
@@ -80,6 +83,7 @@ export function createApp(deps: ServiceDeps) {
     .use(tenantsModule(deps, auth))
     .use(usersModule(deps, auth))
     .use(campaignsModule(deps, auth))
+    .use(leadsModule(deps, auth))
     .use(auditModule(deps, auth));
 }
 

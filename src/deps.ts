@@ -1,7 +1,7 @@
 import type { Clock } from "../actors/ports.ts";
 import type { CampaignRegistry } from "../actors/registry.ts";
 import type { TenantRegistry } from "../actors/tenant-registry.ts";
-import type { Database, DatabaseKind } from "../db/client.ts";
+import type { Database, DatabaseKind, RawClient } from "../db/client.ts";
 import type { Config } from "./config.ts";
 import type { TokenService } from "./identity/tokens.ts";
 import type { KeyedMutex } from "./lib/keyed-mutex.ts";
@@ -11,6 +11,8 @@ import type { Logger } from "./logger.ts";
 export interface ServiceDeps {
   db: Database;
   databaseKind: DatabaseKind;
+  /** The driver itself, for bulk work Drizzle does not do (COPY). */
+  rawDb: RawClient;
   config: Config;
   clock: Clock;
   logger: Logger;
@@ -21,6 +23,8 @@ export interface ServiceDeps {
   campaigns: CampaignRegistry;
   /** Serialises login attempts per account so the lockout counts exactly. */
   loginGate: KeyedMutex;
+  /** Serialises imports per lead list within this process (the database locks across processes). */
+  importGate: KeyedMutex;
 }
 
 /** Facts about the request a service records (audit) but does not decide on. */

@@ -45,7 +45,8 @@ async function main() {
   const app = createApp(deps).listen({
     port: config.PORT,
     hostname: config.HOST,
-    maxRequestBodySize: config.IMPORT_MAX_BYTES * 2,
+    // Above the import cap, so that the import itself answers 413 in the envelope.
+    maxRequestBodySize: config.IMPORT_MAX_BYTES + 16 * 1024 * 1024,
   });
   const server = app.server;
   logger.info(`listening on http://${server?.hostname}:${server?.port}`, {

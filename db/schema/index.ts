@@ -1,2 +1,3 @@
 export * from "./campaigns.ts";
 export * from "./identity.ts";
+export * from "./leads.ts";

@@ -20,6 +20,8 @@ export const PERMISSIONS = {
   "campaigns.write": { roles: ADMIN_UP },
   "campaigns.status": { roles: SUPERVISOR_UP },
   "campaigns.history": { roles: SUPERVISOR_UP },
+  "leads.read": { roles: SUPERVISOR_UP },
+  "leads.write": { roles: ADMIN_UP },
 } satisfies Record<string, { roles: Role[]; allowPendingPassword?: boolean }>;
 
 export type Permission = keyof typeof PERMISSIONS;

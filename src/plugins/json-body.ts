@@ -22,18 +22,26 @@ async function readBounded(request: Request, limit: number): Promise<string> {
 }
 
 const isJson = (contentType: string) => /^application\/([\w.+-]+\+)?json\b/i.test(contentType);
-const isForm = (contentType: string) =>
-  /^(multipart\/form-data|application\/x-www-form-urlencoded)\b/i.test(contentType);
+const isMultipart = (contentType: string) => /^multipart\/form-data\b/i.test(contentType);
+const isUrlEncoded = (contentType: string) =>
+  /^application\/x-www-form-urlencoded\b/i.test(contentType);
+
+/**
+ * The body of a multipart request: left unread, for the route that streams it itself.
+ * Elysia's own parser would buffer the whole upload in memory first.
+ */
+export const UNREAD_MULTIPART = Object.freeze({ multipart: "unread" as const });
 
 /**
  * Parses JSON bodies with a size cap and turns any malformed body into the envelope's 400.
- * Form uploads fall through to Elysia's own parser; any other media type is 415.
+ * Multipart bodies are left unread for streaming; any other media type but a form is 415.
  */
 export const jsonBodyPlugin = new Elysia({ name: "json-body" }).onParse(
   { as: "global" },
   async ({ request, contentType }) => {
     const type = contentType ?? "";
-    if (isForm(type)) return undefined;
+    if (isMultipart(type)) return UNREAD_MULTIPART;
+    if (isUrlEncoded(type)) return undefined;
     if (type !== "" && !isJson(type)) {
       throw new ApiError(
         415,

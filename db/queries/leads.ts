@@ -1,0 +1,121 @@
+import { and, asc, count, desc, eq, gt } from "drizzle-orm";
+import type { Executor } from "../client.ts";
+import { leadImportRejections, leadImports, leadLists, leads } from "../schema/index.ts";
+import { paged } from "./paged.ts";
+
+export type LeadListRow = typeof leadLists.$inferSelect;
+export type LeadRow = typeof leads.$inferSelect;
+export type LeadImportRow = typeof leadImports.$inferSelect;
+export type LeadState = LeadRow["state"];
+
+type PageParams = { limit: number; offset: number };
+
+export const insertLeadList = async (db: Executor, row: typeof leadLists.$inferInsert) =>
+  (await db.insert(leadLists).values(row).returning())[0] as LeadListRow;
+
+export const findLeadList = async (
+  db: Executor,
+  tenantId: string,
+  campaignId: string,
+  id: string,
+) =>
+  (
+    await db
+      .select()
+      .from(leadLists)
+      .where(
+        and(
+          eq(leadLists.tenantId, tenantId),
+          eq(leadLists.campaignId, campaignId),
+          eq(leadLists.id, id),
+        ),
+      )
+      .limit(1)
+  )[0];
+
+export function listLeadLists(
+  db: Executor,
+  tenantId: string,
+  campaignId: string,
+  page: PageParams,
+) {
+  const where = and(eq(leadLists.tenantId, tenantId), eq(leadLists.campaignId, campaignId));
+  return paged(
+    db
+      .select()
+      .from(leadLists)
+      .where(where)
+      .orderBy(desc(leadLists.createdAt), desc(leadLists.id))
+      .limit(page.limit)
+      .offset(page.offset),
+    db.select({ total: count() }).from(leadLists).where(where),
+  );
+}
+
+export function listLeads(
+  db: Executor,
+  leadListId: string,
+  filter: { state?: LeadState | undefined; phone?: string | undefined },
+  page: PageParams,
+) {
+  const where = and(
+    eq(leads.leadListId, leadListId),
+    filter.state ? eq(leads.state, filter.state) : undefined,
+    filter.phone ? eq(leads.phone, filter.phone) : undefined,
+  );
+  return paged(
+    db
+      .select()
+      .from(leads)
+      .where(where)
+      .orderBy(desc(leads.createdAt), desc(leads.seq))
+      .limit(page.limit)
+      .offset(page.offset),
+    db.select({ total: count() }).from(leads).where(where),
+  );
+}
+
+/** Lead counts of a campaign by state. */
+export const countLeadsByState = (db: Executor, campaignId: string) =>
+  db
+    .select({ state: leads.state, total: count() })
+    .from(leads)
+    .where(eq(leads.campaignId, campaignId))
+    .groupBy(leads.state);
+
+export function listLeadImports(db: Executor, leadListId: string, page: PageParams) {
+  const where = eq(leadImports.leadListId, leadListId);
+  return paged(
+    db
+      .select()
+      .from(leadImports)
+      .where(where)
+      .orderBy(desc(leadImports.startedAt), desc(leadImports.id))
+      .limit(page.limit)
+      .offset(page.offset),
+    db.select({ total: count() }).from(leadImports).where(where),
+  );
+}
+
+export const findLeadImport = async (db: Executor, leadListId: string, id: string) =>
+  (
+    await db
+      .select()
+      .from(leadImports)
+      .where(and(eq(leadImports.leadListId, leadListId), eq(leadImports.id, id)))
+      .limit(1)
+  )[0];
+
+/** One page of an import's rejected rows after `afterRow`, in file order (keyset paging). */
+export const rejectedRowsAfter = (
+  db: Executor,
+  importId: string,
+  afterRow: number,
+  limit: number,
+) =>
+  db
+    .select()
+    .from(leadImportRejections)
+    .where(and(eq(leadImportRejections.importId, importId), gt(leadImportRejections.row, afterRow)))
+    .orderBy(asc(leadImportRejections.row))
+    .limit(limit);

@@ -1,0 +1,104 @@
+import { createReadStream } from "node:fs";
+import { Transform } from "node:stream";
+import Papa from "papaparse";
+
+export class NotTextError extends Error {}
+
+/**
+ * Decodes UTF-8 strictly as it streams (a BOM is dropped), refusing invalid bytes and NULs:
+ * a spreadsheet's binary format or another encoding fails here, not as garbled leads.
+ */
+function strictUtf8() {
+  const decoder = new TextDecoder("utf-8", { fatal: true });
+  const checked = (text: string) => {
+    if (text.includes("\u0000")) throw new NotTextError("the file is binary, not CSV text");
+    return text;
+  };
+  return new Transform({
+    readableObjectMode: true,
+    transform(chunk: Buffer, _encoding, done) {
+      try {
+        done(null, checked(decoder.decode(chunk, { stream: true })));
+      } catch (error) {
+        done(
+          error instanceof NotTextError ? error : new NotTextError("the file is not UTF-8 text"),
+        );
+      }
+    },
+    flush(done) {
+      try {
+        done(null, checked(decoder.decode()));
+      } catch (error) {
+        done(
+          error instanceof NotTextError ? error : new NotTextError("the file is not UTF-8 text"),
+        );
+      }
+    },
+  });
+}
+
+/**
+ * The rows of a CSV file, header first, parsed as the file is read. The delimiter (comma,
+ * semicolon, tab or pipe) is detected; quoted cells may hold delimiters, quotes and newlines.
+ * Parsing pauses while the consumer works on a chunk's rows, so memory stays flat.
+ */
+export async function* csvRows(path: string): AsyncGenerator<string[]> {
+  const source = createReadStream(path, { highWaterMark: 256 * 1024 });
+  const text = source.pipe(strictUtf8());
+  let failure: unknown;
+  source.on("error", (error) => {
+    failure = error;
+    wake();
+  });
+  text.on("error", (error) => {
+    failure = error;
+    wake();
+  });
+
+  const chunks: string[][][] = [];
+  let finished = false;
+  let parser: Papa.Parser | undefined;
+  let waiting: (() => void) | undefined;
+  function wake() {
+    waiting?.();
+    waiting = undefined;
+  }
+
+  Papa.parse<string[], NodeJS.ReadableStream>(text, {
+    delimitersToGuess: [",", ";", "\t", "|"],
+    skipEmptyLines: true,
+    chunk(results, handle) {
+      parser = handle;
+      handle.pause();
+      chunks.push(results.data);
+      wake();
+    },
+    complete() {
+      finished = true;
+      wake();
+    },
+    error(error: Error) {
+      failure = error;
+      wake();
+    },
+  });
+
+  try {
+    for (;;) {
+      if (failure) throw failure;
+      const rows = chunks.shift();
+      if (rows) {
+        for (const row of rows) yield row;
+        parser?.resume();
+        continue;
+      }
+      if (finished) return;
+      await new Promise<void>((resolve) => {
+        waiting = resolve;
+      });
+    }
+  } finally {
+    parser?.abort();
+    source.destroy();
+  }
+}

@@ -1,0 +1,271 @@
+import type { CountryCode } from "libphonenumber-js/max";
+import { type BulkSession, withBulkTransaction } from "../../../db/bulk.ts";
+import type { LeadListRow } from "../../../db/queries/leads.ts";
+import type { RequestMeta, ServiceDeps } from "../../deps.ts";
+import { ApiError, badRequest, type FieldError, INVALID_BODY } from "../../errors.ts";
+import { auditActorOf, type Principal } from "../../identity/principal.ts";
+import { csvRows, NotTextError } from "./csv.ts";
+import { type ImportView, importView } from "./model.ts";
+import { canonicalTimeZone, isRegion, normalisePhone } from "./normalise.ts";
+import type { ImportUpload } from "./upload.ts";
+
+/** Why a row was not imported; also the `reason` of the rejected-rows export. */
+export type RejectReason =
+  | "too_few_cells"
+  | "too_many_cells"
+  | "missing_phone"
+  | "invalid_phone"
+  | "missing_timezone"
+  | "invalid_timezone"
+  | "duplicate";
+
+export const MAX_REPORTED_ERRORS = 100;
+
+interface Columns {
+  header: string[];
+  phone: number;
+  timezone: number;
+  phoneName: string;
+  timezoneName: string;
+  region: CountryCode | undefined;
+}
+
+type Verdict =
+  | { ok: true; phone: string; timezone: string; fields: Record<string, string> }
+  | { ok: false; reason: RejectReason; column: string | null };
+
+/** Finds a header cell by name: exact, or ignoring surrounding spaces. */
+function columnIndex(header: string[], name: string): number {
+  const exact = header.indexOf(name);
+  return exact !== -1 ? exact : header.findIndex((cell) => cell.trim() === name.trim());
+}
+
+function judgeRow(cells: string[], columns: Columns): Verdict {
+  const { header } = columns;
+  if (cells.length < header.length) return { ok: false, reason: "too_few_cells", column: null };
+  if (cells.length > header.length) return { ok: false, reason: "too_many_cells", column: null };
+  const phoneCell = (cells[columns.phone] as string).trim();
+  if (phoneCell === "") return { ok: false, reason: "missing_phone", column: columns.phoneName };
+  const phone = normalisePhone(phoneCell, columns.region);
+  if (!phone) return { ok: false, reason: "invalid_phone", column: columns.phoneName };
+  const zoneCell = (cells[columns.timezone] as string).trim();
+  if (zoneCell === "")
+    return { ok: false, reason: "missing_timezone", column: columns.timezoneName };
+  const timezone = canonicalTimeZone(zoneCell);
+  if (!timezone) return { ok: false, reason: "invalid_timezone", column: columns.timezoneName };
+  const fields: Record<string, string> = {};
+  for (let index = 0; index < header.length; index++) {
+    if (index !== columns.phone && index !== columns.timezone) {
+      fields[(header[index] as string).trim()] = cells[index] as string;
+    }
+  }
+  return { ok: true, phone, timezone, fields };
+}
+
+const STAGING_COLUMNS = ["row_no", "phone", "timezone", "fields", "cells", "reason", "column_name"];
+
+/** A CSV field for COPY: quoted, so that an empty string stays a string; null stays unquoted. */
+const field = (value: string | null) => (value === null ? "" : `"${value.replaceAll('"', '""')}"`);
+
+/** Judges each data row and renders it as a line of the staging table. */
+async function* stagingLines(
+  rows: AsyncGenerator<string[]>,
+  columns: Columns,
+  maxRows: number,
+  counted: { rows: number },
+): AsyncGenerator<string> {
+  for await (const cells of rows) {
+    const row = ++counted.rows;
+    if (row > maxRows) {
+      throw new ApiError(
+        413,
+        "payload_too_large",
+        `the file has more than the import limit of ${maxRows} rows`,
+      );
+    }
+    const verdict = judgeRow(cells, columns);
+    const cellsJson = field(JSON.stringify(cells));
+    yield verdict.ok
+      ? `${row},${field(verdict.phone)},${field(verdict.timezone)},${field(JSON.stringify(verdict.fields))},${cellsJson},,\n`
+      : `${row},,,,${cellsJson},${field(verdict.reason)},${field(verdict.column)}\n`;
+  }
+}
+
+/** The header row, or the 400 that explains why the file cannot be imported. */
+async function readHeader(rows: AsyncGenerator<string[]>, upload: ImportUpload) {
+  let first: IteratorResult<string[]>;
+  try {
+    first = await rows.next();
+  } catch (error) {
+    if (error instanceof NotTextError)
+      throw badRequest(error.message, [{ field: "file", message: error.message }]);
+    throw error;
+  }
+  if (first.done) throw badRequest(INVALID_BODY, [{ field: "file", message: "the file is empty" }]);
+  const header = first.value;
+  const errors: FieldError[] = [];
+  const phoneName = upload.fields.get("phone_column") as string;
+  const timezoneName = upload.fields.get("timezone_column") as string;
+  const phone = columnIndex(header, phoneName);
+  const timezone = columnIndex(header, timezoneName);
+  if (phone === -1)
+    errors.push({ field: "phone_column", message: `no column "${phoneName}" in the header` });
+  if (timezone === -1)
+    errors.push({ field: "timezone_column", message: `no column "${timezoneName}" in the header` });
+  if (phone !== -1 && phone === timezone) {
+    errors.push({
+      field: "timezone_column",
+      message: "must name another column than phone_column",
+    });
+  }
+  if (errors.length) throw badRequest(INVALID_BODY, errors);
+  return {
+    header,
+    phone,
+    timezone,
+    phoneName: header[phone] as string,
+    timezoneName: header[timezone] as string,
+  };
+}
+
+/** Reads `default_region`: an ISO 3166 alpha-2 code, for numbers written without `+`. */
+function regionOf(upload: ImportUpload): CountryCode | undefined {
+  const value = upload.fields.get("default_region");
+  if (value === undefined || value === "") return undefined;
+  const region = value.toUpperCase();
+  if (!isRegion(region)) {
+    throw badRequest(INVALID_BODY, [
+      { field: "default_region", message: "must be an ISO 3166 alpha-2 region code" },
+    ]);
+  }
+  return region;
+}
+
+/**
+ * Imports a spooled CSV into a lead list, all or nothing. Rows are judged as they stream and
+ * copied into a staging table; duplicates (within the file or already in the list) are then
+ * found by the database through the list's unique (list, phone) index, and the accepted rows
+ * become `Fresh` leads in file order. Every rejected row is kept with its reason.
+ */
+export async function runImport(
+  deps: ServiceDeps,
+  principal: Principal,
+  list: LeadListRow,
+  upload: ImportUpload,
+  meta: RequestMeta,
+): Promise<ImportView> {
+  const region = regionOf(upload);
+  const file = upload.file as NonNullable<ImportUpload["file"]>;
+  const rows = csvRows(file.path);
+  try {
+    const columns: Columns = { ...(await readHeader(rows, upload)), region };
+    const importId = Bun.randomUUIDv7();
+    const startedAt = new Date(deps.clock.now());
+    const counted = { rows: 0 };
+    const actor = auditActorOf(principal);
+    return await withBulkTransaction(deps.rawDb, async (session) => {
+      // Imports into one list run one after another, so duplicate detection stays exact.
+      await session.execute("select id from lead_lists where id = $1 for update", [list.id]);
+      await session.execute(
+        `insert into lead_imports (id, tenant_id, campaign_id, lead_list_id, file_name, header, imported, rejected,
+           errors, actor_type, actor_id, request_id, started_at, finished_at)
+         values ($1, $2, $3, $4, $5, $6::jsonb, 0, 0, '[]'::jsonb, $7, $8, $9, $10, $10)`,
+        [
+          importId,
+          list.tenantId,
+          list.campaignId,
+          list.id,
+          file.name ?? null,
+          JSON.stringify(columns.header),
+          actor.actorType,
+          actor.actorId,
+          meta.requestId,
+          startedAt.toISOString(),
+        ],
+      );
+      await session.execute(
+        `create temp table lead_import_staging (row_no integer not null, phone text, timezone text, fields jsonb,
+           cells jsonb not null, reason text, column_name text) on commit drop`,
+      );
+      await session.copyFrom(
+        "lead_import_staging",
+        STAGING_COLUMNS,
+        stagingLines(rows, columns, deps.config.IMPORT_MAX_ROWS, counted),
+      );
+      return finishImport(session, {
+        importId,
+        list,
+        columns,
+        startedAt,
+        now: () => new Date(deps.clock.now()),
+      });
+    });
+  } catch (error) {
+    if (error instanceof NotTextError)
+      throw badRequest(error.message, [{ field: "file", message: error.message }]);
+    throw error;
+  } finally {
+    await rows.return(undefined);
+  }
+}
+
+async function finishImport(
+  session: BulkSession,
+  params: {
+    importId: string;
+    list: LeadListRow;
+    columns: Columns;
+    startedAt: Date;
+    now: () => Date;
+  },
+): Promise<ImportView> {
+  const { importId, list, columns } = params;
+  const createdAt = params.now().toISOString();
+  // ORDER BY keeps file order in `seq` and lets the first of two equal phones win.
+  const imported = await session.execute(
+    `insert into leads (id, tenant_id, campaign_id, lead_list_id, import_id, import_row, phone, timezone, state,
+       attempts, fields, created_at, updated_at)
+     select gen_random_uuid(), $1::uuid, $2::uuid, $3::uuid, $4::uuid, row_no, phone, timezone, 'Fresh', 0, fields,
+       $5::timestamptz, $5::timestamptz
+     from lead_import_staging where reason is null order by row_no
+     on conflict (lead_list_id, phone) do nothing`,
+    [list.tenantId, list.campaignId, list.id, importId, createdAt],
+  );
+  const rejected = await session.execute(
+    `insert into lead_import_rejections (import_id, row, column_name, reason, cells)
+     select $1::uuid, s.row_no, case when s.reason is null then $3::text else s.column_name end,
+       coalesce(s.reason, 'duplicate'), s.cells
+     from lead_import_staging s
+     where s.reason is not null or not exists (
+       select 1 from leads l
+       where l.lead_list_id = $2::uuid and l.phone = s.phone and l.import_id = $1::uuid and l.import_row = s.row_no)`,
+    [importId, list.id, columns.phoneName],
+  );
+  const errors = await session.query<{ row: number; column_name: string | null; reason: string }>(
+    "select row, column_name, reason from lead_import_rejections where import_id = $1 order by row limit $2",
+    [importId, MAX_REPORTED_ERRORS],
+  );
+  const finishedAt = params.now();
+  const reported = errors.map((error) => ({
+    row: error.row,
+    column: error.column_name,
+    reason: error.reason,
+  }));
+  await session.execute(
+    "update lead_imports set imported = $2, rejected = $3, errors = $4::jsonb, finished_at = $5 where id = $1",
+    [importId, imported, rejected, JSON.stringify(reported), finishedAt.toISOString()],
+  );
+  await session.execute(
+    "update lead_lists set lead_count = lead_count + $2, updated_at = $3 where id = $1",
+    [list.id, imported, finishedAt.toISOString()],
+  );
+  return importView({
+    id: importId,
+    leadListId: list.id,
+    imported,
+    rejected,
+    errors: reported,
+    startedAt: params.startedAt,
+    finishedAt,
+  });
+}

@@ -1,0 +1,169 @@
+import { Elysia } from "elysia";
+import type { ServiceDeps } from "../../deps.ts";
+import { ok, okList } from "../../envelope.ts";
+import { requestMeta } from "../../http-meta.ts";
+import { resolveTenant } from "../../identity/tenant-scope.ts";
+import { parsePage } from "../../pagination.ts";
+import type { AuthGuard } from "../../plugins/auth.ts";
+import { jsonBody } from "../../plugins/json-body.ts";
+import {
+  CampaignParams,
+  CreateLeadListBody,
+  ImportForm,
+  ImportParams,
+  LeadsQuery,
+  ListParams,
+  PagedQuery,
+  TenantOnlyQuery,
+} from "./model.ts";
+import {
+  createLeadList,
+  getImports,
+  getLeadList,
+  getLeadLists,
+  getLeads,
+  importLeadFile,
+  rejectedCsv,
+} from "./service.ts";
+
+export const leadsModule = (deps: ServiceDeps, auth: AuthGuard) =>
+  new Elysia({ prefix: "/api/v1/campaigns/:id/lead-lists", detail: { tags: ["lead lists"] } })
+    .use(auth)
+    .post(
+      "",
+      async ({ principal, params, query, body, request, server, set }) => {
+        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
+        const result = await createLeadList(
+          deps,
+          principal,
+          tenantId,
+          params.id,
+          body,
+          requestMeta(request, server),
+        );
+        set.status = 201;
+        return ok(result);
+      },
+      {
+        auth: "leads.write",
+        params: CampaignParams,
+        query: TenantOnlyQuery,
+        ...jsonBody(CreateLeadListBody),
+        detail: { summary: "Create a lead list in a campaign" },
+      },
+    )
+    .get(
+      "",
+      async ({ principal, params, query }) => {
+        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
+        const page = parsePage(query);
+        const { items, total } = await getLeadLists(deps, tenantId, params.id, page);
+        return okList(items, total, page);
+      },
+      {
+        auth: "leads.read",
+        params: CampaignParams,
+        query: PagedQuery,
+        detail: { summary: "The campaign's lead lists" },
+      },
+    )
+    .get(
+      "/:list_id",
+      async ({ principal, params, query }) =>
+        ok(
+          await getLeadList(
+            deps,
+            await resolveTenant(deps, principal, query.tenant_id),
+            params.id,
+            params.list_id,
+          ),
+        ),
+      {
+        auth: "leads.read",
+        params: ListParams,
+        query: TenantOnlyQuery,
+        detail: { summary: "One lead list" },
+      },
+    )
+    .post(
+      "/:list_id/import",
+      async ({ principal, params, query, request, server }) => {
+        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
+        const meta = requestMeta(request, server);
+        return ok(
+          await importLeadFile(deps, principal, tenantId, params.id, params.list_id, request, meta),
+        );
+      },
+      {
+        auth: "leads.write",
+        params: ListParams,
+        query: TenantOnlyQuery,
+        // No body schema: the service streams the multipart upload itself (see UNREAD_MULTIPART).
+        detail: {
+          summary: "Import leads from a CSV file (all or nothing)",
+          requestBody: {
+            required: true,
+            content: {
+              "multipart/form-data": { schema: ImportForm as unknown as Record<string, unknown> },
+            },
+          },
+        },
+      },
+    )
+    .get(
+      "/:list_id/leads",
+      async ({ principal, params, query }) => {
+        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
+        const page = parsePage(query);
+        const filter = { state: query.state, phone: query.phone };
+        const { items, total } = await getLeads(
+          deps,
+          tenantId,
+          params.id,
+          params.list_id,
+          filter,
+          page,
+        );
+        return okList(items, total, page);
+      },
+      {
+        auth: "leads.read",
+        params: ListParams,
+        query: LeadsQuery,
+        detail: { summary: "The list's leads, newest first; filter by state or phone" },
+      },
+    )
+    .get(
+      "/:list_id/imports",
+      async ({ principal, params, query }) => {
+        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
+        const page = parsePage(query);
+        const { items, total } = await getImports(deps, tenantId, params.id, params.list_id, page);
+        return okList(items, total, page);
+      },
+      {
+        auth: "leads.read",
+        params: ListParams,
+        query: PagedQuery,
+        detail: { summary: "Past imports into the list" },
+      },
+    )
+    .get(
+      "/:list_id/imports/:import_id/rejected.csv",
+      async ({ principal, params, query }) => {
+        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
+        const csv = await rejectedCsv(deps, tenantId, params.id, params.list_id, params.import_id);
+        return new Response(csv.stream, {
+          headers: {
+            "content-type": "text/csv; charset=utf-8",
+            "content-disposition": `attachment; filename="${csv.fileName}"`,
+          },
+        });
+      },
+      {
+        auth: "leads.read",
+        params: ImportParams,
+        query: TenantOnlyQuery,
+        detail: { summary: "An import's rejected rows as CSV, with a reason column" },
+      },
+    );
