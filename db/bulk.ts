@@ -57,6 +57,8 @@ export async function withBulkTransaction<T>(
           execute: async (text, params = []) => (await sql.unsafe(text, params as never[])).count,
           async copyFrom(table, columns, lines) {
             const writable = await sql.unsafe(copyStatement(table, columns, "stdin")).writable();
+            // A failed COPY is reported by the transaction; the stream's own error event is noise.
+            writable.on("error", () => {});
             try {
               for await (const chunk of batched(lines, WRITE_BYTES)) {
                 if (!writable.write(chunk)) await once(writable, "drain");

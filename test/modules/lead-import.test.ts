@@ -55,6 +55,11 @@ describe("import results", () => {
       last_outcome: null,
     });
     expect(await listCount()).toBe(1);
+    const campaign = await w.request("GET", base.split("/lead-lists")[0] as string, { token });
+    expect(campaign.body.data.campaign.stats).toMatchObject({
+      leads_total: 1,
+      leads_by_state: { Fresh: 1, Dialing: 0 },
+    });
   });
 
   test("every row rejection reason, numbered from the first data row", async () => {

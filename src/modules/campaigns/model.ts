@@ -96,16 +96,6 @@ export const CampaignSchema = t.Object({
 });
 export type CampaignView = Static<typeof CampaignSchema>;
 
-export const LEAD_STATES = [
-  "Fresh",
-  "Dialing",
-  "Connected",
-  "Retry",
-  "Callback",
-  "Completed",
-  "Exhausted",
-  "DoNotCall",
-] as const;
 export const AGENT_STATES = [
   "offline",
   "ready",

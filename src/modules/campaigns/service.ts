@@ -25,6 +25,8 @@ import {
   updateCampaignSettings,
   updateCampaignStatus,
 } from "../../../db/queries/campaigns.ts";
+import { countLeadsByState } from "../../../db/queries/leads.ts";
+import { LEAD_STATES } from "../../../db/schema/leads.ts";
 import type { RequestMeta, ServiceDeps } from "../../deps.ts";
 import { ok, type Page } from "../../envelope.ts";
 import { ApiError, badRequest, notFound } from "../../errors.ts";
@@ -37,7 +39,6 @@ import {
   type CampaignStats,
   type CreateCampaignInput,
   campaignView,
-  LEAD_STATES,
   type PatchCampaignInput,
 } from "./model.ts";
 import { campaignRecordOf } from "./store.ts";
@@ -134,11 +135,19 @@ async function loadCampaign(db: Executor, tenantId: string, id: string) {
   return row;
 }
 
-/** Counts by state; leads, calls and agents are counted by the features that own them. */
-function emptyStats(): CampaignStats {
+/**
+ * Live numbers of a campaign. Leads are counted by state; calls in flight, agents and the
+ * abandon rate stay at zero until calls are placed.
+ */
+async function campaignStats(deps: ServiceDeps, campaignId: string): Promise<CampaignStats> {
+  const counts = await countLeadsByState(deps.db, campaignId);
+  const byState: Record<string, number> = Object.fromEntries(
+    LEAD_STATES.map((state) => [state, 0]),
+  );
+  for (const { state, total } of counts) byState[state] = total;
   return {
-    leads_total: 0,
-    leads_by_state: Object.fromEntries(LEAD_STATES.map((state) => [state, 0])),
+    leads_total: counts.reduce((sum, { total }) => sum + total, 0),
+    leads_by_state: byState,
     calls_in_flight: 0,
     agents_by_state: Object.fromEntries(AGENT_STATES.map((state) => [state, 0])),
     abandon_rate: 0,
@@ -150,7 +159,7 @@ export async function getCampaign(deps: ServiceDeps, tenantId: string, id: strin
   // A loaded actor may hold a change newer than a read that raced it; prefer it.
   const live = deps.campaigns.peek(row.id)?.campaign;
   const record = live && live.version >= row.version ? live : campaignRecordOf(row);
-  return { campaign: { ...campaignView(record), stats: emptyStats() } };
+  return { campaign: { ...campaignView(record), stats: await campaignStats(deps, row.id) } };
 }
 
 /** Runs a command on a campaign's actor, or answers 404 when it is not the tenant's. */
