@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { resetDatabase } from "../helpers/database.ts";
-import { startServer } from "../helpers/server-process.ts";
+import { SERVER_TEST_TIMEOUT_MS, startServer } from "../helpers/server-process.ts";
 
 const dataDir = mkdtempSync(join(tmpdir(), "dialer-restart-"));
 const env = {
@@ -86,5 +86,5 @@ describe("kill -9 right after a 2xx", () => {
       second.process.kill("SIGTERM");
       await second.process.exited;
     }
-  });
+  }, SERVER_TEST_TIMEOUT_MS);
 });

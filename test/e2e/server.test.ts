@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { resetDatabase } from "../helpers/database.ts";
-import { startExpectingFailure, startServer } from "../helpers/server-process.ts";
+import { SERVER_TEST_TIMEOUT_MS, startExpectingFailure, startServer } from "../helpers/server-process.ts";
 
 // The server is its own process here: on PGlite it gets its own data directory, on
 // PostgreSQL it shares the suite's database, emptied first.
@@ -47,7 +47,7 @@ describe("the server process", () => {
     expect(me.status).toBe(200);
     second.process.kill("SIGTERM");
     expect(await second.process.exited).toBe(0);
-  });
+  }, SERVER_TEST_TIMEOUT_MS);
 
   test("a bootstrap e-mail and password from the environment are used and not printed", async () => {
     await resetDatabase();
@@ -67,7 +67,7 @@ describe("the server process", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  });
+  }, SERVER_TEST_TIMEOUT_MS);
 
   test("a bad setting stops the start with one line naming it", async () => {
     for (const [name, value] of [
@@ -83,5 +83,5 @@ describe("the server process", () => {
       expect(lines[0]).toContain(name);
       if (name === "AUTH_JWT_SECRET") expect(lines[0]).not.toContain(value);
     }
-  });
+  }, SERVER_TEST_TIMEOUT_MS);
 });

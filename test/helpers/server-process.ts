@@ -1,5 +1,8 @@
 import type { Subprocess } from "bun";
 
+/** Starting a server process (PGlite boot and migrations) takes seconds on a busy machine. */
+export const SERVER_TEST_TIMEOUT_MS = 60_000;
+
 const ROOT = new URL("../..", import.meta.url).pathname;
 
 export interface ServerProcess {
