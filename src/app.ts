@@ -6,13 +6,17 @@ import { TenantRegistry } from "../actors/tenant-registry.ts";
 import type { DatabaseHandle } from "../db/client.ts";
 import type { Config } from "./config.ts";
 import type { ServiceDeps } from "./deps.ts";
+import { CredentialDirectory } from "./identity/credentials.ts";
+import { RateLimiter } from "./identity/rate-limiter.ts";
 import { TokenService } from "./identity/tokens.ts";
 import { KeyedMutex } from "./lib/keyed-mutex.ts";
 import type { Logger } from "./logger.ts";
+import { apiKeysModule } from "./modules/api-keys/index.ts";
 import { auditModule } from "./modules/audit/index.ts";
 import { authModule } from "./modules/auth/index.ts";
 import { campaignsModule } from "./modules/campaigns/index.ts";
 import { campaignStore } from "./modules/campaigns/store.ts";
+import { edgeNodesModule, nodeProtocolModule } from "./modules/edge-nodes/index.ts";
 import { leadsModule } from "./modules/leads/index.ts";
 import { tenantsModule } from "./modules/tenants/index.ts";
 import { tenantStore } from "./modules/tenants/store.ts";
@@ -41,6 +45,9 @@ export function createServiceDeps(input: ServiceDepsInput): ServiceDeps {
     tokens: new TokenService(input.jwtSecret, input.config.AUTH_JWT_TTL_SECONDS, input.clock),
     tenants: new TenantRegistry(tenantStore(input.database.db), input.logger),
     campaigns: new CampaignRegistry(campaignStore(input.database.db), input.clock, input.logger),
+    credentials: new CredentialDirectory(input.database.db, input.logger),
+    rateLimiter: new RateLimiter(),
+    loginThrottle: new RateLimiter(),
     loginGate: new KeyedMutex(),
     importGate: new KeyedMutex(),
   };
@@ -84,6 +91,9 @@ export function createApp(deps: ServiceDeps) {
     .use(usersModule(deps, auth))
     .use(campaignsModule(deps, auth))
     .use(leadsModule(deps, auth))
+    .use(apiKeysModule(deps, auth))
+    .use(edgeNodesModule(deps, auth))
+    .use(nodeProtocolModule(deps, auth))
     .use(auditModule(deps, auth));
 }
 

@@ -3,6 +3,8 @@ import type { CampaignRegistry } from "../actors/registry.ts";
 import type { TenantRegistry } from "../actors/tenant-registry.ts";
 import type { Database, DatabaseKind, RawClient } from "../db/client.ts";
 import type { Config } from "./config.ts";
+import type { CredentialDirectory } from "./identity/credentials.ts";
+import type { RateLimiter } from "./identity/rate-limiter.ts";
 import type { TokenService } from "./identity/tokens.ts";
 import type { KeyedMutex } from "./lib/keyed-mutex.ts";
 import type { Logger } from "./logger.ts";
@@ -21,6 +23,12 @@ export interface ServiceDeps {
   tenants: TenantRegistry;
   /** The live campaign actors. */
   campaigns: CampaignRegistry;
+  /** API keys and node keys by digest, and batched `last_used_at` writes. */
+  credentials: CredentialDirectory;
+  /** Per-key request counts over the rolling minute. */
+  rateLimiter: RateLimiter;
+  /** Login attempts per client address, a stricter limit than the API's. */
+  loginThrottle: RateLimiter;
   /** Serialises login attempts per account so the lockout counts exactly. */
   loginGate: KeyedMutex;
   /** Serialises imports per lead list within this process (the database locks across processes). */

@@ -63,6 +63,7 @@ async function main() {
     await server?.stop(false);
     deps.campaigns.stopAll();
     deps.tenants.stopAll();
+    await deps.credentials.close();
     await database.close();
     logger.info("stopped");
     process.exit(0);

@@ -24,3 +24,17 @@ export const listTenants = (db: Executor, page: { limit: number; offset: number 
       .offset(page.offset),
     db.select({ total: count() }).from(tenants),
   );
+
+export const updateTenant = async (
+  db: Executor,
+  id: string,
+  patch: Partial<Pick<TenantRow, "name" | "rateLimitPerMinute">>,
+  now: Date,
+) =>
+  (
+    await db
+      .update(tenants)
+      .set({ ...patch, updatedAt: now })
+      .where(eq(tenants.id, id))
+      .returning()
+  )[0];

@@ -1,3 +1,4 @@
+export * from "./access.ts";
 export * from "./campaigns.ts";
 export * from "./identity.ts";
 export * from "./leads.ts";

@@ -1,27 +1,54 @@
+import type { ScopeLevel, Scopes } from "../../db/schema/access.ts";
 import type { Role } from "./roles.ts";
 
 const AGENT_UP: Role[] = ["agent", "supervisor", "admin", "platform_admin"];
 const SUPERVISOR_UP: Role[] = ["supervisor", "admin", "platform_admin"];
 const ADMIN_UP: Role[] = ["admin", "platform_admin"];
 
+export type ScopedResource = keyof Scopes;
+export const SCOPED_RESOURCES: ScopedResource[] = ["campaigns", "leads", "cdrs", "users"];
+export const SCOPE_LEVELS: ScopeLevel[] = ["none", "read", "write"];
+
+export interface PermissionRule {
+  /** Roles of users who hold it. */
+  roles: Role[];
+  /** The scope an API key needs for it; without one, API keys are refused. */
+  scope?: { resource: ScopedResource; level: "read" | "write" };
+  /** Open to users who must still change their password. */
+  allowPendingPassword?: boolean;
+}
+
 /**
- * Every permission a route can require, and the roles that hold it. Routes name one of
- * these in their `auth` option; nothing else decides who may call what.
+ * Every permission a route can require: which roles hold it and which API-key scope grants
+ * it. Routes name one of these in their `auth` option; nothing else decides who may call what.
  */
 export const PERMISSIONS = {
-  /** Any signed-in user, even one who must still change the password. */
-  "session.self": { roles: AGENT_UP, allowPendingPassword: true },
+  "session.me": { roles: AGENT_UP, allowPendingPassword: true },
+  "session.password": { roles: AGENT_UP, allowPendingPassword: true },
+  "session.logout": { roles: AGENT_UP, allowPendingPassword: true },
   "tenants.read": { roles: ["platform_admin"] },
   "tenants.write": { roles: ["platform_admin"] },
-  "users.read": { roles: ADMIN_UP },
-  "users.write": { roles: ADMIN_UP },
+  "tenants.settings": { roles: ADMIN_UP },
+  "users.read": { roles: ADMIN_UP, scope: { resource: "users", level: "read" } },
+  "users.write": { roles: ADMIN_UP, scope: { resource: "users", level: "write" } },
   "audit.read": { roles: ADMIN_UP },
-  "campaigns.read": { roles: AGENT_UP },
-  "campaigns.write": { roles: ADMIN_UP },
-  "campaigns.status": { roles: SUPERVISOR_UP },
-  "campaigns.history": { roles: SUPERVISOR_UP },
-  "leads.read": { roles: SUPERVISOR_UP },
-  "leads.write": { roles: ADMIN_UP },
-} satisfies Record<string, { roles: Role[]; allowPendingPassword?: boolean }>;
+  "api_keys.manage": { roles: ADMIN_UP },
+  "edge_nodes.manage": { roles: ADMIN_UP },
+  "campaigns.read": { roles: AGENT_UP, scope: { resource: "campaigns", level: "read" } },
+  "campaigns.write": { roles: ADMIN_UP, scope: { resource: "campaigns", level: "write" } },
+  "campaigns.status": { roles: SUPERVISOR_UP, scope: { resource: "campaigns", level: "write" } },
+  "campaigns.history": { roles: SUPERVISOR_UP, scope: { resource: "campaigns", level: "read" } },
+  "leads.read": { roles: SUPERVISOR_UP, scope: { resource: "leads", level: "read" } },
+  "leads.write": { roles: ADMIN_UP, scope: { resource: "leads", level: "write" } },
+} satisfies Record<string, PermissionRule>;
 
 export type Permission = keyof typeof PERMISSIONS;
+
+/** API keys may read their own identity on `/auth/me`, though it needs no scope. */
+export const OPEN_TO_ANY_KEY: ReadonlySet<Permission> = new Set(["session.me"]);
+
+const LEVEL_RANK: Record<ScopeLevel, number> = { none: 0, read: 1, write: 2 };
+
+/** Whether scopes grant a level on a resource; write includes read, a missing resource is none. */
+export const scopeGrants = (scopes: Scopes, resource: ScopedResource, level: "read" | "write") =>
+  LEVEL_RANK[scopes[resource] ?? "none"] >= LEVEL_RANK[level];

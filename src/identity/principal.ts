@@ -1,18 +1,37 @@
 import type { LiveUser } from "../../actors/tenant.machine.ts";
+import type { Scopes } from "../../db/schema/access.ts";
+import type { Role } from "./roles.ts";
 
-/** Who is calling, resolved once per request by the auth plugin. */
+/** A signed-in user, resolved from a bearer token. */
 export interface UserPrincipal {
   kind: "user";
   user: LiveUser;
   tenantId: string;
-  role: LiveUser["role"];
+  role: Role;
   tokenExpiresAt: number;
 }
 
-export type Principal = UserPrincipal;
+/** An integration, resolved from a workspace API key. It has scopes instead of a role. */
+export interface ApiKeyPrincipal {
+  kind: "api_key";
+  keyId: string;
+  tenantId: string;
+  role: null;
+  scopes: Scopes;
+}
+
+/** Who is calling an ordinary route, resolved once per request by the auth plugin. */
+export type Principal = UserPrincipal | ApiKeyPrincipal;
+
+/** A telephony edge node, resolved from its node key on `/api/v1/nodes/*` only. */
+export interface NodePrincipal {
+  kind: "edge_node";
+  nodeId: string;
+  tenantId: string;
+}
 
 /** The actor fields of an audit record for this principal. */
-export const auditActorOf = (principal: Principal) => ({
-  actorType: principal.kind,
-  actorId: principal.user.id,
-});
+export const auditActorOf = (principal: Principal) =>
+  principal.kind === "user"
+    ? { actorType: "user" as const, actorId: principal.user.id }
+    : { actorType: "api_key" as const, actorId: principal.keyId };

@@ -1,18 +1,48 @@
 import { Elysia } from "elysia";
 import type { ServiceDeps } from "../deps.ts";
 import { ApiError, forbidden, MISSING_AUTHORIZATION, unauthenticated } from "../errors.ts";
-import { PERMISSIONS, type Permission } from "../identity/permissions.ts";
-import type { Principal } from "../identity/principal.ts";
+import {
+  OPEN_TO_ANY_KEY,
+  PERMISSIONS,
+  type Permission,
+  type PermissionRule,
+  scopeGrants,
+} from "../identity/permissions.ts";
+import type {
+  ApiKeyPrincipal,
+  NodePrincipal,
+  Principal,
+  UserPrincipal,
+} from "../identity/principal.ts";
+import type { RateDecision } from "../identity/rate-limiter.ts";
+import {
+  API_KEY_PREFIX,
+  digestOf,
+  isWellFormedSecret,
+  NODE_KEY_PREFIX,
+} from "../identity/secrets.ts";
 import { isUuid } from "../identity/tenant-scope.ts";
 
-export type AuthDeps = Pick<ServiceDeps, "tokens" | "tenants">;
+export type AuthDeps = Pick<
+  ServiceDeps,
+  "tokens" | "tenants" | "credentials" | "rateLimiter" | "clock"
+>;
 
 const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]+)$/;
 const INVALID_TOKEN = "invalid or expired token";
+const INVALID_KEY = "invalid or revoked key";
 
-/** Turns a bearer value into a principal; the same checks serve HTTP and WebSocket upgrades. */
-export async function authenticate(deps: AuthDeps, token: string | undefined): Promise<Principal> {
-  if (!token) throw unauthenticated(MISSING_AUTHORIZATION);
+type Headers = Record<string, string | number>;
+
+/** The IETF draft's rate-limit fields, on every response to an API key. */
+export function rateLimitHeaders(decision: RateDecision): Record<string, string> {
+  return {
+    "ratelimit-policy": `"per-key";q=${decision.limit};w=60`,
+    ratelimit: `"per-key";r=${decision.remaining};t=${decision.resetSeconds}`,
+  };
+}
+
+async function userPrincipal(deps: AuthDeps, token: string): Promise<UserPrincipal> {
   const claims = await deps.tokens.verify(token);
   if (!claims || !isUuid(claims.sub) || !isUuid(claims.tid)) throw unauthenticated(INVALID_TOKEN);
   const user = await deps.tenants.user(claims.tid, claims.sub);
@@ -27,14 +57,71 @@ export async function authenticate(deps: AuthDeps, token: string | undefined): P
   };
 }
 
+/** Resolves a key and counts the request against its rate limit; failures never count. */
+async function apiKeyPrincipal(
+  deps: AuthDeps,
+  key: string,
+  headers: Headers,
+): Promise<ApiKeyPrincipal> {
+  const row = isWellFormedSecret(key) ? await deps.credentials.apiKey(digestOf(key)) : undefined;
+  if (!row || row.revokedAt) throw unauthenticated(INVALID_KEY);
+  const tenant = await deps.tenants.tenant(row.tenantId);
+  if (!tenant) throw unauthenticated(INVALID_KEY);
+  const now = deps.clock.now();
+  const decision = deps.rateLimiter.take(
+    row.id,
+    row.rateLimitPerMinute ?? tenant.rateLimitPerMinute,
+    now,
+  );
+  const limitHeaders = rateLimitHeaders(decision);
+  Object.assign(headers, limitHeaders);
+  if (!decision.allowed) {
+    throw new ApiError(429, "rate_limited", "rate limit exceeded", undefined, {
+      ...limitHeaders,
+      "retry-after": String(decision.resetSeconds),
+    });
+  }
+  deps.credentials.markUsed(row.id, now);
+  return { kind: "api_key", keyId: row.id, tenantId: row.tenantId, role: null, scopes: row.scopes };
+}
+
+/**
+ * Turns a bearer value into a principal: a user token or a workspace API key. Node keys
+ * belong to `/api/v1/nodes/*` alone and are refused here. `headers` receives the rate-limit
+ * fields of a key.
+ */
+export async function authenticate(
+  deps: AuthDeps,
+  bearer: string | undefined,
+  headers: Headers = {},
+): Promise<Principal> {
+  if (!bearer) throw unauthenticated(MISSING_AUTHORIZATION);
+  if (bearer.startsWith(API_KEY_PREFIX)) return apiKeyPrincipal(deps, bearer, headers);
+  if (bearer.startsWith(NODE_KEY_PREFIX)) throw unauthenticated(INVALID_KEY);
+  return userPrincipal(deps, bearer);
+}
+
 /** Checks a principal against one permission of the table. */
 export function authorize(principal: Principal, permission: Permission): void {
-  const rule: { roles: readonly string[]; allowPendingPassword?: boolean } =
-    PERMISSIONS[permission];
+  const rule: PermissionRule = PERMISSIONS[permission];
+  if (principal.kind === "api_key") {
+    if (OPEN_TO_ANY_KEY.has(permission)) return;
+    if (!rule.scope) throw forbidden("API keys cannot use this endpoint");
+    if (!scopeGrants(principal.scopes, rule.scope.resource, rule.scope.level)) {
+      throw forbidden(`the API key needs ${rule.scope.level} access to ${rule.scope.resource}`);
+    }
+    return;
+  }
   if (principal.user.mustChangePassword && !rule.allowPendingPassword) {
     throw new ApiError(403, "password_change_required", "password change required");
   }
   if (!rule.roles.includes(principal.role)) throw forbidden("insufficient role");
+}
+
+/** Narrows to a user for the operations that only a person does (passwords, logout). */
+export function asUser(principal: Principal): UserPrincipal {
+  if (principal.kind !== "user") throw forbidden("API keys cannot use this endpoint");
+  return principal;
 }
 
 export const bearerOf = (header: string | null | undefined) => {
@@ -44,14 +131,42 @@ export const bearerOf = (header: string | null | undefined) => {
   return match[1];
 };
 
-/** The one auth guard: routes declare `{ auth: "<permission>" }` and receive `principal`. */
+/** A node key's node; user tokens, API keys and revoked node keys are all 401. */
+export async function authenticateNode(
+  deps: AuthDeps,
+  bearer: string | undefined,
+): Promise<NodePrincipal> {
+  if (!bearer) throw unauthenticated(MISSING_AUTHORIZATION);
+  const row =
+    bearer.startsWith(NODE_KEY_PREFIX) && isWellFormedSecret(bearer)
+      ? await deps.credentials.node(digestOf(bearer))
+      : undefined;
+  if (!row || row.revokedAt) throw unauthenticated(INVALID_KEY);
+  return { kind: "edge_node", nodeId: row.id, tenantId: row.tenantId };
+}
+
+/**
+ * The one auth guard. Routes declare `{ auth: "<permission>" }` and receive `principal`, or
+ * `{ nodeAuth: true }` (the edge-node protocol) and receive `node`.
+ */
 export const authPlugin = (deps: AuthDeps) =>
   new Elysia({ name: "auth" }).macro({
     auth: (permission: Permission) => ({
-      async resolve({ request }) {
-        const principal = await authenticate(deps, bearerOf(request.headers.get("authorization")));
+      async resolve({ request, set }) {
+        const principal = await authenticate(
+          deps,
+          bearerOf(request.headers.get("authorization")),
+          set.headers as Headers,
+        );
         authorize(principal, permission);
         return { principal };
+      },
+    }),
+    nodeAuth: (_enabled: true) => ({
+      async resolve({ request }) {
+        return {
+          node: await authenticateNode(deps, bearerOf(request.headers.get("authorization"))),
+        };
       },
     }),
   });

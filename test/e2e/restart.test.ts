@@ -43,48 +43,52 @@ const call = async (
 };
 
 describe("kill -9 right after a 2xx", () => {
-  test("the status and the idempotent reply survive", async () => {
-    const first = await startServer(env);
-    const login = await call(first.baseUrl, "POST", "/api/v1/auth/login", undefined, {
-      email: "ops@example.test",
-      password: "a configured password",
-    });
-    const token = login.body.data.token as string;
-    const created = await call(first.baseUrl, "POST", "/api/v1/campaigns", token, {
-      name: "Durable",
-    });
-    const id = created.body.data.campaign.id as string;
-    const started = await call(
-      first.baseUrl,
-      "POST",
-      `/api/v1/campaigns/${id}/status`,
-      token,
-      { action: "start" },
-      "k-1",
-    );
-    expect(started.status).toBe(200);
-    first.process.kill("SIGKILL");
-    await first.process.exited;
-
-    const second = await startServer(env);
-    try {
-      expect(second.output()).toMatch(/"campaigns":1/);
-      const replay = await call(
-        second.baseUrl,
+  test(
+    "the status and the idempotent reply survive",
+    async () => {
+      const first = await startServer(env);
+      const login = await call(first.baseUrl, "POST", "/api/v1/auth/login", undefined, {
+        email: "ops@example.test",
+        password: "a configured password",
+      });
+      const token = login.body.data.token as string;
+      const created = await call(first.baseUrl, "POST", "/api/v1/campaigns", token, {
+        name: "Durable",
+      });
+      const id = created.body.data.campaign.id as string;
+      const started = await call(
+        first.baseUrl,
         "POST",
         `/api/v1/campaigns/${id}/status`,
         token,
         { action: "start" },
         "k-1",
       );
-      expect(replay.status).toBe(200);
-      expect(replay.headers.get("idempotent-replayed")).toBe("true");
-      expect(replay.body).toEqual(started.body);
-      const current = await call(second.baseUrl, "GET", `/api/v1/campaigns/${id}`, token);
-      expect(current.body.data.campaign.status).toBe("running");
-    } finally {
-      second.process.kill("SIGTERM");
-      await second.process.exited;
-    }
-  }, SERVER_TEST_TIMEOUT_MS);
+      expect(started.status).toBe(200);
+      first.process.kill("SIGKILL");
+      await first.process.exited;
+
+      const second = await startServer(env);
+      try {
+        expect(second.output()).toMatch(/"campaigns":1/);
+        const replay = await call(
+          second.baseUrl,
+          "POST",
+          `/api/v1/campaigns/${id}/status`,
+          token,
+          { action: "start" },
+          "k-1",
+        );
+        expect(replay.status).toBe(200);
+        expect(replay.headers.get("idempotent-replayed")).toBe("true");
+        expect(replay.body).toEqual(started.body);
+        const current = await call(second.baseUrl, "GET", `/api/v1/campaigns/${id}`, token);
+        expect(current.body.data.campaign.status).toBe("running");
+      } finally {
+        second.process.kill("SIGTERM");
+        await second.process.exited;
+      }
+    },
+    SERVER_TEST_TIMEOUT_MS,
+  );
 });

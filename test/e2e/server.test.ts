@@ -3,7 +3,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { resetDatabase } from "../helpers/database.ts";
-import { SERVER_TEST_TIMEOUT_MS, startExpectingFailure, startServer } from "../helpers/server-process.ts";
+import {
+  SERVER_TEST_TIMEOUT_MS,
+  startExpectingFailure,
+  startServer,
+} from "../helpers/server-process.ts";
 
 // The server is its own process here: on PGlite it gets its own data directory, on
 // PostgreSQL it shares the suite's database, emptied first.
@@ -23,65 +27,77 @@ const login = (baseUrl: string, email: string, password: string) =>
   });
 
 describe("the server process", () => {
-  test("first start prints the generated admin password once; it logs in; SIGTERM drains and exits 0", async () => {
-    const first = await startServer(env);
-    const match = /platform admin: (\S+)\s+password: (\S+)/.exec(first.output());
-    expect(match).not.toBeNull();
-    const [, email, password] = match as RegExpExecArray;
-    const ok = await login(first.baseUrl, email as string, password as string);
-    expect(ok.status).toBe(200);
-    const body = (await ok.json()) as { data: { token: string } };
+  test(
+    "first start prints the generated admin password once; it logs in; SIGTERM drains and exits 0",
+    async () => {
+      const first = await startServer(env);
+      const match = /platform admin: (\S+)\s+password: (\S+)/.exec(first.output());
+      expect(match).not.toBeNull();
+      const [, email, password] = match as RegExpExecArray;
+      const ok = await login(first.baseUrl, email as string, password as string);
+      expect(ok.status).toBe(200);
+      const body = (await ok.json()) as { data: { token: string } };
 
-    // A request in flight when SIGTERM arrives is still answered.
-    const inFlight = login(first.baseUrl, email as string, "a wrong password");
-    await Bun.sleep(5);
-    first.process.kill("SIGTERM");
-    expect((await inFlight).status).toBe(401);
-    expect(await first.process.exited).toBe(0);
+      // A request in flight when SIGTERM arrives is still answered.
+      const inFlight = login(first.baseUrl, email as string, "a wrong password");
+      await Bun.sleep(5);
+      first.process.kill("SIGTERM");
+      expect((await inFlight).status).toBe(401);
+      expect(await first.process.exited).toBe(0);
 
-    const second = await startServer(env);
-    expect(second.output()).not.toContain("password:");
-    const me = await fetch(`${second.baseUrl}/api/v1/auth/me`, {
-      headers: { authorization: `Bearer ${body.data.token}` },
-    });
-    expect(me.status).toBe(200);
-    second.process.kill("SIGTERM");
-    expect(await second.process.exited).toBe(0);
-  }, SERVER_TEST_TIMEOUT_MS);
-
-  test("a bootstrap e-mail and password from the environment are used and not printed", async () => {
-    await resetDatabase();
-    const dir = mkdtempSync(join(tmpdir(), "dialer-e2e-"));
-    try {
-      const server = await startServer({
-        ...env,
-        DATA_DIR: dir,
-        BOOTSTRAP_ADMIN_EMAIL: "ops@example.test",
-        BOOTSTRAP_ADMIN_PASSWORD: "a configured password",
+      const second = await startServer(env);
+      expect(second.output()).not.toContain("password:");
+      const me = await fetch(`${second.baseUrl}/api/v1/auth/me`, {
+        headers: { authorization: `Bearer ${body.data.token}` },
       });
-      expect(server.output()).not.toContain("a configured password");
-      const response = await login(server.baseUrl, "ops@example.test", "a configured password");
-      expect(response.status).toBe(200);
-      server.process.kill("SIGTERM");
-      expect(await server.process.exited).toBe(0);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  }, SERVER_TEST_TIMEOUT_MS);
+      expect(me.status).toBe(200);
+      second.process.kill("SIGTERM");
+      expect(await second.process.exited).toBe(0);
+    },
+    SERVER_TEST_TIMEOUT_MS,
+  );
 
-  test("a bad setting stops the start with one line naming it", async () => {
-    for (const [name, value] of [
-      ["AUTH_JWT_SECRET", "too-short"],
-      ["PORT", "not-a-port"],
-      ["AUTH_JWT_TTL_SECONDS", "-5"],
-      ["DATABASE_URL", "mysql://nope"],
-    ] as const) {
-      const result = await startExpectingFailure({ ...env, [name]: value });
-      expect(result.code).toBe(2);
-      const lines = result.stderr.trim().split("\n");
-      expect(lines).toHaveLength(1);
-      expect(lines[0]).toContain(name);
-      if (name === "AUTH_JWT_SECRET") expect(lines[0]).not.toContain(value);
-    }
-  }, SERVER_TEST_TIMEOUT_MS);
+  test(
+    "a bootstrap e-mail and password from the environment are used and not printed",
+    async () => {
+      await resetDatabase();
+      const dir = mkdtempSync(join(tmpdir(), "dialer-e2e-"));
+      try {
+        const server = await startServer({
+          ...env,
+          DATA_DIR: dir,
+          BOOTSTRAP_ADMIN_EMAIL: "ops@example.test",
+          BOOTSTRAP_ADMIN_PASSWORD: "a configured password",
+        });
+        expect(server.output()).not.toContain("a configured password");
+        const response = await login(server.baseUrl, "ops@example.test", "a configured password");
+        expect(response.status).toBe(200);
+        server.process.kill("SIGTERM");
+        expect(await server.process.exited).toBe(0);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+    SERVER_TEST_TIMEOUT_MS,
+  );
+
+  test(
+    "a bad setting stops the start with one line naming it",
+    async () => {
+      for (const [name, value] of [
+        ["AUTH_JWT_SECRET", "too-short"],
+        ["PORT", "not-a-port"],
+        ["AUTH_JWT_TTL_SECONDS", "-5"],
+        ["DATABASE_URL", "mysql://nope"],
+      ] as const) {
+        const result = await startExpectingFailure({ ...env, [name]: value });
+        expect(result.code).toBe(2);
+        const lines = result.stderr.trim().split("\n");
+        expect(lines).toHaveLength(1);
+        expect(lines[0]).toContain(name);
+        if (name === "AUTH_JWT_SECRET") expect(lines[0]).not.toContain(value);
+      }
+    },
+    SERVER_TEST_TIMEOUT_MS,
+  );
 });

@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import type { ServiceDeps } from "../../deps.ts";
 import { ok } from "../../envelope.ts";
 import { requestMeta } from "../../http-meta.ts";
-import type { AuthGuard } from "../../plugins/auth.ts";
+import { type AuthGuard, asUser } from "../../plugins/auth.ts";
 import { jsonBody } from "../../plugins/json-body.ts";
 import { ChangePasswordBody, LoginBody } from "./model.ts";
 import { changePassword, login, logout, me } from "./service.ts";
@@ -13,22 +13,22 @@ export const authModule = (deps: ServiceDeps, auth: AuthGuard) =>
     .post(
       "/login",
       async ({ body, request, server }) =>
-        ok(await login(deps, body, requestMeta(request, server))),
+        ok(await login(deps, body, requestMeta(request, server, deps.config.TRUST_PROXY))),
       {
         ...jsonBody(LoginBody),
         detail: { summary: "Log in and receive a bearer token", security: [] },
       },
     )
     .get("/me", async ({ principal }) => ok(await me(deps, principal)), {
-      auth: "session.self",
+      auth: "session.me",
       detail: { summary: "The caller's user and tenant" },
     })
     .post(
       "/me/password",
       async ({ principal, body, request, server }) =>
-        ok(await changePassword(deps, principal, body, requestMeta(request, server))),
+        ok(await changePassword(deps, asUser(principal), body, requestMeta(request, server))),
       {
-        auth: "session.self",
+        auth: "session.password",
         ...jsonBody(ChangePasswordBody),
         detail: { summary: "Change the caller's password" },
       },
@@ -36,6 +36,6 @@ export const authModule = (deps: ServiceDeps, auth: AuthGuard) =>
     .post(
       "/logout",
       async ({ principal, request, server }) =>
-        ok(await logout(deps, principal, requestMeta(request, server))),
-      { auth: "session.self", detail: { summary: "Record a logout (tokens are not revoked)" } },
+        ok(await logout(deps, asUser(principal), requestMeta(request, server))),
+      { auth: "session.logout", detail: { summary: "Record a logout (tokens are not revoked)" } },
     );

@@ -1,3 +1,4 @@
+import { findTenantApiKey } from "../../../db/queries/access.ts";
 import { findTenantByDomain } from "../../../db/queries/tenants.ts";
 import {
   findTenantUser,
@@ -10,7 +11,8 @@ import type { RequestMeta, ServiceDeps } from "../../deps.ts";
 import { ApiError, badRequest, notFound, unauthenticated } from "../../errors.ts";
 import { recordAudit } from "../../identity/audit.ts";
 import { hashPassword, verifyDecoy, verifyPassword } from "../../identity/passwords.ts";
-import type { UserPrincipal } from "../../identity/principal.ts";
+import type { Principal, UserPrincipal } from "../../identity/principal.ts";
+import { apiKeyView } from "../api-keys/model.ts";
 import { tenantView } from "../tenants/model.ts";
 import { userView } from "../users/model.ts";
 import { assertNotLocked, countFailure, resetFailures } from "./lockout.ts";
@@ -90,7 +92,29 @@ async function accountsFor(deps: ServiceDeps, email: string, tenantDomain: strin
   return fallback ? [{ tenantId: fallback.id, email, user: undefined }] : [];
 }
 
+/** Refuses a client address that tries more logins a minute than a person would. */
+function throttleAddress(deps: ServiceDeps, ip: string | undefined) {
+  if (!ip) return;
+  const decision = deps.loginThrottle.take(
+    ip,
+    deps.config.LOGIN_RATE_LIMIT_PER_MINUTE,
+    deps.clock.now(),
+  );
+  if (!decision.allowed) {
+    throw new ApiError(
+      429,
+      "rate_limited",
+      "too many login attempts from this address",
+      undefined,
+      {
+        "retry-after": String(decision.resetSeconds),
+      },
+    );
+  }
+}
+
 export async function login(deps: ServiceDeps, input: LoginInput, meta: RequestMeta) {
+  throttleAddress(deps, meta.ip);
   const email = input.email.trim().toLowerCase();
   const accounts: Account[] = await accountsFor(deps, email, input.tenant_domain);
   let user: UserRow;
@@ -154,11 +178,18 @@ async function loginAmongTenants(
   throw unauthenticated();
 }
 
-/** Served from memory: the principal's user is the directory's live copy. */
-export async function me(deps: ServiceDeps, principal: UserPrincipal) {
+/** The caller and its tenant: the user (from the tenant actor's memory) or the API key. */
+export async function me(deps: ServiceDeps, principal: Principal) {
   const tenant = await deps.tenants.tenant(principal.tenantId);
   if (!tenant) throw notFound("tenant");
-  return { user: userView(principal.user), tenant: tenantView(tenant) };
+  if (principal.kind === "user")
+    return { user: userView(principal.user), tenant: tenantView(tenant) };
+  const key = await findTenantApiKey(deps.db, principal.tenantId, principal.keyId);
+  if (!key) throw notFound("API key");
+  return {
+    api_key: apiKeyView(key, deps.credentials.pendingUseOf(key.id)),
+    tenant: tenantView(tenant),
+  };
 }
 
 export async function changePassword(

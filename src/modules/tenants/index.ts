@@ -6,8 +6,8 @@ import { PageQuery, parsePage } from "../../pagination.ts";
 import type { AuthGuard } from "../../plugins/auth.ts";
 import { jsonBody } from "../../plugins/json-body.ts";
 import { IdParams } from "../users/model.ts";
-import { CreateTenantBody } from "./model.ts";
-import { createTenant, getTenant, listAllTenants } from "./service.ts";
+import { CreateTenantBody, PatchTenantBody } from "./model.ts";
+import { createTenant, getTenant, listAllTenants, patchTenant } from "./service.ts";
 
 export const tenantsModule = (deps: ServiceDeps, auth: AuthGuard) =>
   new Elysia({ prefix: "/api/v1/tenants", detail: { tags: ["tenants"] } })
@@ -33,6 +33,17 @@ export const tenantsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         return okList(items, total, page);
       },
       { auth: "tenants.read", query: t.Object(PageQuery), detail: { summary: "List tenants" } },
+    )
+    .patch(
+      "/:id",
+      async ({ principal, params, body, request, server }) =>
+        ok(await patchTenant(deps, principal, params.id, body, requestMeta(request, server))),
+      {
+        auth: "tenants.settings",
+        params: IdParams,
+        ...jsonBody(PatchTenantBody),
+        detail: { summary: "Change a tenant's name or default API-key rate limit" },
+      },
     )
     .get("/:id", async ({ principal, params }) => ok(await getTenant(deps, principal, params.id)), {
       auth: "tenants.read",

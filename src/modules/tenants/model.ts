@@ -23,6 +23,15 @@ export const CreateTenantBody = t.Object(
 );
 export type CreateTenantInput = Static<typeof CreateTenantBody>;
 
+export const PatchTenantBody = t.Object(
+  {
+    name: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
+    rate_limit_per_minute: t.Optional(t.Integer({ minimum: 1, maximum: 10_000 })),
+  },
+  { additionalProperties: false },
+);
+export type PatchTenantInput = Static<typeof PatchTenantBody>;
+
 export const tenantView = (row: TenantRow): TenantView => ({
   id: row.id,
   name: row.name,

@@ -1,12 +1,12 @@
 import { isUniqueViolation } from "../../../db/errors.ts";
-import { insertTenant, listTenants } from "../../../db/queries/tenants.ts";
+import { insertTenant, listTenants, updateTenant } from "../../../db/queries/tenants.ts";
 import type { RequestMeta, ServiceDeps } from "../../deps.ts";
 import type { Page } from "../../envelope.ts";
 import { conflict, notFound } from "../../errors.ts";
 import { recordAudit } from "../../identity/audit.ts";
 import { auditActorOf, type Principal } from "../../identity/principal.ts";
 import { isUuid } from "../../identity/tenant-scope.ts";
-import { type CreateTenantInput, tenantView } from "./model.ts";
+import { type CreateTenantInput, type PatchTenantInput, tenantView } from "./model.ts";
 
 const domainTaken = () =>
   conflict("domain already in use", [{ field: "domain", message: "already in use" }]);
@@ -51,6 +51,41 @@ export async function createTenant(
 export async function listAllTenants(deps: ServiceDeps, page: Page) {
   const { items, total } = await listTenants(deps.db, page);
   return { items: items.map(tenantView), total };
+}
+
+/** Admins change their own tenant's settings; platform admins any tenant's. */
+export async function patchTenant(
+  deps: ServiceDeps,
+  principal: Principal,
+  id: string,
+  input: PatchTenantInput,
+  meta: RequestMeta,
+) {
+  const visible = principal.role === "platform_admin" || id === principal.tenantId;
+  if (!visible || !isUuid(id) || !(await deps.tenants.tenant(id))) throw notFound("tenant");
+  const now = new Date(deps.clock.now());
+  const updated = await deps.db.transaction(async (tx) => {
+    const row = await updateTenant(
+      tx,
+      id,
+      { name: input.name?.trim(), rateLimitPerMinute: input.rate_limit_per_minute },
+      now,
+    );
+    await recordAudit(tx, {
+      tenantId: id,
+      ...auditActorOf(principal),
+      action: "tenant.updated",
+      targetType: "tenant",
+      targetId: id,
+      requestId: meta.requestId,
+      details: { changes: input },
+      at: now,
+    });
+    return row;
+  });
+  if (!updated) throw notFound("tenant");
+  deps.tenants.tenantChanged(updated);
+  return { tenant: tenantView(updated) };
 }
 
 export async function getTenant(deps: ServiceDeps, principal: Principal, id: string) {

@@ -102,7 +102,8 @@ export async function patchUser(
   meta: RequestMeta,
 ) {
   const before = await loadUser(deps, tenantId, id);
-  if (before.id === principal.user.id && (input.role !== undefined || input.status !== undefined)) {
+  const self = principal.kind === "user" && before.id === principal.user.id;
+  if (self && (input.role !== undefined || input.status !== undefined)) {
     throw forbidden("you cannot change your own role or status");
   }
   if (before.role === "platform_admin" && principal.role !== "platform_admin") {

@@ -1,0 +1,47 @@
+import { index, integer, jsonb, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import { tenants } from "./identity.ts";
+
+export type ScopeLevel = "none" | "read" | "write";
+export type Scopes = Partial<Record<"campaigns" | "leads" | "cdrs" | "users", ScopeLevel>>;
+
+/** Workspace API keys. Only the SHA-256 of a key is stored, and a short prefix to show. */
+export const apiKeys = pgTable(
+  "api_keys",
+  {
+    id: uuid("id").primaryKey(),
+    tenantId: uuid("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    name: text("name").notNull(),
+    prefix: text("prefix").notNull(),
+    keyHash: text("key_hash").notNull().unique(),
+    scopes: jsonb("scopes").$type<Scopes>().notNull(),
+    rateLimitPerMinute: integer("rate_limit_per_minute"),
+    createdBy: uuid("created_by"),
+    createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull(),
+    lastUsedAt: timestamp("last_used_at", { withTimezone: true, mode: "date" }),
+    revokedAt: timestamp("revoked_at", { withTimezone: true, mode: "date" }),
+  },
+  (table) => [index("api_keys_tenant_created").on(table.tenantId, table.createdAt, table.id)],
+);
+
+/** Telephony edge nodes; a node authenticates with a key whose SHA-256 is `api_key_hash`. */
+export const nodes = pgTable(
+  "nodes",
+  {
+    id: uuid("id").primaryKey(),
+    tenantId: uuid("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    name: text("name").notNull(),
+    maxConcurrentCalls: integer("max_concurrent_calls").notNull(),
+    prefix: text("prefix").notNull(),
+    apiKeyHash: text("api_key_hash").notNull().unique(),
+    activeCalls: integer("active_calls").notNull(),
+    lastHeartbeatAt: timestamp("last_heartbeat_at", { withTimezone: true, mode: "date" }),
+    createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull(),
+    updatedAt: timestamp("updated_at", { withTimezone: true, mode: "date" }).notNull(),
+    revokedAt: timestamp("revoked_at", { withTimezone: true, mode: "date" }),
+  },
+  (table) => [index("nodes_tenant_created").on(table.tenantId, table.createdAt, table.id)],
+);

@@ -1,0 +1,71 @@
+import { Elysia, t } from "elysia";
+import type { ServiceDeps } from "../../deps.ts";
+import { ok, okList } from "../../envelope.ts";
+import { requestMeta } from "../../http-meta.ts";
+import { resolveTenant } from "../../identity/tenant-scope.ts";
+import { PageQuery, parsePage } from "../../pagination.ts";
+import { type AuthGuard, asUser } from "../../plugins/auth.ts";
+import { jsonBody } from "../../plugins/json-body.ts";
+import { IdParams, TenantQuery } from "../users/model.ts";
+import { CreateApiKeyBody } from "./model.ts";
+import { createApiKey, listTenantApiKeys, revokeTenantApiKey } from "./service.ts";
+
+export const apiKeysModule = (deps: ServiceDeps, auth: AuthGuard) =>
+  new Elysia({ prefix: "/api/v1/api-keys", detail: { tags: ["api keys"] } })
+    .use(auth)
+    .post(
+      "",
+      async ({ principal, query, body, request, server, set }) => {
+        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
+        const result = await createApiKey(
+          deps,
+          asUser(principal),
+          tenantId,
+          body,
+          requestMeta(request, server),
+        );
+        set.status = 201;
+        return ok(result);
+      },
+      {
+        auth: "api_keys.manage",
+        query: t.Object(TenantQuery),
+        ...jsonBody(CreateApiKeyBody),
+        detail: { summary: "Create a workspace API key; the full key is returned this once" },
+      },
+    )
+    .get(
+      "",
+      async ({ principal, query }) => {
+        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
+        const page = parsePage(query);
+        const { items, total } = await listTenantApiKeys(deps, tenantId, page);
+        return okList(items, total, page);
+      },
+      {
+        auth: "api_keys.manage",
+        query: t.Object({ ...PageQuery, ...TenantQuery }),
+        detail: { summary: "List API keys" },
+      },
+    )
+    .delete(
+      "/:id",
+      async ({ principal, params, query, request, server }) => {
+        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
+        return ok(
+          await revokeTenantApiKey(
+            deps,
+            asUser(principal),
+            tenantId,
+            params.id,
+            requestMeta(request, server),
+          ),
+        );
+      },
+      {
+        auth: "api_keys.manage",
+        params: IdParams,
+        query: t.Object(TenantQuery),
+        detail: { summary: "Revoke an API key (effective on the next request)" },
+      },
+    );

@@ -1,0 +1,93 @@
+import {
+  findTenantApiKey,
+  insertApiKey,
+  listApiKeys,
+  revokeApiKey,
+} from "../../../db/queries/access.ts";
+import type { RequestMeta, ServiceDeps } from "../../deps.ts";
+import type { Page } from "../../envelope.ts";
+import { notFound } from "../../errors.ts";
+import { recordAudit } from "../../identity/audit.ts";
+import type { UserPrincipal } from "../../identity/principal.ts";
+import { API_KEY_PREFIX, newSecret } from "../../identity/secrets.ts";
+import { isUuid } from "../../identity/tenant-scope.ts";
+import { apiKeyView, type CreateApiKeyInput } from "./model.ts";
+
+export async function createApiKey(
+  deps: ServiceDeps,
+  principal: UserPrincipal,
+  tenantId: string,
+  input: CreateApiKeyInput,
+  meta: RequestMeta,
+) {
+  const secret = newSecret(API_KEY_PREFIX);
+  const now = new Date(deps.clock.now());
+  const row = await deps.db.transaction(async (tx) => {
+    const created = await insertApiKey(tx, {
+      id: Bun.randomUUIDv7(),
+      tenantId,
+      name: input.name.trim(),
+      prefix: secret.display,
+      keyHash: secret.hash,
+      scopes: input.scopes,
+      rateLimitPerMinute: input.rate_limit_per_minute ?? null,
+      createdBy: principal.user.id,
+      createdAt: now,
+    });
+    await recordAudit(tx, {
+      tenantId,
+      actorType: "user",
+      actorId: principal.user.id,
+      action: "api_key.created",
+      targetType: "api_key",
+      targetId: created.id,
+      requestId: meta.requestId,
+      details: { name: created.name, scopes: created.scopes },
+      at: now,
+    });
+    return created;
+  });
+  deps.credentials.apiKeyChanged(row);
+  // The full key is in this response only; the service keeps its digest.
+  return { api_key: apiKeyView(row), key: secret.value };
+}
+
+export async function listTenantApiKeys(deps: ServiceDeps, tenantId: string, page: Page) {
+  const { items, total } = await listApiKeys(deps.db, tenantId, page);
+  return {
+    items: items.map((row) => apiKeyView(row, deps.credentials.pendingUseOf(row.id))),
+    total,
+  };
+}
+
+/** Revokes a key at once; revoking a revoked key answers with it unchanged. */
+export async function revokeTenantApiKey(
+  deps: ServiceDeps,
+  principal: UserPrincipal,
+  tenantId: string,
+  id: string,
+  meta: RequestMeta,
+) {
+  const existing = isUuid(id) ? await findTenantApiKey(deps.db, tenantId, id) : undefined;
+  if (!existing) throw notFound("API key");
+  if (existing.revokedAt) return { api_key: apiKeyView(existing) };
+  const now = new Date(deps.clock.now());
+  const revoked = await deps.db.transaction(async (tx) => {
+    const row = await revokeApiKey(tx, tenantId, id, now);
+    await recordAudit(tx, {
+      tenantId,
+      actorType: "user",
+      actorId: principal.user.id,
+      action: "api_key.revoked",
+      targetType: "api_key",
+      targetId: id,
+      requestId: meta.requestId,
+      at: now,
+    });
+    return row;
+  });
+  const row = revoked ?? existing;
+  deps.credentials.apiKeyChanged(row);
+  deps.rateLimiter.forget(row.id);
+  return { api_key: apiKeyView(row) };
+}

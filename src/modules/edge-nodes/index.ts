@@ -1,0 +1,101 @@
+import { Elysia, t } from "elysia";
+import type { ServiceDeps } from "../../deps.ts";
+import { ok, okList } from "../../envelope.ts";
+import { requestMeta } from "../../http-meta.ts";
+import { resolveTenant } from "../../identity/tenant-scope.ts";
+import { PageQuery, parsePage } from "../../pagination.ts";
+import { type AuthGuard, asUser } from "../../plugins/auth.ts";
+import { jsonBody } from "../../plugins/json-body.ts";
+import { IdParams, TenantQuery } from "../users/model.ts";
+import { ClaimBody, CreateEdgeNodeBody, HeartbeatBody } from "./model.ts";
+import {
+  claimJobs,
+  heartbeat,
+  listEdgeNodes,
+  registerEdgeNode,
+  revokeEdgeNode,
+} from "./service.ts";
+
+/** Admins register, list and revoke edge nodes. */
+export const edgeNodesModule = (deps: ServiceDeps, auth: AuthGuard) =>
+  new Elysia({ prefix: "/api/v1/edge-nodes", detail: { tags: ["edge nodes"] } })
+    .use(auth)
+    .post(
+      "",
+      async ({ principal, query, body, request, server, set }) => {
+        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
+        const result = await registerEdgeNode(
+          deps,
+          asUser(principal),
+          tenantId,
+          body,
+          requestMeta(request, server),
+        );
+        set.status = 201;
+        return ok(result);
+      },
+      {
+        auth: "edge_nodes.manage",
+        query: t.Object(TenantQuery),
+        ...jsonBody(CreateEdgeNodeBody),
+        detail: { summary: "Register an edge node; its key is returned this once" },
+      },
+    )
+    .get(
+      "",
+      async ({ principal, query }) => {
+        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
+        const page = parsePage(query);
+        const { items, total } = await listEdgeNodes(deps, tenantId, page);
+        return okList(items, total, page);
+      },
+      {
+        auth: "edge_nodes.manage",
+        query: t.Object({ ...PageQuery, ...TenantQuery }),
+        detail: { summary: "List edge nodes with their last heartbeat and online state" },
+      },
+    )
+    .delete(
+      "/:id",
+      async ({ principal, params, query, request, server }) => {
+        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
+        return ok(
+          await revokeEdgeNode(
+            deps,
+            asUser(principal),
+            tenantId,
+            params.id,
+            requestMeta(request, server),
+          ),
+        );
+      },
+      {
+        auth: "edge_nodes.manage",
+        params: IdParams,
+        query: t.Object(TenantQuery),
+        detail: { summary: "Revoke an edge node's key" },
+      },
+    );
+
+/** The edge-node protocol: node keys only; tenant and node come from the key. */
+export const nodeProtocolModule = (deps: ServiceDeps, auth: AuthGuard) =>
+  new Elysia({ prefix: "/api/v1/nodes", detail: { tags: ["node protocol"] } })
+    .use(auth)
+    .post(
+      "/heartbeat",
+      async ({ node, body }) => ok(await heartbeat(deps, node, body.active_calls)),
+      {
+        nodeAuth: true,
+        ...jsonBody(HeartbeatBody),
+        detail: { summary: "Report the node alive, with its active calls" },
+      },
+    )
+    .post(
+      "/jobs/claim",
+      async ({ node, body }) => ok(await claimJobs(deps, node, body.max, body.wait_ms ?? 0)),
+      {
+        nodeAuth: true,
+        ...jsonBody(ClaimBody),
+        detail: { summary: "Claim up to `max` dial jobs, waiting up to `wait_ms` for some" },
+      },
+    );

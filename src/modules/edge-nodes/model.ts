@@ -1,0 +1,69 @@
+import { type Static, t } from "elysia";
+import type { NodeRow } from "../../../db/queries/access.ts";
+import { Timestamp } from "../users/model.ts";
+
+/** A node that has not sent a heartbeat for this long is offline. */
+export const NODE_OFFLINE_AFTER_MS = 30_000;
+
+export const CreateEdgeNodeBody = t.Object(
+  {
+    name: t.String({ minLength: 1, maxLength: 200, pattern: "\\S" }),
+    max_concurrent_calls: t.Integer({ minimum: 1, maximum: 10_000 }),
+  },
+  { additionalProperties: false },
+);
+export type CreateEdgeNodeInput = Static<typeof CreateEdgeNodeBody>;
+
+/** Identity fields a node may send out of habit; they are ignored, the key decides. */
+const IgnoredIdentity = {
+  tenant_id: t.Optional(t.Unknown({ description: "ignored: the node key decides the tenant" })),
+  node_id: t.Optional(t.Unknown({ description: "ignored: the node key decides the node" })),
+};
+
+export const HeartbeatBody = t.Object(
+  { active_calls: t.Integer({ minimum: 0, maximum: 100_000 }), ...IgnoredIdentity },
+  { additionalProperties: false },
+);
+
+export const ClaimBody = t.Object(
+  {
+    max: t.Integer({ minimum: 1, maximum: 100 }),
+    wait_ms: t.Optional(t.Integer({ minimum: 0, maximum: 30_000 })),
+    ...IgnoredIdentity,
+  },
+  { additionalProperties: false },
+);
+
+export const EdgeNodeSchema = t.Object({
+  id: t.String({ format: "uuid" }),
+  tenant_id: t.String({ format: "uuid" }),
+  name: t.String(),
+  prefix: t.String(),
+  max_concurrent_calls: t.Integer(),
+  active_calls: t.Integer(),
+  online: t.Boolean({
+    description: `a heartbeat within the last ${NODE_OFFLINE_AFTER_MS / 1000} s`,
+  }),
+  last_heartbeat_at: t.Union([Timestamp, t.Null()]),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  revoked_at: t.Union([Timestamp, t.Null()]),
+});
+export type EdgeNodeView = Static<typeof EdgeNodeSchema>;
+
+export const edgeNodeView = (row: NodeRow, now: number): EdgeNodeView => ({
+  id: row.id,
+  tenant_id: row.tenantId,
+  name: row.name,
+  prefix: row.prefix,
+  max_concurrent_calls: row.maxConcurrentCalls,
+  active_calls: row.activeCalls,
+  online:
+    row.revokedAt === null &&
+    row.lastHeartbeatAt !== null &&
+    now - row.lastHeartbeatAt.getTime() < NODE_OFFLINE_AFTER_MS,
+  last_heartbeat_at: row.lastHeartbeatAt?.toISOString() ?? null,
+  created_at: row.createdAt.toISOString(),
+  updated_at: row.updatedAt.toISOString(),
+  revoked_at: row.revokedAt?.toISOString() ?? null,
+});

@@ -1,0 +1,110 @@
+import {
+  findTenantNode,
+  insertNode,
+  listNodes,
+  recordHeartbeat,
+  revokeNode,
+} from "../../../db/queries/access.ts";
+import type { RequestMeta, ServiceDeps } from "../../deps.ts";
+import type { Page } from "../../envelope.ts";
+import { notFound, unauthenticated } from "../../errors.ts";
+import { recordAudit } from "../../identity/audit.ts";
+import type { NodePrincipal, UserPrincipal } from "../../identity/principal.ts";
+import { NODE_KEY_PREFIX, newSecret } from "../../identity/secrets.ts";
+import { isUuid } from "../../identity/tenant-scope.ts";
+import { type CreateEdgeNodeInput, edgeNodeView } from "./model.ts";
+
+export async function registerEdgeNode(
+  deps: ServiceDeps,
+  principal: UserPrincipal,
+  tenantId: string,
+  input: CreateEdgeNodeInput,
+  meta: RequestMeta,
+) {
+  const secret = newSecret(NODE_KEY_PREFIX);
+  const now = new Date(deps.clock.now());
+  const row = await deps.db.transaction(async (tx) => {
+    const created = await insertNode(tx, {
+      id: Bun.randomUUIDv7(),
+      tenantId,
+      name: input.name.trim(),
+      maxConcurrentCalls: input.max_concurrent_calls,
+      prefix: secret.display,
+      apiKeyHash: secret.hash,
+      activeCalls: 0,
+      createdAt: now,
+      updatedAt: now,
+    });
+    await recordAudit(tx, {
+      tenantId,
+      actorType: "user",
+      actorId: principal.user.id,
+      action: "edge_node.registered",
+      targetType: "edge_node",
+      targetId: created.id,
+      requestId: meta.requestId,
+      details: { name: created.name },
+      at: now,
+    });
+    return created;
+  });
+  deps.credentials.nodeChanged(row);
+  return { edge_node: edgeNodeView(row, deps.clock.now()), key: secret.value };
+}
+
+export async function listEdgeNodes(deps: ServiceDeps, tenantId: string, page: Page) {
+  const { items, total } = await listNodes(deps.db, tenantId, page);
+  const now = deps.clock.now();
+  return { items: items.map((row) => edgeNodeView(row, now)), total };
+}
+
+export async function revokeEdgeNode(
+  deps: ServiceDeps,
+  principal: UserPrincipal,
+  tenantId: string,
+  id: string,
+  meta: RequestMeta,
+) {
+  const existing = isUuid(id) ? await findTenantNode(deps.db, tenantId, id) : undefined;
+  if (!existing) throw notFound("edge node");
+  if (existing.revokedAt) return { edge_node: edgeNodeView(existing, deps.clock.now()) };
+  const now = new Date(deps.clock.now());
+  const revoked = await deps.db.transaction(async (tx) => {
+    const row = await revokeNode(tx, tenantId, id, now);
+    await recordAudit(tx, {
+      tenantId,
+      actorType: "user",
+      actorId: principal.user.id,
+      action: "edge_node.revoked",
+      targetType: "edge_node",
+      targetId: id,
+      requestId: meta.requestId,
+      at: now,
+    });
+    return row;
+  });
+  const row = revoked ?? existing;
+  deps.credentials.nodeChanged(row);
+  return { edge_node: edgeNodeView(row, deps.clock.now()) };
+}
+
+export async function heartbeat(deps: ServiceDeps, node: NodePrincipal, activeCalls: number) {
+  const row = await recordHeartbeat(deps.db, node.nodeId, activeCalls, new Date(deps.clock.now()));
+  if (!row) throw unauthenticated("invalid or revoked key");
+  deps.credentials.nodeChanged(row);
+  return { edge_node: edgeNodeView(row, deps.clock.now()) };
+}
+
+/**
+ * Hands out dial jobs to a node, waiting up to `waitMs` for some (a long poll). There is no
+ * dialing queue yet, so the wait ends empty; the node's identity comes from its key alone.
+ */
+export async function claimJobs(
+  _deps: ServiceDeps,
+  _node: NodePrincipal,
+  _max: number,
+  waitMs: number,
+) {
+  if (waitMs > 0) await Bun.sleep(waitMs);
+  return { jobs: [] as unknown[] };
+}
