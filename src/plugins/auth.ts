@@ -145,28 +145,37 @@ export async function authenticateNode(
   return { kind: "edge_node", nodeId: row.id, tenantId: row.tenantId };
 }
 
+const resolved = new WeakMap<Request, Principal>();
+const resolvedNodes = new WeakMap<Request, NodePrincipal>();
+
 /**
  * The one auth guard. Routes declare `{ auth: "<permission>" }` and receive `principal`, or
- * `{ nodeAuth: true }` (the edge-node protocol) and receive `node`.
+ * `{ nodeAuth: true }` (the edge-node protocol) and receive `node`. The check runs in the
+ * transform phase, before the body is validated, so that an unauthenticated or unauthorised
+ * caller learns nothing about the body the route expects.
  */
 export const authPlugin = (deps: AuthDeps) =>
   new Elysia({ name: "auth" }).macro({
     auth: (permission: Permission) => ({
-      async resolve({ request, set }) {
-        const principal = await authenticate(
-          deps,
-          bearerOf(request.headers.get("authorization")),
-          set.headers as Headers,
-        );
+      async transform({ request, set }) {
+        const bearer = bearerOf(request.headers.get("authorization"));
+        const principal = await authenticate(deps, bearer, set.headers as Headers);
         authorize(principal, permission);
-        return { principal };
+        resolved.set(request, principal);
+      },
+      resolve({ request }) {
+        return { principal: resolved.get(request) as Principal };
       },
     }),
     nodeAuth: (_enabled: true) => ({
-      async resolve({ request }) {
-        return {
-          node: await authenticateNode(deps, bearerOf(request.headers.get("authorization"))),
-        };
+      async transform({ request }) {
+        resolvedNodes.set(
+          request,
+          await authenticateNode(deps, bearerOf(request.headers.get("authorization"))),
+        );
+      },
+      resolve({ request }) {
+        return { node: resolvedNodes.get(request) as NodePrincipal };
       },
     }),
   });

@@ -31,7 +31,10 @@ export const apiKeysModule = (deps: ServiceDeps, auth: AuthGuard) =>
         auth: "api_keys.manage",
         query: t.Object(TenantQuery),
         ...jsonBody(CreateApiKeyBody),
-        detail: { summary: "Create a workspace API key; the full key is returned this once" },
+        detail: {
+          "x-permission": "api_keys.manage",
+          summary: "Create a workspace API key; the full key is returned this once",
+        },
       },
     )
     .get(
@@ -45,7 +48,7 @@ export const apiKeysModule = (deps: ServiceDeps, auth: AuthGuard) =>
       {
         auth: "api_keys.manage",
         query: t.Object({ ...PageQuery, ...TenantQuery }),
-        detail: { summary: "List API keys" },
+        detail: { "x-permission": "api_keys.manage", summary: "List API keys" },
       },
     )
     .delete(
@@ -66,6 +69,9 @@ export const apiKeysModule = (deps: ServiceDeps, auth: AuthGuard) =>
         auth: "api_keys.manage",
         params: IdParams,
         query: t.Object(TenantQuery),
-        detail: { summary: "Revoke an API key (effective on the next request)" },
+        detail: {
+          "x-permission": "api_keys.manage",
+          summary: "Revoke an API key (effective on the next request)",
+        },
       },
     );

@@ -16,12 +16,16 @@ export const authModule = (deps: ServiceDeps, auth: AuthGuard) =>
         ok(await login(deps, body, requestMeta(request, server, deps.config.TRUST_PROXY))),
       {
         ...jsonBody(LoginBody),
-        detail: { summary: "Log in and receive a bearer token", security: [] },
+        detail: {
+          "x-permission": "public",
+          summary: "Log in and receive a bearer token",
+          security: [],
+        },
       },
     )
     .get("/me", async ({ principal }) => ok(await me(deps, principal)), {
       auth: "session.me",
-      detail: { summary: "The caller's user and tenant" },
+      detail: { "x-permission": "session.me", summary: "The caller's user and tenant" },
     })
     .post(
       "/me/password",
@@ -30,12 +34,18 @@ export const authModule = (deps: ServiceDeps, auth: AuthGuard) =>
       {
         auth: "session.password",
         ...jsonBody(ChangePasswordBody),
-        detail: { summary: "Change the caller's password" },
+        detail: { "x-permission": "session.password", summary: "Change the caller's password" },
       },
     )
     .post(
       "/logout",
       async ({ principal, request, server }) =>
         ok(await logout(deps, asUser(principal), requestMeta(request, server))),
-      { auth: "session.logout", detail: { summary: "Record a logout (tokens are not revoked)" } },
+      {
+        auth: "session.logout",
+        detail: {
+          "x-permission": "session.logout",
+          summary: "Record a logout (tokens are not revoked)",
+        },
+      },
     );

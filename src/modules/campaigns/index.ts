@@ -46,7 +46,7 @@ export const campaignsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         auth: "campaigns.write",
         ...jsonBody(CreateCampaignBody),
         query: TenantOnly,
-        detail: { summary: "Create a campaign (status draft)" },
+        detail: { "x-permission": "campaigns.write", summary: "Create a campaign (status draft)" },
       },
     )
     .get(
@@ -60,7 +60,7 @@ export const campaignsModule = (deps: ServiceDeps, auth: AuthGuard) =>
       {
         auth: "campaigns.read",
         query: CampaignListQuery,
-        detail: { summary: "List campaigns, newest first" },
+        detail: { "x-permission": "campaigns.read", summary: "List campaigns, newest first" },
       },
     )
     .get(
@@ -73,7 +73,7 @@ export const campaignsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         auth: "campaigns.read",
         params: CampaignParams,
         query: TenantOnly,
-        detail: { summary: "One campaign, with live stats" },
+        detail: { "x-permission": "campaigns.read", summary: "One campaign, with live stats" },
       },
     )
     .patch(
@@ -96,7 +96,10 @@ export const campaignsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         params: CampaignParams,
         query: TenantOnly,
         ...jsonBody(PatchCampaignBody),
-        detail: { summary: "Change a campaign's settings (optimistic concurrency on version)" },
+        detail: {
+          "x-permission": "campaigns.write",
+          summary: "Change a campaign's settings (optimistic concurrency on version)",
+        },
       },
     )
     .post(
@@ -123,6 +126,7 @@ export const campaignsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         ...jsonBody(StatusActionBody),
         headers: t.Object({ "idempotency-key": t.Optional(t.String()) }),
         detail: {
+          "x-permission": "campaigns.status",
           summary: "Start, pause or stop a campaign",
           description:
             "With an `Idempotency-Key` header, the first response (status and body) is kept for 60 s and " +
@@ -142,6 +146,9 @@ export const campaignsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         auth: "campaigns.history",
         params: CampaignParams,
         query: t.Object({ ...PageQuery, ...TenantQuery }),
-        detail: { summary: "Every status change, newest first" },
+        detail: {
+          "x-permission": "campaigns.history",
+          summary: "Every status change, newest first",
+        },
       },
     );

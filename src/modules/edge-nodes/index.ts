@@ -38,7 +38,10 @@ export const edgeNodesModule = (deps: ServiceDeps, auth: AuthGuard) =>
         auth: "edge_nodes.manage",
         query: t.Object(TenantQuery),
         ...jsonBody(CreateEdgeNodeBody),
-        detail: { summary: "Register an edge node; its key is returned this once" },
+        detail: {
+          "x-permission": "edge_nodes.manage",
+          summary: "Register an edge node; its key is returned this once",
+        },
       },
     )
     .get(
@@ -52,7 +55,10 @@ export const edgeNodesModule = (deps: ServiceDeps, auth: AuthGuard) =>
       {
         auth: "edge_nodes.manage",
         query: t.Object({ ...PageQuery, ...TenantQuery }),
-        detail: { summary: "List edge nodes with their last heartbeat and online state" },
+        detail: {
+          "x-permission": "edge_nodes.manage",
+          summary: "List edge nodes with their last heartbeat and online state",
+        },
       },
     )
     .delete(
@@ -73,7 +79,7 @@ export const edgeNodesModule = (deps: ServiceDeps, auth: AuthGuard) =>
         auth: "edge_nodes.manage",
         params: IdParams,
         query: t.Object(TenantQuery),
-        detail: { summary: "Revoke an edge node's key" },
+        detail: { "x-permission": "edge_nodes.manage", summary: "Revoke an edge node's key" },
       },
     );
 
@@ -87,7 +93,7 @@ export const nodeProtocolModule = (deps: ServiceDeps, auth: AuthGuard) =>
       {
         nodeAuth: true,
         ...jsonBody(HeartbeatBody),
-        detail: { summary: "Report the node alive, with its active calls" },
+        detail: { "x-permission": "node", summary: "Report the node alive, with its active calls" },
       },
     )
     .post(
@@ -96,6 +102,9 @@ export const nodeProtocolModule = (deps: ServiceDeps, auth: AuthGuard) =>
       {
         nodeAuth: true,
         ...jsonBody(ClaimBody),
-        detail: { summary: "Claim up to `max` dial jobs, waiting up to `wait_ms` for some" },
+        detail: {
+          "x-permission": "node",
+          summary: "Claim up to `max` dial jobs, waiting up to `wait_ms` for some",
+        },
       },
     );

@@ -49,7 +49,7 @@ export const leadsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         params: CampaignParams,
         query: TenantOnlyQuery,
         ...jsonBody(CreateLeadListBody),
-        detail: { summary: "Create a lead list in a campaign" },
+        detail: { "x-permission": "leads.write", summary: "Create a lead list in a campaign" },
       },
     )
     .get(
@@ -64,7 +64,7 @@ export const leadsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         auth: "leads.read",
         params: CampaignParams,
         query: PagedQuery,
-        detail: { summary: "The campaign's lead lists" },
+        detail: { "x-permission": "leads.read", summary: "The campaign's lead lists" },
       },
     )
     .get(
@@ -82,7 +82,7 @@ export const leadsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         auth: "leads.read",
         params: ListParams,
         query: TenantOnlyQuery,
-        detail: { summary: "One lead list" },
+        detail: { "x-permission": "leads.read", summary: "One lead list" },
       },
     )
     .post(
@@ -100,6 +100,7 @@ export const leadsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         query: TenantOnlyQuery,
         // No body schema: the service streams the multipart upload itself (see UNREAD_MULTIPART).
         detail: {
+          "x-permission": "leads.write",
           summary: "Import leads from a CSV file (all or nothing)",
           requestBody: {
             required: true,
@@ -130,7 +131,10 @@ export const leadsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         auth: "leads.read",
         params: ListParams,
         query: LeadsQuery,
-        detail: { summary: "The list's leads, newest first; filter by state or phone" },
+        detail: {
+          "x-permission": "leads.read",
+          summary: "The list's leads, newest first; filter by state or phone",
+        },
       },
     )
     .get(
@@ -145,7 +149,7 @@ export const leadsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         auth: "leads.read",
         params: ListParams,
         query: PagedQuery,
-        detail: { summary: "Past imports into the list" },
+        detail: { "x-permission": "leads.read", summary: "Past imports into the list" },
       },
     )
     .get(
@@ -164,6 +168,9 @@ export const leadsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         auth: "leads.read",
         params: ImportParams,
         query: TenantOnlyQuery,
-        detail: { summary: "An import's rejected rows as CSV, with a reason column" },
+        detail: {
+          "x-permission": "leads.read",
+          summary: "An import's rejected rows as CSV, with a reason column",
+        },
       },
     );

@@ -22,7 +22,7 @@ export const tenantsModule = (deps: ServiceDeps, auth: AuthGuard) =>
       {
         auth: "tenants.write",
         ...jsonBody(CreateTenantBody),
-        detail: { summary: "Create a tenant (workspace)" },
+        detail: { "x-permission": "tenants.write", summary: "Create a tenant (workspace)" },
       },
     )
     .get(
@@ -32,7 +32,11 @@ export const tenantsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         const { items, total } = await listAllTenants(deps, page);
         return okList(items, total, page);
       },
-      { auth: "tenants.read", query: t.Object(PageQuery), detail: { summary: "List tenants" } },
+      {
+        auth: "tenants.read",
+        query: t.Object(PageQuery),
+        detail: { "x-permission": "tenants.read", summary: "List tenants" },
+      },
     )
     .patch(
       "/:id",
@@ -42,11 +46,14 @@ export const tenantsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         auth: "tenants.settings",
         params: IdParams,
         ...jsonBody(PatchTenantBody),
-        detail: { summary: "Change a tenant's name or default API-key rate limit" },
+        detail: {
+          "x-permission": "tenants.settings",
+          summary: "Change a tenant's name or default API-key rate limit",
+        },
       },
     )
     .get("/:id", async ({ principal, params }) => ok(await getTenant(deps, principal, params.id)), {
       auth: "tenants.read",
       params: IdParams,
-      detail: { summary: "One tenant" },
+      detail: { "x-permission": "tenants.read", summary: "One tenant" },
     });

@@ -32,7 +32,7 @@ export const usersModule = (deps: ServiceDeps, auth: AuthGuard) =>
         auth: "users.write",
         ...jsonBody(CreateUserBody),
         query: TenantOnly,
-        detail: { summary: "Create a user" },
+        detail: { "x-permission": "users.write", summary: "Create a user" },
       },
     )
     .get(
@@ -43,13 +43,22 @@ export const usersModule = (deps: ServiceDeps, auth: AuthGuard) =>
         const { items, total } = await listUsers(deps, tenantId, page);
         return okList(items, total, page);
       },
-      { auth: "users.read", query: UserListQuery, detail: { summary: "List users" } },
+      {
+        auth: "users.read",
+        query: UserListQuery,
+        detail: { "x-permission": "users.read", summary: "List users" },
+      },
     )
     .get(
       "/:id",
       async ({ principal, params, query }) =>
         ok(await getUser(deps, await resolveTenant(deps, principal, query.tenant_id), params.id)),
-      { auth: "users.read", params: IdParams, query: TenantOnly, detail: { summary: "One user" } },
+      {
+        auth: "users.read",
+        params: IdParams,
+        query: TenantOnly,
+        detail: { "x-permission": "users.read", summary: "One user" },
+      },
     )
     .patch(
       "/:id",
@@ -64,6 +73,6 @@ export const usersModule = (deps: ServiceDeps, auth: AuthGuard) =>
         params: IdParams,
         query: TenantOnly,
         ...jsonBody(PatchUserBody),
-        detail: { summary: "Change a user's role or status" },
+        detail: { "x-permission": "users.write", summary: "Change a user's role or status" },
       },
     );
