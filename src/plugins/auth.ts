@@ -21,7 +21,7 @@ import {
   isWellFormedSecret,
   NODE_KEY_PREFIX,
 } from "../identity/secrets.ts";
-import { isUuid } from "../identity/tenant-scope.ts";
+import { assertTenantReach, isUuid } from "../identity/tenant-scope.ts";
 
 export type AuthDeps = Pick<
   ServiceDeps,
@@ -157,10 +157,11 @@ const resolvedNodes = new WeakMap<Request, NodePrincipal>();
 export const authPlugin = (deps: AuthDeps) =>
   new Elysia({ name: "auth" }).macro({
     auth: (permission: Permission) => ({
-      async transform({ request, set }) {
+      async transform({ request, set, query }) {
         const bearer = bearerOf(request.headers.get("authorization"));
         const principal = await authenticate(deps, bearer, set.headers as Headers);
         authorize(principal, permission);
+        assertTenantReach(principal, (query as Record<string, unknown>).tenant_id);
         resolved.set(request, principal);
       },
       resolve({ request }) {

@@ -52,22 +52,37 @@ describe("API keys", () => {
   test("a key reaches what its scopes grant and nothing else", async () => {
     const { key } = await newKey({ campaigns: "read" });
     expect((await w.request("GET", "/api/v1/campaigns", { token: key })).status).toBe(200);
-    const write = await w.request("POST", "/api/v1/campaigns", { token: key, body: { name: "no" } });
+    const write = await w.request("POST", "/api/v1/campaigns", {
+      token: key,
+      body: { name: "no" },
+    });
     expect(write.status).toBe(403);
     expect(write.body.code).toBe("forbidden");
     expect((await w.request("GET", "/api/v1/users", { token: key })).status).toBe(403);
     const writer = await newKey({ campaigns: "write" });
-    expect((await w.request("POST", "/api/v1/campaigns", { token: writer.key, body: { name: "yes" } })).status).toBe(201);
+    expect(
+      (await w.request("POST", "/api/v1/campaigns", { token: writer.key, body: { name: "yes" } }))
+        .status,
+    ).toBe(201);
     expect((await w.request("GET", "/api/v1/campaigns", { token: writer.key })).status).toBe(200);
   });
 
   test("a key never manages keys, passwords or edge nodes", async () => {
-    const { key } = await newKey({ campaigns: "write", leads: "write", cdrs: "write", users: "write" });
+    const { key } = await newKey({
+      campaigns: "write",
+      leads: "write",
+      cdrs: "write",
+      users: "write",
+    });
     expect((await createKey({ name: "x", scopes: {} })).status).toBe(201);
     for (const [method, path, body] of [
       ["POST", "/api/v1/api-keys", { name: "x", scopes: {} }],
       ["GET", "/api/v1/api-keys", undefined],
-      ["POST", "/api/v1/auth/me/password", { current_password: "x", new_password: "long enough pass" }],
+      [
+        "POST",
+        "/api/v1/auth/me/password",
+        { current_password: "x", new_password: "long enough pass" },
+      ],
       ["POST", "/api/v1/edge-nodes", { name: "n", max_concurrent_calls: 5 }],
       ["GET", "/api/v1/edge-nodes", undefined],
     ] as const) {
@@ -88,11 +103,18 @@ describe("API keys", () => {
 
   test("malformed, unknown and revoked keys all get one identical 401", async () => {
     const { key, api_key } = await newKey({ campaigns: "read" });
-    const revoke = await w.request("DELETE", `/api/v1/api-keys/${api_key.id}`, { token: adminToken });
+    const revoke = await w.request("DELETE", `/api/v1/api-keys/${api_key.id}`, {
+      token: adminToken,
+    });
     expect(revoke.status).toBe(200);
     expect(revoke.body.data.api_key.revoked_at).toMatch(/Z$/);
     const bodies = [];
-    for (const token of [key, "svc_key_short", `svc_key_${"A".repeat(43)}`, `${key.slice(0, -1)}B`]) {
+    for (const token of [
+      key,
+      "svc_key_short",
+      `svc_key_${"A".repeat(43)}`,
+      `${key.slice(0, -1)}B`,
+    ]) {
       const response = await w.request("GET", "/api/v1/campaigns", { token });
       expect(response.status).toBe(401);
       expect(response.headers.get("www-authenticate")).toBe("Bearer");
@@ -100,7 +122,9 @@ describe("API keys", () => {
       bodies.push(JSON.stringify(rest));
     }
     expect(new Set(bodies).size).toBe(1);
-    expect((await w.request("DELETE", `/api/v1/api-keys/${api_key.id}`, { token: adminToken })).status).toBe(200);
+    expect(
+      (await w.request("DELETE", `/api/v1/api-keys/${api_key.id}`, { token: adminToken })).status,
+    ).toBe(200);
   });
 
   test("keys of another tenant are invisible", async () => {
@@ -108,10 +132,14 @@ describe("API keys", () => {
     const other = await w.tenant("other.test");
     await w.user(other.id, "boss@other.test", "admin");
     const otherToken = await w.login("boss@other.test");
-    expect((await w.request("DELETE", `/api/v1/api-keys/${api_key.id}`, { token: otherToken })).status).toBe(404);
+    expect(
+      (await w.request("DELETE", `/api/v1/api-keys/${api_key.id}`, { token: otherToken })).status,
+    ).toBe(404);
     expect((await w.request("GET", "/api/v1/api-keys", { token: otherToken })).body.total).toBe(0);
     const keyOfAcme = (await newKey({ campaigns: "read" })).key;
-    const foreign = await w.request("GET", `/api/v1/campaigns?tenant_id=${other.id}`, { token: keyOfAcme });
+    const foreign = await w.request("GET", `/api/v1/campaigns?tenant_id=${other.id}`, {
+      token: keyOfAcme,
+    });
     expect(foreign.status).toBe(403);
   });
 
@@ -162,7 +190,9 @@ describe("rate limits", () => {
   test("failed authentications never count against a real key", async () => {
     const { key } = await newKey({ campaigns: "read" }, { rate_limit_per_minute: 1 });
     for (let i = 0; i < 5; i++) {
-      expect((await w.request("GET", "/api/v1/campaigns", { token: `${key.slice(0, -2)}zz` })).status).toBe(401);
+      expect(
+        (await w.request("GET", "/api/v1/campaigns", { token: `${key.slice(0, -2)}zz` })).status,
+      ).toBe(401);
     }
     expect((await w.request("GET", "/api/v1/campaigns", { token: key })).status).toBe(200);
   });
@@ -175,7 +205,9 @@ describe("rate limits", () => {
   });
 
   test("logins are throttled per client address", async () => {
-    const throttled = await createWorkspace({ env: { LOGIN_RATE_LIMIT_PER_MINUTE: "3", TRUST_PROXY: "true" } });
+    const throttled = await createWorkspace({
+      env: { LOGIN_RATE_LIMIT_PER_MINUTE: "3", TRUST_PROXY: "true" },
+    });
     const attempt = (ip: string) =>
       throttled.request("POST", "/api/v1/auth/login", {
         body: { email: `nobody${ip}@acme.test`, password: "whatever password" },

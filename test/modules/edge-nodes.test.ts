@@ -21,10 +21,22 @@ describe("edge nodes", () => {
   test("registration returns the key once; the list shows heartbeat and online state", async () => {
     const { key, edge_node } = await register();
     expect(key).toMatch(/^svc_node_[A-Za-z0-9_-]{43}$/);
-    expect(edge_node).toMatchObject({ name: "edge-1", max_concurrent_calls: 30, online: false, last_heartbeat_at: null });
-    const beat = await w.request("POST", "/api/v1/nodes/heartbeat", { token: key, body: { active_calls: 4 } });
+    expect(edge_node).toMatchObject({
+      name: "edge-1",
+      max_concurrent_calls: 30,
+      online: false,
+      last_heartbeat_at: null,
+    });
+    const beat = await w.request("POST", "/api/v1/nodes/heartbeat", {
+      token: key,
+      body: { active_calls: 4 },
+    });
     expect(beat.status).toBe(200);
-    expect(beat.body.data.edge_node).toMatchObject({ id: edge_node.id, active_calls: 4, online: true });
+    expect(beat.body.data.edge_node).toMatchObject({
+      id: edge_node.id,
+      active_calls: 4,
+      online: true,
+    });
     const list = await w.request("GET", "/api/v1/edge-nodes", { token: adminToken });
     expect(JSON.stringify(list.body)).not.toContain(key);
     expect(list.body.data.items[0]).toMatchObject({ online: true, active_calls: 4 });
@@ -47,20 +59,32 @@ describe("edge nodes", () => {
   test("claim answers with no jobs, after waiting up to wait_ms", async () => {
     const { key } = await register();
     const started = performance.now();
-    const response = await w.request("POST", "/api/v1/nodes/jobs/claim", { token: key, body: { max: 5, wait_ms: 200 } });
+    const response = await w.request("POST", "/api/v1/nodes/jobs/claim", {
+      token: key,
+      body: { max: 5, wait_ms: 200 },
+    });
     expect(response.status).toBe(200);
     expect(response.body.data.jobs).toEqual([]);
     expect(performance.now() - started).toBeGreaterThanOrEqual(190);
-    expect((await w.request("POST", "/api/v1/nodes/jobs/claim", { token: key, body: { max: 0 } })).status).toBe(400);
+    expect(
+      (await w.request("POST", "/api/v1/nodes/jobs/claim", { token: key, body: { max: 0 } }))
+        .status,
+    ).toBe(400);
   });
 
   test("node routes take node keys only; node keys are 401 elsewhere", async () => {
     const { key } = await register();
     const apiKey = (
-      await w.request("POST", "/api/v1/api-keys", { token: adminToken, body: { name: "k", scopes: { campaigns: "write" } } })
+      await w.request("POST", "/api/v1/api-keys", {
+        token: adminToken,
+        body: { name: "k", scopes: { campaigns: "write" } },
+      })
     ).body.data.key;
     for (const token of [adminToken, apiKey, "svc_node_bogus", undefined]) {
-      const response = await w.request("POST", "/api/v1/nodes/heartbeat", { token, body: { active_calls: 0 } });
+      const response = await w.request("POST", "/api/v1/nodes/heartbeat", {
+        token,
+        body: { active_calls: 0 },
+      });
       expect(response.status).toBe(401);
     }
     expect((await w.request("GET", "/api/v1/campaigns", { token: key })).status).toBe(401);
@@ -69,10 +93,26 @@ describe("edge nodes", () => {
 
   test("a revoked node key is refused at once", async () => {
     const { key, edge_node } = await register();
-    expect((await w.request("POST", "/api/v1/nodes/heartbeat", { token: key, body: { active_calls: 0 } })).status).toBe(200);
-    const revoked = await w.request("DELETE", `/api/v1/edge-nodes/${edge_node.id}`, { token: adminToken });
+    expect(
+      (
+        await w.request("POST", "/api/v1/nodes/heartbeat", {
+          token: key,
+          body: { active_calls: 0 },
+        })
+      ).status,
+    ).toBe(200);
+    const revoked = await w.request("DELETE", `/api/v1/edge-nodes/${edge_node.id}`, {
+      token: adminToken,
+    });
     expect(revoked.body.data.edge_node.revoked_at).toMatch(/Z$/);
-    expect((await w.request("POST", "/api/v1/nodes/heartbeat", { token: key, body: { active_calls: 0 } })).status).toBe(401);
+    expect(
+      (
+        await w.request("POST", "/api/v1/nodes/heartbeat", {
+          token: key,
+          body: { active_calls: 0 },
+        })
+      ).status,
+    ).toBe(401);
   });
 
   test("only admins manage nodes", async () => {
