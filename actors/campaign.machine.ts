@@ -147,8 +147,9 @@ export const restoredSnapshot = (context: CampaignContext) =>
 export function campaignActorFrom(
   snapshot: ReturnType<typeof restoredSnapshot>,
   options: Omit<ActorOptions<CampaignMachine>, "snapshot" | "input"> = {},
+  machine: CampaignMachine = campaignMachine,
 ) {
-  return createActor(campaignMachine, { ...options, snapshot, input: snapshot.context });
+  return createActor(machine, { ...options, snapshot, input: snapshot.context });
 }
 
 export type CampaignActor = ReturnType<typeof campaignActorFrom>;

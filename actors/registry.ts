@@ -4,7 +4,9 @@ import {
   type CampaignActor,
   type CampaignContext,
   type CampaignEmitted,
+  type CampaignMachine,
   campaignActorFrom,
+  campaignMachine,
   restoredSnapshot,
 } from "./campaign.machine.ts";
 import type { CampaignStore, Clock } from "./ports.ts";
@@ -26,6 +28,8 @@ export class CampaignRegistry {
     private readonly store: CampaignStore,
     private readonly clock: Clock,
     private readonly logger: Logger,
+    /** The machine to run; tests provide variants (a failing action, for one). */
+    private readonly machine: CampaignMachine = campaignMachine,
   ) {}
 
   /** Brings back every running and paused campaign, as they were committed. */
@@ -88,7 +92,7 @@ export class CampaignRegistry {
 
   private spawn(context: CampaignContext): CampaignActor {
     const id = context.campaign.id;
-    const actor = campaignActorFrom(restoredSnapshot(context));
+    const actor = campaignActorFrom(restoredSnapshot(context), {}, this.machine);
     actor.on("campaign.statusChanged", (event) => {
       for (const listener of this.listeners) {
         try {

@@ -1,0 +1,107 @@
+import { describe, expect, test } from "bun:test";
+import { SimulatedClock } from "xstate";
+import type { CampaignContext } from "../../actors/campaign.machine.ts";
+import { campaignMachine } from "../../actors/campaign.machine.ts";
+import type { CampaignStore } from "../../actors/ports.ts";
+import { CampaignRegistry } from "../../actors/registry.ts";
+import { silentLogger } from "../../src/logger.ts";
+import { campaignRecord } from "../helpers/campaigns.ts";
+
+/** A store over a map, counting loads: what the registry restores from. */
+function memoryStore(contexts: CampaignContext[]) {
+  const rows = new Map(contexts.map((context) => [context.campaign.id, context]));
+  const store: CampaignStore & { loads: number } = {
+    loads: 0,
+    async load(id) {
+      store.loads++;
+      await Bun.sleep(5);
+      return rows.get(id);
+    },
+    async loadActive() {
+      return [...rows.values()].filter((context) =>
+        ["running", "paused"].includes(context.campaign.status),
+      );
+    },
+  };
+  return store;
+}
+
+const committed = { version: 2, updatedAt: "2026-03-02T12:01:00.000Z" };
+const tenantId = campaignRecord().tenantId;
+
+describe("campaign registry", () => {
+  test("restores running and paused campaigns at start, leaving the rest for first use", async () => {
+    const store = memoryStore([
+      { campaign: campaignRecord({ id: "c-running", status: "running" }), idempotency: {} },
+      { campaign: campaignRecord({ id: "c-paused", status: "paused" }), idempotency: {} },
+      { campaign: campaignRecord({ id: "c-draft", status: "draft" }), idempotency: {} },
+    ]);
+    const registry = new CampaignRegistry(store, new SimulatedClock(), silentLogger);
+    expect(await registry.hydrateActive()).toBe(2);
+    expect(registry.peek("c-running")?.campaign.status).toBe("running");
+    expect(registry.peek("c-draft")).toBeUndefined();
+  });
+
+  test("concurrent first commands share one load (the init gate) and run one at a time", async () => {
+    const store = memoryStore([{ campaign: campaignRecord({ id: "c1" }), idempotency: {} }]);
+    const registry = new CampaignRegistry(store, new SimulatedClock(), silentLogger);
+    const order: string[] = [];
+    await Promise.all(
+      ["a", "b", "c"].map((name) =>
+        registry.withCampaign(tenantId, "c1", async () => {
+          order.push(`${name}:start`);
+          await Bun.sleep(5);
+          order.push(`${name}:end`);
+        }),
+      ),
+    );
+    expect(store.loads).toBe(1);
+    expect(order).toEqual(["a:start", "a:end", "b:start", "b:end", "c:start", "c:end"]);
+  });
+
+  test("another tenant's campaign is not found", async () => {
+    const store = memoryStore([{ campaign: campaignRecord({ id: "c1" }), idempotency: {} }]);
+    const registry = new CampaignRegistry(store, new SimulatedClock(), silentLogger);
+    expect(await registry.withCampaign("another-tenant", "c1", async () => 1)).toEqual({
+      found: false,
+    });
+    expect(await registry.withCampaign(tenantId, "nope", async () => 1)).toEqual({ found: false });
+  });
+
+  test("a failing actor is contained and restored from its last committed state", async () => {
+    const store = memoryStore([{ campaign: campaignRecord({ id: "c1" }), idempotency: {} }]);
+    const failing = campaignMachine.provide({
+      actions: {
+        adoptStatus: () => {
+          throw new Error("boom");
+        },
+      },
+    });
+    const registry = new CampaignRegistry(store, new SimulatedClock(), silentLogger, failing);
+    await registry.withCampaign(tenantId, "c1", async (actor) =>
+      actor.send({ type: "campaign.start", ...committed }),
+    );
+    expect(registry.peek("c1")).toBeUndefined();
+    const status = await registry.withCampaign(
+      tenantId,
+      "c1",
+      async (actor) => actor.getSnapshot().value,
+    );
+    expect(status).toEqual({ found: true, value: "draft" });
+    expect(store.loads).toBe(2);
+  });
+
+  test("status changes are announced to subscribers; a failing subscriber harms no one", async () => {
+    const store = memoryStore([{ campaign: campaignRecord({ id: "c1" }), idempotency: {} }]);
+    const registry = new CampaignRegistry(store, new SimulatedClock(), silentLogger);
+    const seen: string[] = [];
+    registry.subscribe(() => {
+      throw new Error("listener bug");
+    });
+    registry.subscribe((event) => seen.push(`${event.from}->${event.to}`));
+    await registry.withCampaign(tenantId, "c1", async (actor) =>
+      actor.send({ type: "campaign.start", ...committed }),
+    );
+    expect(seen).toEqual(["draft->running"]);
+  });
+});
