@@ -7,7 +7,7 @@ import {
 import type { RequestMeta, ServiceDeps } from "../../deps.ts";
 import type { Page } from "../../envelope.ts";
 import { notFound } from "../../errors.ts";
-import { recordAudit } from "../../identity/audit.ts";
+import { auditedWrite } from "../../identity/audit.ts";
 import type { UserPrincipal } from "../../identity/principal.ts";
 import { API_KEY_PREFIX, newSecret } from "../../identity/secrets.ts";
 import { isUuid } from "../../identity/tenant-scope.ts";
@@ -22,31 +22,30 @@ export async function createApiKey(
 ) {
   const secret = newSecret(API_KEY_PREFIX);
   const now = new Date(deps.clock.now());
-  const row = await deps.db.transaction(async (tx) => {
-    const created = await insertApiKey(tx, {
-      id: Bun.randomUUIDv7(),
+  const row = await auditedWrite(
+    deps.db,
+    (tx) =>
+      insertApiKey(tx, {
+        id: Bun.randomUUIDv7(),
+        tenantId,
+        name: input.name.trim(),
+        prefix: secret.display,
+        keyHash: secret.hash,
+        scopes: input.scopes,
+        rateLimitPerMinute: input.rate_limit_per_minute ?? null,
+        createdBy: principal.user.id,
+        createdAt: now,
+      }),
+    {
       tenantId,
-      name: input.name.trim(),
-      prefix: secret.display,
-      keyHash: secret.hash,
-      scopes: input.scopes,
-      rateLimitPerMinute: input.rate_limit_per_minute ?? null,
-      createdBy: principal.user.id,
-      createdAt: now,
-    });
-    await recordAudit(tx, {
-      tenantId,
-      actorType: "user",
-      actorId: principal.user.id,
+      actor: { actorType: "user", actorId: principal.user.id },
       action: "api_key.created",
       targetType: "api_key",
-      targetId: created.id,
       requestId: meta.requestId,
-      details: { name: created.name, scopes: created.scopes },
       at: now,
-    });
-    return created;
-  });
+      details: (created) => ({ name: created.name, scopes: created.scopes }),
+    },
+  );
   deps.credentials.apiKeyChanged(row);
   // The full key is in this response only; the service keeps its digest.
   return { api_key: apiKeyView(row), key: secret.value };
@@ -72,19 +71,13 @@ export async function revokeTenantApiKey(
   if (!existing) throw notFound("API key");
   if (existing.revokedAt) return { api_key: apiKeyView(existing) };
   const now = new Date(deps.clock.now());
-  const revoked = await deps.db.transaction(async (tx) => {
-    const row = await revokeApiKey(tx, tenantId, id, now);
-    await recordAudit(tx, {
-      tenantId,
-      actorType: "user",
-      actorId: principal.user.id,
-      action: "api_key.revoked",
-      targetType: "api_key",
-      targetId: id,
-      requestId: meta.requestId,
-      at: now,
-    });
-    return row;
+  const revoked = await auditedWrite(deps.db, (tx) => revokeApiKey(tx, tenantId, id, now), {
+    tenantId,
+    actor: { actorType: "user", actorId: principal.user.id },
+    action: "api_key.revoked",
+    targetType: "api_key",
+    requestId: meta.requestId,
+    at: now,
   });
   const row = revoked ?? existing;
   deps.credentials.apiKeyChanged(row);

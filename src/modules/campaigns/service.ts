@@ -30,7 +30,7 @@ import { LEAD_STATES } from "../../../db/schema/leads.ts";
 import type { RequestMeta, ServiceDeps } from "../../deps.ts";
 import { ok, type Page } from "../../envelope.ts";
 import { ApiError, badRequest, notFound } from "../../errors.ts";
-import { recordAudit } from "../../identity/audit.ts";
+import { auditedWrite } from "../../identity/audit.ts";
 import { auditActorOf, type Principal } from "../../identity/principal.ts";
 import { isUuid } from "../../identity/tenant-scope.ts";
 import { errorEnvelope } from "../../plugins/errors.ts";
@@ -94,28 +94,28 @@ export async function createCampaign(
   const complete = { ...DEFAULTS, ...input };
   assertWindowOrder(complete.calling_window.start, complete.calling_window.end);
   const now = new Date(deps.clock.now());
-  const row = await deps.db.transaction(async (tx) => {
-    const created = await insertCampaign(tx, {
-      id: Bun.randomUUIDv7(),
+  const row = await auditedWrite(
+    deps.db,
+    (tx) =>
+      insertCampaign(tx, {
+        id: Bun.randomUUIDv7(),
+        tenantId,
+        status: "draft",
+        version: 1,
+        createdAt: now,
+        updatedAt: now,
+        ...(settingsOf(complete) as CampaignSettings),
+      }),
+    {
       tenantId,
-      status: "draft",
-      version: 1,
-      createdAt: now,
-      updatedAt: now,
-      ...(settingsOf(complete) as CampaignSettings),
-    });
-    await recordAudit(tx, {
-      tenantId,
-      ...auditActorOf(principal),
+      actor: auditActorOf(principal),
       action: "campaign.created",
       targetType: "campaign",
-      targetId: created.id,
       requestId: meta.requestId,
-      details: { name: created.name },
       at: now,
-    });
-    return created;
-  });
+      details: (created) => ({ name: created.name }),
+    },
+  );
   return { campaign: campaignView(campaignRecordOf(row)) };
 }
 
@@ -199,26 +199,26 @@ export function patchCampaign(
       settings.callingWindowEnd ?? current.callingWindowEnd,
     );
     const now = new Date(deps.clock.now());
-    const row = await deps.db.transaction(async (tx) => {
-      const updated = await updateCampaignSettings(tx, {
-        id,
-        expectedVersion: current.version,
-        settings,
-        updatedAt: now,
-      });
-      if (!updated) throw new ApiError(409, "version_conflict", "the campaign changed meanwhile");
-      await recordAudit(tx, {
+    const row = await auditedWrite(
+      deps.db,
+      (tx) =>
+        updateCampaignSettings(tx, {
+          id,
+          expectedVersion: current.version,
+          settings,
+          updatedAt: now,
+        }),
+      {
         tenantId,
-        ...auditActorOf(principal),
+        actor: auditActorOf(principal),
         action: "campaign.updated",
         targetType: "campaign",
-        targetId: id,
         requestId: meta.requestId,
-        details: { changes },
         at: now,
-      });
-      return updated;
-    });
+        details: { changes },
+      },
+    );
+    if (!row) throw new ApiError(409, "version_conflict", "the campaign changed meanwhile");
     const campaign = campaignRecordOf(row);
     actor.send({ type: "campaign.updated", campaign });
     return { campaign: campaignView(campaign) };

@@ -8,7 +8,7 @@ import {
 import type { RequestMeta, ServiceDeps } from "../../deps.ts";
 import type { Page } from "../../envelope.ts";
 import { notFound, unauthenticated } from "../../errors.ts";
-import { recordAudit } from "../../identity/audit.ts";
+import { auditedWrite } from "../../identity/audit.ts";
 import type { NodePrincipal, UserPrincipal } from "../../identity/principal.ts";
 import { NODE_KEY_PREFIX, newSecret } from "../../identity/secrets.ts";
 import { isUuid } from "../../identity/tenant-scope.ts";
@@ -23,31 +23,30 @@ export async function registerEdgeNode(
 ) {
   const secret = newSecret(NODE_KEY_PREFIX);
   const now = new Date(deps.clock.now());
-  const row = await deps.db.transaction(async (tx) => {
-    const created = await insertNode(tx, {
-      id: Bun.randomUUIDv7(),
+  const row = await auditedWrite(
+    deps.db,
+    (tx) =>
+      insertNode(tx, {
+        id: Bun.randomUUIDv7(),
+        tenantId,
+        name: input.name.trim(),
+        maxConcurrentCalls: input.max_concurrent_calls,
+        prefix: secret.display,
+        apiKeyHash: secret.hash,
+        activeCalls: 0,
+        createdAt: now,
+        updatedAt: now,
+      }),
+    {
       tenantId,
-      name: input.name.trim(),
-      maxConcurrentCalls: input.max_concurrent_calls,
-      prefix: secret.display,
-      apiKeyHash: secret.hash,
-      activeCalls: 0,
-      createdAt: now,
-      updatedAt: now,
-    });
-    await recordAudit(tx, {
-      tenantId,
-      actorType: "user",
-      actorId: principal.user.id,
+      actor: { actorType: "user", actorId: principal.user.id },
       action: "edge_node.registered",
       targetType: "edge_node",
-      targetId: created.id,
       requestId: meta.requestId,
-      details: { name: created.name },
       at: now,
-    });
-    return created;
-  });
+      details: (created) => ({ name: created.name }),
+    },
+  );
   deps.credentials.nodeChanged(row);
   return { edge_node: edgeNodeView(row, deps.clock.now()), key: secret.value };
 }
@@ -69,19 +68,13 @@ export async function revokeEdgeNode(
   if (!existing) throw notFound("edge node");
   if (existing.revokedAt) return { edge_node: edgeNodeView(existing, deps.clock.now()) };
   const now = new Date(deps.clock.now());
-  const revoked = await deps.db.transaction(async (tx) => {
-    const row = await revokeNode(tx, tenantId, id, now);
-    await recordAudit(tx, {
-      tenantId,
-      actorType: "user",
-      actorId: principal.user.id,
-      action: "edge_node.revoked",
-      targetType: "edge_node",
-      targetId: id,
-      requestId: meta.requestId,
-      at: now,
-    });
-    return row;
+  const revoked = await auditedWrite(deps.db, (tx) => revokeNode(tx, tenantId, id, now), {
+    tenantId,
+    actor: { actorType: "user", actorId: principal.user.id },
+    action: "edge_node.revoked",
+    targetType: "edge_node",
+    requestId: meta.requestId,
+    at: now,
   });
   const row = revoked ?? existing;
   deps.credentials.nodeChanged(row);

@@ -11,7 +11,7 @@ import {
 import type { RequestMeta, ServiceDeps } from "../../deps.ts";
 import type { Page } from "../../envelope.ts";
 import { badRequest, INVALID_BODY, notFound } from "../../errors.ts";
-import { recordAudit } from "../../identity/audit.ts";
+import { auditedWrite } from "../../identity/audit.ts";
 import { auditActorOf, type Principal } from "../../identity/principal.ts";
 import { isUuid } from "../../identity/tenant-scope.ts";
 import { runImport } from "./import.ts";
@@ -47,29 +47,29 @@ export async function createLeadList(
 ) {
   await loadCampaign(deps, tenantId, campaignId);
   const now = new Date(deps.clock.now());
-  const list = await deps.db.transaction(async (tx) => {
-    const row = await insertLeadList(tx, {
-      id: Bun.randomUUIDv7(),
+  const list = await auditedWrite(
+    deps.db,
+    (tx) =>
+      insertLeadList(tx, {
+        id: Bun.randomUUIDv7(),
+        tenantId,
+        campaignId,
+        name: input.name.trim(),
+        callerId: input.caller_id,
+        leadCount: 0,
+        createdAt: now,
+        updatedAt: now,
+      }),
+    {
       tenantId,
-      campaignId,
-      name: input.name.trim(),
-      callerId: input.caller_id,
-      leadCount: 0,
-      createdAt: now,
-      updatedAt: now,
-    });
-    await recordAudit(tx, {
-      tenantId,
-      ...auditActorOf(principal),
+      actor: auditActorOf(principal),
       action: "lead_list.created",
       targetType: "lead_list",
-      targetId: row.id,
       requestId: meta.requestId,
-      details: { campaign_id: campaignId, name: row.name },
       at: now,
-    });
-    return row;
-  });
+      details: (row) => ({ campaign_id: campaignId, name: row.name }),
+    },
+  );
   return { lead_list: leadListView(list) };
 }
 

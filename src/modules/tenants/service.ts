@@ -3,7 +3,7 @@ import { insertTenant, listTenants, updateTenant } from "../../../db/queries/ten
 import type { RequestMeta, ServiceDeps } from "../../deps.ts";
 import type { Page } from "../../envelope.ts";
 import { conflict, notFound } from "../../errors.ts";
-import { recordAudit } from "../../identity/audit.ts";
+import { auditedWrite } from "../../identity/audit.ts";
 import { auditActorOf, type Principal } from "../../identity/principal.ts";
 import { isUuid } from "../../identity/tenant-scope.ts";
 import { type CreateTenantInput, type PatchTenantInput, tenantView } from "./model.ts";
@@ -18,28 +18,29 @@ export async function createTenant(
   meta: RequestMeta,
 ) {
   const now = new Date(deps.clock.now());
+  const id = Bun.randomUUIDv7();
   try {
-    const tenant = await deps.db.transaction(async (tx) => {
-      const row = await insertTenant(tx, {
-        id: Bun.randomUUIDv7(),
-        name: input.name.trim(),
-        domain: input.domain,
-        rateLimitPerMinute: deps.config.RATE_LIMIT_DEFAULT_PER_MINUTE,
-        createdAt: now,
-        updatedAt: now,
-      });
-      await recordAudit(tx, {
-        tenantId: row.id,
-        ...auditActorOf(principal),
+    const tenant = await auditedWrite(
+      deps.db,
+      (tx) =>
+        insertTenant(tx, {
+          id,
+          name: input.name.trim(),
+          domain: input.domain,
+          rateLimitPerMinute: deps.config.RATE_LIMIT_DEFAULT_PER_MINUTE,
+          createdAt: now,
+          updatedAt: now,
+        }),
+      {
+        tenantId: id,
+        actor: auditActorOf(principal),
         action: "tenant.created",
         targetType: "tenant",
-        targetId: row.id,
         requestId: meta.requestId,
-        details: { name: row.name, domain: row.domain },
         at: now,
-      });
-      return row;
-    });
+        details: (row) => ({ name: row.name, domain: row.domain }),
+      },
+    );
     deps.tenants.tenantChanged(tenant);
     return { tenant: tenantView(tenant) };
   } catch (error) {
@@ -64,25 +65,25 @@ export async function patchTenant(
   const visible = principal.role === "platform_admin" || id === principal.tenantId;
   if (!visible || !isUuid(id) || !(await deps.tenants.tenant(id))) throw notFound("tenant");
   const now = new Date(deps.clock.now());
-  const updated = await deps.db.transaction(async (tx) => {
-    const row = await updateTenant(
-      tx,
-      id,
-      { name: input.name?.trim(), rateLimitPerMinute: input.rate_limit_per_minute },
-      now,
-    );
-    await recordAudit(tx, {
+  const updated = await auditedWrite(
+    deps.db,
+    (tx) =>
+      updateTenant(
+        tx,
+        id,
+        { name: input.name?.trim(), rateLimitPerMinute: input.rate_limit_per_minute },
+        now,
+      ),
+    {
       tenantId: id,
-      ...auditActorOf(principal),
+      actor: auditActorOf(principal),
       action: "tenant.updated",
       targetType: "tenant",
-      targetId: id,
       requestId: meta.requestId,
-      details: { changes: input },
       at: now,
-    });
-    return row;
-  });
+      details: { changes: input },
+    },
+  );
   if (!updated) throw notFound("tenant");
   deps.tenants.tenantChanged(updated);
   return { tenant: tenantView(updated) };

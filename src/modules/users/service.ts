@@ -9,7 +9,7 @@ import {
 import type { RequestMeta, ServiceDeps } from "../../deps.ts";
 import type { Page } from "../../envelope.ts";
 import { conflict, forbidden, notFound } from "../../errors.ts";
-import { recordAudit } from "../../identity/audit.ts";
+import { auditedWrite } from "../../identity/audit.ts";
 import { hashPassword } from "../../identity/passwords.ts";
 import { auditActorOf, type Principal } from "../../identity/principal.ts";
 import { PLATFORM_DOMAIN, type Role } from "../../identity/roles.ts";
@@ -46,30 +46,30 @@ export async function createUser(
   const now = new Date(deps.clock.now());
   const passwordHash = await hashPassword(input.password);
   try {
-    const user = await deps.db.transaction(async (tx) => {
-      const row = await insertUser(tx, {
-        id: Bun.randomUUIDv7(),
+    const user = await auditedWrite(
+      deps.db,
+      (tx) =>
+        insertUser(tx, {
+          id: Bun.randomUUIDv7(),
+          tenantId,
+          email: input.email.trim(),
+          passwordHash,
+          role: input.role,
+          status: "active",
+          mustChangePassword: true,
+          createdAt: now,
+          updatedAt: now,
+        }),
+      {
         tenantId,
-        email: input.email.trim(),
-        passwordHash,
-        role: input.role,
-        status: "active",
-        mustChangePassword: true,
-        createdAt: now,
-        updatedAt: now,
-      });
-      await recordAudit(tx, {
-        tenantId,
-        ...auditActorOf(principal),
+        actor: auditActorOf(principal),
         action: "user.created",
         targetType: "user",
-        targetId: row.id,
         requestId: meta.requestId,
-        details: { email: row.email, role: row.role },
         at: now,
-      });
-      return row;
-    });
+        details: (row) => ({ email: row.email, role: row.role }),
+      },
+    );
     deps.tenants.userChanged(user);
     return { user: userView(user) };
   } catch (error) {
@@ -111,23 +111,22 @@ export async function patchUser(
   }
   if (input.role !== undefined) await assertRoleGrantable(deps, principal, tenantId, input.role);
   const now = new Date(deps.clock.now());
-  const updated = await deps.db.transaction(async (tx) => {
-    const row = await updateUser(tx, tenantId, id, { role: input.role, status: input.status }, now);
-    await recordAudit(tx, {
+  const updated = await auditedWrite(
+    deps.db,
+    (tx) => updateUser(tx, tenantId, id, { role: input.role, status: input.status }, now),
+    {
       tenantId,
-      ...auditActorOf(principal),
+      actor: auditActorOf(principal),
       action: "user.updated",
       targetType: "user",
-      targetId: id,
       requestId: meta.requestId,
-      details: {
-        before: { role: before.role, status: before.status },
-        after: { role: row?.role, status: row?.status },
-      },
       at: now,
-    });
-    return row;
-  });
+      details: (row) => ({
+        before: { role: before.role, status: before.status },
+        after: { role: row.role, status: row.status },
+      }),
+    },
+  );
   if (!updated) throw notFound("user");
   deps.tenants.userChanged(updated);
   return { user: userView(updated) };
