@@ -1,4 +1,5 @@
-import { index, integer, jsonb, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import { index, integer, jsonb, pgTable, text, uuid } from "drizzle-orm/pg-core";
+import { instant } from "./columns.ts";
 import { tenants } from "./identity.ts";
 
 export type ScopeLevel = "none" | "read" | "write";
@@ -18,9 +19,9 @@ export const apiKeys = pgTable(
     scopes: jsonb("scopes").$type<Scopes>().notNull(),
     rateLimitPerMinute: integer("rate_limit_per_minute"),
     createdBy: uuid("created_by"),
-    createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull(),
-    lastUsedAt: timestamp("last_used_at", { withTimezone: true, mode: "date" }),
-    revokedAt: timestamp("revoked_at", { withTimezone: true, mode: "date" }),
+    createdAt: instant("created_at").notNull(),
+    lastUsedAt: instant("last_used_at"),
+    revokedAt: instant("revoked_at"),
   },
   (table) => [index("api_keys_tenant_created").on(table.tenantId, table.createdAt, table.id)],
 );
@@ -38,10 +39,10 @@ export const nodes = pgTable(
     prefix: text("prefix").notNull(),
     apiKeyHash: text("api_key_hash").notNull().unique(),
     activeCalls: integer("active_calls").notNull(),
-    lastHeartbeatAt: timestamp("last_heartbeat_at", { withTimezone: true, mode: "date" }),
-    createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull(),
-    updatedAt: timestamp("updated_at", { withTimezone: true, mode: "date" }).notNull(),
-    revokedAt: timestamp("revoked_at", { withTimezone: true, mode: "date" }),
+    lastHeartbeatAt: instant("last_heartbeat_at"),
+    createdAt: instant("created_at").notNull(),
+    updatedAt: instant("updated_at").notNull(),
+    revokedAt: instant("revoked_at"),
   },
   (table) => [index("nodes_tenant_created").on(table.tenantId, table.createdAt, table.id)],
 );

@@ -6,9 +6,9 @@ import {
   pgTable,
   primaryKey,
   text,
-  timestamp,
   uuid,
 } from "drizzle-orm/pg-core";
+import { instant } from "./columns.ts";
 import { tenants } from "./identity.ts";
 
 export const CAMPAIGN_STATUSES = ["draft", "running", "paused", "stopped", "completed"] as const;
@@ -32,8 +32,8 @@ export const campaigns = pgTable(
     dialRatio: doublePrecision("dial_ratio").notNull(),
     maxAbandonRate: doublePrecision("max_abandon_rate").notNull(),
     version: integer("version").notNull(),
-    createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull(),
-    updatedAt: timestamp("updated_at", { withTimezone: true, mode: "date" }).notNull(),
+    createdAt: instant("created_at").notNull(),
+    updatedAt: instant("updated_at").notNull(),
   },
   (table) => [
     index("campaigns_tenant_created").on(table.tenantId, table.createdAt, table.id),
@@ -56,7 +56,7 @@ export const campaignStatusChanges = pgTable(
     actorType: text("actor_type").notNull(),
     actorId: text("actor_id"),
     requestId: text("request_id"),
-    createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull(),
+    createdAt: instant("created_at").notNull(),
   },
   (table) => [
     index("campaign_status_changes_campaign").on(table.campaignId, table.createdAt, table.id),
@@ -74,7 +74,7 @@ export const campaignIdempotencyKeys = pgTable(
     bodyHash: text("body_hash").notNull(),
     responseStatus: integer("response_status").notNull(),
     responseBody: jsonb("response_body").$type<Record<string, unknown>>().notNull(),
-    expiresAt: timestamp("expires_at", { withTimezone: true, mode: "date" }).notNull(),
+    expiresAt: instant("expires_at").notNull(),
   },
   (table) => [
     primaryKey({ columns: [table.campaignId, table.key] }),

@@ -7,22 +7,17 @@ import {
   pgTable,
   primaryKey,
   text,
-  timestamp,
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
-
-const timestamps = {
-  createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull(),
-  updatedAt: timestamp("updated_at", { withTimezone: true, mode: "date" }).notNull(),
-};
+import { instant, timestamps } from "./columns.ts";
 
 export const tenants = pgTable("tenants", {
   id: uuid("id").primaryKey(),
   name: text("name").notNull(),
   domain: text("domain").notNull().unique(),
   rateLimitPerMinute: integer("rate_limit_per_minute").notNull(),
-  ...timestamps,
+  ...timestamps(),
 });
 
 export const users = pgTable(
@@ -37,7 +32,7 @@ export const users = pgTable(
     role: text("role", { enum: ["agent", "supervisor", "admin", "platform_admin"] }).notNull(),
     status: text("status", { enum: ["active", "disabled"] }).notNull(),
     mustChangePassword: boolean("must_change_password").notNull(),
-    ...timestamps,
+    ...timestamps(),
   },
   (table) => [
     uniqueIndex("users_tenant_email_unique").on(table.tenantId, sql`lower(${table.email})`),
@@ -53,8 +48,8 @@ export const loginFailures = pgTable(
     tenantId: uuid("tenant_id").notNull(),
     email: text("email").notNull(),
     failedCount: integer("failed_count").notNull(),
-    lockedUntil: timestamp("locked_until", { withTimezone: true, mode: "date" }),
-    lastFailedAt: timestamp("last_failed_at", { withTimezone: true, mode: "date" }).notNull(),
+    lockedUntil: instant("locked_until"),
+    lastFailedAt: instant("last_failed_at").notNull(),
   },
   (table) => [primaryKey({ columns: [table.tenantId, table.email] })],
 );
@@ -73,7 +68,7 @@ export const auditEvents = pgTable(
     targetId: text("target_id"),
     requestId: text("request_id"),
     details: jsonb("details").$type<Record<string, unknown>>().notNull(),
-    createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull(),
+    createdAt: instant("created_at").notNull(),
   },
   (table) => [index("audit_events_tenant_created").on(table.tenantId, table.createdAt, table.id)],
 );
@@ -82,5 +77,5 @@ export const auditEvents = pgTable(
 export const serviceSettings = pgTable("service_settings", {
   key: text("key").primaryKey(),
   value: text("value").notNull(),
-  createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull(),
+  createdAt: instant("created_at").notNull(),
 });

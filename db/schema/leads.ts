@@ -6,11 +6,11 @@ import {
   pgTable,
   primaryKey,
   text,
-  timestamp,
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
 import { campaigns } from "./campaigns.ts";
+import { instant, timestamps } from "./columns.ts";
 import { tenants } from "./identity.ts";
 
 export const LEAD_STATES = [
@@ -23,11 +23,6 @@ export const LEAD_STATES = [
   "Exhausted",
   "DoNotCall",
 ] as const;
-
-const timestamps = {
-  createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull(),
-  updatedAt: timestamp("updated_at", { withTimezone: true, mode: "date" }).notNull(),
-};
 
 export const leadLists = pgTable(
   "lead_lists",
@@ -42,7 +37,7 @@ export const leadLists = pgTable(
     name: text("name").notNull(),
     callerId: text("caller_id").notNull(),
     leadCount: integer("lead_count").notNull(),
-    ...timestamps,
+    ...timestamps(),
   },
   (table) => [index("lead_lists_campaign_created").on(table.campaignId, table.createdAt, table.id)],
 );
@@ -65,9 +60,9 @@ export const leads = pgTable(
     state: text("state", { enum: LEAD_STATES }).notNull(),
     attempts: integer("attempts").notNull(),
     fields: jsonb("fields").$type<Record<string, string>>().notNull(),
-    nextAttemptAt: timestamp("next_attempt_at", { withTimezone: true, mode: "date" }),
+    nextAttemptAt: instant("next_attempt_at"),
     lastOutcome: text("last_outcome"),
-    ...timestamps,
+    ...timestamps(),
   },
   (table) => [
     uniqueIndex("leads_list_phone_unique").on(table.leadListId, table.phone),
@@ -96,8 +91,8 @@ export const leadImports = pgTable(
     actorType: text("actor_type").notNull(),
     actorId: text("actor_id"),
     requestId: text("request_id"),
-    startedAt: timestamp("started_at", { withTimezone: true, mode: "date" }).notNull(),
-    finishedAt: timestamp("finished_at", { withTimezone: true, mode: "date" }).notNull(),
+    startedAt: instant("started_at").notNull(),
+    finishedAt: instant("finished_at").notNull(),
   },
   (table) => [index("lead_imports_list_started").on(table.leadListId, table.startedAt, table.id)],
 );
