@@ -16,6 +16,8 @@ import { auditModule } from "./modules/audit/index.ts";
 import { authModule } from "./modules/auth/index.ts";
 import { campaignsModule } from "./modules/campaigns/index.ts";
 import { campaignStore } from "./modules/campaigns/store.ts";
+import { cdrsModule } from "./modules/cdrs/index.ts";
+import { dncModule } from "./modules/dnc/index.ts";
 import { edgeNodesModule, nodeProtocolModule } from "./modules/edge-nodes/index.ts";
 import { leadsModule } from "./modules/leads/index.ts";
 import { tenantsModule } from "./modules/tenants/index.ts";
@@ -94,6 +96,8 @@ export function createApp(deps: ServiceDeps) {
     .use(apiKeysModule(deps, auth))
     .use(edgeNodesModule(deps, auth))
     .use(nodeProtocolModule(deps, auth))
+    .use(cdrsModule(deps, auth))
+    .use(dncModule(deps, auth))
     .use(auditModule(deps, auth));
 }
 

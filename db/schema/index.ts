@@ -1,4 +1,5 @@
 export * from "./access.ts";
+export * from "./calls.ts";
 export * from "./campaigns.ts";
 export * from "./identity.ts";
 export * from "./leads.ts";

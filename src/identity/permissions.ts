@@ -40,6 +40,9 @@ export const PERMISSIONS = {
   "campaigns.history": { roles: SUPERVISOR_UP, scope: { resource: "campaigns", level: "read" } },
   "leads.read": { roles: SUPERVISOR_UP, scope: { resource: "leads", level: "read" } },
   "leads.write": { roles: ADMIN_UP, scope: { resource: "leads", level: "write" } },
+  "dnc.read": { roles: SUPERVISOR_UP, scope: { resource: "leads", level: "read" } },
+  "dnc.write": { roles: ADMIN_UP, scope: { resource: "leads", level: "write" } },
+  "cdrs.read": { roles: SUPERVISOR_UP, scope: { resource: "cdrs", level: "read" } },
 } satisfies Record<string, PermissionRule>;
 
 export type Permission = keyof typeof PERMISSIONS;

@@ -17,6 +17,7 @@ export type RejectReason =
   | "invalid_phone"
   | "missing_timezone"
   | "invalid_timezone"
+  | "do_not_call"
   | "duplicate";
 
 export const MAX_REPORTED_ERRORS = 100;
@@ -144,7 +145,8 @@ function regionOf(upload: ImportUpload): CountryCode | undefined {
 /**
  * Imports a spooled CSV into a lead list, all or nothing. Rows are judged as they stream and
  * copied into a staging table; duplicates (within the file or already in the list) are then
- * found by the database through the list's unique (list, phone) index, and the accepted rows
+ * found by the database through the list's unique (list, phone) index, numbers on the tenant's
+ * do-not-call list are refused, and the accepted rows
  * become `Fresh` leads in file order. Every rejected row is kept with its reason.
  */
 export async function runImport(
@@ -221,6 +223,11 @@ async function finishImport(
 ): Promise<ImportView> {
   const { importId, list, columns } = params;
   const createdAt = params.now().toISOString();
+  await session.execute(
+    `update lead_import_staging s set reason = 'do_not_call', column_name = $2
+     from dnc_numbers d where d.tenant_id = $1::uuid and d.phone = s.phone and s.reason is null`,
+    [list.tenantId, columns.phoneName],
+  );
   // ORDER BY keeps file order in `seq` and lets the first of two equal phones win.
   const imported = await session.execute(
     `insert into leads (id, tenant_id, campaign_id, lead_list_id, import_id, import_row, phone, timezone, state,

@@ -1,0 +1,80 @@
+import { and, count, desc, eq, gte, lt } from "drizzle-orm";
+import type { Executor } from "../client.ts";
+import { cdrs, dncNumbers } from "../schema/index.ts";
+import { paged } from "./paged.ts";
+
+export type CdrRow = typeof cdrs.$inferSelect;
+export type DncRow = typeof dncNumbers.$inferSelect;
+type PageParams = { limit: number; offset: number };
+
+export interface CdrFilter {
+  from?: Date | undefined;
+  to?: Date | undefined;
+  campaignId?: string | undefined;
+  leadId?: string | undefined;
+  outcome?: CdrRow["outcome"] | undefined;
+}
+
+/** CDRs newest first; `from` inclusive and `to` exclusive on `started_at`. */
+export function listCdrs(db: Executor, tenantId: string, filter: CdrFilter, page: PageParams) {
+  const where = and(
+    eq(cdrs.tenantId, tenantId),
+    filter.from ? gte(cdrs.startedAt, filter.from) : undefined,
+    filter.to ? lt(cdrs.startedAt, filter.to) : undefined,
+    filter.campaignId ? eq(cdrs.campaignId, filter.campaignId) : undefined,
+    filter.leadId ? eq(cdrs.leadId, filter.leadId) : undefined,
+    filter.outcome ? eq(cdrs.outcome, filter.outcome) : undefined,
+  );
+  return paged(
+    db
+      .select()
+      .from(cdrs)
+      .where(where)
+      .orderBy(desc(cdrs.createdAt), desc(cdrs.id))
+      .limit(page.limit)
+      .offset(page.offset),
+    db.select({ total: count() }).from(cdrs).where(where),
+  );
+}
+
+/** Adds a number to the tenant's do-not-call list; an existing entry is kept as it was. */
+export async function addDnc(db: Executor, row: DncRow) {
+  await db.insert(dncNumbers).values(row).onConflictDoNothing();
+  return (
+    await db
+      .select()
+      .from(dncNumbers)
+      .where(and(eq(dncNumbers.tenantId, row.tenantId), eq(dncNumbers.phone, row.phone)))
+      .limit(1)
+  )[0] as DncRow;
+}
+
+export const removeDnc = async (db: Executor, tenantId: string, phone: string) =>
+  (
+    await db
+      .delete(dncNumbers)
+      .where(and(eq(dncNumbers.tenantId, tenantId), eq(dncNumbers.phone, phone)))
+      .returning()
+  )[0];
+
+export function listDnc(
+  db: Executor,
+  tenantId: string,
+  phone: string | undefined,
+  page: PageParams,
+) {
+  const where = and(
+    eq(dncNumbers.tenantId, tenantId),
+    phone ? eq(dncNumbers.phone, phone) : undefined,
+  );
+  return paged(
+    db
+      .select()
+      .from(dncNumbers)
+      .where(where)
+      .orderBy(desc(dncNumbers.createdAt), desc(dncNumbers.phone))
+      .limit(page.limit)
+      .offset(page.offset),
+    db.select({ total: count() }).from(dncNumbers).where(where),
+  );
+}

@@ -1,0 +1,60 @@
+import { index, integer, pgTable, primaryKey, text, uuid } from "drizzle-orm/pg-core";
+import { instant } from "./columns.ts";
+
+export const CALL_OUTCOMES = [
+  "answered",
+  "no_answer",
+  "busy",
+  "failed",
+  "machine",
+  "abandoned",
+  "cancelled",
+] as const;
+
+/** The tenant's do-not-call list: numbers never dialled and refused by imports. */
+export const dncNumbers = pgTable(
+  "dnc_numbers",
+  {
+    tenantId: uuid("tenant_id").notNull(),
+    phone: text("phone").notNull(),
+    /** `api` (added by hand or integration) or `disposition` (an agent's do_not_call). */
+    source: text("source").notNull(),
+    createdBy: text("created_by"),
+    createdAt: instant("created_at").notNull(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.tenantId, table.phone] }),
+    index("dnc_numbers_created").on(table.tenantId, table.createdAt),
+  ],
+);
+
+/** One call detail record per finished call. */
+export const cdrs = pgTable(
+  "cdrs",
+  {
+    id: uuid("id").primaryKey(),
+    tenantId: uuid("tenant_id").notNull(),
+    callId: uuid("call_id").notNull().unique(),
+    campaignId: uuid("campaign_id").notNull(),
+    leadListId: uuid("lead_list_id").notNull(),
+    leadId: uuid("lead_id").notNull(),
+    edgeNodeId: uuid("edge_node_id"),
+    agentId: uuid("agent_id"),
+    phone: text("phone").notNull(),
+    callerId: text("caller_id").notNull(),
+    attempt: integer("attempt").notNull(),
+    outcome: text("outcome", { enum: CALL_OUTCOMES }).notNull(),
+    hangupCause: text("hangup_cause"),
+    disposition: text("disposition"),
+    startedAt: instant("started_at").notNull(),
+    answeredAt: instant("answered_at"),
+    endedAt: instant("ended_at"),
+    ringSeconds: integer("ring_seconds").notNull(),
+    talkSeconds: integer("talk_seconds").notNull(),
+    createdAt: instant("created_at").notNull(),
+  },
+  (table) => [
+    index("cdrs_tenant_started").on(table.tenantId, table.startedAt),
+    index("cdrs_tenant_created").on(table.tenantId, table.createdAt, table.id),
+  ],
+);

@@ -1,0 +1,57 @@
+import { Elysia } from "elysia";
+import { listCdrs } from "../../../db/queries/calls.ts";
+import type { ServiceDeps } from "../../deps.ts";
+import { okList } from "../../envelope.ts";
+import { badRequest, type FieldError } from "../../errors.ts";
+import { resolveTenant } from "../../identity/tenant-scope.ts";
+import { parsePage } from "../../pagination.ts";
+import type { AuthGuard } from "../../plugins/auth.ts";
+import { CdrQuery, cdrView } from "./model.ts";
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i;
+
+/** An RFC 3339 instant, or a field error naming the parameter. */
+function instantOf(
+  field: string,
+  value: string | undefined,
+  errors: FieldError[],
+): Date | undefined {
+  if (value === undefined) return undefined;
+  const at = RFC3339.test(value) ? new Date(value) : undefined;
+  if (!at || Number.isNaN(at.getTime())) {
+    errors.push({ field, message: "must be an RFC 3339 timestamp, e.g. 2026-03-02T12:00:00Z" });
+    return undefined;
+  }
+  return at;
+}
+
+export const cdrsModule = (deps: ServiceDeps, auth: AuthGuard) =>
+  new Elysia({ prefix: "/api/v1/cdrs", detail: { tags: ["calls"] } }).use(auth).get(
+    "",
+    async ({ principal, query }) => {
+      const tenantId = await resolveTenant(deps, principal, query.tenant_id);
+      const errors: FieldError[] = [];
+      const from = instantOf("from", query.from, errors);
+      const to = instantOf("to", query.to, errors);
+      if (errors.length) throw badRequest("invalid query parameters", errors);
+      const page = parsePage(query);
+      const filter = {
+        from,
+        to,
+        campaignId: query.campaign_id,
+        leadId: query.lead_id,
+        outcome: query.outcome,
+      };
+      const { items, total } = await listCdrs(deps.db, tenantId, filter, page);
+      return okList(items.map(cdrView), total, page);
+    },
+    {
+      auth: "cdrs.read",
+      query: CdrQuery,
+      detail: {
+        "x-permission": "cdrs.read",
+        summary:
+          "Call detail records, newest first; `from` inclusive and `to` exclusive on started_at",
+      },
+    },
+  );

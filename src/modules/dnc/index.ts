@@ -1,0 +1,113 @@
+import { Elysia, t } from "elysia";
+import { addDnc, type DncRow, listDnc, removeDnc } from "../../../db/queries/calls.ts";
+import type { ServiceDeps } from "../../deps.ts";
+import { ok, okList } from "../../envelope.ts";
+import { badRequest, INVALID_BODY, notFound } from "../../errors.ts";
+import { auditActorOf } from "../../identity/principal.ts";
+import { resolveTenant } from "../../identity/tenant-scope.ts";
+import { PageQuery, parsePage } from "../../pagination.ts";
+import type { AuthGuard } from "../../plugins/auth.ts";
+import { jsonBody } from "../../plugins/json-body.ts";
+import { normalisePhone } from "../leads/normalise.ts";
+import { TenantQuery, Timestamp } from "../users/model.ts";
+
+export const DncEntrySchema = t.Object({
+  phone: t.String({ description: "E.164" }),
+  source: t.String({ description: "api or disposition" }),
+  created_at: Timestamp,
+});
+
+const dncView = (row: DncRow) => ({
+  phone: row.phone,
+  source: row.source,
+  created_at: row.createdAt.toISOString(),
+});
+
+const AddBody = t.Object(
+  { phone: t.String({ minLength: 1, maxLength: 64 }) },
+  { additionalProperties: false },
+);
+
+/** A number as typed (+1 415-555-2671) in E.164, or a 400 naming the field. */
+function e164(phone: string, field: string) {
+  const normalised = normalisePhone(phone.trim(), undefined);
+  if (!normalised)
+    throw badRequest(INVALID_BODY, [
+      { field, message: "must be a valid phone number with its +country code" },
+    ]);
+  return normalised;
+}
+
+export const dncModule = (deps: ServiceDeps, auth: AuthGuard) =>
+  new Elysia({ prefix: "/api/v1/dnc", detail: { tags: ["do not call"] } })
+    .use(auth)
+    .get(
+      "",
+      async ({ principal, query }) => {
+        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
+        const page = parsePage(query);
+        const phone = query.phone
+          ? (normalisePhone(query.phone, undefined) ?? query.phone)
+          : undefined;
+        const { items, total } = await listDnc(deps.db, tenantId, phone, page);
+        return okList(items.map(dncView), total, page);
+      },
+      {
+        auth: "dnc.read",
+        query: t.Object({
+          ...PageQuery,
+          ...TenantQuery,
+          phone: t.Optional(t.String({ maxLength: 64 })),
+        }),
+        detail: {
+          "x-permission": "dnc.read",
+          summary: "The tenant's do-not-call list, newest first",
+        },
+      },
+    )
+    .post(
+      "",
+      async ({ principal, query, body, set }) => {
+        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
+        const row = await addDnc(deps.db, {
+          tenantId,
+          phone: e164(body.phone, "phone"),
+          source: "api",
+          createdBy: auditActorOf(principal).actorId,
+          createdAt: new Date(deps.clock.now()),
+        });
+        set.status = 201;
+        return ok({ dnc_entry: dncView(row) });
+      },
+      {
+        auth: "dnc.write",
+        query: t.Object(TenantQuery),
+        ...jsonBody(AddBody),
+        detail: {
+          "x-permission": "dnc.write",
+          summary: "Add a number to the do-not-call list (idempotent)",
+        },
+      },
+    )
+    .delete(
+      "/:phone",
+      async ({ principal, query, params }) => {
+        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
+        const removed = await removeDnc(
+          deps.db,
+          tenantId,
+          e164(decodeURIComponent(params.phone), "phone"),
+        );
+        if (!removed) throw notFound("do-not-call entry");
+        return ok({ dnc_entry: dncView(removed) });
+      },
+      {
+        auth: "dnc.write",
+        params: t.Object({ phone: t.String() }),
+        query: t.Object(TenantQuery),
+        detail: {
+          "x-permission": "dnc.write",
+          summary: "Remove a number from the do-not-call list",
+        },
+      },
+    );

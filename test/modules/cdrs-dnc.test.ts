@@ -1,0 +1,148 @@
+import { beforeEach, describe, expect, test } from "bun:test";
+import { insertCampaign } from "../../db/queries/campaigns.ts";
+import { cdrs } from "../../db/schema/index.ts";
+import { createWorkspace } from "../helpers/app.ts";
+import { importFile } from "../helpers/leads.ts";
+
+let w: Awaited<ReturnType<typeof createWorkspace>>;
+let adminToken: string;
+beforeEach(async () => {
+  w = await createWorkspace();
+  adminToken = await w.login("admin@acme.test");
+});
+
+describe("do-not-call list", () => {
+  test("numbers are added as typed, stored E.164, listed, found and removed", async () => {
+    const added = await w.request("POST", "/api/v1/dnc", {
+      token: adminToken,
+      body: { phone: "+1 (415) 555-2671" },
+    });
+    expect(added.status).toBe(201);
+    expect(added.body.data.dnc_entry).toEqual({
+      phone: "+14155552671",
+      source: "api",
+      created_at: expect.stringMatching(/Z$/),
+    });
+    expect(
+      (
+        await w.request("POST", "/api/v1/dnc", {
+          token: adminToken,
+          body: { phone: "+14155552671" },
+        })
+      ).status,
+    ).toBe(201);
+    const list = await w.request("GET", "/api/v1/dnc?phone=%2B1%20415%20555%202671", {
+      token: adminToken,
+    });
+    expect(list.body.total).toBe(1);
+    const bad = await w.request("POST", "/api/v1/dnc", {
+      token: adminToken,
+      body: { phone: "12" },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.field_errors[0].field).toBe("phone");
+    const removed = await w.request("DELETE", "/api/v1/dnc/%2B14155552671", { token: adminToken });
+    expect(removed.status).toBe(200);
+    expect(
+      (await w.request("DELETE", "/api/v1/dnc/%2B14155552671", { token: adminToken })).status,
+    ).toBe(404);
+  });
+
+  test("imports refuse numbers on the list", async () => {
+    await w.request("POST", "/api/v1/dnc", { token: adminToken, body: { phone: "+14155552672" } });
+    const campaign = (
+      await w.request("POST", "/api/v1/campaigns", { token: adminToken, body: { name: "c" } })
+    ).body.data.campaign;
+    const list = await w.request("POST", `/api/v1/campaigns/${campaign.id}/lead-lists`, {
+      token: adminToken,
+      body: { name: "l", caller_id: "+14155550100" },
+    });
+    const response = await importFile(
+      w,
+      `/api/v1/campaigns/${campaign.id}/lead-lists/${list.body.data.lead_list.id}/import`,
+      adminToken,
+      "phone,timezone\n+14155552671,UTC\n+14155552672,UTC\n",
+    );
+    expect(response.body.data.import).toMatchObject({
+      imported: 1,
+      rejected: 1,
+      errors: [{ row: 2, column: "phone", reason: "do_not_call" }],
+    });
+  });
+});
+
+describe("CDRs", () => {
+  test("are listed newest first with filters on started_at, campaign, lead and outcome", async () => {
+    const now = new Date(w.clock.now());
+    const campaign = await insertCampaign(w.deps.db, {
+      id: Bun.randomUUIDv7(),
+      tenantId: w.acme.id,
+      name: "c",
+      status: "running",
+      dialMode: "progressive",
+      callerId: null,
+      callingWindowStart: "08:00",
+      callingWindowEnd: "21:00",
+      maxAttempts: 3,
+      retryDelaySeconds: 3600,
+      dialRatio: 1,
+      maxAbandonRate: 0.03,
+      version: 1,
+      createdAt: now,
+      updatedAt: now,
+    });
+    const record = (minute: number, outcome: "answered" | "busy") => ({
+      id: Bun.randomUUIDv7(),
+      tenantId: w.acme.id,
+      callId: crypto.randomUUID(),
+      campaignId: campaign.id,
+      leadListId: crypto.randomUUID(),
+      leadId: crypto.randomUUID(),
+      phone: "+14155552671",
+      callerId: "+14155550100",
+      attempt: 1,
+      outcome,
+      startedAt: new Date(Date.parse("2026-03-02T12:00:00Z") + minute * 60_000),
+      ringSeconds: 5,
+      talkSeconds: outcome === "answered" ? 60 : 0,
+      createdAt: new Date(Date.parse("2026-03-02T12:00:00Z") + minute * 60_000),
+    });
+    await w.deps.db
+      .insert(cdrs)
+      .values([record(0, "answered"), record(1, "busy"), record(2, "answered")]);
+    const all = await w.request("GET", "/api/v1/cdrs", { token: adminToken });
+    expect(all.status).toBe(200);
+    expect(all.body.total).toBe(3);
+    expect(all.body.data.items[0]).toMatchObject({
+      outcome: "answered",
+      started_at: "2026-03-02T12:02:00.000Z",
+      edge_node_id: null,
+    });
+    const window = await w.request(
+      "GET",
+      "/api/v1/cdrs?from=2026-03-02T12:01:00Z&to=2026-03-02T12:02:00Z",
+      { token: adminToken },
+    );
+    expect(window.body.data.items.map((c: { outcome: string }) => c.outcome)).toEqual(["busy"]);
+    const answered = await w.request(
+      "GET",
+      `/api/v1/cdrs?outcome=answered&campaign_id=${campaign.id}`,
+      { token: adminToken },
+    );
+    expect(answered.body.total).toBe(2);
+    for (const query of [
+      "from=yesterday",
+      "to=2026-03-02",
+      "from=2026-13-02T12:00:00Z",
+      "outcome=lost",
+      "campaign_id=x",
+    ]) {
+      const bad = await w.request("GET", `/api/v1/cdrs?${query}`, { token: adminToken });
+      expect([query, bad.status]).toEqual([query, 400]);
+    }
+    await w.user(w.acme.id, "agent@acme.test", "agent");
+    expect(
+      (await w.request("GET", "/api/v1/cdrs", { token: await w.login("agent@acme.test") })).status,
+    ).toBe(403);
+  });
+});
