@@ -6,11 +6,13 @@ import { TenantRegistry } from "../actors/tenant-registry.ts";
 import type { DatabaseHandle } from "../db/client.ts";
 import type { Config } from "./config.ts";
 import type { ServiceDeps } from "./deps.ts";
+import { AgentBoard } from "./dialer/agents.ts";
 import { CredentialDirectory } from "./identity/credentials.ts";
 import { RateLimiter } from "./identity/rate-limiter.ts";
 import { TokenService } from "./identity/tokens.ts";
 import { KeyedMutex } from "./lib/keyed-mutex.ts";
 import type { Logger } from "./logger.ts";
+import { agentsModule } from "./modules/agents/index.ts";
 import { apiKeysModule } from "./modules/api-keys/index.ts";
 import { auditModule } from "./modules/audit/index.ts";
 import { authModule } from "./modules/auth/index.ts";
@@ -50,6 +52,7 @@ export function createServiceDeps(input: ServiceDepsInput): ServiceDeps {
     credentials: new CredentialDirectory(input.database.db, input.logger),
     rateLimiter: new RateLimiter(),
     loginThrottle: new RateLimiter(),
+    dialer: { agents: new AgentBoard(), gate: new KeyedMutex(), cursors: new Map() },
     loginGate: new KeyedMutex(),
     importGate: new KeyedMutex(),
   };
@@ -96,6 +99,7 @@ export function createApp(deps: ServiceDeps) {
     .use(apiKeysModule(deps, auth))
     .use(edgeNodesModule(deps, auth))
     .use(nodeProtocolModule(deps, auth))
+    .use(agentsModule(deps, auth))
     .use(cdrsModule(deps, auth))
     .use(dncModule(deps, auth))
     .use(auditModule(deps, auth));

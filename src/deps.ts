@@ -3,6 +3,7 @@ import type { CampaignRegistry } from "../actors/registry.ts";
 import type { TenantRegistry } from "../actors/tenant-registry.ts";
 import type { Database, DatabaseKind, RawClient } from "../db/client.ts";
 import type { Config } from "./config.ts";
+import type { AgentBoard } from "./dialer/agents.ts";
 import type { CredentialDirectory } from "./identity/credentials.ts";
 import type { RateLimiter } from "./identity/rate-limiter.ts";
 import type { TokenService } from "./identity/tokens.ts";
@@ -29,6 +30,8 @@ export interface ServiceDeps {
   rateLimiter: RateLimiter;
   /** Login attempts per client address, a stricter limit than the API's. */
   loginThrottle: RateLimiter;
+  /** Agents' presence, claim serialisation per tenant, and fair-share cursors. */
+  dialer: { agents: AgentBoard; gate: KeyedMutex; cursors: Map<string, number> };
   /** Serialises login attempts per account so the lockout counts exactly. */
   loginGate: KeyedMutex;
   /** Serialises imports per lead list within this process (the database locks across processes). */

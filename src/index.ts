@@ -4,6 +4,7 @@ import { runMigrations } from "../db/migrate.ts";
 import { createApp, createServiceDeps } from "./app.ts";
 import { ensurePlatformAdmin, resolveJwtSecret } from "./bootstrap.ts";
 import { ConfigError, loadConfig } from "./config.ts";
+import { sweepExpiredCalls } from "./dialer/service.ts";
 import { createLogger } from "./logger.ts";
 
 async function main() {
@@ -54,12 +55,18 @@ async function main() {
     data_dir: database.kind === "pglite" ? config.DATA_DIR : undefined,
   });
 
+  // Calls whose lease ran out are failed and their leads retried.
+  const sweeper = setInterval(() => {
+    sweepExpiredCalls(deps).catch((error) => logger.error("lease sweep failed", { error }));
+  }, 5_000);
+
   let stopping = false;
   const drain = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info("draining", { signal });
     // stop() without force stops accepting and resolves once in-flight requests are answered.
+    clearInterval(sweeper);
     await server?.stop(false);
     deps.campaigns.stopAll();
     deps.tenants.stopAll();

@@ -1,4 +1,4 @@
-import { index, integer, pgTable, primaryKey, text, uuid } from "drizzle-orm/pg-core";
+import { boolean, index, integer, pgTable, primaryKey, text, uuid } from "drizzle-orm/pg-core";
 import { instant } from "./columns.ts";
 
 export const CALL_OUTCOMES = [
@@ -56,5 +56,43 @@ export const cdrs = pgTable(
   (table) => [
     index("cdrs_tenant_started").on(table.tenantId, table.startedAt),
     index("cdrs_tenant_created").on(table.tenantId, table.createdAt, table.id),
+  ],
+);
+
+export const CALL_STATUSES = ["claimed", "ringing", "answered", "ended"] as const;
+
+/** A dial job handed to an edge node, from its claim to its end. */
+export const calls = pgTable(
+  "calls",
+  {
+    id: uuid("id").primaryKey(),
+    tenantId: uuid("tenant_id").notNull(),
+    campaignId: uuid("campaign_id").notNull(),
+    leadListId: uuid("lead_list_id").notNull(),
+    leadId: uuid("lead_id").notNull(),
+    edgeNodeId: uuid("edge_node_id").notNull(),
+    /** The agent reserved (preview) or bridged (answered); null while none. */
+    agentId: uuid("agent_id"),
+    phone: text("phone").notNull(),
+    callerId: text("caller_id").notNull(),
+    attempt: integer("attempt").notNull(),
+    timeoutSeconds: integer("timeout_seconds").notNull(),
+    status: text("status", { enum: CALL_STATUSES }).notNull(),
+    bridged: boolean("bridged").notNull(),
+    machine: boolean("machine").notNull(),
+    outcome: text("outcome", { enum: CALL_OUTCOMES }),
+    hangupCause: text("hangup_cause"),
+    disposition: text("disposition"),
+    leaseExpiresAt: instant("lease_expires_at").notNull(),
+    claimedAt: instant("claimed_at").notNull(),
+    ringingAt: instant("ringing_at"),
+    answeredAt: instant("answered_at"),
+    endedAt: instant("ended_at"),
+    updatedAt: instant("updated_at").notNull(),
+  },
+  (table) => [
+    index("calls_tenant_status").on(table.tenantId, table.status),
+    index("calls_node_status").on(table.edgeNodeId, table.status),
+    index("calls_campaign_status").on(table.campaignId, table.status),
   ],
 );

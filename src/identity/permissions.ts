@@ -42,6 +42,9 @@ export const PERMISSIONS = {
   "leads.write": { roles: ADMIN_UP, scope: { resource: "leads", level: "write" } },
   "dnc.read": { roles: SUPERVISOR_UP, scope: { resource: "leads", level: "read" } },
   "dnc.write": { roles: ADMIN_UP, scope: { resource: "leads", level: "write" } },
+  "agents.self": { roles: AGENT_UP },
+  "agents.read": { roles: SUPERVISOR_UP },
+  "calls.disposition": { roles: AGENT_UP },
   "cdrs.read": { roles: SUPERVISOR_UP, scope: { resource: "cdrs", level: "read" } },
 } satisfies Record<string, PermissionRule>;
 

@@ -2,6 +2,9 @@ import { type Static, t } from "elysia";
 import type { CampaignRecord } from "../../../actors/campaign.machine.ts";
 import { CAMPAIGN_STATUSES, DIAL_MODES } from "../../../db/schema/campaigns.ts";
 import { PageQuery } from "../../pagination.ts";
+
+export { AGENT_STATES } from "../../dialer/agents.ts";
+
 import { TenantQuery, Timestamp } from "../users/model.ts";
 
 const literals = <T extends string>(values: readonly T[]) =>
@@ -95,15 +98,6 @@ export const CampaignSchema = t.Object({
   updated_at: Timestamp,
 });
 export type CampaignView = Static<typeof CampaignSchema>;
-
-export const AGENT_STATES = [
-  "offline",
-  "ready",
-  "reserved",
-  "on_call",
-  "wrap_up",
-  "paused",
-] as const;
 
 export const CampaignStatsSchema = t.Object({
   leads_total: t.Integer(),

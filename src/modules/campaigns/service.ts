@@ -2,6 +2,7 @@ import { transition } from "xstate";
 import {
   ACTION_EVENTS,
   type CampaignActor,
+  type CampaignEvent,
   type CampaignRecord,
   type CampaignStatus,
   campaignMachine,
@@ -25,6 +26,7 @@ import {
   updateCampaignSettings,
   updateCampaignStatus,
 } from "../../../db/queries/campaigns.ts";
+import { answerCounts, campaignProgress, countCallsInFlight } from "../../../db/queries/dialer.ts";
 import { countLeadsByState } from "../../../db/queries/leads.ts";
 import { LEAD_STATES } from "../../../db/schema/leads.ts";
 import type { RequestMeta, ServiceDeps } from "../../deps.ts";
@@ -135,22 +137,29 @@ async function loadCampaign(db: Executor, tenantId: string, id: string) {
   return row;
 }
 
-/**
- * Live numbers of a campaign. Leads are counted by state; calls in flight, agents and the
- * abandon rate stay at zero until calls are placed.
- */
+/** Live numbers of a campaign: leads by state, calls in flight, agents by state, abandon rate. */
 async function campaignStats(deps: ServiceDeps, campaignId: string): Promise<CampaignStats> {
-  const counts = await countLeadsByState(deps.db, campaignId);
+  const [counts, inFlight, answers] = await Promise.all([
+    countLeadsByState(deps.db, campaignId),
+    countCallsInFlight(deps.db, { campaignId }),
+    answerCounts(deps.db, campaignId),
+  ]);
   const byState: Record<string, number> = Object.fromEntries(
     LEAD_STATES.map((state) => [state, 0]),
   );
   for (const { state, total } of counts) byState[state] = total;
+  const agents: Record<string, number> = Object.fromEntries(
+    AGENT_STATES.map((state) => [state, 0]),
+  );
+  for (const agent of deps.dialer.agents.inCampaign(campaignId))
+    agents[agent.state] = (agents[agent.state] ?? 0) + 1;
+  const connected = answers.answered + answers.abandoned;
   return {
     leads_total: counts.reduce((sum, { total }) => sum + total, 0),
     leads_by_state: byState,
-    calls_in_flight: 0,
-    agents_by_state: Object.fromEntries(AGENT_STATES.map((state) => [state, 0])),
-    abandon_rate: 0,
+    calls_in_flight: inFlight,
+    agents_by_state: agents,
+    abandon_rate: connected === 0 ? 0 : answers.abandoned / connected,
   };
 }
 
@@ -301,34 +310,99 @@ export function changeCampaignStatus(
       return { status: entry.status, body: entry.body, replayed: false };
     }
 
-    const [after] = transition(campaignMachine, before, event);
-    const next: CampaignRecord = after.context.campaign;
+    const next = nextCampaign(before, event);
     const body = ok({ campaign: campaignView(next) });
     const entry = remember(200, body);
     await deps.db.transaction(async (tx) => {
-      const updated = await updateCampaignStatus(tx, {
-        id,
-        expectedVersion: campaign.version,
-        status: next.status,
-        updatedAt: new Date(now),
-      });
-      if (!updated) throw new Error(`campaign ${id} changed outside its actor`);
-      await insertStatusChange(tx, {
-        id: Bun.randomUUIDv7(),
-        tenantId,
-        campaignId: id,
+      await commitStatus(tx, {
+        campaign,
+        next,
         action,
-        fromStatus: campaign.status,
-        toStatus: next.status,
-        ...auditActorOf(principal),
+        actor: auditActorOf(principal),
         requestId: meta.requestId,
-        createdAt: new Date(now),
+        at: new Date(now),
       });
       if (entry) await insertIdempotencyKey(tx, entryRow(id, entry));
     });
     actor.send(event);
     if (entry) actor.send({ type: "idempotency.recorded", entry });
     return { status: 200, body, replayed: false };
+  });
+}
+
+/** The campaign as it will be after `event`, decided by the machine itself. */
+const nextCampaign = (
+  snapshot: ReturnType<CampaignActor["getSnapshot"]>,
+  event: CampaignEvent,
+): CampaignRecord => transition(campaignMachine, snapshot, event)[0].context.campaign;
+
+/** Writes a status change and its history row; the actor adopts it only after the commit. */
+async function commitStatus(
+  tx: Executor,
+  change: {
+    campaign: CampaignRecord;
+    next: CampaignRecord;
+    action: string;
+    actor: { actorType: string; actorId: string | null };
+    requestId: string | null;
+    at: Date;
+  },
+) {
+  const { campaign, next } = change;
+  const updated = await updateCampaignStatus(tx, {
+    id: campaign.id,
+    expectedVersion: campaign.version,
+    status: next.status,
+    updatedAt: change.at,
+  });
+  if (!updated) throw new Error(`campaign ${campaign.id} changed outside its actor`);
+  await insertStatusChange(tx, {
+    id: Bun.randomUUIDv7(),
+    tenantId: campaign.tenantId,
+    campaignId: campaign.id,
+    action: change.action,
+    fromStatus: campaign.status,
+    toStatus: next.status,
+    ...change.actor,
+    requestId: change.requestId,
+    createdAt: change.at,
+  });
+}
+
+/**
+ * Completes a running campaign once every lead is final (Completed, Exhausted, DoNotCall)
+ * and no call is in flight. A campaign without leads stays running.
+ */
+export async function completeCampaignIfDone(
+  deps: ServiceDeps,
+  tenantId: string,
+  campaignId: string,
+) {
+  await deps.campaigns.withCampaign(tenantId, campaignId, async (actor) => {
+    const before = actor.getSnapshot();
+    const campaign = before.context.campaign;
+    if (campaign.status !== "running") return;
+    const progress = await campaignProgress(deps.db, campaignId);
+    if (progress.total === 0 || progress.open > 0) return;
+    if ((await countCallsInFlight(deps.db, { campaignId })) > 0) return;
+    const now = deps.clock.now();
+    const event = {
+      type: "campaign.complete" as const,
+      version: campaign.version + 1,
+      updatedAt: new Date(now).toISOString(),
+    };
+    const next = nextCampaign(before, event);
+    await deps.db.transaction((tx) =>
+      commitStatus(tx, {
+        campaign,
+        next,
+        action: "complete",
+        actor: { actorType: "system", actorId: null },
+        requestId: null,
+        at: new Date(now),
+      }),
+    );
+    actor.send(event);
   });
 }
 

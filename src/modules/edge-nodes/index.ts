@@ -1,5 +1,6 @@
 import { Elysia, t } from "elysia";
 import type { ServiceDeps } from "../../deps.ts";
+import { applyCallEvent, claimJobs } from "../../dialer/service.ts";
 import { ok, okList } from "../../envelope.ts";
 import { requestMeta } from "../../http-meta.ts";
 import { resolveTenant } from "../../identity/tenant-scope.ts";
@@ -7,14 +8,8 @@ import { PageQuery, parsePage } from "../../pagination.ts";
 import { type AuthGuard, asUser } from "../../plugins/auth.ts";
 import { jsonBody } from "../../plugins/json-body.ts";
 import { IdParams, TenantQuery } from "../users/model.ts";
-import { ClaimBody, CreateEdgeNodeBody, HeartbeatBody } from "./model.ts";
-import {
-  claimJobs,
-  heartbeat,
-  listEdgeNodes,
-  registerEdgeNode,
-  revokeEdgeNode,
-} from "./service.ts";
+import { CallEventBody, ClaimBody, CreateEdgeNodeBody, HeartbeatBody } from "./model.ts";
+import { heartbeat, listEdgeNodes, registerEdgeNode, revokeEdgeNode } from "./service.ts";
 
 /** Admins register, list and revoke edge nodes. */
 export const edgeNodesModule = (deps: ServiceDeps, auth: AuthGuard) =>
@@ -105,6 +100,20 @@ export const nodeProtocolModule = (deps: ServiceDeps, auth: AuthGuard) =>
         detail: {
           "x-permission": "node",
           summary: "Claim up to `max` dial jobs, waiting up to `wait_ms` for some",
+        },
+      },
+    )
+    .post(
+      "/calls/:call_id/events",
+      async ({ node, params, body }) => ok(await applyCallEvent(deps, node, params.call_id, body)),
+      {
+        nodeAuth: true,
+        params: t.Object({ call_id: t.String() }),
+        ...jsonBody(CallEventBody),
+        detail: {
+          "x-permission": "node",
+          summary:
+            "Report a call event; on answered the reply names the agent to bridge or says hangup",
         },
       },
     );

@@ -34,6 +34,23 @@ export const ClaimBody = t.Object(
   { additionalProperties: false },
 );
 
+export const CallEventBody = t.Object(
+  {
+    type: t.Union([
+      t.Literal("ringing"),
+      t.Literal("answered"),
+      t.Literal("machine"),
+      t.Literal("ended"),
+    ]),
+    at: t.String({ description: "RFC 3339 time of the event at the node" }),
+    hangup_cause: t.Optional(
+      t.String({ maxLength: 64, description: "Q.850 cause name, e.g. NO_ANSWER" }),
+    ),
+    ...IgnoredIdentity,
+  },
+  { additionalProperties: false },
+);
+
 export const EdgeNodeSchema = t.Object({
   id: t.String({ format: "uuid" }),
   tenant_id: t.String({ format: "uuid" }),

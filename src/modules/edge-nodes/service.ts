@@ -87,17 +87,3 @@ export async function heartbeat(deps: ServiceDeps, node: NodePrincipal, activeCa
   deps.credentials.nodeChanged(row);
   return { edge_node: edgeNodeView(row, deps.clock.now()) };
 }
-
-/**
- * Hands out dial jobs to a node, waiting up to `waitMs` for some (a long poll). There is no
- * dialing queue yet, so the wait ends empty; the node's identity comes from its key alone.
- */
-export async function claimJobs(
-  _deps: ServiceDeps,
-  _node: NodePrincipal,
-  _max: number,
-  waitMs: number,
-) {
-  if (waitMs > 0) await Bun.sleep(waitMs);
-  return { jobs: [] as unknown[] };
-}

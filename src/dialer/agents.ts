@@ -1,0 +1,72 @@
+export const AGENT_STATES = [
+  "offline",
+  "ready",
+  "reserved",
+  "on_call",
+  "wrap_up",
+  "paused",
+] as const;
+export type AgentState = (typeof AGENT_STATES)[number];
+
+export interface AgentPresence {
+  userId: string;
+  tenantId: string;
+  state: AgentState;
+  campaignId: string | null;
+  /** The call reserved for, on, or wrapping up for this agent. */
+  callId: string | null;
+  /** When the agent entered this state (epoch ms): the longest-waiting ready agent goes first. */
+  since: number;
+}
+
+export type AgentListener = (agent: AgentPresence) => void;
+
+/**
+ * Where every agent is, in memory: agents are people on live sessions, and a restart signs
+ * them all out. Changes are announced to listeners (the realtime hub, the dialer).
+ */
+export class AgentBoard {
+  private readonly agents = new Map<string, AgentPresence>();
+  private readonly listeners = new Set<AgentListener>();
+
+  get(userId: string): AgentPresence | undefined {
+    return this.agents.get(userId);
+  }
+
+  /** Agents of a campaign, optionally in one state. */
+  inCampaign(campaignId: string, state?: AgentState): AgentPresence[] {
+    const found: AgentPresence[] = [];
+    for (const agent of this.agents.values()) {
+      if (agent.campaignId === campaignId && (state === undefined || agent.state === state))
+        found.push(agent);
+    }
+    return found;
+  }
+
+  inTenant(tenantId: string): AgentPresence[] {
+    return [...this.agents.values()].filter((agent) => agent.tenantId === tenantId);
+  }
+
+  /** The ready agent of a campaign who has waited longest, if any. */
+  longestReady(campaignId: string): AgentPresence | undefined {
+    let best: AgentPresence | undefined;
+    for (const agent of this.agents.values()) {
+      if (agent.campaignId !== campaignId || agent.state !== "ready") continue;
+      if (!best || agent.since < best.since) best = agent;
+    }
+    return best;
+  }
+
+  set(agent: Omit<AgentPresence, "since">, now: number): AgentPresence {
+    const next = { ...agent, since: now };
+    if (next.state === "offline") this.agents.delete(agent.userId);
+    else this.agents.set(agent.userId, next);
+    for (const listener of this.listeners) listener(next);
+    return next;
+  }
+
+  subscribe(listener: AgentListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+}

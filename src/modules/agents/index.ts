@@ -1,0 +1,102 @@
+import { Elysia, t } from "elysia";
+import type { ServiceDeps } from "../../deps.ts";
+import { AGENT_STATES } from "../../dialer/agents.ts";
+import { agentView, DISPOSITIONS, dispositionCall, setAgentState } from "../../dialer/service.ts";
+import { ok, okList } from "../../envelope.ts";
+import { forbidden } from "../../errors.ts";
+import { resolveTenant } from "../../identity/tenant-scope.ts";
+import { PageQuery, parsePage } from "../../pagination.ts";
+import type { AuthGuard } from "../../plugins/auth.ts";
+import { jsonBody } from "../../plugins/json-body.ts";
+import { TenantQuery } from "../users/model.ts";
+
+const AgentStateBody = t.Object(
+  {
+    state: t.Union([t.Literal("ready"), t.Literal("paused"), t.Literal("offline")]),
+    campaign_id: t.Optional(t.String({ description: "required for ready" })),
+  },
+  { additionalProperties: false },
+);
+
+const DispositionBody = t.Object(
+  {
+    disposition: t.Union(DISPOSITIONS.map((value) => t.Literal(value))),
+    callback_at: t.Optional(t.String({ description: "RFC 3339; required for callback" })),
+  },
+  { additionalProperties: false },
+);
+
+/** Agents set their own state; supervisors see everyone's. */
+export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
+  new Elysia({ prefix: "/api/v1", detail: { tags: ["agents and calls"] } })
+    .use(auth)
+    .post(
+      "/agents/me/state",
+      async ({ principal, body }) => ok(await setAgentState(deps, principal, body)),
+      {
+        auth: "agents.self",
+        ...jsonBody(AgentStateBody),
+        detail: {
+          "x-permission": "agents.self",
+          summary: "Become ready for a campaign, pause, or go offline",
+          description: `Agent states: ${AGENT_STATES.join(", ")}.`,
+        },
+      },
+    )
+    .get(
+      "/agents/me",
+      ({ principal }) => {
+        if (principal.kind !== "user") throw forbidden("API keys are not agents");
+        const agent = deps.dialer.agents.get(principal.user.id);
+        return ok({
+          agent: agent
+            ? agentView(agent)
+            : {
+                user_id: principal.user.id,
+                state: "offline",
+                campaign_id: null,
+                call_id: null,
+                since: null,
+              },
+        });
+      },
+      {
+        auth: "agents.self",
+        detail: { "x-permission": "agents.self", summary: "The caller's agent state" },
+      },
+    )
+    .get(
+      "/agents",
+      async ({ principal, query }) => {
+        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
+        const page = parsePage(query);
+        const agents = deps.dialer.agents.inTenant(tenantId).sort((a, b) => b.since - a.since);
+        return okList(
+          agents.slice(page.offset, page.offset + page.limit).map(agentView),
+          agents.length,
+          page,
+        );
+      },
+      {
+        auth: "agents.read",
+        query: t.Object({ ...PageQuery, ...TenantQuery }),
+        detail: {
+          "x-permission": "agents.read",
+          summary: "Agents signed in to the tenant and their states",
+        },
+      },
+    )
+    .post(
+      "/calls/:call_id/disposition",
+      async ({ principal, params, body }) =>
+        ok(await dispositionCall(deps, principal, params.call_id, body)),
+      {
+        auth: "calls.disposition",
+        params: t.Object({ call_id: t.String() }),
+        ...jsonBody(DispositionBody),
+        detail: {
+          "x-permission": "calls.disposition",
+          summary: "Record the outcome of a connected call (the call's agent or a supervisor)",
+        },
+      },
+    );
