@@ -1,0 +1,348 @@
+import { beforeEach, describe, expect, test } from "bun:test";
+import { sweepExpiredCalls } from "../../src/dialer/service.ts";
+import { createWorkspace } from "../helpers/app.ts";
+import { importFile } from "../helpers/leads.ts";
+
+type Workspace = Awaited<ReturnType<typeof createWorkspace>>;
+let w: Workspace;
+let adminToken: string;
+let agentToken: string;
+let agentId: string;
+let nodeKey: string;
+let campaignId: string;
+let listPath: string;
+
+/** 2026-03-02T17:00Z is noon in New York: inside the default 08:00–21:00 window. */
+const NOON_NEW_YORK = Date.parse("2026-03-02T17:00:00Z");
+
+async function setUp(
+  campaign: Record<string, unknown> = {},
+  csv = "phone,timezone\n+14155552671,America/New_York\n",
+  at = NOON_NEW_YORK,
+) {
+  w = await createWorkspace();
+  w.clock.advance(at - w.clock.now());
+  adminToken = await w.login("admin@acme.test");
+  agentId = (await w.user(w.acme.id, "agent@acme.test", "agent")).id;
+  agentToken = await w.login("agent@acme.test");
+  campaignId = (
+    await w.request("POST", "/api/v1/campaigns", {
+      token: adminToken,
+      body: { name: "Dial", ...campaign },
+    })
+  ).body.data.campaign.id;
+  const list = await w.request("POST", `/api/v1/campaigns/${campaignId}/lead-lists`, {
+    token: adminToken,
+    body: { name: "L", caller_id: "+14155550100" },
+  });
+  listPath = `/api/v1/campaigns/${campaignId}/lead-lists/${list.body.data.lead_list.id}`;
+  await importFile(w, `${listPath}/import`, adminToken, csv);
+  nodeKey = (
+    await w.request("POST", "/api/v1/edge-nodes", {
+      token: adminToken,
+      body: { name: "edge", max_concurrent_calls: 10 },
+    })
+  ).body.data.key;
+}
+
+const start = () =>
+  w.request("POST", `/api/v1/campaigns/${campaignId}/status`, {
+    token: adminToken,
+    body: { action: "start" },
+  });
+const ready = (token = agentToken) =>
+  w.request("POST", "/api/v1/agents/me/state", {
+    token,
+    body: { state: "ready", campaign_id: campaignId },
+  });
+const claim = async (max = 5) =>
+  (await w.request("POST", "/api/v1/nodes/jobs/claim", { token: nodeKey, body: { max } })).body.data
+    .jobs as {
+    call_id: string;
+    lead_id: string;
+    phone: string;
+    caller_id: string;
+    agent_id: string | null;
+  }[];
+const event = (callId: string, type: string, extra: Record<string, unknown> = {}) =>
+  w.request("POST", `/api/v1/nodes/calls/${callId}/events`, {
+    token: nodeKey,
+    body: { type, at: new Date(w.clock.now()).toISOString(), ...extra },
+  });
+const leadState = async () =>
+  (await w.request("GET", `${listPath}/leads`, { token: adminToken })).body.data.items[0];
+const agentState = async () =>
+  (await w.request("GET", "/api/v1/agents/me", { token: agentToken })).body.data.agent.state;
+
+describe("dialing", () => {
+  beforeEach(() => setUp());
+
+  test("nothing is dialled before the campaign runs and an agent is ready", async () => {
+    expect(await claim()).toEqual([]);
+    await start();
+    expect(await claim()).toEqual([]);
+    await ready();
+    expect(await claim()).toHaveLength(1);
+  });
+
+  test("an answered call is bridged, recorded and dispositioned; the campaign then completes", async () => {
+    await start();
+    await ready();
+    const [job] = await claim();
+    expect(job).toMatchObject({ phone: "+14155552671", caller_id: "+14155550100", agent_id: null });
+    expect((await leadState()).state).toBe("Dialing");
+    const callId = job?.call_id as string;
+    expect((await event(callId, "ringing")).status).toBe(200);
+    w.clock.advance(5_000);
+    const answered = await event(callId, "answered");
+    expect(answered.body.data.call).toMatchObject({ agent_id: agentId, action: "bridge" });
+    expect(await agentState()).toBe("on_call");
+    expect((await leadState()).state).toBe("Connected");
+    w.clock.advance(60_000);
+    const ended = await event(callId, "ended", { hangup_cause: "NORMAL_CLEARING" });
+    expect(ended.body.data.call).toMatchObject({ status: "ended", outcome: "answered" });
+    expect(await agentState()).toBe("wrap_up");
+    const cdrs = await w.request("GET", "/api/v1/cdrs", { token: adminToken });
+    expect(cdrs.body.data.items[0]).toMatchObject({
+      call_id: callId,
+      outcome: "answered",
+      agent_id: agentId,
+      ring_seconds: 5,
+      talk_seconds: 60,
+      hangup_cause: "NORMAL_CLEARING",
+    });
+    const disposition = await w.request("POST", `/api/v1/calls/${callId}/disposition`, {
+      token: agentToken,
+      body: { disposition: "completed" },
+    });
+    expect(disposition.status).toBe(200);
+    expect((await leadState()).state).toBe("Completed");
+    expect(await agentState()).toBe("ready");
+    const campaign = await w.request("GET", `/api/v1/campaigns/${campaignId}`, {
+      token: adminToken,
+    });
+    expect(campaign.body.data.campaign.status).toBe("completed");
+    expect(
+      (await w.request("GET", "/api/v1/cdrs", { token: adminToken })).body.data.items[0]
+        .disposition,
+    ).toBe("completed");
+  });
+
+  test("no agent free on answer: hang up, an abandoned call, the lead retried later", async () => {
+    await start();
+    await ready();
+    const [job] = await claim();
+    await w.request("POST", "/api/v1/agents/me/state", {
+      token: agentToken,
+      body: { state: "paused" },
+    });
+    const answered = await event(job?.call_id as string, "answered");
+    expect(answered.body.data.call.action).toBe("hangup");
+    const ended = await event(job?.call_id as string, "ended", { hangup_cause: "NORMAL_CLEARING" });
+    expect(ended.body.data.call.outcome).toBe("abandoned");
+    const lead = await leadState();
+    expect(lead).toMatchObject({ state: "Retry", attempts: 1, last_outcome: "abandoned" });
+    expect(Date.parse(lead.next_attempt_at)).toBe(w.clock.now() + 3_600_000);
+    const stats = (await w.request("GET", `/api/v1/campaigns/${campaignId}`, { token: adminToken }))
+      .body.data.campaign.stats;
+    expect(stats.abandon_rate).toBe(1);
+  });
+
+  test("hang-up causes give their outcomes; attempts run out into Exhausted", async () => {
+    await w.request("PATCH", `/api/v1/campaigns/${campaignId}`, {
+      token: adminToken,
+      body: { version: 1, max_attempts: 2, retry_delay_seconds: 60 },
+    });
+    await start();
+    await ready();
+    const first = (await claim())[0]?.call_id as string;
+    expect(
+      (await event(first, "ended", { hangup_cause: "USER_BUSY" })).body.data.call.outcome,
+    ).toBe("busy");
+    expect((await leadState()).state).toBe("Retry");
+    expect(await claim()).toEqual([]);
+    w.clock.advance(60_000);
+    const second = (await claim())[0]?.call_id as string;
+    expect(
+      (await event(second, "ended", { hangup_cause: "NO_ANSWER" })).body.data.call.outcome,
+    ).toBe("no_answer");
+    expect((await leadState()).state).toBe("Exhausted");
+    expect(
+      (await w.request("GET", `/api/v1/campaigns/${campaignId}`, { token: adminToken })).body.data
+        .campaign.status,
+    ).toBe("completed");
+  });
+
+  test("events are idempotent and tolerate disorder", async () => {
+    await start();
+    await ready();
+    const callId = (await claim())[0]?.call_id as string;
+    await event(callId, "machine");
+    await event(callId, "machine");
+    const ended = await event(callId, "ended", { hangup_cause: "NORMAL_CLEARING" });
+    expect(ended.body.data.call.outcome).toBe("machine");
+    const late = await event(callId, "answered");
+    expect(late.status).toBe(200);
+    expect(late.body.data.call.status).toBe("ended");
+    expect((await w.request("GET", "/api/v1/cdrs", { token: adminToken })).body.total).toBe(1);
+    expect(await agentState()).toBe("ready");
+  });
+
+  test("a claimed call with no event fails after its lease and the lead is retried", async () => {
+    await start();
+    await ready();
+    await claim();
+    w.clock.advance(59_000);
+    expect(await sweepExpiredCalls(w.deps)).toBe(0);
+    w.clock.advance(2_000);
+    expect(await sweepExpiredCalls(w.deps)).toBe(1);
+    expect((await leadState()).state).toBe("Retry");
+    const cdr = (await w.request("GET", "/api/v1/cdrs", { token: adminToken })).body.data.items[0];
+    expect(cdr).toMatchObject({ outcome: "failed", hangup_cause: "LEASE_EXPIRED" });
+  });
+
+  test("only the call's agent or a supervisor may disposition; callbacks need a future time", async () => {
+    await start();
+    await ready();
+    const callId = (await claim())[0]?.call_id as string;
+    await event(callId, "answered");
+    await w.user(w.acme.id, "other@acme.test", "agent");
+    const other = await w.request("POST", `/api/v1/calls/${callId}/disposition`, {
+      token: await w.login("other@acme.test"),
+      body: { disposition: "completed" },
+    });
+    expect(other.status).toBe(403);
+    const past = await w.request("POST", `/api/v1/calls/${callId}/disposition`, {
+      token: agentToken,
+      body: { disposition: "callback", callback_at: "2020-01-01T00:00:00Z" },
+    });
+    expect(past.status).toBe(400);
+    const callbackAt = new Date(w.clock.now() + 86_400_000).toISOString();
+    const ok = await w.request("POST", `/api/v1/calls/${callId}/disposition`, {
+      token: adminToken,
+      body: { disposition: "callback", callback_at: callbackAt },
+    });
+    expect(ok.status).toBe(200);
+    expect(await leadState()).toMatchObject({ state: "Callback", next_attempt_at: callbackAt });
+  });
+
+  test("do_not_call adds the number to the list", async () => {
+    await start();
+    await ready();
+    const callId = (await claim())[0]?.call_id as string;
+    await event(callId, "answered");
+    await event(callId, "ended", { hangup_cause: "NORMAL_CLEARING" });
+    await w.request("POST", `/api/v1/calls/${callId}/disposition`, {
+      token: agentToken,
+      body: { disposition: "do_not_call" },
+    });
+    expect((await leadState()).state).toBe("DoNotCall");
+    const dnc = await w.request("GET", "/api/v1/dnc", { token: adminToken });
+    expect(dnc.body.data.items[0]).toMatchObject({ phone: "+14155552671", source: "disposition" });
+  });
+
+  test("nodes only see their own calls", async () => {
+    await start();
+    await ready();
+    const callId = (await claim())[0]?.call_id as string;
+    const otherKey = (
+      await w.request("POST", "/api/v1/edge-nodes", {
+        token: adminToken,
+        body: { name: "edge-2", max_concurrent_calls: 1 },
+      })
+    ).body.data.key;
+    const response = await w.request("POST", `/api/v1/nodes/calls/${callId}/events`, {
+      token: otherKey,
+      body: { type: "ringing", at: new Date(w.clock.now()).toISOString() },
+    });
+    expect(response.status).toBe(404);
+  });
+});
+
+describe("pacing and windows", () => {
+  test("progressive pacing: calls in flight ≤ ready agents × dial_ratio, and node capacity", async () => {
+    const csv = `phone,timezone\n${Array.from({ length: 10 }, (_, i) => `+1415555${2600 + i},America/New_York`).join("\n")}\n`;
+    await setUp({ dial_ratio: 2.5 }, csv);
+    await start();
+    await ready();
+    expect(await claim(10)).toHaveLength(2);
+    expect(await claim(10)).toEqual([]);
+    await w.user(w.acme.id, "agent2@acme.test", "agent");
+    await ready(await w.login("agent2@acme.test"));
+    expect(await claim(10)).toHaveLength(3);
+  });
+
+  test("preview reserves one ready agent per call", async () => {
+    await setUp(
+      { dial_mode: "preview" },
+      "phone,timezone\n+14155552671,America/New_York\n+14155552672,America/New_York\n",
+    );
+    await start();
+    await ready();
+    const jobs = await claim();
+    expect(jobs).toHaveLength(1);
+    expect(jobs[0]?.agent_id).toBe(agentId);
+    expect(await agentState()).toBe("reserved");
+    const answered = await event(jobs[0]?.call_id as string, "answered");
+    expect(answered.body.data.call.agent_id).toBe(agentId);
+  });
+
+  test("leads are dialled only inside the calling window of their own time zone, DST included", async () => {
+    const csv = "phone,timezone\n+14155552671,America/New_York\n+442071838750,Europe/London\n";
+    // 2026-03-30T16:30Z is 12:30 in New York (EDT) and 17:30 in London: British Summer Time began
+    // on 29 March, so London is past its window, though on GMT it would be 16:30 and inside.
+    await setUp(
+      { calling_window: { start: "09:00", end: "17:00" } },
+      csv,
+      Date.parse("2026-03-30T16:30:00Z"),
+    );
+    await start();
+    await ready();
+    await w.user(w.acme.id, "agent2@acme.test", "agent");
+    await ready(await w.login("agent2@acme.test"));
+    expect((await claim()).map((job) => job.phone)).toEqual(["+14155552671"]);
+  });
+
+  test("outside the window nothing is dialled", async () => {
+    // 23:30 UTC is 18:30 in New York.
+    await setUp(
+      { calling_window: { start: "09:00", end: "17:00" } },
+      undefined,
+      Date.parse("2026-03-02T23:30:00Z"),
+    );
+    await start();
+    await ready();
+    expect(await claim()).toEqual([]);
+  });
+
+  test("numbers put on the do-not-call list after import are not dialled", async () => {
+    await setUp();
+    await w.request("POST", "/api/v1/dnc", { token: adminToken, body: { phone: "+14155552671" } });
+    await start();
+    await ready();
+    expect(await claim()).toEqual([]);
+  });
+
+  test("agents need a campaign to be ready and cannot leave a call", async () => {
+    await setUp();
+    const missing = await w.request("POST", "/api/v1/agents/me/state", {
+      token: agentToken,
+      body: { state: "ready" },
+    });
+    expect(missing.status).toBe(400);
+    const unknown = await w.request("POST", "/api/v1/agents/me/state", {
+      token: agentToken,
+      body: { state: "ready", campaign_id: crypto.randomUUID() },
+    });
+    expect(unknown.status).toBe(404);
+    await start();
+    await ready();
+    const callId = (await claim())[0]?.call_id as string;
+    await event(callId, "answered");
+    const pause = await w.request("POST", "/api/v1/agents/me/state", {
+      token: agentToken,
+      body: { state: "paused" },
+    });
+    expect(pause.status).toBe(409);
+  });
+});
