@@ -146,3 +146,43 @@ describe("CDRs", () => {
     ).toBe(403);
   });
 });
+
+describe("CDR export", () => {
+  test("Accept: text/csv streams every matching record with neutralised cells", async () => {
+    const base = {
+      tenantId: w.acme.id,
+      campaignId: crypto.randomUUID(),
+      leadListId: crypto.randomUUID(),
+      leadId: crypto.randomUUID(),
+      phone: "+14155552671",
+      callerId: "+14155550100",
+      attempt: 1,
+      ringSeconds: 3,
+      talkSeconds: 0,
+    };
+    const rows = Array.from({ length: 1205 }, (_, i) => ({
+      ...base,
+      id: Bun.randomUUIDv7(),
+      callId: crypto.randomUUID(),
+      outcome: i % 2 ? ("busy" as const) : ("no_answer" as const),
+      hangupCause: i === 0 ? "=cmd|' /C calc'!A0" : "USER_BUSY",
+      startedAt: new Date(Date.parse("2026-03-02T12:00:00Z") + i * 1000),
+      createdAt: new Date(Date.parse("2026-03-02T12:00:00Z") + i * 1000),
+    }));
+    await w.deps.db.insert(cdrs).values(rows);
+    const response = await w.app.handle(
+      new Request("http://localhost/api/v1/cdrs?outcome=no_answer", {
+        headers: { authorization: `Bearer ${adminToken}`, accept: "text/csv" },
+      }),
+    );
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toContain("text/csv");
+    const lines = (await response.text())
+      .replace(/^\uFEFF/, "")
+      .trim()
+      .split("\r\n");
+    expect(lines[0]?.startsWith("id,call_id,campaign_id")).toBe(true);
+    expect(lines).toHaveLength(1 + 603);
+    expect(lines.at(-1)).toContain(",'=cmd|' /C calc'!A0,");
+  });
+});

@@ -1,12 +1,13 @@
 import { Elysia } from "elysia";
-import { listCdrs } from "../../../db/queries/calls.ts";
+import { type CdrFilter, cdrsBefore, listCdrs } from "../../../db/queries/calls.ts";
 import type { ServiceDeps } from "../../deps.ts";
 import { okList } from "../../envelope.ts";
 import { badRequest, type FieldError } from "../../errors.ts";
 import { resolveTenant } from "../../identity/tenant-scope.ts";
+import { csvResponse, csvStream } from "../../lib/csv-export.ts";
 import { parsePage } from "../../pagination.ts";
 import type { AuthGuard } from "../../plugins/auth.ts";
-import { CdrQuery, cdrView } from "./model.ts";
+import { CdrQuery, CdrSchema, type CdrView, cdrView } from "./model.ts";
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i;
 
@@ -25,16 +26,31 @@ function instantOf(
   return at;
 }
 
+const CSV_PAGE = 1000;
+const CDR_COLUMNS = Object.keys(CdrSchema.properties) as (keyof CdrView)[];
+
+/** Every CDR matching the filter as CSV, newest first, streamed with keyset paging. */
+const cdrCsv = (deps: ServiceDeps, tenantId: string, filter: CdrFilter) =>
+  csvStream<{ createdAt: Date; id: string }>(CDR_COLUMNS, async (cursor) => {
+    const rows = await cdrsBefore(deps.db, tenantId, filter, cursor, CSV_PAGE);
+    const last = rows[rows.length - 1];
+    if (!last) return undefined;
+    const lines = rows.map((row) => {
+      const view = cdrView(row);
+      return CDR_COLUMNS.map((column) => String(view[column] ?? ""));
+    });
+    return { lines, cursor: { createdAt: last.createdAt, id: last.id } };
+  });
+
 export const cdrsModule = (deps: ServiceDeps, auth: AuthGuard) =>
   new Elysia({ prefix: "/api/v1/cdrs", detail: { tags: ["calls"] } }).use(auth).get(
     "",
-    async ({ principal, query }) => {
+    async ({ principal, query, request }) => {
       const tenantId = await resolveTenant(deps, principal, query.tenant_id);
       const errors: FieldError[] = [];
       const from = instantOf("from", query.from, errors);
       const to = instantOf("to", query.to, errors);
       if (errors.length) throw badRequest("invalid query parameters", errors);
-      const page = parsePage(query);
       const filter = {
         from,
         to,
@@ -42,6 +58,11 @@ export const cdrsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         leadId: query.lead_id,
         outcome: query.outcome,
       };
+      if (request.headers.get("accept")?.includes("text/csv")) {
+        const stamp = new Date(deps.clock.now()).toISOString().replaceAll(":", "");
+        return csvResponse(cdrCsv(deps, tenantId, filter), `cdrs-${stamp}.csv`);
+      }
+      const page = parsePage(query);
       const { items, total } = await listCdrs(deps.db, tenantId, filter, page);
       return okList(items.map(cdrView), total, page);
     },

@@ -3,6 +3,7 @@ import type { ServiceDeps } from "../../deps.ts";
 import { ok, okList } from "../../envelope.ts";
 import { requestMeta } from "../../http-meta.ts";
 import { resolveTenant } from "../../identity/tenant-scope.ts";
+import { csvResponse } from "../../lib/csv-export.ts";
 import { parsePage } from "../../pagination.ts";
 import type { AuthGuard } from "../../plugins/auth.ts";
 import { jsonBody } from "../../plugins/json-body.ts";
@@ -157,12 +158,7 @@ export const leadsModule = (deps: ServiceDeps, auth: AuthGuard) =>
       async ({ principal, params, query }) => {
         const tenantId = await resolveTenant(deps, principal, query.tenant_id);
         const csv = await rejectedCsv(deps, tenantId, params.id, params.list_id, params.import_id);
-        return new Response(csv.stream, {
-          headers: {
-            "content-type": "text/csv; charset=utf-8",
-            "content-disposition": `attachment; filename="${csv.fileName}"`,
-          },
-        });
+        return csvResponse(csv.stream, csv.fileName);
       },
       {
         auth: "leads.read",
