@@ -17,6 +17,7 @@ import { apiKeysModule } from "./modules/api-keys/index.ts";
 import { auditModule } from "./modules/audit/index.ts";
 import { authModule } from "./modules/auth/index.ts";
 import { campaignsModule } from "./modules/campaigns/index.ts";
+import { campaignStatsFor } from "./modules/campaigns/service.ts";
 import { campaignStore } from "./modules/campaigns/store.ts";
 import { cdrsModule } from "./modules/cdrs/index.ts";
 import { dncModule } from "./modules/dnc/index.ts";
@@ -29,6 +30,9 @@ import { authPlugin } from "./plugins/auth.ts";
 import { errorsPlugin } from "./plugins/errors.ts";
 import { jsonBodyPlugin } from "./plugins/json-body.ts";
 import { requestIdPlugin } from "./plugins/request-id.ts";
+import { connectRealtime } from "./realtime/events.ts";
+import { RealtimeHub } from "./realtime/hub.ts";
+import { realtimeModule, SOCKET_LIMITS } from "./realtime/routes.ts";
 
 export interface ServiceDepsInput {
   database: DatabaseHandle;
@@ -39,7 +43,7 @@ export interface ServiceDepsInput {
 }
 
 export function createServiceDeps(input: ServiceDepsInput): ServiceDeps {
-  return {
+  const deps: ServiceDeps = {
     db: input.database.db,
     databaseKind: input.database.kind,
     rawDb: input.database.raw,
@@ -53,9 +57,14 @@ export function createServiceDeps(input: ServiceDepsInput): ServiceDeps {
     rateLimiter: new RateLimiter(),
     loginThrottle: new RateLimiter(),
     dialer: { agents: new AgentBoard(), gate: new KeyedMutex(), cursors: new Map() },
+    realtime: new RealtimeHub(input.logger, (tenantId, campaignId) =>
+      campaignStatsFor(deps, tenantId, campaignId),
+    ),
     loginGate: new KeyedMutex(),
     importGate: new KeyedMutex(),
   };
+  connectRealtime(deps);
+  return deps;
 }
 
 const documentation = {
@@ -79,7 +88,7 @@ const documentation = {
 /** Composes the HTTP application; the caller decides whether and where it listens. */
 export function createApp(deps: ServiceDeps) {
   const auth = authPlugin(deps);
-  return new Elysia({ normalize: false })
+  return new Elysia({ normalize: false, websocket: SOCKET_LIMITS })
     .use(requestIdPlugin)
     .use(errorsPlugin(deps.logger))
     .use(jsonBodyPlugin)
@@ -102,7 +111,8 @@ export function createApp(deps: ServiceDeps) {
     .use(agentsModule(deps, auth))
     .use(cdrsModule(deps, auth))
     .use(dncModule(deps, auth))
-    .use(auditModule(deps, auth));
+    .use(auditModule(deps, auth))
+    .use(realtimeModule(deps));
 }
 
 export type App = ReturnType<typeof createApp>;

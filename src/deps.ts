@@ -9,6 +9,7 @@ import type { RateLimiter } from "./identity/rate-limiter.ts";
 import type { TokenService } from "./identity/tokens.ts";
 import type { KeyedMutex } from "./lib/keyed-mutex.ts";
 import type { Logger } from "./logger.ts";
+import type { RealtimeHub } from "./realtime/hub.ts";
 
 /** What services are given. They never see a request context. */
 export interface ServiceDeps {
@@ -32,6 +33,8 @@ export interface ServiceDeps {
   loginThrottle: RateLimiter;
   /** Agents' presence, claim serialisation per tenant, and fair-share cursors. */
   dialer: { agents: AgentBoard; gate: KeyedMutex; cursors: Map<string, number> };
+  /** Pushes state changes to supervisor and agent sockets. */
+  realtime: RealtimeHub;
   /** Serialises login attempts per account so the lockout counts exactly. */
   loginGate: KeyedMutex;
   /** Serialises imports per lead list within this process (the database locks across processes). */

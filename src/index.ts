@@ -50,6 +50,7 @@ async function main() {
     maxRequestBodySize: config.IMPORT_MAX_BYTES + 16 * 1024 * 1024,
   });
   const server = app.server;
+  deps.realtime.attach(server ?? undefined);
   logger.info(`listening on http://${server?.hostname}:${server?.port}`, {
     database: database.kind,
     data_dir: database.kind === "pglite" ? config.DATA_DIR : undefined,
@@ -67,6 +68,7 @@ async function main() {
     logger.info("draining", { signal });
     // stop() without force stops accepting and resolves once in-flight requests are answered.
     clearInterval(sweeper);
+    deps.realtime.close();
     await server?.stop(false);
     deps.campaigns.stopAll();
     deps.tenants.stopAll();

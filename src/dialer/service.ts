@@ -166,6 +166,7 @@ async function claimOnce(deps: ServiceDeps, node: NodePrincipal, max: number): P
       return callRows;
     });
     for (const row of rows) {
+      await announce(deps, row as CallRow, "claimed", row.agentId ? "call.offered" : undefined);
       jobs.push({
         call_id: row.id,
         campaign_id: row.campaignId,
@@ -221,6 +222,39 @@ export function callView(call: CallRow, action?: "hangup" | "bridge") {
     ended_at: call.endedAt?.toISOString() ?? null,
     ...(action ? { action } : {}),
   };
+}
+
+/** Tells supervisors of a call's change, and its agent when the change is theirs. */
+async function announce(
+  deps: ServiceDeps,
+  call: CallRow,
+  event: string,
+  agentMessage?: "call.offered" | "call.connected" | "call.ended",
+) {
+  const view = callView(call);
+  deps.realtime.toCampaign(call.tenantId, call.campaignId, {
+    type: "call.event",
+    event,
+    call: view,
+  });
+  deps.realtime.statsChanged(call.tenantId, call.campaignId);
+  if (!agentMessage || !call.agentId) return;
+  const lead = agentMessage === "call.ended" ? undefined : await findLead(deps.db, call.leadId);
+  deps.realtime.toAgent(call.agentId, {
+    type: agentMessage,
+    call: view,
+    ...(lead
+      ? {
+          lead: {
+            id: lead.id,
+            phone: lead.phone,
+            timezone: lead.timezone,
+            fields: lead.fields,
+            attempts: lead.attempts,
+          },
+        }
+      : {}),
+  });
 }
 
 /** After a call without a conversation: try again later, or give up when attempts run out. */
@@ -300,6 +334,7 @@ async function finishCall(
       at,
     );
   }
+  await announce(deps, ended, "ended", "call.ended");
   await completeCampaignIfDone(deps, ended.tenantId, ended.campaignId);
   return ended;
 }
@@ -333,6 +368,7 @@ export async function applyCallEvent(
           leaseExpiresAt: leaseFrom(reported),
           updatedAt: at,
         });
+        await announce(deps, row, "ringing");
         return { call: callView(row) };
       }
       case "answered": {
@@ -343,6 +379,7 @@ export async function applyCallEvent(
       case "machine": {
         if (call.machine) return { call: callView(call) };
         const row = await updateCall(deps.db, call.id, { machine: true, updatedAt: at });
+        await announce(deps, row, "machine");
         return { call: callView(row) };
       }
       case "ended":
@@ -370,6 +407,7 @@ async function answer(deps: ServiceDeps, call: CallRow, at: Date) {
       leaseExpiresAt: lease,
       updatedAt: at,
     });
+    await announce(deps, row, "answered");
     return { call: callView(row, "hangup") };
   }
   const row = await deps.db.transaction(async (tx) => {
@@ -389,6 +427,7 @@ async function answer(deps: ServiceDeps, call: CallRow, at: Date) {
     return updated;
   });
   deps.dialer.agents.set({ ...agent, state: "on_call", callId: call.id }, now);
+  await announce(deps, row, "answered", "call.connected");
   return { call: callView(row, "bridge") };
 }
 

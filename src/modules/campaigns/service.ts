@@ -163,6 +163,12 @@ async function campaignStats(deps: ServiceDeps, campaignId: string): Promise<Cam
   };
 }
 
+/** A campaign's stats for a realtime push, or undefined when it is not the tenant's. */
+export async function campaignStatsFor(deps: ServiceDeps, tenantId: string, campaignId: string) {
+  const row = await findTenantCampaign(deps.db, tenantId, campaignId);
+  return row ? campaignStats(deps, row.id) : undefined;
+}
+
 export async function getCampaign(deps: ServiceDeps, tenantId: string, id: string) {
   const row = await loadCampaign(deps.db, tenantId, id);
   // A loaded actor may hold a change newer than a read that raced it; prefer it.

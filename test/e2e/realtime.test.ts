@@ -1,0 +1,167 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { resetDatabase } from "../helpers/database.ts";
+import {
+  SERVER_TEST_TIMEOUT_MS,
+  type ServerProcess,
+  startServer,
+} from "../helpers/server-process.ts";
+
+const dataDir = mkdtempSync(join(tmpdir(), "dialer-ws-"));
+let server: ServerProcess;
+let token: string;
+
+beforeAll(async () => {
+  await resetDatabase();
+  server = await startServer({
+    DATA_DIR: dataDir,
+    AUTH_JWT_SECRET: "realtime-secret-that-is-long-enough-to-use",
+    BOOTSTRAP_ADMIN_EMAIL: "ops@example.test",
+    BOOTSTRAP_ADMIN_PASSWORD: "a configured password",
+    WS_ALLOWED_ORIGINS: "https://dash.example.test",
+  });
+  const login = await fetch(`${server.baseUrl}/api/v1/auth/login`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email: "ops@example.test", password: "a configured password" }),
+  });
+  token = ((await login.json()) as { data: { token: string } }).data.token;
+}, SERVER_TEST_TIMEOUT_MS);
+
+afterAll(async () => {
+  server?.process.kill("SIGTERM");
+  await server?.process.exited;
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+const wsUrl = (path: string, query: string) =>
+  `${server.baseUrl.replace("http", "ws")}${path}?${query}`;
+
+/** Opens a socket and collects its messages; resolves once it is open. */
+async function connect(path: string, query: string) {
+  const socket = new WebSocket(wsUrl(path, query));
+  const messages: Record<string, unknown>[] = [];
+  socket.addEventListener("message", (event) => messages.push(JSON.parse(String(event.data))));
+  await new Promise<void>((resolve, reject) => {
+    socket.addEventListener("open", () => resolve());
+    socket.addEventListener("error", () => reject(new Error("socket refused")));
+  });
+  const next = async (type: string, timeoutMs = 3000) => {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      const found = messages.find((message) => message.type === type);
+      if (found) {
+        messages.splice(messages.indexOf(found), 1);
+        return found;
+      }
+      await Bun.sleep(20);
+    }
+    throw new Error(`no ${type} message; got ${JSON.stringify(messages)}`);
+  };
+  return { socket, messages, next };
+}
+
+/** The status of an upgrade attempt, without a WebSocket client that hides it. */
+const upgradeStatus = async (path: string, query: string, headers: Record<string, string> = {}) =>
+  (
+    await fetch(`${server.baseUrl}${path}?${query}`, {
+      headers: {
+        connection: "Upgrade",
+        upgrade: "websocket",
+        "sec-websocket-version": "13",
+        "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==",
+        ...headers,
+      },
+    })
+  ).status;
+
+describe("supervisor socket", () => {
+  test(
+    "bad tokens, keys and foreign origins are refused before the upgrade",
+    async () => {
+      expect(await upgradeStatus("/ws/supervisor", "")).toBe(401);
+      expect(await upgradeStatus("/ws/supervisor", "token=not-a-token")).toBe(401);
+      expect(await upgradeStatus("/ws/supervisor", `token=svc_key_${"A".repeat(43)}`)).toBe(403);
+      expect(
+        await upgradeStatus("/ws/supervisor", `token=${token}`, { origin: "https://evil.example" }),
+      ).toBe(403);
+    },
+    SERVER_TEST_TIMEOUT_MS,
+  );
+
+  test(
+    "a snapshot on connect, then status and stats pushes; bad messages get an error reply",
+    async () => {
+      const created = await fetch(`${server.baseUrl}/api/v1/campaigns`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+        body: JSON.stringify({ name: "Live" }),
+      });
+      const campaign = ((await created.json()) as { data: { campaign: { id: string } } }).data
+        .campaign;
+      const supervisor = await connect("/ws/supervisor", `token=${token}`);
+      const snapshot = await supervisor.next("snapshot");
+      expect((snapshot.campaigns as { id: string }[]).map((c) => c.id)).toContain(campaign.id);
+
+      await fetch(`${server.baseUrl}/api/v1/campaigns/${campaign.id}/status`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+        body: JSON.stringify({ action: "start" }),
+      });
+      expect(await supervisor.next("campaign.status")).toMatchObject({
+        campaign_id: campaign.id,
+        status: "running",
+        from: "draft",
+      });
+      expect(await supervisor.next("campaign.stats")).toMatchObject({ campaign_id: campaign.id });
+
+      supervisor.socket.send("not json");
+      expect(await supervisor.next("error")).toMatchObject({ code: "invalid_request" });
+      supervisor.socket.send(JSON.stringify({ type: "subscribe", campaign_ids: [campaign.id] }));
+      expect(await supervisor.next("subscribed")).toMatchObject({ campaign_ids: [campaign.id] });
+      supervisor.socket.close();
+    },
+    SERVER_TEST_TIMEOUT_MS,
+  );
+
+  test(
+    "a frame over 64 KiB closes the socket with 1009",
+    async () => {
+      const supervisor = await connect("/ws/supervisor", `token=${token}`);
+      const closed = new Promise<number>((resolve) =>
+        supervisor.socket.addEventListener("close", (event) => resolve(event.code)),
+      );
+      supervisor.socket.send("x".repeat(70 * 1024));
+      expect(await closed).toBe(1009);
+    },
+    SERVER_TEST_TIMEOUT_MS,
+  );
+});
+
+describe("agent socket", () => {
+  test(
+    "an agent gets its state and sets it by message",
+    async () => {
+      const created = await fetch(`${server.baseUrl}/api/v1/campaigns`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+        body: JSON.stringify({ name: "Agents" }),
+      });
+      const campaign = ((await created.json()) as { data: { campaign: { id: string } } }).data
+        .campaign;
+      const agent = await connect("/ws/agent", `token=${token}`);
+      expect(await agent.next("agent.state")).toMatchObject({ agent: { state: "offline" } });
+      agent.socket.send(JSON.stringify({ type: "ready", campaign_id: campaign.id }));
+      expect(await agent.next("ack")).toMatchObject({ for: "ready" });
+      expect(await agent.next("agent.state")).toMatchObject({
+        agent: { state: "ready", campaign_id: campaign.id },
+      });
+      agent.socket.send(JSON.stringify({ type: "dance" }));
+      expect(await agent.next("error")).toMatchObject({ code: "invalid_request" });
+      agent.socket.close();
+    },
+    SERVER_TEST_TIMEOUT_MS,
+  );
+});
