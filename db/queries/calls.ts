@@ -1,4 +1,4 @@
-import { and, count, desc, eq, gte, lt } from "drizzle-orm";
+import { and, count, desc, eq, gte, lt, sql } from "drizzle-orm";
 import type { Executor } from "../client.ts";
 import { cdrs, dncNumbers } from "../schema/index.ts";
 import { paged } from "./paged.ts";
@@ -15,9 +15,8 @@ export interface CdrFilter {
   outcome?: CdrRow["outcome"] | undefined;
 }
 
-/** CDRs newest first; `from` inclusive and `to` exclusive on `started_at`. */
-export function listCdrs(db: Executor, tenantId: string, filter: CdrFilter, page: PageParams) {
-  const where = and(
+const cdrWhere = (tenantId: string, filter: CdrFilter) =>
+  and(
     eq(cdrs.tenantId, tenantId),
     filter.from ? gte(cdrs.startedAt, filter.from) : undefined,
     filter.to ? lt(cdrs.startedAt, filter.to) : undefined,
@@ -25,6 +24,10 @@ export function listCdrs(db: Executor, tenantId: string, filter: CdrFilter, page
     filter.leadId ? eq(cdrs.leadId, filter.leadId) : undefined,
     filter.outcome ? eq(cdrs.outcome, filter.outcome) : undefined,
   );
+
+/** CDRs newest first; `from` inclusive and `to` exclusive on `started_at`. */
+export function listCdrs(db: Executor, tenantId: string, filter: CdrFilter, page: PageParams) {
+  const where = cdrWhere(tenantId, filter);
   return paged(
     db
       .select()
@@ -36,6 +39,28 @@ export function listCdrs(db: Executor, tenantId: string, filter: CdrFilter, page
     db.select({ total: count() }).from(cdrs).where(where),
   );
 }
+
+/** The next page of CDRs after a (created_at, id) cursor, newest first: keyset paging for exports. */
+export const cdrsBefore = (
+  db: Executor,
+  tenantId: string,
+  filter: CdrFilter,
+  cursor: { createdAt: Date; id: string } | undefined,
+  limit: number,
+) =>
+  db
+    .select()
+    .from(cdrs)
+    .where(
+      and(
+        cdrWhere(tenantId, filter),
+        cursor
+          ? sql`(${cdrs.createdAt}, ${cdrs.id}) < (${cursor.createdAt.toISOString()}::timestamptz, ${cursor.id}::uuid)`
+          : undefined,
+      ),
+    )
+    .orderBy(desc(cdrs.createdAt), desc(cdrs.id))
+    .limit(limit);
 
 /** Adds a number to the tenant's do-not-call list; an existing entry is kept as it was. */
 export async function addDnc(db: Executor, row: DncRow) {
