@@ -5,6 +5,7 @@ import { CampaignRegistry } from "../actors/registry.ts";
 import { TenantRegistry } from "../actors/tenant-registry.ts";
 import type { DatabaseHandle } from "../db/client.ts";
 import type { Config } from "./config.ts";
+import { dashboardModule } from "./dashboard/index.ts";
 import type { ServiceDeps } from "./deps.ts";
 import { AgentBoard } from "./dialer/agents.ts";
 import { CredentialDirectory } from "./identity/credentials.ts";
@@ -112,7 +113,8 @@ export function createApp(deps: ServiceDeps) {
     .use(cdrsModule(deps, auth))
     .use(dncModule(deps, auth))
     .use(auditModule(deps, auth))
-    .use(realtimeModule(deps));
+    .use(realtimeModule(deps))
+    .use(dashboardModule);
 }
 
 export type App = ReturnType<typeof createApp>;

@@ -181,7 +181,7 @@ export function realtimeModule(deps: ServiceDeps) {
       close(ws) {
         clearExpiry(ws);
       },
-      detail: { "x-permission": "realtime.supervisor" },
+      detail: { "x-permission": "realtime.supervisor", hide: true },
     })
     .ws("/ws/agent", {
       query: Query,
@@ -261,6 +261,6 @@ export function realtimeModule(deps: ServiceDeps) {
           }, AGENT_GRACE_MS),
         );
       },
-      detail: { "x-permission": "realtime.agent" },
+      detail: { "x-permission": "realtime.agent", hide: true },
     });
 }
