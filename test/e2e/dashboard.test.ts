@@ -77,12 +77,7 @@ describe("supervisor dashboard", () => {
       expect(await row.locator(".status").textContent()).toBe("draft");
       expect(await page.locator("#login").isVisible()).toBe(false);
       await row.locator('button[data-action="start"]').click();
-      await page.waitForFunction(
-        (id) =>
-          document.querySelector(`tr[data-campaign="${id}"] .status`)?.textContent === "running",
-        campaignId,
-        { timeout: 10_000 },
-      );
+      await row.locator(".status", { hasText: "running" }).waitFor({ timeout: 10_000 });
       expect(await row.locator('button[data-action="start"]').isDisabled()).toBe(true);
       await page.screenshot({ path: join(tmpdir(), "dashboard.png") });
       await page.close();
