@@ -31,6 +31,7 @@ import { authPlugin } from "./plugins/auth.ts";
 import { errorsPlugin } from "./plugins/errors.ts";
 import { jsonBodyPlugin } from "./plugins/json-body.ts";
 import { requestIdPlugin } from "./plugins/request-id.ts";
+import { asyncApiModule } from "./realtime/asyncapi.ts";
 import { connectRealtime } from "./realtime/events.ts";
 import { RealtimeHub } from "./realtime/hub.ts";
 import { realtimeModule, SOCKET_LIMITS } from "./realtime/routes.ts";
@@ -114,6 +115,7 @@ export function createApp(deps: ServiceDeps) {
     .use(dncModule(deps, auth))
     .use(auditModule(deps, auth))
     .use(realtimeModule(deps))
+    .use(asyncApiModule)
     .use(dashboardModule);
 }
 

@@ -2,7 +2,7 @@ import { Value } from "@sinclair/typebox/value";
 import { Elysia, t } from "elysia";
 import { listTenantCampaigns } from "../../db/queries/campaigns.ts";
 import type { ServiceDeps } from "../deps.ts";
-import { agentView, DISPOSITIONS, dispositionCall, setAgentState } from "../dialer/service.ts";
+import { agentView, type DISPOSITIONS, dispositionCall, setAgentState } from "../dialer/service.ts";
 import { ApiError, forbidden, unauthenticated } from "../errors.ts";
 import type { UserPrincipal } from "../identity/principal.ts";
 import { API_KEY_PREFIX, NODE_KEY_PREFIX } from "../identity/secrets.ts";
@@ -10,6 +10,7 @@ import { resolveTenant } from "../identity/tenant-scope.ts";
 import { campaignView } from "../modules/campaigns/model.ts";
 import { campaignRecordOf } from "../modules/campaigns/store.ts";
 import { authenticate, authorize } from "../plugins/auth.ts";
+import { AgentMessageSchema, SupervisorMessageSchema } from "./asyncapi.ts";
 import { agentsTopic, agentTopic, campaignsTopic, campaignTopic } from "./hub.ts";
 
 /** Limits every socket gets: Bun closes a larger frame with 1009 and a stalled reader at its limit. */
@@ -31,27 +32,6 @@ interface SocketSession {
 }
 
 const sessions = new WeakMap<Request, SocketSession>();
-
-const SupervisorMessage = t.Object(
-  {
-    type: t.Literal("subscribe"),
-    campaign_ids: t.Optional(t.Array(t.String({ format: "uuid" }), { maxItems: 500 })),
-  },
-  { additionalProperties: false },
-);
-const AgentMessage = t.Union([
-  t.Object({ type: t.Literal("ready"), campaign_id: t.String() }, { additionalProperties: false }),
-  t.Object({ type: t.Literal("pause") }, { additionalProperties: false }),
-  t.Object(
-    {
-      type: t.Literal("disposition"),
-      call_id: t.String(),
-      disposition: t.Union(DISPOSITIONS.map((value) => t.Literal(value))),
-      callback_at: t.Optional(t.String()),
-    },
-    { additionalProperties: false },
-  ),
-]);
 
 const Query = t.Object({ token: t.Optional(t.String()), tenant_id: t.Optional(t.String()) });
 
@@ -163,7 +143,7 @@ export function realtimeModule(deps: ServiceDeps) {
       message(ws, raw) {
         const message = parse<{ type: "subscribe"; campaign_ids?: string[] }>(
           ws,
-          SupervisorMessage,
+          SupervisorMessageSchema,
           raw,
         );
         if (!message) return;
@@ -214,7 +194,7 @@ export function realtimeModule(deps: ServiceDeps) {
               disposition: (typeof DISPOSITIONS)[number];
               callback_at?: string;
             }
-        >(ws, AgentMessage, raw);
+        >(ws, AgentMessageSchema, raw);
         if (!message) return;
         const { principal } = sessionOf(ws);
         try {

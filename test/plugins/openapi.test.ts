@@ -33,3 +33,27 @@ describe("API documentation", () => {
     expect(response.headers.get("content-type")).toContain("text/html");
   });
 });
+
+describe("AsyncAPI document", () => {
+  test("describes both sockets and every message type", async () => {
+    const response = await h.request("GET", "/api/v1/asyncapi.json");
+    expect(response.status).toBe(200);
+    expect(response.body.asyncapi).toBe("3.0.0");
+    expect(response.body.channels.supervisor.address).toBe("/ws/supervisor");
+    expect(response.body.channels.agent.address).toBe("/ws/agent");
+    const names = Object.values(response.body.components.messages).map(
+      (m) => (m as { name: string }).name,
+    );
+    for (const name of [
+      "campaign.status",
+      "campaign.stats",
+      "agent.state",
+      "call.event",
+      "call.offered",
+      "call.connected",
+      "call.ended",
+    ]) {
+      expect(names).toContain(name);
+    }
+  });
+});

@@ -1,0 +1,184 @@
+import { Elysia, t } from "elysia";
+import { AGENT_STATES } from "../dialer/agents.ts";
+import { DISPOSITIONS } from "../dialer/service.ts";
+import {
+  CampaignSchema,
+  CampaignStatsSchema,
+  CampaignStatusSchema,
+} from "../modules/campaigns/model.ts";
+
+const AgentSchema = t.Object({
+  user_id: t.String({ format: "uuid" }),
+  state: t.Union(AGENT_STATES.map((state) => t.Literal(state))),
+  campaign_id: t.Union([t.String({ format: "uuid" }), t.Null()]),
+  call_id: t.Union([t.String({ format: "uuid" }), t.Null()]),
+  since: t.Union([t.String({ format: "date-time" }), t.Null()]),
+});
+
+const CallSchema = t.Object(
+  {
+    id: t.String({ format: "uuid" }),
+    campaign_id: t.String({ format: "uuid" }),
+    lead_id: t.String({ format: "uuid" }),
+    agent_id: t.Union([t.String({ format: "uuid" }), t.Null()]),
+    phone: t.String(),
+    status: t.String(),
+    outcome: t.Union([t.String(), t.Null()]),
+  },
+  { additionalProperties: true },
+);
+
+const LeadSchema = t.Object({
+  id: t.String({ format: "uuid" }),
+  phone: t.String(),
+  timezone: t.String(),
+  fields: t.Record(t.String(), t.String()),
+  attempts: t.Integer(),
+});
+
+/** Every message the sockets send or accept, as TypeBox schemas (the sockets validate with them). */
+export const SERVER_MESSAGES = {
+  snapshot: t.Object({
+    type: t.Literal("snapshot"),
+    campaigns: t.Array(CampaignSchema),
+    agents: t.Array(AgentSchema),
+  }),
+  "campaign.status": t.Object({
+    type: t.Literal("campaign.status"),
+    campaign_id: t.String({ format: "uuid" }),
+    status: CampaignStatusSchema,
+    from: CampaignStatusSchema,
+  }),
+  "campaign.stats": t.Object({
+    type: t.Literal("campaign.stats"),
+    campaign_id: t.String({ format: "uuid" }),
+    stats: CampaignStatsSchema,
+  }),
+  "agent.state": t.Object({ type: t.Literal("agent.state"), agent: AgentSchema }),
+  "call.event": t.Object({ type: t.Literal("call.event"), event: t.String(), call: CallSchema }),
+  "call.offered": t.Object({ type: t.Literal("call.offered"), call: CallSchema, lead: LeadSchema }),
+  "call.connected": t.Object({
+    type: t.Literal("call.connected"),
+    call: CallSchema,
+    lead: LeadSchema,
+  }),
+  "call.ended": t.Object({ type: t.Literal("call.ended"), call: CallSchema }),
+  subscribed: t.Object({
+    type: t.Literal("subscribed"),
+    campaign_ids: t.Union([t.Array(t.String()), t.Null()]),
+  }),
+  ack: t.Object({ type: t.Literal("ack"), for: t.String() }, { additionalProperties: true }),
+  error: t.Object({ type: t.Literal("error"), code: t.String(), message: t.String() }),
+};
+
+export const SupervisorMessageSchema = t.Object(
+  {
+    type: t.Literal("subscribe"),
+    campaign_ids: t.Optional(t.Array(t.String({ format: "uuid" }), { maxItems: 500 })),
+  },
+  { additionalProperties: false },
+);
+
+export const AgentMessageSchema = t.Union([
+  t.Object({ type: t.Literal("ready"), campaign_id: t.String() }, { additionalProperties: false }),
+  t.Object({ type: t.Literal("pause") }, { additionalProperties: false }),
+  t.Object(
+    {
+      type: t.Literal("disposition"),
+      call_id: t.String(),
+      disposition: t.Union(DISPOSITIONS.map((value) => t.Literal(value))),
+      callback_at: t.Optional(t.String()),
+    },
+    { additionalProperties: false },
+  ),
+]);
+
+const message = (name: string, payload: unknown) => ({ name, payload });
+
+/** The AsyncAPI 3.0 document of both sockets, built from the schemas above. */
+export function asyncApiDocument() {
+  const serverMessages = Object.fromEntries(
+    Object.entries(SERVER_MESSAGES).map(([name, schema]) => [
+      name.replace(".", "_"),
+      message(name, schema),
+    ]),
+  );
+  const ref = (name: string) => ({ $ref: `#/components/messages/${name.replace(".", "_")}` });
+  const supervisorOut = [
+    "snapshot",
+    "campaign.status",
+    "campaign.stats",
+    "agent.state",
+    "call.event",
+    "subscribed",
+    "error",
+  ];
+  const agentOut = ["agent.state", "call.offered", "call.connected", "call.ended", "ack", "error"];
+  return {
+    asyncapi: "3.0.0",
+    info: {
+      title: "Dialer engine realtime API",
+      version: "1.0.0",
+      description:
+        "Connect with `?token=<user token>`. Frames over 64 KiB close the socket (1009); a client that " +
+        "stops reading is closed at its backpressure limit; the socket closes when the token expires (4001).",
+    },
+    channels: {
+      supervisor: {
+        address: "/ws/supervisor",
+        messages: {
+          ...Object.fromEntries(supervisorOut.map((name) => [name.replace(".", "_"), ref(name)])),
+          subscribe: { $ref: "#/components/messages/subscribe" },
+        },
+      },
+      agent: {
+        address: "/ws/agent",
+        messages: {
+          ...Object.fromEntries(agentOut.map((name) => [name.replace(".", "_"), ref(name)])),
+          agent_command: { $ref: "#/components/messages/agent_command" },
+        },
+      },
+    },
+    operations: {
+      supervisorReceives: {
+        action: "send",
+        channel: { $ref: "#/channels/supervisor" },
+        messages: supervisorOut.map((name) => ({
+          $ref: `#/channels/supervisor/messages/${name.replace(".", "_")}`,
+        })),
+      },
+      supervisorSubscribes: {
+        action: "receive",
+        channel: { $ref: "#/channels/supervisor" },
+        messages: [{ $ref: "#/channels/supervisor/messages/subscribe" }],
+      },
+      agentReceives: {
+        action: "send",
+        channel: { $ref: "#/channels/agent" },
+        messages: agentOut.map((name) => ({
+          $ref: `#/channels/agent/messages/${name.replace(".", "_")}`,
+        })),
+      },
+      agentCommands: {
+        action: "receive",
+        channel: { $ref: "#/channels/agent" },
+        messages: [{ $ref: "#/channels/agent/messages/agent_command" }],
+      },
+    },
+    components: {
+      messages: {
+        ...serverMessages,
+        subscribe: message("subscribe", SupervisorMessageSchema),
+        agent_command: message("agent command", AgentMessageSchema),
+      },
+    },
+  };
+}
+
+export const asyncApiModule = new Elysia({ name: "asyncapi" }).get(
+  "/api/v1/asyncapi.json",
+  () => asyncApiDocument(),
+  {
+    detail: { hide: true, ["x-permission" as string]: "public" },
+  },
+);
