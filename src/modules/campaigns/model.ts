@@ -37,17 +37,11 @@ const settings = {
   max_abandon_rate: t.Number({ minimum: 0, maximum: 0.1 }),
 };
 
+/** Every setting but the name may be left out: creation fills defaults, a patch keeps values. */
+const optionalSettings = t.Partial(t.Object(settings)).properties;
+
 export const CreateCampaignBody = t.Object(
-  {
-    name: settings.name,
-    dial_mode: t.Optional(settings.dial_mode),
-    caller_id: t.Optional(settings.caller_id),
-    calling_window: t.Optional(settings.calling_window),
-    max_attempts: t.Optional(settings.max_attempts),
-    retry_delay_seconds: t.Optional(settings.retry_delay_seconds),
-    dial_ratio: t.Optional(settings.dial_ratio),
-    max_abandon_rate: t.Optional(settings.max_abandon_rate),
-  },
+  { ...optionalSettings, name: settings.name },
   { additionalProperties: false },
 );
 export type CreateCampaignInput = Static<typeof CreateCampaignBody>;
@@ -55,14 +49,7 @@ export type CreateCampaignInput = Static<typeof CreateCampaignBody>;
 export const PatchCampaignBody = t.Object(
   {
     version: t.Integer({ minimum: 1, description: "the version the change is based on" }),
-    name: t.Optional(settings.name),
-    dial_mode: t.Optional(settings.dial_mode),
-    caller_id: t.Optional(settings.caller_id),
-    calling_window: t.Optional(settings.calling_window),
-    max_attempts: t.Optional(settings.max_attempts),
-    retry_delay_seconds: t.Optional(settings.retry_delay_seconds),
-    dial_ratio: t.Optional(settings.dial_ratio),
-    max_abandon_rate: t.Optional(settings.max_abandon_rate),
+    ...optionalSettings,
   },
   { additionalProperties: false },
 );
