@@ -24,7 +24,7 @@ type Json = Record<string, any>;
 async function call(baseUrl: string, method: string, path: string, token?: string, body?: unknown) {
   const headers: Record<string, string> = {};
   if (token) headers.authorization = `Bearer ${token}`;
-  let payload: BodyInit | undefined;
+  let payload: FormData | string | undefined;
   if (body instanceof FormData) payload = body;
   else if (body !== undefined) {
     headers["content-type"] = "application/json";
