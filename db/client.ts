@@ -47,7 +47,10 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
       close: () => client.end({ timeout: 5 }),
     };
   }
-  const client = await PGlite.create(options.dataDir);
+  // A smaller buffer pool than PostgreSQL's default: about 120 MiB less resident memory.
+  const client = await PGlite.create(options.dataDir, {
+    startParams: [...PGlite.defaultStartParams, "-c", "shared_buffers=16MB"],
+  });
   const db = drizzlePglite({ client, schema }) as unknown as Database;
   return { db, kind: "pglite", raw: { kind: "pglite", client }, close: () => client.close() };
 }

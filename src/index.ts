@@ -24,6 +24,8 @@ async function main() {
     dataDir: config.DATA_DIR,
   });
   await runMigrations(database);
+  // PGlite's first start leaves hundreds of MiB of garbage that only a full collection frees.
+  Bun.gc(true);
   const now = new Date(systemClock.now());
   const jwtSecret = await resolveJwtSecret(database.db, config, logger, now);
   const bootstrap = await ensurePlatformAdmin(database.db, config, now);

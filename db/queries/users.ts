@@ -41,12 +41,15 @@ export const findUsersByEmailAnyTenant = (db: Executor, email: string) =>
 export const anyUserWithRole = async (db: Executor, role: UserRow["role"]) =>
   (await db.select({ id: users.id }).from(users).where(eq(users.role, role)).limit(1)).length > 0;
 
+/** Every column but the password hash: what anything but a login reads. */
+const { passwordHash: _secret, ...liveColumns } = getTableColumns(users);
+
 /** The users list is hot (every admin screen opens it), so its two queries are prepared once. */
 function prepareListQueries(db: Database) {
   const tenantId = sql.placeholder("tenantId");
   return {
     items: db
-      .select()
+      .select(liveColumns)
       .from(users)
       .where(eq(users.tenantId, tenantId))
       .orderBy(desc(users.createdAt), desc(users.id))
@@ -92,7 +95,5 @@ export const updateUser = async (
   )[0];
 
 /** Every user of a tenant without password hashes: a tenant actor's starting state. */
-export async function listTenantLiveUsers(db: Executor, tenantId: string) {
-  const { passwordHash: _secret, ...columns } = getTableColumns(users);
-  return db.select(columns).from(users).where(eq(users.tenantId, tenantId));
-}
+export const listTenantLiveUsers = (db: Executor, tenantId: string) =>
+  db.select(liveColumns).from(users).where(eq(users.tenantId, tenantId));

@@ -145,8 +145,8 @@ export async function authenticateNode(
   return { kind: "edge_node", nodeId: row.id, tenantId: row.tenantId };
 }
 
-const resolved = new WeakMap<Request, Principal>();
-const resolvedNodes = new WeakMap<Request, NodePrincipal>();
+/** The transform phase leaves the principal on the request's context for `resolve` to type. */
+type Carrier = { principal?: Principal; node?: NodePrincipal };
 
 /**
  * The one auth guard. Routes declare `{ auth: "<permission>" }` and receive `principal`, or
@@ -157,26 +157,25 @@ const resolvedNodes = new WeakMap<Request, NodePrincipal>();
 export const authPlugin = (deps: AuthDeps) =>
   new Elysia({ name: "auth" }).macro({
     auth: (permission: Permission) => ({
-      async transform({ request, set, query }) {
+      async transform(context) {
+        const { request, set, query } = context;
         const bearer = bearerOf(request.headers.get("authorization"));
         const principal = await authenticate(deps, bearer, set.headers as Headers);
         authorize(principal, permission);
         assertTenantReach(principal, (query as Record<string, unknown>).tenant_id);
-        resolved.set(request, principal);
+        (context as Carrier).principal = principal;
       },
-      resolve({ request }) {
-        return { principal: resolved.get(request) as Principal };
+      resolve(context) {
+        return { principal: (context as Carrier).principal as Principal };
       },
     }),
     nodeAuth: (_enabled: true) => ({
-      async transform({ request }) {
-        resolvedNodes.set(
-          request,
-          await authenticateNode(deps, bearerOf(request.headers.get("authorization"))),
-        );
+      async transform(context) {
+        const bearer = bearerOf(context.request.headers.get("authorization"));
+        (context as Carrier).node = await authenticateNode(deps, bearer);
       },
-      resolve({ request }) {
-        return { node: resolvedNodes.get(request) as NodePrincipal };
+      resolve(context) {
+        return { node: (context as Carrier).node as NodePrincipal };
       },
     }),
   });

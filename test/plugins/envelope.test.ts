@@ -27,7 +27,10 @@ describe("the envelope", () => {
     const response = await w.request("GET", "/api/v1/auth/me", { token });
     expect(response.status).toBe(200);
     expect(response.body.status).toBe("success");
-    expect(response.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+    const id = response.headers.get("x-request-id");
+    expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-z]+$/);
+    const again = await w.request("GET", "/api/v1/auth/me", { token });
+    expect(again.headers.get("x-request-id")).not.toBe(id);
   });
 
   test("a sane incoming X-Request-Id is kept; an unsafe one is replaced", async () => {

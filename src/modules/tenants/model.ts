@@ -1,5 +1,6 @@
 import { type Static, t } from "elysia";
 import type { TenantRow } from "../../../db/queries/tenants.ts";
+import { memoByIdentity } from "../../lib/memo.ts";
 import { Timestamp } from "../users/model.ts";
 
 export const DOMAIN_PATTERN = "^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$";
@@ -32,11 +33,14 @@ export const PatchTenantBody = t.Object(
 );
 export type PatchTenantInput = Static<typeof PatchTenantBody>;
 
-export const tenantView = (row: TenantRow): TenantView => ({
-  id: row.id,
-  name: row.name,
-  domain: row.domain,
-  rate_limit_per_minute: row.rateLimitPerMinute,
-  created_at: row.createdAt.toISOString(),
-  updated_at: row.updatedAt.toISOString(),
-});
+/** Memoised: the tenant actor keeps one object per tenant state. */
+export const tenantView = memoByIdentity(
+  (row: TenantRow): TenantView => ({
+    id: row.id,
+    name: row.name,
+    domain: row.domain,
+    rate_limit_per_minute: row.rateLimitPerMinute,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  }),
+);

@@ -2,6 +2,7 @@ import { type Static, t } from "elysia";
 import type { UserRow } from "../../../db/queries/users.ts";
 import { PASSWORD_MAX, PASSWORD_MIN } from "../../identity/passwords.ts";
 import { RoleSchema, UserStatusSchema } from "../../identity/roles.ts";
+import { memoByIdentity } from "../../lib/memo.ts";
 import { PageQuery } from "../../pagination.ts";
 
 export const Email = t.String({ format: "email", maxLength: 254 });
@@ -36,13 +37,16 @@ export const TenantQuery = { tenant_id: t.Optional(t.String()) };
 export const UserListQuery = t.Object({ ...PageQuery, ...TenantQuery });
 export const IdParams = t.Object({ id: t.String() });
 
-export const userView = (row: Omit<UserRow, "passwordHash">): UserView => ({
-  id: row.id,
-  tenant_id: row.tenantId,
-  email: row.email,
-  role: row.role,
-  status: row.status,
-  must_change_password: row.mustChangePassword,
-  created_at: row.createdAt.toISOString(),
-  updated_at: row.updatedAt.toISOString(),
-});
+/** Memoised: the tenant actor keeps one object per user state, and `/auth/me` is hot. */
+export const userView = memoByIdentity(
+  (row: Omit<UserRow, "passwordHash">): UserView => ({
+    id: row.id,
+    tenant_id: row.tenantId,
+    email: row.email,
+    role: row.role,
+    status: row.status,
+    must_change_password: row.mustChangePassword,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  }),
+);
