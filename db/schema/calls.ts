@@ -56,6 +56,7 @@ export const cdrs = pgTable(
   (table) => [
     index("cdrs_tenant_started").on(table.tenantId, table.startedAt),
     index("cdrs_tenant_created").on(table.tenantId, table.createdAt, table.id),
+    index("cdrs_campaign_created").on(table.campaignId, table.createdAt),
   ],
 );
 

@@ -1,0 +1,1 @@
+CREATE INDEX "cdrs_campaign_created" ON "cdrs" USING btree ("campaign_id","created_at");
