@@ -74,6 +74,15 @@ export async function addDnc(db: Executor, row: DncRow) {
   )[0] as DncRow;
 }
 
+export const findDnc = async (db: Executor, tenantId: string, phone: string) =>
+  (
+    await db
+      .select()
+      .from(dncNumbers)
+      .where(and(eq(dncNumbers.tenantId, tenantId), eq(dncNumbers.phone, phone)))
+      .limit(1)
+  )[0];
+
 export const removeDnc = async (db: Executor, tenantId: string, phone: string) =>
   (
     await db

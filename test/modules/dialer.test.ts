@@ -346,3 +346,50 @@ describe("pacing and windows", () => {
     expect(pause.status).toBe(409);
   });
 });
+
+describe("callable explanation", () => {
+  const callable = async (leadId: string) =>
+    (
+      await w.request("GET", `/api/v1/campaigns/${campaignId}/leads/${leadId}/callable`, {
+        token: adminToken,
+      })
+    ).body.data.callable;
+
+  test("explains the campaign, the window, the retry time and the do-not-call list", async () => {
+    // 23:30 UTC is 18:30 in New York: past a 09:00–17:00 window.
+    await setUp(
+      { calling_window: { start: "09:00", end: "17:00" } },
+      undefined,
+      Date.parse("2026-03-02T23:30:00Z"),
+    );
+    const lead = await leadState();
+    const first = await callable(lead.id);
+    expect(first.callable).toBe(false);
+    expect(first.reasons.map((r: { code: string }) => r.code)).toEqual([
+      "campaign_not_running",
+      "outside_calling_window",
+    ]);
+    expect(first.next_callable_at).toBe("2026-03-03T14:00:00.000Z");
+    await start();
+    w.clock.advance(Date.parse("2026-03-03T15:00:00Z") - w.clock.now());
+    adminToken = await w.login("admin@acme.test");
+    expect(await callable(lead.id)).toMatchObject({
+      callable: true,
+      reasons: [],
+      next_callable_at: "2026-03-03T15:00:00.000Z",
+    });
+    await w.request("POST", "/api/v1/dnc", { token: adminToken, body: { phone: lead.phone } });
+    const blocked = await callable(lead.id);
+    expect(blocked).toMatchObject({ callable: false, next_callable_at: null });
+    expect(blocked.reasons.map((r: { code: string }) => r.code)).toEqual(["do_not_call"]);
+    expect(
+      (
+        await w.request(
+          "GET",
+          `/api/v1/campaigns/${campaignId}/leads/${crypto.randomUUID()}/callable`,
+          { token: adminToken },
+        )
+      ).status,
+    ).toBe(404);
+  });
+});

@@ -1,5 +1,6 @@
 import { Elysia, t } from "elysia";
 import type { ServiceDeps } from "../../deps.ts";
+import { explainCallable } from "../../dialer/callable.ts";
 import { ok, okList } from "../../envelope.ts";
 import { requestMeta } from "../../http-meta.ts";
 import { resolveTenant } from "../../identity/tenant-scope.ts";
@@ -149,6 +150,27 @@ export const campaignsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         detail: {
           "x-permission": "campaigns.history",
           summary: "Every status change, newest first",
+        },
+      },
+    )
+    .get(
+      "/:id/leads/:lead_id/callable",
+      async ({ principal, params, query }) =>
+        ok(
+          await explainCallable(
+            deps,
+            await resolveTenant(deps, principal, query.tenant_id),
+            params.id,
+            params.lead_id,
+          ),
+        ),
+      {
+        auth: "leads.read",
+        params: t.Object({ id: t.String(), lead_id: t.String() }),
+        query: TenantOnly,
+        detail: {
+          "x-permission": "leads.read",
+          summary: "Why a lead is or is not callable now, and when it next will be",
         },
       },
     );

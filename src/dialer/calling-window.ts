@@ -1,0 +1,64 @@
+/** Local wall-clock parts of an instant in a time zone. */
+function localParts(zone: string, at: number) {
+  const parts = new Intl.DateTimeFormat("en-US", {
+    timeZone: zone,
+    hourCycle: "h23",
+    year: "numeric",
+    month: "2-digit",
+    day: "2-digit",
+    hour: "2-digit",
+    minute: "2-digit",
+    second: "2-digit",
+  }).formatToParts(new Date(at));
+  const get = (type: string) => Number(parts.find((part) => part.type === type)?.value);
+  return {
+    year: get("year"),
+    month: get("month"),
+    day: get("day"),
+    hour: get("hour"),
+    minute: get("minute"),
+    second: get("second"),
+  };
+}
+
+/** The zone's offset from UTC at an instant, in milliseconds. */
+function offsetAt(zone: string, at: number) {
+  const local = localParts(zone, at);
+  return (
+    Date.UTC(local.year, local.month - 1, local.day, local.hour, local.minute, local.second) -
+    Math.floor(at / 1000) * 1000
+  );
+}
+
+/** The instant at which a local wall-clock time occurs in a zone (DST-aware, two passes). */
+function instantOf(zone: string, year: number, month: number, day: number, minutes: number) {
+  const wall = Date.UTC(year, month - 1, day, Math.floor(minutes / 60), minutes % 60);
+  let guess = wall - offsetAt(zone, wall);
+  guess = wall - offsetAt(zone, guess);
+  return guess;
+}
+
+const minutesOf = (hhmm: string) => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3, 5));
+
+/**
+ * Whether `at` is inside the daily window [start, end) in the zone's local time, and if not,
+ * when the window next opens.
+ */
+export function callingWindow(zone: string, start: string, end: string, at: number) {
+  const local = localParts(zone, at);
+  const now = local.hour * 60 + local.minute;
+  const open = minutesOf(start);
+  if (now >= open && now < minutesOf(end)) return { open: true as const };
+  const tomorrow = new Date(Date.UTC(local.year, local.month - 1, local.day + 1));
+  const nextOpen =
+    now < open
+      ? instantOf(zone, local.year, local.month, local.day, open)
+      : instantOf(
+          zone,
+          tomorrow.getUTCFullYear(),
+          tomorrow.getUTCMonth() + 1,
+          tomorrow.getUTCDate(),
+          open,
+        );
+  return { open: false as const, opensAt: nextOpen };
+}
