@@ -20,6 +20,15 @@ export class TenantRegistry {
     private readonly logger: Logger,
   ) {}
 
+  /** A user of a tenant whose actor is loaded, without waiting; undefined otherwise. */
+  loadedUser(tenantId: string, userId: string): LiveUser | undefined {
+    return this.actors.get(tenantId)?.getSnapshot().context.users[userId];
+  }
+
+  loadedTenant(tenantId: string): TenantRow | undefined {
+    return this.actors.get(tenantId)?.getSnapshot().context.tenant;
+  }
+
   async tenant(tenantId: string): Promise<TenantRow | undefined> {
     return (await this.actorFor(tenantId))?.getSnapshot().context.tenant;
   }

@@ -42,10 +42,10 @@ export function rateLimitHeaders(decision: RateDecision): Record<string, string>
   };
 }
 
-async function userPrincipal(deps: AuthDeps, token: string): Promise<UserPrincipal> {
-  const claims = await deps.tokens.verify(token);
-  if (!claims || !isUuid(claims.sub) || !isUuid(claims.tid)) throw unauthenticated(INVALID_TOKEN);
-  const user = await deps.tenants.user(claims.tid, claims.sub);
+function principalOf(
+  user: UserPrincipal["user"] | undefined,
+  claims: { tid: string; exp: number },
+): UserPrincipal {
   if (!user || user.tenantId !== claims.tid) throw unauthenticated(INVALID_TOKEN);
   if (user.status === "disabled") throw new ApiError(403, "account_disabled", "account disabled");
   return {
@@ -57,6 +57,22 @@ async function userPrincipal(deps: AuthDeps, token: string): Promise<UserPrincip
   };
 }
 
+/**
+ * A token seen before, whose user's tenant is loaded, resolves without a promise: the hot
+ * path of every signed-in request.
+ */
+function cachedUserPrincipal(deps: AuthDeps, token: string): UserPrincipal | undefined {
+  const claims = deps.tokens.cached(token);
+  const user = claims && deps.tenants.loadedUser(claims.tid, claims.sub);
+  return user && claims ? principalOf(user, claims) : undefined;
+}
+
+async function userPrincipal(deps: AuthDeps, token: string): Promise<UserPrincipal> {
+  const claims = await deps.tokens.verify(token);
+  if (!claims || !isUuid(claims.sub) || !isUuid(claims.tid)) throw unauthenticated(INVALID_TOKEN);
+  return principalOf(await deps.tenants.user(claims.tid, claims.sub), claims);
+}
+
 /** Resolves a key and counts the request against its rate limit; failures never count. */
 async function apiKeyPrincipal(
   deps: AuthDeps,
@@ -65,7 +81,8 @@ async function apiKeyPrincipal(
 ): Promise<ApiKeyPrincipal> {
   const row = isWellFormedSecret(key) ? await deps.credentials.apiKey(digestOf(key)) : undefined;
   if (!row || row.revokedAt) throw unauthenticated(INVALID_KEY);
-  const tenant = await deps.tenants.tenant(row.tenantId);
+  const tenant =
+    deps.tenants.loadedTenant(row.tenantId) ?? (await deps.tenants.tenant(row.tenantId));
   if (!tenant) throw unauthenticated(INVALID_KEY);
   const now = deps.clock.now();
   const decision = deps.rateLimiter.take(
@@ -90,15 +107,15 @@ async function apiKeyPrincipal(
  * belong to `/api/v1/nodes/*` alone and are refused here. `headers` receives the rate-limit
  * fields of a key.
  */
-export async function authenticate(
+export function authenticate(
   deps: AuthDeps,
   bearer: string | undefined,
   headers: Headers = {},
-): Promise<Principal> {
+): Principal | Promise<Principal> {
   if (!bearer) throw unauthenticated(MISSING_AUTHORIZATION);
   if (bearer.startsWith(API_KEY_PREFIX)) return apiKeyPrincipal(deps, bearer, headers);
   if (bearer.startsWith(NODE_KEY_PREFIX)) throw unauthenticated(INVALID_KEY);
-  return userPrincipal(deps, bearer);
+  return cachedUserPrincipal(deps, bearer) ?? userPrincipal(deps, bearer);
 }
 
 /** Checks a principal against one permission of the table. */
@@ -160,7 +177,8 @@ export const authPlugin = (deps: AuthDeps) =>
       async transform(context) {
         const { request, set, query } = context;
         const bearer = bearerOf(request.headers.get("authorization"));
-        const principal = await authenticate(deps, bearer, set.headers as Headers);
+        const found = authenticate(deps, bearer, set.headers as Headers);
+        const principal = found instanceof Promise ? await found : found;
         authorize(principal, permission);
         assertTenantReach(principal, (query as Record<string, unknown>).tenant_id);
         (context as Carrier).principal = principal;

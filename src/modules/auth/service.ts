@@ -180,7 +180,9 @@ async function loginAmongTenants(
 
 /** The caller and its tenant: the user (from the tenant actor's memory) or the API key. */
 export async function me(deps: ServiceDeps, principal: Principal) {
-  const tenant = await deps.tenants.tenant(principal.tenantId);
+  const tenant =
+    deps.tenants.loadedTenant(principal.tenantId) ??
+    (await deps.tenants.tenant(principal.tenantId));
   if (!tenant) throw notFound("tenant");
   if (principal.kind === "user")
     return { user: userView(principal.user), tenant: tenantView(tenant) };
