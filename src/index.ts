@@ -1,6 +1,7 @@
 import { systemClock } from "../actors/ports.ts";
 import { openDatabase } from "../db/client.ts";
 import { runMigrations } from "../db/migrate.ts";
+import { deleteExpiredIdempotencyKeys } from "../db/queries/campaigns.ts";
 import { createApp, createServiceDeps } from "./app.ts";
 import { ensurePlatformAdmin, resolveJwtSecret } from "./bootstrap.ts";
 import { ConfigError, loadConfig } from "./config.ts";
@@ -58,9 +59,16 @@ async function main() {
     data_dir: database.kind === "pglite" ? config.DATA_DIR : undefined,
   });
 
-  // Calls whose lease ran out are failed and their leads retried.
+  // Calls whose lease ran out are failed and their leads retried; idempotency records past
+  // their window are deleted (the actors have already forgotten them).
+  let sweeps = 0;
   const sweeper = setInterval(() => {
     sweepExpiredCalls(deps).catch((error) => logger.error("lease sweep failed", { error }));
+    if (++sweeps % 12 === 0) {
+      deleteExpiredIdempotencyKeys(deps.db, new Date(deps.clock.now())).catch((error) =>
+        logger.error("idempotency clean-up failed", { error }),
+      );
+    }
   }, 5_000);
 
   let stopping = false;

@@ -1,4 +1,4 @@
-import { and, count, eq, inArray, lt, ne, sql } from "drizzle-orm";
+import { and, count, eq, lt, ne, sql } from "drizzle-orm";
 import type { Executor } from "../client.ts";
 import { rowsOf } from "../rows.ts";
 import { calls, campaigns, cdrs, leads } from "../schema/index.ts";
@@ -158,9 +158,3 @@ export async function answerCounts(db: Executor, campaignId: string) {
     }
   );
 }
-
-export const callsOfNode = (db: Executor, nodeIds: string[]) =>
-  db
-    .select()
-    .from(calls)
-    .where(and(inArray(calls.edgeNodeId, nodeIds), ne(calls.status, "ended")));
