@@ -8,7 +8,7 @@ export const ConfigSchema = Type.Object({
   DATABASE_URL: Type.Optional(Type.String({ pattern: "^postgres(ql)?://" })),
   DATA_DIR: Type.String({ minLength: 1, default: "./data" }),
   AUTH_JWT_SECRET: Type.Optional(Type.String()),
-  AUTH_JWT_TTL_SECONDS: Type.Integer({ minimum: 60, maximum: 31_536_000, default: 43_200 }),
+  AUTH_JWT_TTL_SECONDS: Type.Integer({ minimum: 1, maximum: 31_536_000, default: 43_200 }),
   BOOTSTRAP_ADMIN_EMAIL: Type.Optional(Type.String({ pattern: "^[^@\\s]+@[^@\\s]+$" })),
   BOOTSTRAP_ADMIN_PASSWORD: Type.Optional(Type.String({ minLength: 12, maxLength: 256 })),
   DEFAULT_TENANT_DOMAIN: Type.String({ pattern: "^[a-z0-9.-]+$", default: "platform" }),

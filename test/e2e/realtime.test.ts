@@ -165,3 +165,45 @@ describe("agent socket", () => {
     SERVER_TEST_TIMEOUT_MS,
   );
 });
+
+describe("token expiry", () => {
+  test(
+    "a socket closes (4001) when its token expires",
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), "dialer-ws-ttl-"));
+      const shortLived = await startServer({
+        DATA_DIR: dir,
+        AUTH_JWT_SECRET: "realtime-secret-that-is-long-enough-to-use",
+        AUTH_JWT_TTL_SECONDS: "2",
+        BOOTSTRAP_ADMIN_EMAIL: "ops@example.test",
+        BOOTSTRAP_ADMIN_PASSWORD: "a configured password",
+      });
+      try {
+        const login = await fetch(`${shortLived.baseUrl}/api/v1/auth/login`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ email: "ops@example.test", password: "a configured password" }),
+        });
+        const shortToken = ((await login.json()) as { data: { token: string } }).data.token;
+        const socket = new WebSocket(
+          `${shortLived.baseUrl.replace("http", "ws")}/ws/supervisor?token=${shortToken}`,
+        );
+        const closed = new Promise<{ code: number; at: number }>((resolve) =>
+          socket.addEventListener("close", (event) =>
+            resolve({ code: event.code, at: Date.now() }),
+          ),
+        );
+        await new Promise((resolve) => socket.addEventListener("open", resolve));
+        const opened = Date.now();
+        const { code, at } = await closed;
+        expect(code).toBe(4001);
+        expect(at - opened).toBeLessThan(4000);
+      } finally {
+        shortLived.process.kill("SIGTERM");
+        await shortLived.process.exited;
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+    SERVER_TEST_TIMEOUT_MS,
+  );
+});
