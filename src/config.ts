@@ -18,6 +18,7 @@ export const ConfigSchema = Type.Object({
   IMPORT_MAX_BYTES: Type.Integer({ minimum: 1, default: 104_857_600 }),
   IMPORT_MAX_ROWS: Type.Integer({ minimum: 1, default: 1_000_000 }),
   WS_ALLOWED_ORIGINS: Type.Optional(Type.String()),
+  AGENT_DISCONNECT_GRACE_SECONDS: Type.Integer({ minimum: 0, maximum: 3600, default: 30 }),
   LOG_LEVEL: Type.Union(
     [Type.Literal("debug"), Type.Literal("info"), Type.Literal("warn"), Type.Literal("error")],
     { default: "info" },

@@ -22,8 +22,6 @@ export const SOCKET_LIMITS = {
   sendPings: true,
 } as const;
 
-/** How long an agent whose socket dropped keeps its state before going offline. */
-export const AGENT_GRACE_MS = 30_000;
 const MAX_TIMER_MS = 2_147_000_000;
 
 interface SocketSession {
@@ -238,7 +236,7 @@ export function realtimeModule(deps: ServiceDeps) {
             setAgentState(deps, principal, { state: "offline" }).catch((error) =>
               deps.logger.warn("could not sign out a disconnected agent", { error }),
             );
-          }, AGENT_GRACE_MS),
+          }, deps.config.AGENT_DISCONNECT_GRACE_SECONDS * 1000),
         );
       },
       detail: { "x-permission": "realtime.agent", hide: true },

@@ -21,6 +21,7 @@ beforeAll(async () => {
     BOOTSTRAP_ADMIN_EMAIL: "ops@example.test",
     BOOTSTRAP_ADMIN_PASSWORD: "a configured password",
     WS_ALLOWED_ORIGINS: "https://dash.example.test",
+    AGENT_DISCONNECT_GRACE_SECONDS: "1",
   });
   const login = await fetch(`${server.baseUrl}/api/v1/auth/login`, {
     method: "POST",
@@ -142,7 +143,7 @@ describe("supervisor socket", () => {
 
 describe("agent socket", () => {
   test(
-    "an agent gets its state and sets it by message",
+    "an agent gets its state, sets it by message, and goes offline after the grace period",
     async () => {
       const created = await fetch(`${server.baseUrl}/api/v1/campaigns`, {
         method: "POST",
@@ -161,6 +162,21 @@ describe("agent socket", () => {
       agent.socket.send(JSON.stringify({ type: "dance" }));
       expect(await agent.next("error")).toMatchObject({ code: "invalid_request" });
       agent.socket.close();
+      // The agent keeps its state through the grace period, then goes offline.
+      const state = async () =>
+        (
+          (await (
+            await fetch(`${server.baseUrl}/api/v1/agents/me`, {
+              headers: { authorization: `Bearer ${token}` },
+            })
+          ).json()) as {
+            data: { agent: { state: string } };
+          }
+        ).data.agent.state;
+      await Bun.sleep(300);
+      expect(await state()).toBe("ready");
+      await Bun.sleep(1200);
+      expect(await state()).toBe("offline");
     },
     SERVER_TEST_TIMEOUT_MS,
   );
