@@ -4,7 +4,6 @@ import { addDnc } from "../../db/queries/calls.ts";
 import type { CampaignRow } from "../../db/queries/campaigns.ts";
 import { findTenantCampaign } from "../../db/queries/campaigns.ts";
 import {
-  answerCounts,
   type CallRow,
   countCallsInFlight,
   countUnbridgedCalls,
@@ -28,6 +27,7 @@ import { completeCampaignIfDone } from "../modules/campaigns/service.ts";
 import { NODE_OFFLINE_AFTER_MS } from "../modules/edge-nodes/model.ts";
 import type { AgentPresence } from "./agents.ts";
 import { outcomeOf } from "./outcome.ts";
+import { currentRatio } from "./pacing.ts";
 
 /** How long a node lets a call ring before giving up. */
 export const RING_TIMEOUT_SECONDS = 30;
@@ -48,30 +48,12 @@ export interface DialJob {
 const leaseFrom = (at: number) =>
   new Date(at + (RING_TIMEOUT_SECONDS + LEASE_GRACE_SECONDS) * 1000);
 
-/**
- * The dial ratio a campaign runs at now. Progressive: its `dial_ratio`. Predictive: the
- * inverse of the measured answer rate, capped by `dial_ratio`, and back to 1.0 while the
- * abandon rate is at or over `max_abandon_rate` or there are too few calls to measure.
- */
-export async function currentRatio(deps: ServiceDeps, campaign: CampaignRow) {
-  if (campaign.dialMode !== "predictive")
-    return { ratio: campaign.dialRatio, reason: "configured" };
-  const counts = await answerCounts(deps.db, campaign.id);
-  if (counts.total < 20) return { ratio: 1, reason: "too little data: progressive" };
-  const abandonRate = counts.abandoned / Math.max(1, counts.answered + counts.abandoned);
-  if (abandonRate >= campaign.maxAbandonRate)
-    return { ratio: 1, reason: "abandon rate at its limit" };
-  const answerRate = counts.picked_up / counts.total;
-  const ratio = Math.min(campaign.dialRatio, Math.max(1, 1 / Math.max(answerRate, 0.2)));
-  return { ratio, reason: "answer rate" };
-}
-
 /** How many new calls a campaign may place now, by its dial mode and its ready agents. */
 async function allowance(deps: ServiceDeps, campaign: CampaignRow): Promise<number> {
   const ready = deps.dialer.agents.inCampaign(campaign.id, "ready").length;
   if (ready === 0) return 0;
   if (campaign.dialMode === "preview") return ready;
-  const { ratio } = await currentRatio(deps, campaign);
+  const { ratio } = await currentRatio(deps.db, campaign);
   const waiting = await countUnbridgedCalls(deps.db, campaign.id);
   return Math.max(0, Math.floor(ready * ratio + 1e-9) - waiting);
 }

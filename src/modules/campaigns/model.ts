@@ -91,7 +91,10 @@ export const CampaignStatsSchema = t.Object({
   leads_by_state: t.Record(t.String(), t.Integer()),
   calls_in_flight: t.Integer(),
   agents_by_state: t.Record(t.String(), t.Integer()),
-  abandon_rate: t.Number(),
+  answer_rate: t.Number({ description: "share of recent calls picked up" }),
+  abandon_rate: t.Number({ description: "abandoned over answered-by-a-person, recent calls" }),
+  dial_ratio: t.Number({ description: "calls placed per ready agent now" }),
+  dial_ratio_reason: t.String(),
 });
 export type CampaignStats = Static<typeof CampaignStatsSchema>;
 

@@ -16,6 +16,7 @@ import {
 } from "../../../actors/idempotency.ts";
 import type { Executor } from "../../../db/client.ts";
 import {
+  type CampaignRow,
   type CampaignSettings,
   findTenantCampaign,
   insertCampaign,
@@ -30,6 +31,7 @@ import { answerCounts, campaignProgress, countCallsInFlight } from "../../../db/
 import { countLeadsByState } from "../../../db/queries/leads.ts";
 import { LEAD_STATES } from "../../../db/schema/leads.ts";
 import type { RequestMeta, ServiceDeps } from "../../deps.ts";
+import { abandonRateOf, answerRateOf, currentRatio } from "../../dialer/pacing.ts";
 import { ok, type Page } from "../../envelope.ts";
 import { ApiError, badRequest, notFound } from "../../errors.ts";
 import { auditedWrite } from "../../identity/audit.ts";
@@ -137,12 +139,15 @@ async function loadCampaign(db: Executor, tenantId: string, id: string) {
   return row;
 }
 
-/** Live numbers of a campaign: leads by state, calls in flight, agents by state, abandon rate. */
-async function campaignStats(deps: ServiceDeps, campaignId: string): Promise<CampaignStats> {
+/**
+ * Live numbers of a campaign: leads by state, calls in flight, agents by state, the answer and
+ * abandon rates of its recent calls, and the dial ratio it runs at with the reason.
+ */
+async function campaignStats(deps: ServiceDeps, campaign: CampaignRow): Promise<CampaignStats> {
   const [counts, inFlight, answers] = await Promise.all([
-    countLeadsByState(deps.db, campaignId),
-    countCallsInFlight(deps.db, { campaignId }),
-    answerCounts(deps.db, campaignId),
+    countLeadsByState(deps.db, campaign.id),
+    countCallsInFlight(deps.db, { campaignId: campaign.id }),
+    answerCounts(deps.db, campaign.id),
   ]);
   const byState: Record<string, number> = Object.fromEntries(
     LEAD_STATES.map((state) => [state, 0]),
@@ -151,22 +156,25 @@ async function campaignStats(deps: ServiceDeps, campaignId: string): Promise<Cam
   const agents: Record<string, number> = Object.fromEntries(
     AGENT_STATES.map((state) => [state, 0]),
   );
-  for (const agent of deps.dialer.agents.inCampaign(campaignId))
+  for (const agent of deps.dialer.agents.inCampaign(campaign.id))
     agents[agent.state] = (agents[agent.state] ?? 0) + 1;
-  const connected = answers.answered + answers.abandoned;
+  const pacing = await currentRatio(deps.db, campaign, answers);
   return {
     leads_total: counts.reduce((sum, { total }) => sum + total, 0),
     leads_by_state: byState,
     calls_in_flight: inFlight,
     agents_by_state: agents,
-    abandon_rate: connected === 0 ? 0 : answers.abandoned / connected,
+    answer_rate: answerRateOf(answers),
+    abandon_rate: abandonRateOf(answers),
+    dial_ratio: pacing.ratio,
+    dial_ratio_reason: pacing.reason,
   };
 }
 
 /** A campaign's stats for a realtime push, or undefined when it is not the tenant's. */
 export async function campaignStatsFor(deps: ServiceDeps, tenantId: string, campaignId: string) {
   const row = await findTenantCampaign(deps.db, tenantId, campaignId);
-  return row ? campaignStats(deps, row.id) : undefined;
+  return row ? campaignStats(deps, row) : undefined;
 }
 
 export async function getCampaign(deps: ServiceDeps, tenantId: string, id: string) {
@@ -174,7 +182,7 @@ export async function getCampaign(deps: ServiceDeps, tenantId: string, id: strin
   // A loaded actor may hold a change newer than a read that raced it; prefer it.
   const live = deps.campaigns.peek(row.id)?.campaign;
   const record = live && live.version >= row.version ? live : campaignRecordOf(row);
-  return { campaign: { ...campaignView(record), stats: await campaignStats(deps, row.id) } };
+  return { campaign: { ...campaignView(record), stats: await campaignStats(deps, row) } };
 }
 
 /** Runs a command on a campaign's actor, or answers 404 when it is not the tenant's. */
