@@ -141,6 +141,58 @@ describe("supervisor socket", () => {
   );
 });
 
+describe("tenant isolation", () => {
+  test(
+    "a supervisor of another tenant hears nothing of this one",
+    async () => {
+      const post = async (path: string, body: unknown, bearer = token) =>
+        (await (
+          await fetch(`${server.baseUrl}${path}`, {
+            method: "POST",
+            headers: { "content-type": "application/json", authorization: `Bearer ${bearer}` },
+            body: JSON.stringify(body),
+          })
+        ).json()) as { data: Record<string, { id: string; token?: string }> & { token?: string } };
+      const tenant = (await post("/api/v1/tenants", { name: "Other", domain: "other.example" }))
+        .data.tenant;
+      await post(`/api/v1/users?tenant_id=${tenant?.id}`, {
+        email: "boss@other.example",
+        password: "first password 123",
+        role: "supervisor",
+      });
+      const login = async (password: string) =>
+        (
+          await post("/api/v1/auth/login", {
+            email: "boss@other.example",
+            password,
+            tenant_domain: "other.example",
+          })
+        ).data.token as string;
+      await post(
+        "/api/v1/auth/me/password",
+        { current_password: "first password 123", new_password: "second password 123" },
+        await login("first password 123"),
+      );
+      const other = await connect("/ws/supervisor", `token=${await login("second password 123")}`);
+      const snapshot = await other.next("snapshot");
+      expect(snapshot.campaigns).toEqual([]);
+      const campaign = (await post("/api/v1/campaigns", { name: "Private" })).data.campaign;
+      await post(`/api/v1/campaigns/${campaign?.id}/status`, { action: "start" });
+      const mine = await connect("/ws/supervisor", `token=${token}`);
+      await mine.next("snapshot");
+      await post(`/api/v1/campaigns/${campaign?.id}/status`, { action: "pause" });
+      await mine.next("campaign.status");
+      await Bun.sleep(300);
+      expect(
+        other.messages.filter((message) => String(message.type).startsWith("campaign.")),
+      ).toEqual([]);
+      other.socket.close();
+      mine.socket.close();
+    },
+    SERVER_TEST_TIMEOUT_MS,
+  );
+});
+
 describe("agent socket", () => {
   test(
     "an agent gets its state, sets it by message, and goes offline after the grace period",
