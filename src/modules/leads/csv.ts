@@ -69,7 +69,10 @@ export async function* csvRows(path: string): AsyncGenerator<string[]> {
     skipEmptyLines: true,
     chunk(results, handle) {
       parser = handle;
+      // Pausing the parser does not stop the stream feeding it: pause both, or the file keeps
+      // flowing into papaparse's queue while the consumer works.
       handle.pause();
+      text.pause();
       chunks.push(results.data);
       wake();
     },
@@ -89,6 +92,7 @@ export async function* csvRows(path: string): AsyncGenerator<string[]> {
       const rows = chunks.shift();
       if (rows) {
         for (const row of rows) yield row;
+        text.resume();
         parser?.resume();
         continue;
       }

@@ -63,7 +63,16 @@ function judgeRow(cells: string[], columns: Columns): Verdict {
   return { ok: true, phone, timezone, fields };
 }
 
-const STAGING_COLUMNS = ["row_no", "phone", "timezone", "fields", "cells", "reason", "column_name"];
+const STAGING_COLUMNS = [
+  "id",
+  "row_no",
+  "phone",
+  "timezone",
+  "fields",
+  "cells",
+  "reason",
+  "column_name",
+];
 
 /** A CSV field for COPY: quoted, so that an empty string stays a string; null stays unquoted. */
 const field = (value: string | null) => (value === null ? "" : `"${value.replaceAll('"', '""')}"`);
@@ -73,7 +82,7 @@ async function* stagingLines(
   rows: AsyncGenerator<string[]>,
   columns: Columns,
   maxRows: number,
-  counted: { rows: number },
+  counted: { rows: number; accepted: number },
 ): AsyncGenerator<string> {
   for await (const cells of rows) {
     const row = ++counted.rows;
@@ -86,9 +95,14 @@ async function* stagingLines(
     }
     const verdict = judgeRow(cells, columns);
     const cellsJson = field(JSON.stringify(cells));
-    yield verdict.ok
-      ? `${row},${field(verdict.phone)},${field(verdict.timezone)},${field(JSON.stringify(verdict.fields))},${cellsJson},,\n`
-      : `${row},,,,${cellsJson},${field(verdict.reason)},${field(verdict.column)}\n`;
+    if (!verdict.ok) {
+      yield `,${row},,,,${cellsJson},${field(verdict.reason)},${field(verdict.column)}\n`;
+      continue;
+    }
+    counted.accepted++;
+    // Time-ordered ids keep the leads' indexes appended to, not scattered.
+    const id = Bun.randomUUIDv7();
+    yield `${id},${row},${field(verdict.phone)},${field(verdict.timezone)},${field(JSON.stringify(verdict.fields))},${cellsJson},,\n`;
   }
 }
 
@@ -163,7 +177,7 @@ export async function runImport(
     const columns: Columns = { ...(await readHeader(rows, upload)), region };
     const importId = Bun.randomUUIDv7();
     const startedAt = new Date(deps.clock.now());
-    const counted = { rows: 0 };
+    const counted = { rows: 0, accepted: 0 };
     const actor = auditActorOf(principal);
     return await withBulkTransaction(deps.rawDb, async (session) => {
       // Imports into one list run one after another, so duplicate detection stays exact.
@@ -186,7 +200,7 @@ export async function runImport(
         ],
       );
       await session.execute(
-        `create temp table lead_import_staging (row_no integer not null, phone text, timezone text, fields jsonb,
+        `create temp table lead_import_staging (id uuid, row_no integer not null, phone text, timezone text, fields jsonb,
            cells jsonb not null, reason text, column_name text) on commit drop`,
       );
       await session.copyFrom(
@@ -198,6 +212,7 @@ export async function runImport(
         importId,
         list,
         columns,
+        accepted: counted.accepted,
         startedAt,
         now: () => new Date(deps.clock.now()),
       });
@@ -217,13 +232,15 @@ async function finishImport(
     importId: string;
     list: LeadListRow;
     columns: Columns;
+    /** Rows that passed the row checks: those not imported were refused or duplicates. */
+    accepted: number;
     startedAt: Date;
     now: () => Date;
   },
 ): Promise<ImportView> {
   const { importId, list, columns } = params;
   const createdAt = params.now().toISOString();
-  await session.execute(
+  const refused = await session.execute(
     `update lead_import_staging s set reason = 'do_not_call', column_name = $2
      from dnc_numbers d where d.tenant_id = $1::uuid and d.phone = s.phone and s.reason is null`,
     [list.tenantId, columns.phoneName],
@@ -232,21 +249,24 @@ async function finishImport(
   const imported = await session.execute(
     `insert into leads (id, tenant_id, campaign_id, lead_list_id, import_id, import_row, phone, timezone, state,
        attempts, fields, created_at, updated_at)
-     select gen_random_uuid(), $1::uuid, $2::uuid, $3::uuid, $4::uuid, row_no, phone, timezone, 'Fresh', 0, fields,
+     select id, $1::uuid, $2::uuid, $3::uuid, $4::uuid, row_no, phone, timezone, 'Fresh', 0, fields,
        $5::timestamptz, $5::timestamptz
      from lead_import_staging where reason is null order by row_no
      on conflict (lead_list_id, phone) do nothing`,
     [list.tenantId, list.campaignId, list.id, importId, createdAt],
   );
+  // Accepted rows that did not become leads are duplicates; probing for them per row is only
+  // worth it when there are some.
+  const duplicates = params.accepted - refused - imported;
   const rejected = await session.execute(
     `insert into lead_import_rejections (import_id, row, column_name, reason, cells)
      select $1::uuid, s.row_no, case when s.reason is null then $3::text else s.column_name end,
        coalesce(s.reason, 'duplicate'), s.cells
      from lead_import_staging s
-     where s.reason is not null or not exists (
+     where s.reason is not null or ($4::boolean and not exists (
        select 1 from leads l
-       where l.lead_list_id = $2::uuid and l.phone = s.phone and l.import_id = $1::uuid and l.import_row = s.row_no)`,
-    [importId, list.id, columns.phoneName],
+       where l.lead_list_id = $2::uuid and l.phone = s.phone and l.import_id = $1::uuid and l.import_row = s.row_no))`,
+    [importId, list.id, columns.phoneName, duplicates > 0],
   );
   const errors = await session.query<{ row: number; column_name: string | null; reason: string }>(
     "select row, column_name, reason from lead_import_rejections where import_id = $1 order by row limit $2",
