@@ -313,7 +313,7 @@ export const postgresInstalled = () =>
  * 127.0.0.1 at a free port and keeps its socket in its own directory. It is stopped on exit.
  */
 export function startCluster(): Cluster {
-  const root = mkdtempSync(join(tmpdir(), "bench-pg-"));
+  const root = mkdtempSync(join(tmpdir(), "bench-import-campaigns-pg-"));
   onExit(() => rmSync(root, { recursive: true, force: true }));
   const dataDir = join(root, "data");
   if (process.getuid?.() === 0) {
