@@ -3,6 +3,7 @@ import type { Logger } from "../logger.ts";
 /** Anything that can publish to a topic: Bun's server once the app listens. */
 export interface Publisher {
   publish(topic: string, data: string): number;
+  subscriberCount(topic: string): number;
 }
 
 /** Every campaign message of a tenant: what an unnarrowed supervisor listens to. */
@@ -65,6 +66,11 @@ export class RealtimeHub {
   /** Asks for a `campaign.stats` push; several asks within 250 ms become one message. */
   statsChanged(tenantId: string, campaignId: string): void {
     if (!this.publisher || this.statsDue.has(campaignId)) return;
+    // Statistics cost queries: compute them only for someone who listens.
+    const listeners =
+      this.publisher.subscriberCount(campaignsTopic(tenantId)) +
+      this.publisher.subscriberCount(campaignTopic(campaignId));
+    if (listeners === 0) return;
     const last = this.statsSentAt.get(campaignId) ?? 0;
     const wait = Math.max(0, last + STATS_INTERVAL_MS - Date.now());
     const timer = setTimeout(() => void this.sendStats(tenantId, campaignId), wait);
