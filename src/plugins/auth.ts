@@ -174,6 +174,8 @@ type Carrier = { principal?: Principal; node?: NodePrincipal };
 export const authPlugin = (deps: AuthDeps) =>
   new Elysia({ name: "auth" }).macro({
     auth: (permission: Permission) => ({
+      // The API document names each route's permission; the permission matrix test reads it.
+      detail: { ["x-permission" as string]: permission },
       async transform(context) {
         const { request, set, query } = context;
         const bearer = bearerOf(request.headers.get("authorization"));
@@ -188,6 +190,7 @@ export const authPlugin = (deps: AuthDeps) =>
       },
     }),
     nodeAuth: (_enabled: true) => ({
+      detail: { ["x-permission" as string]: "node" },
       async transform(context) {
         const bearer = bearerOf(context.request.headers.get("authorization"));
         (context as Carrier).node = await authenticateNode(deps, bearer);

@@ -31,6 +31,14 @@ interface SocketSession {
 
 const sessions = new WeakMap<Request, SocketSession>();
 
+const SUPERVISOR = "realtime.supervisor";
+const AGENT = "realtime.agent";
+/** Sockets stay out of the OpenAPI document (AsyncAPI describes them) but name their permission. */
+const socketDetail = (permission: string) => ({
+  hide: true,
+  ["x-permission" as string]: permission,
+});
+
 const Query = t.Object({ token: t.Optional(t.String()), tenant_id: t.Optional(t.String()) });
 
 /**
@@ -118,7 +126,7 @@ export function realtimeModule(deps: ServiceDeps) {
     .ws("/ws/supervisor", {
       query: Query,
       async beforeHandle({ request, query }) {
-        sessions.set(request, await admit(deps, request, query, "realtime.supervisor"));
+        sessions.set(request, await admit(deps, request, query, SUPERVISOR));
       },
       async open(ws) {
         const session = sessionOf(ws);
@@ -159,12 +167,12 @@ export function realtimeModule(deps: ServiceDeps) {
       close(ws) {
         clearExpiry(ws);
       },
-      detail: { "x-permission": "realtime.supervisor", hide: true },
+      detail: socketDetail(SUPERVISOR),
     })
     .ws("/ws/agent", {
       query: Query,
       async beforeHandle({ request, query }) {
-        sessions.set(request, await admit(deps, request, query, "realtime.agent"));
+        sessions.set(request, await admit(deps, request, query, AGENT));
       },
       open(ws) {
         const session = sessionOf(ws);
@@ -239,6 +247,6 @@ export function realtimeModule(deps: ServiceDeps) {
           }, deps.config.AGENT_DISCONNECT_GRACE_SECONDS * 1000),
         );
       },
-      detail: { "x-permission": "realtime.agent", hide: true },
+      detail: socketDetail(AGENT),
     });
 }

@@ -37,7 +37,6 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         auth: "agents.self",
         ...jsonBody(AgentStateBody),
         detail: {
-          "x-permission": "agents.self",
           summary: "Become ready for a campaign, pause, or go offline",
           description: `Agent states: ${AGENT_STATES.join(", ")}.`,
         },
@@ -62,7 +61,7 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
       },
       {
         auth: "agents.self",
-        detail: { "x-permission": "agents.self", summary: "The caller's agent state" },
+        detail: { summary: "The caller's agent state" },
       },
     )
     .get(
@@ -81,7 +80,6 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         auth: "agents.read",
         query: t.Object({ ...PageQuery, ...TenantQuery }),
         detail: {
-          "x-permission": "agents.read",
           summary: "Agents signed in to the tenant and their states",
         },
       },
@@ -95,7 +93,6 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         params: t.Object({ call_id: t.String() }),
         ...jsonBody(DispositionBody),
         detail: {
-          "x-permission": "calls.disposition",
           summary: "Record the outcome of a connected call (the call's agent or a supervisor)",
         },
       },

@@ -32,7 +32,6 @@ export const apiKeysModule = (deps: ServiceDeps, auth: AuthGuard) =>
         query: t.Object(TenantQuery),
         ...jsonBody(CreateApiKeyBody),
         detail: {
-          "x-permission": "api_keys.manage",
           summary: "Create a workspace API key; the full key is returned this once",
         },
       },
@@ -48,7 +47,7 @@ export const apiKeysModule = (deps: ServiceDeps, auth: AuthGuard) =>
       {
         auth: "api_keys.manage",
         query: t.Object({ ...PageQuery, ...TenantQuery }),
-        detail: { "x-permission": "api_keys.manage", summary: "List API keys" },
+        detail: { summary: "List API keys" },
       },
     )
     .delete(
@@ -70,7 +69,6 @@ export const apiKeysModule = (deps: ServiceDeps, auth: AuthGuard) =>
         params: IdParams,
         query: t.Object(TenantQuery),
         detail: {
-          "x-permission": "api_keys.manage",
           summary: "Revoke an API key (effective on the next request)",
         },
       },

@@ -46,6 +46,6 @@ export const auditModule = (deps: ServiceDeps, auth: AuthGuard) =>
     {
       auth: "audit.read",
       query: t.Object({ ...PageQuery, ...TenantQuery }),
-      detail: { "x-permission": "audit.read", summary: "The tenant's audit trail, newest first" },
+      detail: { summary: "The tenant's audit trail, newest first" },
     },
   );

@@ -25,7 +25,7 @@ export const authModule = (deps: ServiceDeps, auth: AuthGuard) =>
     )
     .get("/me", async ({ principal }) => ok(await me(deps, principal)), {
       auth: "session.me",
-      detail: { "x-permission": "session.me", summary: "The caller's user and tenant" },
+      detail: { summary: "The caller's user and tenant" },
     })
     .post(
       "/me/password",
@@ -34,7 +34,7 @@ export const authModule = (deps: ServiceDeps, auth: AuthGuard) =>
       {
         auth: "session.password",
         ...jsonBody(ChangePasswordBody),
-        detail: { "x-permission": "session.password", summary: "Change the caller's password" },
+        detail: { summary: "Change the caller's password" },
       },
     )
     .post(
@@ -44,7 +44,6 @@ export const authModule = (deps: ServiceDeps, auth: AuthGuard) =>
       {
         auth: "session.logout",
         detail: {
-          "x-permission": "session.logout",
           summary: "Record a logout (tokens are not revoked)",
         },
       },

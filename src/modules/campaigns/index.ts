@@ -47,7 +47,7 @@ export const campaignsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         auth: "campaigns.write",
         ...jsonBody(CreateCampaignBody),
         query: TenantOnly,
-        detail: { "x-permission": "campaigns.write", summary: "Create a campaign (status draft)" },
+        detail: { summary: "Create a campaign (status draft)" },
       },
     )
     .get(
@@ -61,7 +61,7 @@ export const campaignsModule = (deps: ServiceDeps, auth: AuthGuard) =>
       {
         auth: "campaigns.read",
         query: CampaignListQuery,
-        detail: { "x-permission": "campaigns.read", summary: "List campaigns, newest first" },
+        detail: { summary: "List campaigns, newest first" },
       },
     )
     .get(
@@ -74,7 +74,7 @@ export const campaignsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         auth: "campaigns.read",
         params: CampaignParams,
         query: TenantOnly,
-        detail: { "x-permission": "campaigns.read", summary: "One campaign, with live stats" },
+        detail: { summary: "One campaign, with live stats" },
       },
     )
     .patch(
@@ -98,7 +98,6 @@ export const campaignsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         query: TenantOnly,
         ...jsonBody(PatchCampaignBody),
         detail: {
-          "x-permission": "campaigns.write",
           summary: "Change a campaign's settings (optimistic concurrency on version)",
         },
       },
@@ -127,7 +126,6 @@ export const campaignsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         ...jsonBody(StatusActionBody),
         headers: t.Object({ "idempotency-key": t.Optional(t.String()) }),
         detail: {
-          "x-permission": "campaigns.status",
           summary: "Start, pause or stop a campaign",
           description:
             "With an `Idempotency-Key` header, the first response (status and body) is kept for 60 s and " +
@@ -148,7 +146,6 @@ export const campaignsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         params: CampaignParams,
         query: t.Object({ ...PageQuery, ...TenantQuery }),
         detail: {
-          "x-permission": "campaigns.history",
           summary: "Every status change, newest first",
         },
       },
@@ -169,7 +166,6 @@ export const campaignsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         params: t.Object({ id: t.String(), lead_id: t.String() }),
         query: TenantOnly,
         detail: {
-          "x-permission": "leads.read",
           summary: "Why a lead is or is not callable now, and when it next will be",
         },
       },

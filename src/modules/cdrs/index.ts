@@ -70,7 +70,6 @@ export const cdrsModule = (deps: ServiceDeps, auth: AuthGuard) =>
       auth: "cdrs.read",
       query: CdrQuery,
       detail: {
-        "x-permission": "cdrs.read",
         summary:
           "Call detail records, newest first; `from` inclusive and `to` exclusive on started_at",
       },

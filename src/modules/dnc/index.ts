@@ -60,7 +60,6 @@ export const dncModule = (deps: ServiceDeps, auth: AuthGuard) =>
           phone: t.Optional(t.String({ maxLength: 64 })),
         }),
         detail: {
-          "x-permission": "dnc.read",
           summary: "The tenant's do-not-call list, newest first",
         },
       },
@@ -84,7 +83,6 @@ export const dncModule = (deps: ServiceDeps, auth: AuthGuard) =>
         query: t.Object(TenantQuery),
         ...jsonBody(AddBody),
         detail: {
-          "x-permission": "dnc.write",
           summary: "Add a number to the do-not-call list (idempotent)",
         },
       },
@@ -106,7 +104,6 @@ export const dncModule = (deps: ServiceDeps, auth: AuthGuard) =>
         params: t.Object({ phone: t.String() }),
         query: t.Object(TenantQuery),
         detail: {
-          "x-permission": "dnc.write",
           summary: "Remove a number from the do-not-call list",
         },
       },

@@ -34,7 +34,6 @@ export const edgeNodesModule = (deps: ServiceDeps, auth: AuthGuard) =>
         query: t.Object(TenantQuery),
         ...jsonBody(CreateEdgeNodeBody),
         detail: {
-          "x-permission": "edge_nodes.manage",
           summary: "Register an edge node; its key is returned this once",
         },
       },
@@ -51,7 +50,6 @@ export const edgeNodesModule = (deps: ServiceDeps, auth: AuthGuard) =>
         auth: "edge_nodes.manage",
         query: t.Object({ ...PageQuery, ...TenantQuery }),
         detail: {
-          "x-permission": "edge_nodes.manage",
           summary: "List edge nodes with their last heartbeat and online state",
         },
       },
@@ -74,7 +72,7 @@ export const edgeNodesModule = (deps: ServiceDeps, auth: AuthGuard) =>
         auth: "edge_nodes.manage",
         params: IdParams,
         query: t.Object(TenantQuery),
-        detail: { "x-permission": "edge_nodes.manage", summary: "Revoke an edge node's key" },
+        detail: { summary: "Revoke an edge node's key" },
       },
     );
 
@@ -88,7 +86,7 @@ export const nodeProtocolModule = (deps: ServiceDeps, auth: AuthGuard) =>
       {
         nodeAuth: true,
         ...jsonBody(HeartbeatBody),
-        detail: { "x-permission": "node", summary: "Report the node alive, with its active calls" },
+        detail: { summary: "Report the node alive, with its active calls" },
       },
     )
     .post(
@@ -98,7 +96,6 @@ export const nodeProtocolModule = (deps: ServiceDeps, auth: AuthGuard) =>
         nodeAuth: true,
         ...jsonBody(ClaimBody),
         detail: {
-          "x-permission": "node",
           summary: "Claim up to `max` dial jobs, waiting up to `wait_ms` for some",
         },
       },
@@ -111,7 +108,6 @@ export const nodeProtocolModule = (deps: ServiceDeps, auth: AuthGuard) =>
         params: t.Object({ call_id: t.String() }),
         ...jsonBody(CallEventBody),
         detail: {
-          "x-permission": "node",
           summary:
             "Report a call event; on answered the reply names the agent to bridge or says hangup",
         },

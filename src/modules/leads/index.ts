@@ -50,7 +50,7 @@ export const leadsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         params: CampaignParams,
         query: TenantOnlyQuery,
         ...jsonBody(CreateLeadListBody),
-        detail: { "x-permission": "leads.write", summary: "Create a lead list in a campaign" },
+        detail: { summary: "Create a lead list in a campaign" },
       },
     )
     .get(
@@ -65,7 +65,7 @@ export const leadsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         auth: "leads.read",
         params: CampaignParams,
         query: PagedQuery,
-        detail: { "x-permission": "leads.read", summary: "The campaign's lead lists" },
+        detail: { summary: "The campaign's lead lists" },
       },
     )
     .get(
@@ -83,7 +83,7 @@ export const leadsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         auth: "leads.read",
         params: ListParams,
         query: TenantOnlyQuery,
-        detail: { "x-permission": "leads.read", summary: "One lead list" },
+        detail: { summary: "One lead list" },
       },
     )
     .post(
@@ -101,7 +101,6 @@ export const leadsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         query: TenantOnlyQuery,
         // No body schema: the service streams the multipart upload itself (see UNREAD_MULTIPART).
         detail: {
-          "x-permission": "leads.write",
           summary: "Import leads from a CSV file (all or nothing)",
           requestBody: {
             required: true,
@@ -133,7 +132,6 @@ export const leadsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         params: ListParams,
         query: LeadsQuery,
         detail: {
-          "x-permission": "leads.read",
           summary: "The list's leads, newest first; filter by state or phone",
         },
       },
@@ -150,7 +148,7 @@ export const leadsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         auth: "leads.read",
         params: ListParams,
         query: PagedQuery,
-        detail: { "x-permission": "leads.read", summary: "Past imports into the list" },
+        detail: { summary: "Past imports into the list" },
       },
     )
     .get(
@@ -165,7 +163,6 @@ export const leadsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         params: ImportParams,
         query: TenantOnlyQuery,
         detail: {
-          "x-permission": "leads.read",
           summary: "An import's rejected rows as CSV, with a reason column",
         },
       },

@@ -22,7 +22,7 @@ export const tenantsModule = (deps: ServiceDeps, auth: AuthGuard) =>
       {
         auth: "tenants.write",
         ...jsonBody(CreateTenantBody),
-        detail: { "x-permission": "tenants.write", summary: "Create a tenant (workspace)" },
+        detail: { summary: "Create a tenant (workspace)" },
       },
     )
     .get(
@@ -35,7 +35,7 @@ export const tenantsModule = (deps: ServiceDeps, auth: AuthGuard) =>
       {
         auth: "tenants.read",
         query: t.Object(PageQuery),
-        detail: { "x-permission": "tenants.read", summary: "List tenants" },
+        detail: { summary: "List tenants" },
       },
     )
     .patch(
@@ -47,7 +47,6 @@ export const tenantsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         params: IdParams,
         ...jsonBody(PatchTenantBody),
         detail: {
-          "x-permission": "tenants.settings",
           summary: "Change a tenant's name or default API-key rate limit",
         },
       },
@@ -55,5 +54,5 @@ export const tenantsModule = (deps: ServiceDeps, auth: AuthGuard) =>
     .get("/:id", async ({ principal, params }) => ok(await getTenant(deps, principal, params.id)), {
       auth: "tenants.read",
       params: IdParams,
-      detail: { "x-permission": "tenants.read", summary: "One tenant" },
+      detail: { summary: "One tenant" },
     });

@@ -32,7 +32,7 @@ export const usersModule = (deps: ServiceDeps, auth: AuthGuard) =>
         auth: "users.write",
         ...jsonBody(CreateUserBody),
         query: TenantOnly,
-        detail: { "x-permission": "users.write", summary: "Create a user" },
+        detail: { summary: "Create a user" },
       },
     )
     .get(
@@ -46,7 +46,7 @@ export const usersModule = (deps: ServiceDeps, auth: AuthGuard) =>
       {
         auth: "users.read",
         query: UserListQuery,
-        detail: { "x-permission": "users.read", summary: "List users" },
+        detail: { summary: "List users" },
       },
     )
     .get(
@@ -57,7 +57,7 @@ export const usersModule = (deps: ServiceDeps, auth: AuthGuard) =>
         auth: "users.read",
         params: IdParams,
         query: TenantOnly,
-        detail: { "x-permission": "users.read", summary: "One user" },
+        detail: { summary: "One user" },
       },
     )
     .patch(
@@ -73,6 +73,6 @@ export const usersModule = (deps: ServiceDeps, auth: AuthGuard) =>
         params: IdParams,
         query: TenantOnly,
         ...jsonBody(PatchUserBody),
-        detail: { "x-permission": "users.write", summary: "Change a user's role or status" },
+        detail: { summary: "Change a user's role or status" },
       },
     );
