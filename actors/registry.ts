@@ -61,10 +61,6 @@ export class CampaignRegistry {
     return this.actors.get(campaignId)?.getSnapshot().context;
   }
 
-  get size(): number {
-    return this.actors.size;
-  }
-
   /** Status changes of every campaign, for realtime pushes. */
   subscribe(listener: CampaignListener): () => void {
     this.listeners.add(listener);

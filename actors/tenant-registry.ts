@@ -1,10 +1,9 @@
 import type { TenantRow } from "../db/queries/tenants.ts";
 import type { UserRow } from "../db/queries/users.ts";
+import { isUuid } from "../src/identity/tenant-scope.ts";
 import type { Logger } from "../src/logger.ts";
 import type { TenantStore } from "./ports.ts";
 import { type LiveUser, liveUserOf, type TenantActor, tenantActorFrom } from "./tenant.machine.ts";
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * One actor per tenant, created on first use from the store (tenant and users in one load)
@@ -38,7 +37,7 @@ export class TenantRegistry {
     if (!actor) return undefined;
     const known = actor.getSnapshot().context.users[userId];
     if (known) return known;
-    const loaded = UUID.test(userId) ? await this.store.loadUser(tenantId, userId) : undefined;
+    const loaded = isUuid(userId) ? await this.store.loadUser(tenantId, userId) : undefined;
     if (loaded) actor.send({ type: "user.changed", user: loaded });
     return loaded;
   }
@@ -62,7 +61,7 @@ export class TenantRegistry {
   private actorFor(tenantId: string): Promise<TenantActor | undefined> {
     const live = this.actors.get(tenantId);
     if (live) return Promise.resolve(live);
-    if (!UUID.test(tenantId)) return Promise.resolve(undefined);
+    if (!isUuid(tenantId)) return Promise.resolve(undefined);
     let pending = this.loading.get(tenantId);
     if (!pending) {
       pending = this.store

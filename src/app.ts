@@ -47,7 +47,6 @@ export interface ServiceDepsInput {
 export function createServiceDeps(input: ServiceDepsInput): ServiceDeps {
   const deps: ServiceDeps = {
     db: input.database.db,
-    databaseKind: input.database.kind,
     rawDb: input.database.raw,
     config: input.config,
     clock: input.clock,

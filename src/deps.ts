@@ -1,7 +1,7 @@
 import type { Clock } from "../actors/ports.ts";
 import type { CampaignRegistry } from "../actors/registry.ts";
 import type { TenantRegistry } from "../actors/tenant-registry.ts";
-import type { Database, DatabaseKind, RawClient } from "../db/client.ts";
+import type { Database, RawClient } from "../db/client.ts";
 import type { Config } from "./config.ts";
 import type { AgentBoard } from "./dialer/agents.ts";
 import type { CredentialDirectory } from "./identity/credentials.ts";
@@ -14,7 +14,6 @@ import type { RealtimeHub } from "./realtime/hub.ts";
 /** What services are given. They never see a request context. */
 export interface ServiceDeps {
   db: Database;
-  databaseKind: DatabaseKind;
   /** The driver itself, for bulk work Drizzle does not do (COPY). */
   rawDb: RawClient;
   config: Config;

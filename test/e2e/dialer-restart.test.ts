@@ -3,7 +3,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { resetDatabase } from "../helpers/database.ts";
-import { SERVER_TEST_TIMEOUT_MS, startServer } from "../helpers/server-process.ts";
+import {
+  callServer,
+  type Json,
+  SERVER_TEST_TIMEOUT_MS,
+  startServer,
+} from "../helpers/server-process.ts";
 
 const dataDir = mkdtempSync(join(tmpdir(), "dialer-calls-"));
 const env = {
@@ -18,21 +23,7 @@ beforeAll(async () => {
 });
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-// biome-ignore lint/suspicious/noExplicitAny: test assertions read arbitrary JSON.
-type Json = Record<string, any>;
-
-async function call(baseUrl: string, method: string, path: string, token?: string, body?: unknown) {
-  const headers: Record<string, string> = {};
-  if (token) headers.authorization = `Bearer ${token}`;
-  let payload: FormData | string | undefined;
-  if (body instanceof FormData) payload = body;
-  else if (body !== undefined) {
-    headers["content-type"] = "application/json";
-    payload = JSON.stringify(body);
-  }
-  const response = await fetch(`${baseUrl}${path}`, { method, headers, body: payload });
-  return { status: response.status, body: (await response.json()) as Json };
-}
+const call = callServer;
 
 describe("kill -9 with calls in flight", () => {
   test(

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { resetDatabase } from "../helpers/database.ts";
-import { SERVER_TEST_TIMEOUT_MS, startServer } from "../helpers/server-process.ts";
+import { callServer, SERVER_TEST_TIMEOUT_MS, startServer } from "../helpers/server-process.ts";
 
 const dataDir = mkdtempSync(join(tmpdir(), "dialer-restart-"));
 const env = {
@@ -18,29 +18,7 @@ beforeAll(async () => {
 });
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-const call = async (
-  baseUrl: string,
-  method: string,
-  path: string,
-  token?: string,
-  body?: unknown,
-  key?: string,
-) => {
-  const headers: Record<string, string> = { "content-type": "application/json" };
-  if (token) headers.authorization = `Bearer ${token}`;
-  if (key) headers["idempotency-key"] = key;
-  const response = await fetch(`${baseUrl}${path}`, {
-    method,
-    headers,
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  return {
-    status: response.status,
-    headers: response.headers,
-    // biome-ignore lint/suspicious/noExplicitAny: test assertions read arbitrary JSON.
-    body: (await response.json()) as Record<string, any>,
-  };
-};
+const call = callServer;
 
 describe("kill -9 right after a 2xx", () => {
   test(
@@ -62,7 +40,7 @@ describe("kill -9 right after a 2xx", () => {
         `/api/v1/campaigns/${id}/status`,
         token,
         { action: "start" },
-        "k-1",
+        { "idempotency-key": "k-1" },
       );
       expect(started.status).toBe(200);
       first.process.kill("SIGKILL");
@@ -77,7 +55,7 @@ describe("kill -9 right after a 2xx", () => {
           `/api/v1/campaigns/${id}/status`,
           token,
           { action: "start" },
-          "k-1",
+          { "idempotency-key": "k-1" },
         );
         expect(replay.status).toBe(200);
         expect(replay.headers.get("idempotent-replayed")).toBe("true");

@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { type DatabaseHandle, openDatabase } from "../../db/client.ts";
 import { runMigrations } from "../../db/migrate.ts";
+import { rowsOf } from "../../db/rows.ts";
 
 let shared: Promise<DatabaseHandle> | undefined;
 
@@ -26,11 +27,7 @@ export async function resetDatabase(): Promise<DatabaseHandle> {
   const tables = await handle.db.execute<{ tablename: string }>(
     sql`select tablename from pg_tables where schemaname = 'public'`,
   );
-  const rows = (
-    Array.isArray(tables) ? tables : (tables as { rows: { tablename: string }[] }).rows
-  ) as {
-    tablename: string;
-  }[];
+  const rows = rowsOf<{ tablename: string }>(tables);
   if (rows.length > 0) {
     const names = rows.map((row) => `"${row.tablename}"`).join(", ");
     await handle.db.execute(sql.raw(`truncate ${names} cascade`));

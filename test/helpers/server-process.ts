@@ -60,3 +60,31 @@ export async function startExpectingFailure(env: Record<string, string>) {
   const code = await child.exited;
   return { code, stderr: await new Response(child.stderr).text() };
 }
+
+// biome-ignore lint/suspicious/noExplicitAny: test assertions read arbitrary JSON.
+export type Json = Record<string, any>;
+
+/** A request to a server process: JSON or multipart body, a bearer token, extra headers. */
+export async function callServer(
+  baseUrl: string,
+  method: string,
+  path: string,
+  token?: string,
+  body?: unknown,
+  extraHeaders: Record<string, string> = {},
+) {
+  const headers: Record<string, string> = { ...extraHeaders };
+  if (token) headers.authorization = `Bearer ${token}`;
+  let payload: FormData | string | undefined;
+  if (body instanceof FormData) payload = body;
+  else if (body !== undefined) {
+    headers["content-type"] = "application/json";
+    payload = JSON.stringify(body);
+  }
+  const response = await fetch(`${baseUrl}${path}`, { method, headers, body: payload });
+  return {
+    status: response.status,
+    headers: response.headers,
+    body: (await response.json()) as Json,
+  };
+}

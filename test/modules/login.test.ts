@@ -1,5 +1,6 @@
 import { beforeEach, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
+import { rowsOf } from "../../db/rows.ts";
 import { createWorkspace, PASSWORD } from "../helpers/app.ts";
 
 let w: Awaited<ReturnType<typeof createWorkspace>>;
@@ -135,9 +136,7 @@ describe("tenant resolution", () => {
     const counted = await w.deps.db.execute(
       sql`select tenant_id from login_failures where email = 'ghost@nowhere.test'`,
     );
-    const rows = (Array.isArray(counted) ? counted : (counted as { rows: unknown[] }).rows) as {
-      tenant_id: string;
-    }[];
+    const rows = rowsOf<{ tenant_id: string }>(counted);
     expect(rows.map((row) => row.tenant_id)).toEqual([w.platform.id]);
   });
 });
@@ -156,11 +155,7 @@ describe("audit", () => {
     const result = await w.deps.db.execute(
       sql`select action, actor_id, request_id from audit_events where tenant_id = ${w.acme.id} order by created_at, id`,
     );
-    const rows = (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as {
-      action: string;
-      actor_id: string;
-      request_id: string;
-    }[];
+    const rows = rowsOf<{ action: string; actor_id: string; request_id: string }>(result);
     expect(rows.map((row) => row.action)).toEqual(["login.failed", "login.succeeded", "logout"]);
     expect(rows[2]?.request_id).toBe("logout-req-0001");
     expect(rows.every((row) => row.request_id)).toBe(true);
