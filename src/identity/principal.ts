@@ -1,4 +1,5 @@
 import type { LiveUser } from "../../actors/tenant.machine.ts";
+import type { ApiKeyRow } from "../../db/queries/access.ts";
 import type { Scopes } from "../../db/schema/access.ts";
 import type { Role } from "./roles.ts";
 
@@ -18,6 +19,8 @@ export interface ApiKeyPrincipal {
   tenantId: string;
   role: null;
   scopes: Scopes;
+  /** The key as the credential cache holds it, so that reading it costs no query. */
+  key: ApiKeyRow;
 }
 
 /** Who is calling an ordinary route, resolved once per request by the auth plugin. */

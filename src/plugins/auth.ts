@@ -99,7 +99,14 @@ async function apiKeyPrincipal(
     });
   }
   deps.credentials.markUsed(row.id, now);
-  return { kind: "api_key", keyId: row.id, tenantId: row.tenantId, role: null, scopes: row.scopes };
+  return {
+    kind: "api_key",
+    keyId: row.id,
+    tenantId: row.tenantId,
+    role: null,
+    scopes: row.scopes,
+    key: row,
+  };
 }
 
 /**

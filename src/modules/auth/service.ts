@@ -1,4 +1,3 @@
-import { findTenantApiKey } from "../../../db/queries/access.ts";
 import { findTenantByDomain } from "../../../db/queries/tenants.ts";
 import {
   findTenantUser,
@@ -186,8 +185,7 @@ export async function me(deps: ServiceDeps, principal: Principal) {
   if (!tenant) throw notFound("tenant");
   if (principal.kind === "user")
     return { user: userView(principal.user), tenant: tenantView(tenant) };
-  const key = await findTenantApiKey(deps.db, principal.tenantId, principal.keyId);
-  if (!key) throw notFound("API key");
+  const key = principal.key;
   return {
     api_key: apiKeyView(key, deps.credentials.pendingUseOf(key.id)),
     tenant: tenantView(tenant),
