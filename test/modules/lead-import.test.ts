@@ -235,6 +235,36 @@ describe("all or nothing", () => {
     expect(imports.body.total).toBe(0);
   });
 
+  test("a client that disconnects mid-upload leaves nothing behind", async () => {
+    const form = new FormData();
+    form.append("phone_column", "phone");
+    form.append("timezone_column", "timezone");
+    form.append(
+      "file",
+      new Blob([`phone,timezone\n${"+14155552671,UTC\n".repeat(2000)}`]),
+      "l.csv",
+    );
+    const whole = new Uint8Array(await new Response(form).arrayBuffer());
+    const contentType = new Response(form).headers.get("content-type") as string;
+    // Half the body, then the connection fails.
+    const broken = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(whole.slice(0, whole.length / 2));
+        controller.error(new Error("connection reset"));
+      },
+    });
+    const response = await w.app.handle(
+      new Request(`http://localhost${base}/import`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": contentType },
+        body: broken,
+      }),
+    );
+    expect(response.status).toBe(400);
+    expect((await leads()).total).toBe(0);
+    expect((await w.request("GET", `${base}/imports`, { token })).body.total).toBe(0);
+  });
+
   test("a file over IMPORT_MAX_ROWS is 413 and writes nothing", async () => {
     await setUp({ IMPORT_MAX_ROWS: "3" });
     const response = await upload(

@@ -70,7 +70,9 @@ export async function receiveImport(request: Request, maxBytes: number): Promise
     await upload.discard();
     if (error instanceof MultipartError)
       throw badRequest(`malformed multipart body: ${error.message}`);
-    throw error;
+    if (error instanceof ApiError) throw error;
+    // The body stream broke off: the client went away mid-upload. Nothing was written.
+    throw badRequest("the upload was interrupted");
   }
   return upload;
 }
