@@ -29,14 +29,24 @@ export function lookupKey(
   return entry.bodyHash === bodyHash ? { kind: "replay", entry } : { kind: "mismatch", entry };
 }
 
+/**
+ * Entries are kept in the order they were recorded, which is the order they expire in (every
+ * key lives 60 s from its first request), so the oldest entry says whether any has expired.
+ */
+export function hasExpired(window: IdempotencyWindow, now: number): boolean {
+  for (const key in window) return (window[key] as IdempotencyEntry).expiresAt <= now;
+  return false;
+}
+
+/** The window without its expired entries: those at its old end, up to the first live one. */
 export function pruneWindow(window: IdempotencyWindow, now: number): IdempotencyWindow {
-  let pruned: IdempotencyWindow | undefined;
-  for (const [key, entry] of Object.entries(window)) {
-    if (entry.expiresAt > now) continue;
-    pruned ??= { ...window };
+  if (!hasExpired(window, now)) return window;
+  const pruned = { ...window };
+  for (const key in pruned) {
+    if ((pruned[key] as IdempotencyEntry).expiresAt > now) break;
     delete pruned[key];
   }
-  return pruned ?? window;
+  return pruned;
 }
 
 /** A stable digest of a request body: key order and whitespace do not make it different. */

@@ -131,7 +131,9 @@ export const listOpenIdempotencyKeys = (db: Executor, campaignIds: string[], now
         inArray(campaignIdempotencyKeys.campaignId, campaignIds),
         gt(campaignIdempotencyKeys.expiresAt, now),
       ),
-    );
+    )
+    // In expiry order: the actor's window relies on its oldest entry coming first.
+    .orderBy(campaignIdempotencyKeys.expiresAt);
 
 export const deleteExpiredIdempotencyKeys = (db: Executor, now: Date) =>
   db.delete(campaignIdempotencyKeys).where(lte(campaignIdempotencyKeys.expiresAt, now));

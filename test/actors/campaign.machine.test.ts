@@ -8,7 +8,13 @@ import {
   restoredSnapshot,
   type StatusAction,
 } from "../../actors/campaign.machine.ts";
-import { bodyHashOf, IDEMPOTENCY_WINDOW_MS, lookupKey } from "../../actors/idempotency.ts";
+import {
+  bodyHashOf,
+  hasExpired,
+  IDEMPOTENCY_WINDOW_MS,
+  lookupKey,
+  pruneWindow,
+} from "../../actors/idempotency.ts";
 import { contextWith } from "../helpers/campaigns.ts";
 
 const STATUSES: CampaignStatus[] = ["draft", "running", "paused", "stopped", "completed"];
@@ -144,5 +150,22 @@ describe("idempotency window", () => {
     );
     expect(lookup.kind).toBe("replay");
     expect(restored.getSnapshot().can({ type: "campaign.pause", ...committed })).toBe(true);
+  });
+});
+
+describe("window pruning", () => {
+  test("only the expired old end of the window goes", () => {
+    const entry = (key: string, expiresAt: number) => ({
+      key,
+      bodyHash: "h",
+      status: 200,
+      body: {},
+      expiresAt,
+    });
+    const window = { a: entry("a", 100), b: entry("b", 200), c: entry("c", 300) };
+    expect(hasExpired(window, 99)).toBe(false);
+    expect(pruneWindow(window, 99)).toBe(window);
+    expect(Object.keys(pruneWindow(window, 200))).toEqual(["c"]);
+    expect(hasExpired({}, 1)).toBe(false);
   });
 });

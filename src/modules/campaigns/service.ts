@@ -10,6 +10,7 @@ import {
 } from "../../../actors/campaign.machine.ts";
 import {
   bodyHashOf,
+  hasExpired,
   IDEMPOTENCY_WINDOW_MS,
   type IdempotencyEntry,
   lookupKey,
@@ -280,7 +281,8 @@ export function changeCampaignStatus(
   assertIdempotencyKey(idempotencyKey);
   return onCampaign(deps, tenantId, id, async (actor) => {
     const now = deps.clock.now();
-    actor.send({ type: "idempotency.pruned", now });
+    if (hasExpired(actor.getSnapshot().context.idempotency, now))
+      actor.send({ type: "idempotency.pruned", now });
     const bodyHash = bodyHashOf({ action });
     if (idempotencyKey !== undefined) {
       const found = lookupKey(
