@@ -1,5 +1,6 @@
-import { and, count, desc, eq, gt, inArray, lte } from "drizzle-orm";
+import { and, count, desc, eq, gt, inArray, lte, sql } from "drizzle-orm";
 import type { Executor } from "../client.ts";
+import { rowsOf } from "../rows.ts";
 import { campaignIdempotencyKeys, campaignStatusChanges, campaigns } from "../schema/index.ts";
 import { paged } from "./paged.ts";
 
@@ -51,23 +52,6 @@ export function listTenantCampaigns(
 export const listCampaignsInStatus = (db: Executor, statuses: CampaignRow["status"][]) =>
   db.select().from(campaigns).where(inArray(campaigns.status, statuses));
 
-/** Writes a new status only if nobody changed the campaign since `expectedVersion`. */
-export const updateCampaignStatus = async (
-  db: Executor,
-  params: { id: string; expectedVersion: number; status: CampaignRow["status"]; updatedAt: Date },
-) =>
-  (
-    await db
-      .update(campaigns)
-      .set({
-        status: params.status,
-        version: params.expectedVersion + 1,
-        updatedAt: params.updatedAt,
-      })
-      .where(and(eq(campaigns.id, params.id), eq(campaigns.version, params.expectedVersion)))
-      .returning()
-  )[0];
-
 export const updateCampaignSettings = async (
   db: Executor,
   params: {
@@ -84,9 +68,6 @@ export const updateCampaignSettings = async (
       .where(and(eq(campaigns.id, params.id), eq(campaigns.version, params.expectedVersion)))
       .returning()
   )[0];
-
-export const insertStatusChange = (db: Executor, row: typeof campaignStatusChanges.$inferInsert) =>
-  db.insert(campaignStatusChanges).values(row);
 
 export const listStatusChanges = (
   db: Executor,
@@ -137,3 +118,50 @@ export const listOpenIdempotencyKeys = (db: Executor, campaignIds: string[], now
 
 export const deleteExpiredIdempotencyKeys = (db: Executor, now: Date) =>
   db.delete(campaignIdempotencyKeys).where(lte(campaignIdempotencyKeys.expiresAt, now));
+
+/**
+ * A status change in one statement: the new status (only if nobody changed the campaign since
+ * `expectedVersion`), its history row and, when the request carried one, its idempotency
+ * record. One round trip instead of a transaction of three; all or nothing all the same.
+ * Returns whether the campaign was updated.
+ */
+export async function commitStatusChange(
+  db: Executor,
+  change: {
+    campaignId: string;
+    tenantId: string;
+    expectedVersion: number;
+    action: string;
+    from: CampaignRow["status"];
+    to: CampaignRow["status"];
+    actorType: string;
+    actorId: string | null;
+    requestId: string | null;
+    at: Date;
+    idempotency?: IdempotencyRow | undefined;
+  },
+): Promise<boolean> {
+  const at = change.at.toISOString();
+  const key = change.idempotency;
+  const result = await db.execute(sql`
+    with updated as (
+      update campaigns set status = ${change.to}, version = version + 1, updated_at = ${at}::timestamptz
+      where id = ${change.campaignId}::uuid and version = ${change.expectedVersion}
+      returning id),
+    history as (
+      insert into campaign_status_changes
+        (id, tenant_id, campaign_id, action, from_status, to_status, actor_type, actor_id, request_id, created_at)
+      select ${Bun.randomUUIDv7()}::uuid, ${change.tenantId}::uuid, id, ${change.action}, ${change.from},
+        ${change.to}, ${change.actorType}, ${change.actorId}, ${change.requestId}, ${at}::timestamptz
+      from updated),
+    remembered as (
+      insert into campaign_idempotency_keys (campaign_id, key, body_hash, response_status, response_body, expires_at)
+      select id, ${key?.key ?? ""}, ${key?.bodyHash ?? ""}, ${key?.responseStatus ?? 0},
+        ${key ? JSON.stringify(key.responseBody) : "{}"}::jsonb, ${key?.expiresAt.toISOString() ?? at}::timestamptz
+      from updated where ${key !== undefined}
+      on conflict (campaign_id, key) do update set body_hash = excluded.body_hash,
+        response_status = excluded.response_status, response_body = excluded.response_body,
+        expires_at = excluded.expires_at)
+    select count(*)::int as updated from updated`);
+  return (rowsOf<{ updated: number }>(result)[0]?.updated ?? 0) > 0;
+}

@@ -19,14 +19,13 @@ import type { Executor } from "../../../db/client.ts";
 import {
   type CampaignRow,
   type CampaignSettings,
+  commitStatusChange,
   findTenantCampaign,
   insertCampaign,
   insertIdempotencyKey,
-  insertStatusChange,
   listStatusChanges,
   listTenantCampaigns,
   updateCampaignSettings,
-  updateCampaignStatus,
 } from "../../../db/queries/campaigns.ts";
 import { answerCounts, campaignProgress, countCallsInFlight } from "../../../db/queries/dialer.ts";
 import { countLeadsByState } from "../../../db/queries/leads.ts";
@@ -329,16 +328,14 @@ export function changeCampaignStatus(
     const next = nextCampaign(before, event);
     const body = ok({ campaign: campaignView(next) });
     const entry = remember(200, body);
-    await deps.db.transaction(async (tx) => {
-      await commitStatus(tx, {
-        campaign,
-        next,
-        action,
-        actor: auditActorOf(principal),
-        requestId: meta.requestId,
-        at: new Date(now),
-      });
-      if (entry) await insertIdempotencyKey(tx, entryRow(id, entry));
+    await commitStatus(deps.db, {
+      campaign,
+      next,
+      action,
+      actor: auditActorOf(principal),
+      requestId: meta.requestId,
+      at: new Date(now),
+      entry,
     });
     actor.send(event);
     if (entry) actor.send({ type: "idempotency.recorded", entry });
@@ -352,9 +349,9 @@ const nextCampaign = (
   event: CampaignEvent,
 ): CampaignRecord => transition(campaignMachine, snapshot, event)[0].context.campaign;
 
-/** Writes a status change and its history row; the actor adopts it only after the commit. */
+/** Writes a status change with its history row (and idempotency record); the actor adopts it after. */
 async function commitStatus(
-  tx: Executor,
+  db: Executor,
   change: {
     campaign: CampaignRecord;
     next: CampaignRecord;
@@ -362,27 +359,23 @@ async function commitStatus(
     actor: { actorType: string; actorId: string | null };
     requestId: string | null;
     at: Date;
+    entry?: IdempotencyEntry | undefined;
   },
 ) {
-  const { campaign, next } = change;
-  const updated = await updateCampaignStatus(tx, {
-    id: campaign.id,
-    expectedVersion: campaign.version,
-    status: next.status,
-    updatedAt: change.at,
-  });
-  if (!updated) throw new Error(`campaign ${campaign.id} changed outside its actor`);
-  await insertStatusChange(tx, {
-    id: Bun.randomUUIDv7(),
-    tenantId: campaign.tenantId,
+  const { campaign, next, entry } = change;
+  const updated = await commitStatusChange(db, {
     campaignId: campaign.id,
+    tenantId: campaign.tenantId,
+    expectedVersion: campaign.version,
     action: change.action,
-    fromStatus: campaign.status,
-    toStatus: next.status,
+    from: campaign.status,
+    to: next.status,
     ...change.actor,
     requestId: change.requestId,
-    createdAt: change.at,
+    at: change.at,
+    idempotency: entry && entryRow(campaign.id, entry),
   });
+  if (!updated) throw new Error(`campaign ${campaign.id} changed outside its actor`);
 }
 
 /**
@@ -408,16 +401,14 @@ export async function completeCampaignIfDone(
       updatedAt: new Date(now).toISOString(),
     };
     const next = nextCampaign(before, event);
-    await deps.db.transaction((tx) =>
-      commitStatus(tx, {
-        campaign,
-        next,
-        action: "complete",
-        actor: { actorType: "system", actorId: null },
-        requestId: null,
-        at: new Date(now),
-      }),
-    );
+    await commitStatus(deps.db, {
+      campaign,
+      next,
+      action: "complete",
+      actor: { actorType: "system", actorId: null },
+      requestId: null,
+      at: new Date(now),
+    });
     actor.send(event);
   });
 }
