@@ -1,4 +1,5 @@
 import { type ActorOptions, assign, createActor, emit, setup } from "xstate";
+import { applyDialing, type DialingEvent, type DialingState } from "./dialing.ts";
 import { type IdempotencyEntry, type IdempotencyWindow, pruneWindow } from "./idempotency.ts";
 
 export type CampaignStatus = "draft" | "running" | "paused" | "stopped" | "completed";
@@ -26,6 +27,8 @@ export interface CampaignRecord {
 export interface CampaignContext {
   campaign: CampaignRecord;
   idempotency: IdempotencyWindow;
+  /** Loaded when the campaign first dials or hears of a call, not at start. */
+  dialing?: DialingState | undefined;
 }
 
 /** What changed in the database when a command was committed; the actor adopts it. */
@@ -41,7 +44,8 @@ export type CampaignEvent =
   | ({ type: "campaign.complete" } & Committed)
   | { type: "campaign.updated"; campaign: CampaignRecord }
   | { type: "idempotency.recorded"; entry: IdempotencyEntry }
-  | { type: "idempotency.pruned"; now: number };
+  | { type: "idempotency.pruned"; now: number }
+  | DialingEvent;
 
 export type CampaignEmitted = {
   type: "campaign.statusChanged";
@@ -65,7 +69,7 @@ const enter = (to: CampaignStatus) =>
   ] as const;
 
 /**
- * A campaign's status and its idempotency window. Pure: the registry commits each change to
+ * A campaign's status, its idempotency window and its dialing state. Pure: the registry commits each change to
  * the database first and then sends the event, so this machine never waits on the world.
  * Deadlines are absolute times in context (`expiresAt`), pruned by `idempotency.pruned`,
  * because timers would not survive a restore.
@@ -111,6 +115,14 @@ export const campaignMachine = setup({
     "idempotency.pruned": {
       actions: assign(({ context, event }) => ({
         idempotency: pruneWindow(context.idempotency, event.now),
+      })),
+    },
+    // Dialing facts apply once the state is loaded; before that the database has them all.
+    "dialing.*": {
+      guard: ({ context, event }) =>
+        context.dialing !== undefined || event.type === "dialing.loaded",
+      actions: assign(({ context, event }) => ({
+        dialing: applyDialing(context.dialing as DialingState, event as DialingEvent),
       })),
     },
   },

@@ -1,4 +1,5 @@
 import type { CampaignContext } from "./campaign.machine.ts";
+import type { DialingState } from "./dialing.ts";
 import type { LiveUser, TenantContext } from "./tenant.machine.ts";
 
 /** What machines and services may ask the world for. Tests supply controlled versions. */
@@ -14,6 +15,10 @@ export interface CampaignStore {
   load(campaignId: string, now: number): Promise<CampaignContext | undefined>;
   /** Every campaign that must be live at start (running or paused). */
   loadActive(now: number): Promise<CampaignContext[]>;
+  /** A campaign's dialing state as committed: calls in flight, leads by state, recent outcomes. */
+  loadDialing(campaignId: string): Promise<DialingState>;
+  /** Campaigns with calls in flight, whose dialing state must be live at start. */
+  campaignsWithLiveCalls(): Promise<string[]>;
 }
 
 /** Where tenant actors come from: the tenant row and its users' live state. */

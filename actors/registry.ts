@@ -9,6 +9,7 @@ import {
   campaignMachine,
   restoredSnapshot,
 } from "./campaign.machine.ts";
+import type { DialingEvent, DialingState, LiveCall } from "./dialing.ts";
 import type { CampaignStore, Clock } from "./ports.ts";
 
 export type CampaignListener = (event: CampaignEmitted) => void;
@@ -23,6 +24,11 @@ export class CampaignRegistry {
   private readonly loading = new Map<string, Promise<CampaignActor | undefined>>();
   private readonly queue = new KeyedMutex();
   private readonly listeners = new Set<CampaignListener>();
+  /** Running campaigns by tenant: where claims look for work. */
+  private readonly running = new Map<string, Set<string>>();
+  /** Calls in flight of loaded dialing states: which campaign an event goes to, and node load. */
+  private readonly liveCalls = new Map<string, { campaignId: string; nodeId: string }>();
+  private readonly nodeLoad = new Map<string, number>();
 
   constructor(
     private readonly store: CampaignStore,
@@ -32,11 +38,60 @@ export class CampaignRegistry {
     private readonly machine: CampaignMachine = campaignMachine,
   ) {}
 
-  /** Brings back every running and paused campaign, as they were committed. */
+  /**
+   * Brings back every running and paused campaign, as they were committed, and the dialing
+   * state of every campaign with calls in flight, so that their events and node load are known.
+   */
   async hydrateActive(): Promise<number> {
     const contexts = await this.store.loadActive(this.clock.now());
     for (const context of contexts) this.spawn(context);
+    for (const campaignId of await this.store.campaignsWithLiveCalls()) {
+      await this.queue.run(campaignId, async () => {
+        const actor = await this.actorFor(campaignId);
+        if (actor) await this.ensureDialing(actor);
+      });
+    }
     return contexts.length;
+  }
+
+  /**
+   * Like `withCampaign`, with the campaign's dialing state loaded first (once, inside the
+   * campaign's queue, so no committed change can slip between the read and the actor).
+   */
+  withDialing<T>(
+    tenantId: string,
+    campaignId: string,
+    command: (actor: CampaignActor, dialing: DialingState) => Promise<T>,
+  ): Promise<{ found: true; value: T } | { found: false }> {
+    return this.withCampaign(tenantId, campaignId, async (actor) =>
+      command(actor, await this.ensureDialing(actor)),
+    );
+  }
+
+  /** Hands a committed dialing change to the campaign's actor and keeps the call index. */
+  dispatch(actor: CampaignActor, event: DialingEvent): void {
+    if (event.type === "dialing.loaded")
+      for (const call of Object.values(event.dialing.calls)) this.indexCall(call);
+    if (event.type === "dialing.callsPlaced") for (const call of event.calls) this.indexCall(call);
+    if (event.type === "dialing.callEnded") this.unindexCall(event.callId);
+    actor.send(event);
+  }
+
+  /** The campaign a call in flight belongs to, when its dialing state is loaded. */
+  campaignOfCall(callId: string): string | undefined {
+    return this.liveCalls.get(callId)?.campaignId;
+  }
+
+  /** Calls in flight on a node, across its tenant's campaigns. */
+  callsOnNode(nodeId: string): number {
+    return this.nodeLoad.get(nodeId) ?? 0;
+  }
+
+  /** The tenant's running campaigns, oldest first. */
+  runningCampaigns(tenantId: string): string[] {
+    const ids = [...(this.running.get(tenantId) ?? [])];
+    const createdAt = (id: string) => this.peek(id)?.campaign.createdAt ?? "";
+    return ids.sort((a, b) => createdAt(a).localeCompare(createdAt(b)) || a.localeCompare(b));
   }
 
   /**
@@ -67,6 +122,36 @@ export class CampaignRegistry {
     return () => this.listeners.delete(listener);
   }
 
+  private async ensureDialing(actor: CampaignActor): Promise<DialingState> {
+    const loaded = actor.getSnapshot().context.dialing;
+    if (loaded) return loaded;
+    const dialing = await this.store.loadDialing(actor.getSnapshot().context.campaign.id);
+    this.dispatch(actor, { type: "dialing.loaded", dialing });
+    return actor.getSnapshot().context.dialing as DialingState;
+  }
+
+  private indexCall(call: LiveCall): void {
+    if (this.liveCalls.has(call.id)) return;
+    this.liveCalls.set(call.id, { campaignId: call.campaignId, nodeId: call.edgeNodeId });
+    this.nodeLoad.set(call.edgeNodeId, (this.nodeLoad.get(call.edgeNodeId) ?? 0) + 1);
+  }
+
+  private unindexCall(callId: string): void {
+    const entry = this.liveCalls.get(callId);
+    if (!entry) return;
+    this.liveCalls.delete(callId);
+    const load = (this.nodeLoad.get(entry.nodeId) ?? 1) - 1;
+    if (load > 0) this.nodeLoad.set(entry.nodeId, load);
+    else this.nodeLoad.delete(entry.nodeId);
+  }
+
+  private trackRunning(tenantId: string, campaignId: string, running: boolean): void {
+    const ids = this.running.get(tenantId) ?? new Set<string>();
+    if (running) ids.add(campaignId);
+    else ids.delete(campaignId);
+    this.running.set(tenantId, ids);
+  }
+
   stopAll(): void {
     for (const actor of this.actors.values()) actor.stop();
     this.actors.clear();
@@ -89,7 +174,9 @@ export class CampaignRegistry {
   private spawn(context: CampaignContext): CampaignActor {
     const id = context.campaign.id;
     const actor = campaignActorFrom(restoredSnapshot(context), {}, this.machine);
+    this.trackRunning(context.campaign.tenantId, id, context.campaign.status === "running");
     actor.on("campaign.statusChanged", (event) => {
+      this.trackRunning(event.tenantId, event.campaignId, event.to === "running");
       for (const listener of this.listeners) {
         try {
           listener(event);

@@ -1,25 +1,19 @@
-import { and, count, eq, lt, ne, sql } from "drizzle-orm";
+import { and, count, desc, eq, lt, ne, sql } from "drizzle-orm";
+import type { HopperLead } from "../../actors/dialing.ts";
 import type { Executor } from "../client.ts";
 import { rowsOf } from "../rows.ts";
 import { calls, campaigns, cdrs, leads } from "../schema/index.ts";
 
 export type CallRow = typeof calls.$inferSelect;
 
-export interface DialableLead {
-  id: string;
-  lead_list_id: string;
-  phone: string;
-  attempts: number;
-  caller_id: string;
-}
-
 /**
- * Takes up to `limit` leads a campaign may dial now and marks them `Dialing`: due callbacks,
- * then due retries, then fresh leads in import order; only with attempts left, off the
- * do-not-call list, and inside the calling window in the lead's own time zone (DST-aware,
- * by the database's time-zone rules). Rows locked by a concurrent claim are skipped.
+ * Up to `limit` leads a campaign may dial now, in dialing order: due callbacks, then due
+ * retries, then fresh leads in import order; only with attempts left, off the do-not-call
+ * list, and inside the calling window in the lead's own time zone (DST-aware, by the
+ * database's zone rules). Each state is read by its own index and stops at `limit`. Nothing is
+ * marked: a claim re-checks each lead as it takes it.
  */
-export async function takeDialableLeads(
+export async function readHopper(
   db: Executor,
   params: {
     campaignId: string;
@@ -29,24 +23,72 @@ export async function takeDialableLeads(
     maxAttempts: number;
     limit: number;
   },
-): Promise<DialableLead[]> {
+): Promise<HopperLead[]> {
   const now = params.now.toISOString();
-  const result = await db.execute(sql`
-    update leads set state = 'Dialing', attempts = attempts + 1, updated_at = ${now}::timestamptz
-    where id in (
-      select l.id from leads l
-      where l.campaign_id = ${params.campaignId}::uuid
+  const pick = (state: "Callback" | "Retry" | "Fresh", rank: number) => sql`
+    (select l.id, l.lead_list_id, l.phone, l.timezone, l.state, l.attempts, l.fields, ${rank} as rank,
+        l.next_attempt_at, l.seq
+      from leads l
+      where l.campaign_id = ${params.campaignId}::uuid and l.state = ${state}
         and l.attempts < ${params.maxAttempts}
-        and (l.state = 'Fresh' or (l.state in ('Retry', 'Callback') and l.next_attempt_at <= ${now}::timestamptz))
+        ${state === "Fresh" ? sql`` : sql`and l.next_attempt_at <= ${now}::timestamptz`}
         and not exists (select 1 from dnc_numbers d where d.tenant_id = l.tenant_id and d.phone = l.phone)
         and (timezone(l.timezone, ${now}::timestamptz))::time >= ${params.windowStart}::time
         and (timezone(l.timezone, ${now}::timestamptz))::time < ${params.windowEnd}::time
-      order by case l.state when 'Callback' then 0 when 'Retry' then 1 else 2 end, l.next_attempt_at, l.seq
-      limit ${params.limit}
-      for update skip locked)
-    returning id, lead_list_id, phone, attempts,
-      (select ll.caller_id from lead_lists ll where ll.id = leads.lead_list_id) as caller_id`);
-  return rowsOf<DialableLead>(result);
+      order by ${state === "Fresh" ? sql`l.seq` : sql`l.next_attempt_at, l.seq`}
+      limit ${params.limit})`;
+  const result = await db.execute(sql`
+    select p.id, p.lead_list_id, p.phone, p.timezone, p.state, p.attempts, p.fields, ll.caller_id
+    from (${pick("Callback", 0)} union all ${pick("Retry", 1)} union all ${pick("Fresh", 2)}) p
+    join lead_lists ll on ll.id = p.lead_list_id
+    order by p.rank, p.next_attempt_at, p.seq
+    limit ${params.limit}`);
+  return rowsOf<{
+    id: string;
+    lead_list_id: string;
+    phone: string;
+    timezone: string;
+    state: HopperLead["state"];
+    attempts: number;
+    fields: Record<string, string> | string;
+    caller_id: string;
+  }>(result).map((row) => ({
+    id: row.id,
+    leadListId: row.lead_list_id,
+    phone: row.phone,
+    timezone: row.timezone,
+    state: row.state,
+    attempts: row.attempts,
+    callerId: row.caller_id,
+    fields: typeof row.fields === "string" ? JSON.parse(row.fields) : row.fields,
+  }));
+}
+
+const uuidArray = (ids: string[]) => `{${ids.join(",")}}`;
+
+/**
+ * Marks hopper leads `Dialing` (one more attempt) if each is still dialable now: its state
+ * unchanged, attempts left, due, not on the do-not-call list. Returns those taken with the
+ * state each had, and their attempt count after this one. Rows locked elsewhere are skipped.
+ */
+export async function markDialing(
+  db: Executor,
+  params: { campaignId: string; leadIds: string[]; now: Date; maxAttempts: number },
+) {
+  if (params.leadIds.length === 0) return [];
+  const now = params.now.toISOString();
+  const result = await db.execute(sql`
+    update leads l set state = 'Dialing', attempts = l.attempts + 1, updated_at = ${now}::timestamptz
+    from (
+      select id, state as prior from leads c
+      where c.id = any(${uuidArray(params.leadIds)}::uuid[]) and c.campaign_id = ${params.campaignId}::uuid
+        and c.attempts < ${params.maxAttempts}
+        and (c.state = 'Fresh' or (c.state in ('Retry', 'Callback') and c.next_attempt_at <= ${now}::timestamptz))
+        and not exists (select 1 from dnc_numbers d where d.tenant_id = c.tenant_id and d.phone = c.phone)
+      for update skip locked) p
+    where l.id = p.id
+    returning l.id, p.prior, l.attempts`);
+  return rowsOf<{ id: string; prior: HopperLead["state"]; attempts: number }>(result);
 }
 
 export const insertCalls = (db: Executor, rows: (typeof calls.$inferInsert)[]) =>
@@ -157,4 +199,62 @@ export async function answerCounts(db: Executor, campaignId: string) {
       abandoned: 0,
     }
   );
+}
+
+/**
+ * After a call without a conversation, its lead is retried later, or exhausted when its
+ * attempts have run out. Returns the state it moved to.
+ */
+export async function retryOrExhaustLead(
+  db: Executor,
+  params: { leadId: string; maxAttempts: number; retryAt: Date; outcome: string; at: Date },
+) {
+  const result = await db.execute(sql`
+    update leads set
+      state = case when attempts >= ${params.maxAttempts} then 'Exhausted' else 'Retry' end,
+      next_attempt_at = case when attempts >= ${params.maxAttempts} then null
+        else ${params.retryAt.toISOString()}::timestamptz end,
+      last_outcome = ${params.outcome}, updated_at = ${params.at.toISOString()}::timestamptz
+    where id = ${params.leadId}::uuid
+    returning state`);
+  return rowsOf<{ state: "Retry" | "Exhausted" }>(result)[0]?.state;
+}
+
+/** A campaign's calls not yet ended, each with the lead it dials. */
+export async function liveCallsOf(db: Executor, campaignId: string) {
+  const rows = await db
+    .select({
+      call: calls,
+      lead: {
+        id: leads.id,
+        phone: leads.phone,
+        timezone: leads.timezone,
+        fields: leads.fields,
+        attempts: leads.attempts,
+      },
+    })
+    .from(calls)
+    .innerJoin(leads, eq(leads.id, calls.leadId))
+    .where(and(eq(calls.campaignId, campaignId), ne(calls.status, "ended")));
+  return rows.map(({ call, lead }) => ({ ...call, lead }));
+}
+
+/** Campaigns with calls not yet ended: their dialing state is loaded at start. */
+export const campaignsWithLiveCalls = async (db: Executor) =>
+  (
+    await db
+      .selectDistinct({ campaignId: calls.campaignId })
+      .from(calls)
+      .where(ne(calls.status, "ended"))
+  ).map((row) => row.campaignId);
+
+/** Outcomes of a campaign's most recent calls, oldest first. */
+export async function recentOutcomes(db: Executor, campaignId: string, limit: number) {
+  const rows = await db
+    .select({ outcome: cdrs.outcome })
+    .from(cdrs)
+    .where(eq(cdrs.campaignId, campaignId))
+    .orderBy(desc(cdrs.createdAt))
+    .limit(limit);
+  return rows.map((row) => row.outcome).reverse();
 }

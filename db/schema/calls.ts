@@ -51,6 +51,8 @@ export const cdrs = pgTable(
     endedAt: instant("ended_at"),
     ringSeconds: integer("ring_seconds").notNull(),
     talkSeconds: integer("talk_seconds").notNull(),
+    /** Milliseconds from the answer to the agent's audio, as the node measured it. */
+    bridgeMs: integer("bridge_ms"),
     createdAt: instant("created_at").notNull(),
   },
   (table) => [
@@ -89,6 +91,8 @@ export const calls = pgTable(
     ringingAt: instant("ringing_at"),
     answeredAt: instant("answered_at"),
     endedAt: instant("ended_at"),
+    /** Milliseconds from the answer to the agent's audio, as the node reported it. */
+    bridgeMs: integer("bridge_ms"),
     updatedAt: instant("updated_at").notNull(),
   },
   (table) => [

@@ -67,7 +67,9 @@ export const leads = pgTable(
   (table) => [
     uniqueIndex("leads_list_phone_unique").on(table.leadListId, table.phone),
     index("leads_list_created").on(table.leadListId, table.createdAt, table.id),
-    index("leads_campaign_state").on(table.campaignId, table.state),
+    // A hopper refill reads each dialable state in its own order, stopping early.
+    index("leads_campaign_state_seq").on(table.campaignId, table.state, table.seq),
+    index("leads_campaign_state_due").on(table.campaignId, table.state, table.nextAttemptAt),
   ],
 );
 

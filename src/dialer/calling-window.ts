@@ -1,15 +1,27 @@
+const formats = new Map<string, Intl.DateTimeFormat>();
+
+/** One formatter per zone: building one costs far more than using it, and claims ask often. */
+function formatIn(zone: string) {
+  let format = formats.get(zone);
+  if (!format) {
+    format = new Intl.DateTimeFormat("en-US", {
+      timeZone: zone,
+      hourCycle: "h23",
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+      hour: "2-digit",
+      minute: "2-digit",
+      second: "2-digit",
+    });
+    formats.set(zone, format);
+  }
+  return format;
+}
+
 /** Local wall-clock parts of an instant in a time zone. */
 function localParts(zone: string, at: number) {
-  const parts = new Intl.DateTimeFormat("en-US", {
-    timeZone: zone,
-    hourCycle: "h23",
-    year: "numeric",
-    month: "2-digit",
-    day: "2-digit",
-    hour: "2-digit",
-    minute: "2-digit",
-    second: "2-digit",
-  }).formatToParts(new Date(at));
+  const parts = formatIn(zone).formatToParts(new Date(at));
   const get = (type: string) => Number(parts.find((part) => part.type === type)?.value);
   return {
     year: get("year"),

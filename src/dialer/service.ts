@@ -1,29 +1,36 @@
-import type { Executor } from "../../db/client.ts";
+import type { CampaignActor, CampaignRecord } from "../../actors/campaign.machine.ts";
+import {
+  type DialingState,
+  HOPPER_SIZE,
+  hopperNeedsRefill,
+  type LeadMove,
+  type LiveCall,
+  recentCounts,
+  takeFromHopper,
+  unbridgedCalls,
+} from "../../actors/dialing.ts";
 import { findTenantNode } from "../../db/queries/access.ts";
 import { addDnc } from "../../db/queries/calls.ts";
-import type { CampaignRow } from "../../db/queries/campaigns.ts";
 import { findTenantCampaign } from "../../db/queries/campaigns.ts";
 import {
   type CallRow,
-  countCallsInFlight,
-  countUnbridgedCalls,
   expiredCalls,
-  findLead,
   findNodeCall,
   findTenantCall,
   insertCalls,
   insertCdr,
-  runningCampaigns,
+  markDialing,
+  readHopper,
+  retryOrExhaustLead,
   setCdrDisposition,
   setLeadState,
-  takeDialableLeads,
   updateCall,
 } from "../../db/queries/dialer.ts";
 import type { ServiceDeps } from "../deps.ts";
 import { badRequest, conflict, forbidden, INVALID_BODY, notFound } from "../errors.ts";
 import type { NodePrincipal, Principal } from "../identity/principal.ts";
 import { isUuid } from "../identity/tenant-scope.ts";
-import { completeCampaignIfDone } from "../modules/campaigns/service.ts";
+import { completeIfDone } from "../modules/campaigns/service.ts";
 import { NODE_OFFLINE_AFTER_MS } from "../modules/edge-nodes/model.ts";
 import type { AgentPresence } from "./agents.ts";
 import { outcomeOf } from "./outcome.ts";
@@ -48,19 +55,19 @@ export interface DialJob {
 const leaseFrom = (at: number) =>
   new Date(at + (RING_TIMEOUT_SECONDS + LEASE_GRACE_SECONDS) * 1000);
 
-/** How many new calls a campaign may place now, by its dial mode and its ready agents. */
-async function allowance(deps: ServiceDeps, campaign: CampaignRow): Promise<number> {
+/** How many new calls a campaign may place now, by its dial mode, ready agents and calls waiting. */
+function allowance(deps: ServiceDeps, campaign: CampaignRecord, dialing: DialingState): number {
+  if (campaign.status !== "running") return 0;
   const ready = deps.dialer.agents.inCampaign(campaign.id, "ready").length;
   if (ready === 0) return 0;
   if (campaign.dialMode === "preview") return ready;
-  const { ratio } = await currentRatio(deps.db, campaign);
-  const waiting = await countUnbridgedCalls(deps.db, campaign.id);
-  return Math.max(0, Math.floor(ready * ratio + 1e-9) - waiting);
+  const { ratio } = currentRatio(campaign, recentCounts(dialing));
+  return Math.max(0, Math.floor(ready * ratio + 1e-9) - unbridgedCalls(dialing));
 }
 
 /** Spreads `slots` over campaigns one at a time, starting after the last one served. */
 function shareFairly(
-  wants: { campaign: CampaignRow; allowed: number }[],
+  wants: { campaignId: string; allowed: number }[],
   slots: number,
   start: number,
 ) {
@@ -70,10 +77,10 @@ function shareFairly(
   while (remaining > 0 && progress) {
     progress = false;
     for (let i = 0; i < wants.length && remaining > 0; i++) {
-      const want = wants[(start + i) % wants.length] as { campaign: CampaignRow; allowed: number };
-      const given = shares.get(want.campaign.id) ?? 0;
+      const want = wants[(start + i) % wants.length] as { campaignId: string; allowed: number };
+      const given = shares.get(want.campaignId) ?? 0;
       if (given < want.allowed) {
-        shares.set(want.campaign.id, given + 1);
+        shares.set(want.campaignId, given + 1);
         remaining--;
         progress = true;
       }
@@ -82,83 +89,139 @@ function shareFairly(
   return shares;
 }
 
+/**
+ * Places up to `share` calls of one campaign on a node, inside the campaign's queue: leads come
+ * from the actor's hopper (refilled from the database when empty or stale), are re-checked and
+ * marked `Dialing` with their calls in one transaction, and only then join the actor's state.
+ */
+async function placeCalls(
+  deps: ServiceDeps,
+  node: NodePrincipal,
+  actor: CampaignActor,
+  share: number,
+): Promise<DialJob[]> {
+  const campaign = actor.getSnapshot().context.campaign;
+  const now = deps.clock.now();
+  let dialing = actor.getSnapshot().context.dialing as DialingState;
+  const allowed = Math.min(share, allowance(deps, campaign, dialing));
+  if (allowed <= 0) return [];
+  if (hopperNeedsRefill(dialing, now)) {
+    const leads = await readHopper(deps.db, {
+      campaignId: campaign.id,
+      now: new Date(now),
+      windowStart: campaign.callingWindowStart,
+      windowEnd: campaign.callingWindowEnd,
+      maxAttempts: campaign.maxAttempts,
+      limit: HOPPER_SIZE,
+    });
+    deps.campaigns.dispatch(actor, { type: "dialing.hopperFilled", leads, at: now });
+    dialing = actor.getSnapshot().context.dialing as DialingState;
+  }
+  const { taken, dropped } = takeFromHopper(dialing, campaign, now, allowed);
+  if (taken.length === 0 && dropped.length === 0) return [];
+  const byId = new Map(taken.map((lead) => [lead.id, lead]));
+  const reserved: AgentPresence[] = [];
+  const placed = await deps.db.transaction(async (tx) => {
+    const marked = await markDialing(tx, {
+      campaignId: campaign.id,
+      leadIds: taken.map((lead) => lead.id),
+      now: new Date(now),
+      maxAttempts: campaign.maxAttempts,
+    });
+    const rows = marked.map((mark) => {
+      const lead = byId.get(mark.id) as (typeof taken)[number];
+      // Preview: each call belongs to one ready agent from the start.
+      const agent =
+        campaign.dialMode === "preview" ? deps.dialer.agents.longestReady(campaign.id) : undefined;
+      const callId = Bun.randomUUIDv7();
+      if (agent)
+        reserved.push(deps.dialer.agents.set({ ...agent, state: "reserved", callId }, now));
+      const call: LiveCall = {
+        id: callId,
+        tenantId: campaign.tenantId,
+        campaignId: campaign.id,
+        leadListId: lead.leadListId,
+        leadId: lead.id,
+        edgeNodeId: node.nodeId,
+        agentId: agent?.userId ?? null,
+        phone: lead.phone,
+        callerId: lead.callerId ?? campaign.callerId ?? "",
+        attempt: mark.attempts,
+        timeoutSeconds: RING_TIMEOUT_SECONDS,
+        status: "claimed",
+        bridged: false,
+        machine: false,
+        outcome: null,
+        hangupCause: null,
+        disposition: null,
+        leaseExpiresAt: leaseFrom(now),
+        claimedAt: new Date(now),
+        ringingAt: null,
+        answeredAt: null,
+        endedAt: null,
+        bridgeMs: null,
+        updatedAt: new Date(now),
+        lead: {
+          id: lead.id,
+          phone: lead.phone,
+          timezone: lead.timezone,
+          fields: lead.fields,
+          attempts: mark.attempts,
+        },
+      };
+      return { call, prior: mark.prior };
+    });
+    await insertCalls(
+      tx,
+      rows.map(({ call: { lead: _lead, ...row } }) => row),
+    );
+    return rows;
+  });
+  deps.campaigns.dispatch(actor, {
+    type: "dialing.callsPlaced",
+    removed: [...taken, ...dropped].map((lead) => lead.id),
+    calls: placed.map(({ call }) => call),
+    from: placed.map(({ prior }) => prior),
+  });
+  for (const { call } of placed)
+    announce(deps, call, "claimed", call.agentId ? "call.offered" : undefined);
+  return placed.map(({ call }) => ({
+    call_id: call.id,
+    campaign_id: call.campaignId,
+    lead_id: call.leadId,
+    phone: call.phone,
+    caller_id: call.callerId,
+    timeout_seconds: call.timeoutSeconds,
+    agent_id: call.agentId,
+  }));
+}
+
 async function claimOnce(deps: ServiceDeps, node: NodePrincipal, max: number): Promise<DialJob[]> {
-  const nodeRow = await findTenantNode(deps.db, node.tenantId, node.nodeId);
-  if (!nodeRow || nodeRow.revokedAt) return [];
-  const capacity = Math.min(
-    max,
-    nodeRow.maxConcurrentCalls - (await countCallsInFlight(deps.db, { nodeId: node.nodeId })),
-  );
+  const capacity = Math.min(max, node.maxConcurrentCalls - deps.campaigns.callsOnNode(node.nodeId));
   if (capacity <= 0) return [];
-  const wants: { campaign: CampaignRow; allowed: number }[] = [];
-  for (const campaign of await runningCampaigns(deps.db, node.tenantId)) {
-    const allowed = await allowance(deps, campaign);
-    if (allowed > 0) wants.push({ campaign, allowed });
+  const wants: { campaignId: string; allowed: number }[] = [];
+  for (const campaignId of deps.campaigns.runningCampaigns(node.tenantId)) {
+    // Cheap first: a campaign without a ready agent places nothing.
+    if (deps.dialer.agents.inCampaign(campaignId, "ready").length === 0) continue;
+    const found = await deps.campaigns.withDialing(
+      node.tenantId,
+      campaignId,
+      async (actor, dialing) => allowance(deps, actor.getSnapshot().context.campaign, dialing),
+    );
+    if (found.found && found.value > 0) wants.push({ campaignId, allowed: found.value });
   }
   if (wants.length === 0) return [];
   const cursor = deps.dialer.cursors.get(node.tenantId) ?? 0;
   deps.dialer.cursors.set(node.tenantId, cursor + 1);
   const shares = shareFairly(wants, capacity, cursor % wants.length);
-
-  const now = deps.clock.now();
   const jobs: DialJob[] = [];
-  for (const { campaign } of wants) {
-    const share = shares.get(campaign.id) ?? 0;
+  for (const { campaignId } of wants) {
+    const share = shares.get(campaignId) ?? 0;
     if (share === 0) continue;
-    const reserved: AgentPresence[] = [];
-    const rows = await deps.db.transaction(async (tx) => {
-      const leads = await takeDialableLeads(tx, {
-        campaignId: campaign.id,
-        now: new Date(now),
-        windowStart: campaign.callingWindowStart,
-        windowEnd: campaign.callingWindowEnd,
-        maxAttempts: campaign.maxAttempts,
-        limit: share,
-      });
-      const callRows = leads.map((lead) => {
-        // Preview: each call belongs to one ready agent from the start.
-        const agent =
-          campaign.dialMode === "preview"
-            ? deps.dialer.agents.longestReady(campaign.id)
-            : undefined;
-        const callId = Bun.randomUUIDv7();
-        if (agent)
-          reserved.push(deps.dialer.agents.set({ ...agent, state: "reserved", callId }, now));
-        return {
-          id: callId,
-          tenantId: campaign.tenantId,
-          campaignId: campaign.id,
-          leadListId: lead.lead_list_id,
-          leadId: lead.id,
-          edgeNodeId: node.nodeId,
-          agentId: agent?.userId ?? null,
-          phone: lead.phone,
-          callerId: lead.caller_id ?? campaign.callerId ?? "",
-          attempt: lead.attempts,
-          timeoutSeconds: RING_TIMEOUT_SECONDS,
-          status: "claimed" as const,
-          bridged: false,
-          machine: false,
-          leaseExpiresAt: leaseFrom(now),
-          claimedAt: new Date(now),
-          updatedAt: new Date(now),
-        };
-      });
-      await insertCalls(tx, callRows);
-      return callRows;
-    });
-    for (const row of rows) {
-      await announce(deps, row as CallRow, "claimed", row.agentId ? "call.offered" : undefined);
-      jobs.push({
-        call_id: row.id,
-        campaign_id: row.campaignId,
-        lead_id: row.leadId,
-        phone: row.phone,
-        caller_id: row.callerId,
-        timeout_seconds: row.timeoutSeconds,
-        agent_id: row.agentId,
-      });
-    }
+    const placed = await deps.campaigns.withDialing(node.tenantId, campaignId, (actor) =>
+      placeCalls(deps, node, actor, share),
+    );
+    if (placed.found) jobs.push(...placed.value);
   }
   return jobs;
 }
@@ -206,10 +269,13 @@ export function callView(call: CallRow, action?: "hangup" | "bridge") {
   };
 }
 
-/** Tells supervisors of a call's change, and its agent when the change is theirs. */
-async function announce(
+/**
+ * Tells supervisors of a call's change, and its agent when the change is theirs. Built from
+ * the actor's state alone: a push never reads the database.
+ */
+function announce(
   deps: ServiceDeps,
-  call: CallRow,
+  call: CallRow | LiveCall,
   event: string,
   agentMessage?: "call.offered" | "call.connected" | "call.ended",
 ) {
@@ -221,40 +287,11 @@ async function announce(
   });
   deps.realtime.statsChanged(call.tenantId, call.campaignId);
   if (!agentMessage || !call.agentId) return;
-  const lead = agentMessage === "call.ended" ? undefined : await findLead(deps.db, call.leadId);
+  const lead = agentMessage !== "call.ended" && "lead" in call ? call.lead : undefined;
   deps.realtime.toAgent(call.agentId, {
     type: agentMessage,
     call: view,
-    ...(lead
-      ? {
-          lead: {
-            id: lead.id,
-            phone: lead.phone,
-            timezone: lead.timezone,
-            fields: lead.fields,
-            attempts: lead.attempts,
-          },
-        }
-      : {}),
-  });
-}
-
-/** After a call without a conversation: try again later, or give up when attempts run out. */
-async function retryOrExhaust(
-  tx: Executor,
-  call: CallRow,
-  campaign: CampaignRow,
-  outcome: string,
-  at: number,
-) {
-  const lead = await findLead(tx, call.leadId);
-  if (!lead) return;
-  const exhausted = lead.attempts >= campaign.maxAttempts;
-  await setLeadState(tx, lead.id, {
-    state: exhausted ? "Exhausted" : "Retry",
-    nextAttemptAt: exhausted ? null : new Date(at + campaign.retryDelaySeconds * 1000),
-    lastOutcome: outcome,
-    updatedAt: new Date(at),
+    ...(lead ? { lead } : {}),
   });
 }
 
@@ -264,23 +301,24 @@ const seconds = (from: Date | null, to: Date | null) =>
 /** Ends a call: its outcome, its CDR, its lead's next state, its agent's next state. */
 async function finishCall(
   deps: ServiceDeps,
-  call: CallRow,
-  hangupCause: string | null,
+  actor: CampaignActor,
+  call: LiveCall,
+  ending: { hangupCause: string | null; bridgeMs?: number | undefined },
   at: number,
 ) {
-  const campaign = await findTenantCampaign(deps.db, call.tenantId, call.campaignId);
-  if (!campaign) return call;
+  const campaign = actor.getSnapshot().context.campaign;
   const outcome = outcomeOf(
     { bridged: call.bridged, answered: call.answeredAt !== null, machine: call.machine },
-    hangupCause,
+    ending.hangupCause,
   );
-  const ended = await deps.db.transaction(async (tx) => {
+  const { ended, lead } = await deps.db.transaction(async (tx) => {
     const row = await updateCall(tx, call.id, {
       status: "ended",
       outcome,
-      hangupCause,
+      hangupCause: ending.hangupCause,
       endedAt: new Date(at),
       updatedAt: new Date(at),
+      ...(ending.bridgeMs !== undefined ? { bridgeMs: ending.bridgeMs } : {}),
     });
     await insertCdr(tx, {
       id: Bun.randomUUIDv7(),
@@ -295,18 +333,32 @@ async function finishCall(
       callerId: row.callerId,
       attempt: row.attempt,
       outcome,
-      hangupCause,
+      hangupCause: ending.hangupCause,
       disposition: row.disposition,
       startedAt: row.claimedAt,
       answeredAt: row.answeredAt,
       endedAt: row.endedAt,
       ringSeconds: seconds(row.claimedAt, row.answeredAt ?? row.endedAt),
       talkSeconds: seconds(row.answeredAt, row.endedAt),
+      bridgeMs: row.bridgeMs,
       createdAt: new Date(at),
     });
     // A bridged call's lead waits for the agent's disposition (unless it already came).
-    if (!row.bridged) await retryOrExhaust(tx, row, campaign, outcome, at);
-    return row;
+    if (row.bridged) return { ended: row, lead: undefined };
+    const next = await retryOrExhaustLead(tx, {
+      leadId: row.leadId,
+      maxAttempts: campaign.maxAttempts,
+      retryAt: new Date(at + campaign.retryDelaySeconds * 1000),
+      outcome,
+      at: new Date(at),
+    });
+    return { ended: row, lead: next && ({ from: "Dialing", to: next } as LeadMove) };
+  });
+  deps.campaigns.dispatch(actor, {
+    type: "dialing.callEnded",
+    callId: call.id,
+    outcome,
+    ...(lead ? { lead } : {}),
   });
   const agent = ended.agentId ? deps.dialer.agents.get(ended.agentId) : undefined;
   if (agent && agent.callId === ended.id) {
@@ -316,64 +368,124 @@ async function finishCall(
       at,
     );
   }
-  await announce(deps, ended, "ended", "call.ended");
-  await completeCampaignIfDone(deps, ended.tenantId, ended.campaignId);
+  announce(deps, ended, "ended", "call.ended");
+  await completeIfDone(deps, actor);
   return ended;
+}
+
+/** A changed call joins the actor's state with the lead it dials. */
+function callChanged(
+  deps: ServiceDeps,
+  actor: CampaignActor,
+  call: LiveCall,
+  row: CallRow,
+  lead?: LeadMove,
+) {
+  const live: LiveCall = { ...row, lead: call.lead };
+  deps.campaigns.dispatch(actor, {
+    type: "dialing.callChanged",
+    call: live,
+    ...(lead ? { lead } : {}),
+  });
+  return live;
+}
+
+export interface CallEventInput {
+  type: CallEventType;
+  at: string;
+  hangup_cause?: string | undefined;
+  node_bridge_ms?: number | undefined;
 }
 
 /**
  * Applies one event a node reports for one of its calls. Events are idempotent (a repeat is
  * acknowledged, not applied) and may arrive out of order: nothing follows `ended`, and an
- * earlier stage arriving late changes nothing.
+ * earlier stage arriving late changes nothing. Events of a campaign's calls run in its queue,
+ * against the call the actor holds; only a call it no longer holds is read from the database.
  */
 export async function applyCallEvent(
   deps: ServiceDeps,
   node: NodePrincipal,
   callId: string,
-  event: { type: CallEventType; at: string; hangup_cause?: string | undefined },
+  event: CallEventInput,
 ) {
   const reported = Date.parse(event.at);
   if (Number.isNaN(reported))
     throw badRequest(INVALID_BODY, [{ field: "at", message: "must be an RFC 3339 timestamp" }]);
   if (!isUuid(callId)) throw notFound("call");
-  return deps.dialer.gate.run(`call:${callId}`, async () => {
-    const call = await findNodeCall(deps.db, node.nodeId, callId);
-    if (!call) throw notFound("call");
-    if (call.status === "ended") return { call: callView(call) };
-    const at = new Date(reported);
-    switch (event.type) {
-      case "ringing": {
-        if (call.status !== "claimed") return { call: callView(call) };
-        const row = await updateCall(deps.db, call.id, {
-          status: "ringing",
-          ringingAt: at,
-          leaseExpiresAt: leaseFrom(reported),
-          updatedAt: at,
-        });
-        await announce(deps, row, "ringing");
+  let campaignId = deps.campaigns.campaignOfCall(callId);
+  if (!campaignId) {
+    const row = await findNodeCall(deps.db, node.nodeId, callId);
+    if (!row) throw notFound("call");
+    if (row.status === "ended") return { call: callView(row) };
+    campaignId = row.campaignId;
+  }
+  const outcome = await deps.campaigns.withDialing(
+    node.tenantId,
+    campaignId,
+    async (actor, dialing) => {
+      const call = dialing.calls[callId];
+      if (!call || call.edgeNodeId !== node.nodeId) {
+        // Ended since (a repeat), or not this node's call.
+        const row = await findNodeCall(deps.db, node.nodeId, callId);
+        if (!row) throw notFound("call");
         return { call: callView(row) };
       }
-      case "answered": {
-        if (call.status === "answered")
-          return { call: callView(call, call.bridged ? "bridge" : "hangup") };
-        return answer(deps, call, at);
-      }
-      case "machine": {
-        if (call.machine) return { call: callView(call) };
-        const row = await updateCall(deps.db, call.id, { machine: true, updatedAt: at });
-        await announce(deps, row, "machine");
-        return { call: callView(row) };
-      }
-      case "ended":
-        return {
-          call: callView(await finishCall(deps, call, event.hangup_cause ?? null, reported)),
-        };
+      return applyToLiveCall(deps, actor, call, event, reported);
+    },
+  );
+  if (!outcome.found) throw notFound("call");
+  return outcome.value;
+}
+
+async function applyToLiveCall(
+  deps: ServiceDeps,
+  actor: CampaignActor,
+  call: LiveCall,
+  event: CallEventInput,
+  reported: number,
+) {
+  const at = new Date(reported);
+  switch (event.type) {
+    case "ringing": {
+      if (call.status !== "claimed") return { call: callView(call) };
+      const row = await updateCall(deps.db, call.id, {
+        status: "ringing",
+        ringingAt: at,
+        leaseExpiresAt: leaseFrom(reported),
+        updatedAt: at,
+      });
+      announce(deps, callChanged(deps, actor, call, row), "ringing");
+      return { call: callView(row) };
     }
-  });
+    case "answered": {
+      if (call.status === "answered")
+        return { call: callView(call, call.bridged ? "bridge" : "hangup") };
+      return answer(deps, actor, call, at);
+    }
+    case "machine": {
+      if (call.machine) return { call: callView(call) };
+      const row = await updateCall(deps.db, call.id, { machine: true, updatedAt: at });
+      announce(deps, callChanged(deps, actor, call, row), "machine");
+      return { call: callView(row) };
+    }
+    case "ended":
+      return {
+        call: callView(
+          await finishCall(
+            deps,
+            actor,
+            call,
+            { hangupCause: event.hangup_cause ?? null, bridgeMs: event.node_bridge_ms },
+            reported,
+          ),
+        ),
+      };
+  }
 }
 
 /** An answered call goes to its reserved agent, else the longest-ready one; with none, it is abandoned. */
-async function answer(deps: ServiceDeps, call: CallRow, at: Date) {
+async function answer(deps: ServiceDeps, actor: CampaignActor, call: LiveCall, at: Date) {
   const now = at.getTime();
   const reserved = call.agentId ? deps.dialer.agents.get(call.agentId) : undefined;
   const agent =
@@ -389,7 +501,7 @@ async function answer(deps: ServiceDeps, call: CallRow, at: Date) {
       leaseExpiresAt: lease,
       updatedAt: at,
     });
-    await announce(deps, row, "answered");
+    announce(deps, callChanged(deps, actor, call, row), "answered");
     return { call: callView(row, "hangup") };
   }
   const row = await deps.db.transaction(async (tx) => {
@@ -409,7 +521,8 @@ async function answer(deps: ServiceDeps, call: CallRow, at: Date) {
     return updated;
   });
   deps.dialer.agents.set({ ...agent, state: "on_call", callId: call.id }, now);
-  await announce(deps, row, "answered", "call.connected");
+  const live = callChanged(deps, actor, call, row, { from: "Dialing", to: "Connected" });
+  announce(deps, live, "answered", "call.connected");
   return { call: callView(row, "bridge") };
 }
 
@@ -427,79 +540,91 @@ export async function dispositionCall(
   input: { disposition: Disposition; callback_at?: string | undefined },
 ) {
   if (!isUuid(callId)) throw notFound("call");
-  return deps.dialer.gate.run(`call:${callId}`, async () => {
-    const call = await findTenantCall(deps.db, principal.tenantId, callId);
-    if (!call) throw notFound("call");
-    const supervising = principal.kind === "api_key" || principal.role !== "agent";
-    if (!supervising && (principal.kind !== "user" || call.agentId !== principal.user.id)) {
-      throw forbidden("only the call's agent or a supervisor may disposition it");
-    }
-    if (!call.bridged) throw conflict("only a call connected to an agent takes a disposition");
-    if (call.disposition) throw conflict("the call already has a disposition");
-    const now = deps.clock.now();
-    let callbackAt: Date | undefined;
-    if (input.disposition === "callback") {
-      callbackAt = input.callback_at ? new Date(input.callback_at) : undefined;
-      if (!callbackAt || Number.isNaN(callbackAt.getTime()) || callbackAt.getTime() <= now) {
-        throw badRequest(INVALID_BODY, [
-          { field: "callback_at", message: "a future RFC 3339 time is required for a callback" },
-        ]);
+  const found = await findTenantCall(deps.db, principal.tenantId, callId);
+  if (!found) throw notFound("call");
+  const outcome = await deps.campaigns.withDialing(
+    principal.tenantId,
+    found.campaignId,
+    async (actor) => {
+      const call = (await findTenantCall(deps.db, principal.tenantId, callId)) as CallRow;
+      const supervising = principal.kind === "api_key" || principal.role !== "agent";
+      if (!supervising && (principal.kind !== "user" || call.agentId !== principal.user.id)) {
+        throw forbidden("only the call's agent or a supervisor may disposition it");
       }
-    }
-    const campaign = await findTenantCampaign(deps.db, call.tenantId, call.campaignId);
-    if (!campaign) throw notFound("campaign");
-    const at = new Date(now);
-    const row = await deps.db.transaction(async (tx) => {
-      const updated = await updateCall(tx, call.id, {
-        disposition: input.disposition,
-        updatedAt: at,
+      if (!call.bridged) throw conflict("only a call connected to an agent takes a disposition");
+      if (call.disposition) throw conflict("the call already has a disposition");
+      const now = deps.clock.now();
+      let callbackAt: Date | undefined;
+      if (input.disposition === "callback") {
+        callbackAt = input.callback_at ? new Date(input.callback_at) : undefined;
+        if (!callbackAt || Number.isNaN(callbackAt.getTime()) || callbackAt.getTime() <= now) {
+          throw badRequest(INVALID_BODY, [
+            { field: "callback_at", message: "a future RFC 3339 time is required for a callback" },
+          ]);
+        }
+      }
+      const campaign = actor.getSnapshot().context.campaign;
+      const at = new Date(now);
+      const { row, to } = await deps.db.transaction(async (tx) => {
+        const updated = await updateCall(tx, call.id, {
+          disposition: input.disposition,
+          updatedAt: at,
+        });
+        await setCdrDisposition(tx, call.id, input.disposition);
+        const settle = async (state: "Completed" | "Callback" | "DoNotCall", next?: Date) => {
+          await setLeadState(tx, call.leadId, {
+            state,
+            nextAttemptAt: next ?? null,
+            lastOutcome: input.disposition,
+            updatedAt: at,
+          });
+          return state;
+        };
+        switch (input.disposition) {
+          case "completed":
+            return { row: updated, to: await settle("Completed") };
+          case "callback":
+            return { row: updated, to: await settle("Callback", callbackAt) };
+          case "do_not_call":
+            await addDnc(tx, {
+              tenantId: call.tenantId,
+              phone: call.phone,
+              source: "disposition",
+              createdBy: call.agentId,
+              createdAt: at,
+            });
+            return { row: updated, to: await settle("DoNotCall") };
+          case "no_contact":
+            return {
+              row: updated,
+              to: await retryOrExhaustLead(tx, {
+                leadId: call.leadId,
+                maxAttempts: campaign.maxAttempts,
+                retryAt: new Date(now + campaign.retryDelaySeconds * 1000),
+                outcome: "no_contact",
+                at,
+              }),
+            };
+        }
       });
-      await setCdrDisposition(tx, call.id, input.disposition);
-      switch (input.disposition) {
-        case "completed":
-          await setLeadState(tx, call.leadId, {
-            state: "Completed",
-            nextAttemptAt: null,
-            lastOutcome: "completed",
-            updatedAt: at,
-          });
-          break;
-        case "callback":
-          await setLeadState(tx, call.leadId, {
-            state: "Callback",
-            nextAttemptAt: callbackAt,
-            lastOutcome: "callback",
-            updatedAt: at,
-          });
-          break;
-        case "do_not_call":
-          await setLeadState(tx, call.leadId, {
-            state: "DoNotCall",
-            nextAttemptAt: null,
-            lastOutcome: "do_not_call",
-            updatedAt: at,
-          });
-          await addDnc(tx, {
-            tenantId: call.tenantId,
-            phone: call.phone,
-            source: "disposition",
-            createdBy: call.agentId,
-            createdAt: at,
-          });
-          break;
-        case "no_contact":
-          await retryOrExhaust(tx, call, campaign, "no_contact", now);
-          break;
+      if (to)
+        deps.campaigns.dispatch(actor, {
+          type: "dialing.leadsMoved",
+          moves: [{ from: "Connected", to }],
+        });
+      const live = actor.getSnapshot().context.dialing?.calls[call.id];
+      if (live) callChanged(deps, actor, live, row);
+      const agent = call.agentId ? deps.dialer.agents.get(call.agentId) : undefined;
+      if (agent && agent.callId === call.id && agent.state === "wrap_up") {
+        deps.dialer.agents.set({ ...agent, state: "ready", callId: null }, now);
       }
-      return updated;
-    });
-    const agent = call.agentId ? deps.dialer.agents.get(call.agentId) : undefined;
-    if (agent && agent.callId === call.id && agent.state === "wrap_up") {
-      deps.dialer.agents.set({ ...agent, state: "ready", callId: null }, now);
-    }
-    await completeCampaignIfDone(deps, call.tenantId, call.campaignId);
-    return { call: callView(row) };
-  });
+      deps.realtime.statsChanged(call.tenantId, call.campaignId);
+      await completeIfDone(deps, actor);
+      return { call: callView(row) };
+    },
+  );
+  if (!outcome.found) throw notFound("call");
+  return outcome.value;
 }
 
 /**
@@ -509,16 +634,22 @@ export async function dispositionCall(
 export async function sweepExpiredCalls(deps: ServiceDeps) {
   const now = deps.clock.now();
   let failed = 0;
-  for (const call of await expiredCalls(deps.db, new Date(now))) {
-    if (call.status !== "claimed") {
-      const node = await findTenantNode(deps.db, call.tenantId, call.edgeNodeId);
+  for (const expired of await expiredCalls(deps.db, new Date(now))) {
+    if (expired.status !== "claimed") {
+      const node = await findTenantNode(deps.db, expired.tenantId, expired.edgeNodeId);
       const heard = node?.lastHeartbeatAt?.getTime() ?? 0;
       if (node && !node.revokedAt && now - heard < NODE_OFFLINE_AFTER_MS) continue;
     }
-    await deps.dialer.gate.run(`call:${call.id}`, async () => {
-      await finishCall(deps, call, "LEASE_EXPIRED", now);
-      failed++;
-    });
+    await deps.campaigns.withDialing(
+      expired.tenantId,
+      expired.campaignId,
+      async (actor, dialing) => {
+        const call = dialing.calls[expired.id];
+        if (!call) return;
+        await finishCall(deps, actor, call, { hangupCause: "LEASE_EXPIRED" }, now);
+        failed++;
+      },
+    );
   }
   return failed;
 }
@@ -564,8 +695,8 @@ export async function setAgentState(
     },
     now,
   );
-  if (current?.state === "reserved" && current.callId) {
-    await updateCall(deps.db, current.callId, { agentId: null, updatedAt: new Date(now) });
+  if (current?.state === "reserved" && current.callId && current.campaignId) {
+    await releaseReservation(deps, principal.tenantId, current.campaignId, current.callId, now);
   }
   return { agent: agentView(agent) };
 }
@@ -577,3 +708,19 @@ export const agentView = (agent: AgentPresence) => ({
   call_id: agent.callId,
   since: new Date(agent.since).toISOString(),
 });
+
+/** A preview call reserved for an agent who left goes to whoever is free when it is answered. */
+async function releaseReservation(
+  deps: ServiceDeps,
+  tenantId: string,
+  campaignId: string,
+  callId: string,
+  now: number,
+) {
+  await deps.campaigns.withDialing(tenantId, campaignId, async (actor, dialing) => {
+    const call = dialing.calls[callId];
+    if (!call || call.bridged) return;
+    const row = await updateCall(deps.db, callId, { agentId: null, updatedAt: new Date(now) });
+    callChanged(deps, actor, call, row);
+  });
+}

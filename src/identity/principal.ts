@@ -31,6 +31,7 @@ export interface NodePrincipal {
   kind: "edge_node";
   nodeId: string;
   tenantId: string;
+  maxConcurrentCalls: number;
 }
 
 /** The actor fields of an audit record for this principal. */

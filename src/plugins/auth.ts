@@ -166,7 +166,12 @@ export async function authenticateNode(
       ? await deps.credentials.node(digestOf(bearer))
       : undefined;
   if (!row || row.revokedAt) throw unauthenticated(INVALID_KEY);
-  return { kind: "edge_node", nodeId: row.id, tenantId: row.tenantId };
+  return {
+    kind: "edge_node",
+    nodeId: row.id,
+    tenantId: row.tenantId,
+    maxConcurrentCalls: row.maxConcurrentCalls,
+  };
 }
 
 /** The transform phase leaves the principal on the request's context for `resolve` to type. */

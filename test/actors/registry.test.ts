@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { SimulatedClock } from "xstate";
 import type { CampaignContext } from "../../actors/campaign.machine.ts";
 import { campaignMachine } from "../../actors/campaign.machine.ts";
+import { noLeads } from "../../actors/dialing.ts";
 import type { CampaignStore } from "../../actors/ports.ts";
 import { CampaignRegistry } from "../../actors/registry.ts";
 import { silentLogger } from "../../src/logger.ts";
@@ -21,6 +22,12 @@ function memoryStore(contexts: CampaignContext[]) {
       return [...rows.values()].filter((context) =>
         ["running", "paused"].includes(context.campaign.status),
       );
+    },
+    async loadDialing() {
+      return { hopper: [], hopperFilledAt: 0, calls: {}, leads: noLeads(), recent: [] };
+    },
+    async campaignsWithLiveCalls() {
+      return [];
     },
   };
   return store;

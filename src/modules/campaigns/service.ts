@@ -9,6 +9,12 @@ import {
   type StatusAction,
 } from "../../../actors/campaign.machine.ts";
 import {
+  callsInFlight,
+  type DialingState,
+  dialingDone,
+  recentCounts,
+} from "../../../actors/dialing.ts";
+import {
   bodyHashOf,
   hasExpired,
   IDEMPOTENCY_WINDOW_MS,
@@ -27,9 +33,6 @@ import {
   listTenantCampaigns,
   updateCampaignSettings,
 } from "../../../db/queries/campaigns.ts";
-import { answerCounts, campaignProgress, countCallsInFlight } from "../../../db/queries/dialer.ts";
-import { countLeadsByState } from "../../../db/queries/leads.ts";
-import { LEAD_STATES } from "../../../db/schema/leads.ts";
 import type { RequestMeta, ServiceDeps } from "../../deps.ts";
 import { abandonRateOf, answerRateOf, currentRatio } from "../../dialer/pacing.ts";
 import { ok, type Page } from "../../envelope.ts";
@@ -140,41 +143,46 @@ async function loadCampaign(db: Executor, tenantId: string, id: string) {
 }
 
 /**
- * Live numbers of a campaign: leads by state, calls in flight, agents by state, the answer and
- * abandon rates of its recent calls, and the dial ratio it runs at with the reason.
+ * Live numbers of a campaign, from its actor's dialing state: leads by state, calls in flight,
+ * agents by state, the answer and abandon rates of its recent calls, and the dial ratio it
+ * runs at with the reason.
  */
-async function campaignStats(deps: ServiceDeps, campaign: CampaignRow): Promise<CampaignStats> {
-  const [counts, inFlight, answers] = await Promise.all([
-    countLeadsByState(deps.db, campaign.id),
-    countCallsInFlight(deps.db, { campaignId: campaign.id }),
-    answerCounts(deps.db, campaign.id),
-  ]);
-  const byState: Record<string, number> = Object.fromEntries(
-    LEAD_STATES.map((state) => [state, 0]),
-  );
-  for (const { state, total } of counts) byState[state] = total;
+function statsOf(
+  deps: ServiceDeps,
+  campaign: CampaignRecord,
+  dialing: DialingState,
+): CampaignStats {
   const agents: Record<string, number> = Object.fromEntries(
     AGENT_STATES.map((state) => [state, 0]),
   );
   for (const agent of deps.dialer.agents.inCampaign(campaign.id))
     agents[agent.state] = (agents[agent.state] ?? 0) + 1;
-  const pacing = await currentRatio(deps.db, campaign, answers);
+  const recent = recentCounts(dialing);
+  const pacing = currentRatio(campaign, recent);
   return {
-    leads_total: counts.reduce((sum, { total }) => sum + total, 0),
-    leads_by_state: byState,
-    calls_in_flight: inFlight,
+    leads_total: Object.values(dialing.leads).reduce((sum, total) => sum + total, 0),
+    leads_by_state: { ...dialing.leads },
+    calls_in_flight: callsInFlight(dialing),
     agents_by_state: agents,
-    answer_rate: answerRateOf(answers),
-    abandon_rate: abandonRateOf(answers),
+    answer_rate: answerRateOf(recent),
+    abandon_rate: abandonRateOf(recent),
     dial_ratio: pacing.ratio,
     dial_ratio_reason: pacing.reason,
   };
 }
 
-/** A campaign's stats for a realtime push, or undefined when it is not the tenant's. */
+/**
+ * A campaign's stats for a realtime push, or undefined when it is not the tenant's. Read from
+ * the live actor; only a campaign whose dialing state was never loaded is loaded once.
+ */
 export async function campaignStatsFor(deps: ServiceDeps, tenantId: string, campaignId: string) {
-  const row = await findTenantCampaign(deps.db, tenantId, campaignId);
-  return row ? campaignStats(deps, row) : undefined;
+  const live = deps.campaigns.peek(campaignId);
+  if (live?.dialing && live.campaign.tenantId === tenantId)
+    return statsOf(deps, live.campaign, live.dialing);
+  const found = await deps.campaigns.withDialing(tenantId, campaignId, async (actor, dialing) =>
+    statsOf(deps, actor.getSnapshot().context.campaign, dialing),
+  );
+  return found.found ? found.value : undefined;
 }
 
 export async function getCampaign(deps: ServiceDeps, tenantId: string, id: string) {
@@ -182,7 +190,8 @@ export async function getCampaign(deps: ServiceDeps, tenantId: string, id: strin
   // A loaded actor may hold a change newer than a read that raced it; prefer it.
   const live = deps.campaigns.peek(row.id)?.campaign;
   const record = live && live.version >= row.version ? live : campaignRecordOf(row);
-  return { campaign: { ...campaignView(record), stats: await campaignStats(deps, row) } };
+  const stats = (await campaignStatsFor(deps, tenantId, row.id)) as CampaignStats;
+  return { campaign: { ...campaignView(record), stats } };
 }
 
 /** Runs a command on a campaign's actor, or answers 404 when it is not the tenant's. */
@@ -380,37 +389,28 @@ async function commitStatus(
 
 /**
  * Completes a running campaign once every lead is final (Completed, Exhausted, DoNotCall)
- * and no call is in flight. A campaign without leads stays running.
+ * and no call is in flight, as its dialing state counts them. A campaign without leads stays
+ * running. Runs inside the campaign's queue, after a dialing change.
  */
-export async function completeCampaignIfDone(
-  deps: ServiceDeps,
-  tenantId: string,
-  campaignId: string,
-) {
-  await deps.campaigns.withCampaign(tenantId, campaignId, async (actor) => {
-    const before = actor.getSnapshot();
-    const campaign = before.context.campaign;
-    if (campaign.status !== "running") return;
-    const progress = await campaignProgress(deps.db, campaignId);
-    if (progress.total === 0 || progress.open > 0) return;
-    if ((await countCallsInFlight(deps.db, { campaignId })) > 0) return;
-    const now = deps.clock.now();
-    const event = {
-      type: "campaign.complete" as const,
-      version: campaign.version + 1,
-      updatedAt: new Date(now).toISOString(),
-    };
-    const next = nextCampaign(before, event);
-    await commitStatus(deps.db, {
-      campaign,
-      next,
-      action: "complete",
-      actor: { actorType: "system", actorId: null },
-      requestId: null,
-      at: new Date(now),
-    });
-    actor.send(event);
+export async function completeIfDone(deps: ServiceDeps, actor: CampaignActor) {
+  const before = actor.getSnapshot();
+  const { campaign, dialing } = before.context;
+  if (campaign.status !== "running" || !dialing || !dialingDone(dialing)) return;
+  const now = deps.clock.now();
+  const event = {
+    type: "campaign.complete" as const,
+    version: campaign.version + 1,
+    updatedAt: new Date(now).toISOString(),
+  };
+  await commitStatus(deps.db, {
+    campaign,
+    next: nextCampaign(before, event),
+    action: "complete",
+    actor: { actorType: "system", actorId: null },
+    requestId: null,
+    at: new Date(now),
   });
+  actor.send(event);
 }
 
 const entryRow = (campaignId: string, entry: IdempotencyEntry) => ({

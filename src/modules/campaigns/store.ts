@@ -1,4 +1,5 @@
 import type { CampaignContext, CampaignRecord } from "../../../actors/campaign.machine.ts";
+import { type DialingState, noLeads, RECENT_CALLS } from "../../../actors/dialing.ts";
 import type { IdempotencyWindow } from "../../../actors/idempotency.ts";
 import type { CampaignStore } from "../../../actors/ports.ts";
 import type { Database } from "../../../db/client.ts";
@@ -9,6 +10,8 @@ import {
   listCampaignsInStatus,
   listOpenIdempotencyKeys,
 } from "../../../db/queries/campaigns.ts";
+import { campaignsWithLiveCalls, liveCallsOf, recentOutcomes } from "../../../db/queries/dialer.ts";
+import { countLeadsByState } from "../../../db/queries/leads.ts";
 
 export const campaignRecordOf = (row: CampaignRow): CampaignRecord => ({
   ...row,
@@ -32,9 +35,28 @@ function windowOf(rows: IdempotencyRow[]): IdempotencyWindow {
 
 const ID_BATCH = 1000;
 
+async function loadDialing(db: Database, campaignId: string): Promise<DialingState> {
+  const [calls, counts, recent] = await Promise.all([
+    liveCallsOf(db, campaignId),
+    countLeadsByState(db, campaignId),
+    recentOutcomes(db, campaignId, RECENT_CALLS),
+  ]);
+  const leads = noLeads();
+  for (const { state, total } of counts) leads[state] = total;
+  return {
+    hopper: [],
+    hopperFilledAt: 0,
+    calls: Object.fromEntries(calls.map((call) => [call.id, call])),
+    leads,
+    recent,
+  };
+}
+
 /** The database behind campaign actors: rows become actor contexts, open keys their window. */
 export function campaignStore(db: Database): CampaignStore {
   return {
+    loadDialing: (campaignId) => loadDialing(db, campaignId),
+    campaignsWithLiveCalls: () => campaignsWithLiveCalls(db),
     async load(campaignId, now) {
       const row = await findCampaign(db, campaignId);
       if (!row) return undefined;

@@ -37,6 +37,11 @@ export const CdrSchema = t.Object({
   ended_at: nullable(Timestamp),
   ring_seconds: t.Integer(),
   talk_seconds: t.Integer(),
+  bridge_ms: nullable(
+    t.Integer({
+      description: "milliseconds from the answer to the agent's audio, as the node reported",
+    }),
+  ),
   created_at: Timestamp,
 });
 export type CdrView = Static<typeof CdrSchema>;
@@ -60,5 +65,6 @@ export const cdrView = (row: CdrRow): CdrView => ({
   ended_at: row.endedAt?.toISOString() ?? null,
   ring_seconds: row.ringSeconds,
   talk_seconds: row.talkSeconds,
+  bridge_ms: row.bridgeMs,
   created_at: row.createdAt.toISOString(),
 });

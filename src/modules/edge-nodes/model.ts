@@ -46,6 +46,14 @@ export const CallEventBody = t.Object(
     hangup_cause: t.Optional(
       t.String({ maxLength: 64, description: "Q.850 cause name, e.g. NO_ANSWER" }),
     ),
+    node_bridge_ms: t.Optional(
+      t.Integer({
+        minimum: 0,
+        maximum: 86_400_000,
+        description:
+          "On `ended` of an answered call: milliseconds from the answer until the agent's audio was bridged, as the node measured it (over 2,000 counts the call as abandoned in the compliance ledger).",
+      }),
+    ),
     ...IgnoredIdentity,
   },
   { additionalProperties: false },

@@ -1,5 +1,7 @@
+import { noLeads } from "../../../actors/dialing.ts";
 import { findTenantCampaign } from "../../../db/queries/campaigns.ts";
 import {
+  countLeadsByState,
   findLeadImport,
   findLeadList,
   insertLeadList,
@@ -129,6 +131,7 @@ export async function importLeadFile(
     const result = await deps.importGate.run(list.id, () =>
       runImport(deps, principal, list, upload, meta),
     );
+    if (result.imported > 0) await recountLeads(deps, tenantId, list.campaignId);
     return { import: result };
   } finally {
     await upload.discard();
@@ -161,4 +164,16 @@ export async function rejectedCsv(
     fileName: `rejected-${found.id}.csv`,
     stream: rejectedRowsCsv(deps.db, found.id, found.header),
   };
+}
+
+/** New leads join a live campaign's counts (and its stats) once they are committed. */
+async function recountLeads(deps: ServiceDeps, tenantId: string, campaignId: string) {
+  await deps.campaigns.withCampaign(tenantId, campaignId, async (actor) => {
+    if (!actor.getSnapshot().context.dialing) return;
+    const leads = noLeads();
+    for (const { state, total } of await countLeadsByState(deps.db, campaignId))
+      leads[state] = total;
+    deps.campaigns.dispatch(actor, { type: "dialing.leadsCounted", leads });
+  });
+  deps.realtime.statsChanged(tenantId, campaignId);
 }

@@ -1,0 +1,197 @@
+import type { CallRow } from "../db/queries/dialer.ts";
+import { LEAD_STATES } from "../db/schema/leads.ts";
+import { callingWindow } from "../src/dialer/calling-window.ts";
+import type { CallOutcome } from "../src/dialer/outcome.ts";
+
+export type LeadState = (typeof LEAD_STATES)[number];
+export type DialableState = "Fresh" | "Retry" | "Callback";
+
+/** A lead the campaign may dial soon: what a claim needs without reading the database. */
+export interface HopperLead {
+  id: string;
+  leadListId: string;
+  phone: string;
+  timezone: string;
+  state: DialableState;
+  attempts: number;
+  callerId: string;
+  fields: Record<string, string>;
+}
+
+/** What an agent is shown of the lead when a call connects. */
+export interface LeadSummary {
+  id: string;
+  phone: string;
+  timezone: string;
+  fields: Record<string, string>;
+  attempts: number;
+}
+
+/** A call not yet ended, with the lead it dials. */
+export type LiveCall = CallRow & { lead: LeadSummary };
+
+/**
+ * A campaign's dialing state, owned by its actor: the hopper (a bounded queue of leads that
+ * were dialable when it was filled, in dialing order), calls in flight, leads counted by
+ * state, and the outcomes of its recent calls for pacing. The database stays the record;
+ * this is what claims, pacing and pushes read instead of querying it.
+ */
+export interface DialingState {
+  hopper: HopperLead[];
+  /** When the hopper was last filled (epoch ms); it is refilled when empty or stale. */
+  hopperFilledAt: number;
+  calls: Record<string, LiveCall>;
+  leads: Record<LeadState, number>;
+  /** Outcomes of the most recent calls, oldest first, at most `RECENT_CALLS`. */
+  recent: CallOutcome[];
+}
+
+/** How many leads a hopper holds at most; refills read this many in one query. */
+export const HOPPER_SIZE = 200;
+/** A hopper older than this is refilled, so that a callback or retry falling due goes first. */
+export const HOPPER_MAX_AGE_MS = 5_000;
+/** How many recent calls pacing and stats measure rates over. */
+export const RECENT_CALLS = 500;
+
+const FINAL_STATES: ReadonlySet<LeadState> = new Set(["Completed", "Exhausted", "DoNotCall"]);
+
+export const noLeads = (): Record<LeadState, number> =>
+  Object.fromEntries(LEAD_STATES.map((state) => [state, 0])) as Record<LeadState, number>;
+
+export type LeadMove = { from: LeadState; to: LeadState; count?: number };
+
+export type DialingEvent =
+  | { type: "dialing.loaded"; dialing: DialingState }
+  | { type: "dialing.hopperFilled"; leads: HopperLead[]; at: number }
+  | {
+      type: "dialing.callsPlaced";
+      /** Leads leaving the hopper: those with a call, and those no longer dialable. */
+      removed: string[];
+      calls: LiveCall[];
+      /** The state each dialled lead had before it became `Dialing`. */
+      from: DialableState[];
+    }
+  | { type: "dialing.callChanged"; call: LiveCall; lead?: LeadMove }
+  | { type: "dialing.callEnded"; callId: string; outcome: CallOutcome; lead?: LeadMove }
+  | { type: "dialing.leadsMoved"; moves: LeadMove[] }
+  /** Counted again from the database, after leads arrived by import. */
+  | { type: "dialing.leadsCounted"; leads: Record<LeadState, number> };
+
+function moved(leads: Record<LeadState, number>, moves: LeadMove[]) {
+  const next = { ...leads };
+  for (const { from, to, count = 1 } of moves) {
+    next[from] = Math.max(0, next[from] - count);
+    next[to] += count;
+  }
+  return next;
+}
+
+/** The dialing state after one committed change. Pure. */
+export function applyDialing(state: DialingState, event: DialingEvent): DialingState {
+  switch (event.type) {
+    case "dialing.loaded":
+      return event.dialing;
+    case "dialing.hopperFilled":
+      return { ...state, hopper: event.leads, hopperFilledAt: event.at };
+    case "dialing.callsPlaced": {
+      const removed = new Set(event.removed);
+      const calls = { ...state.calls };
+      for (const call of event.calls) calls[call.id] = call;
+      return {
+        ...state,
+        hopper: state.hopper.filter((lead) => !removed.has(lead.id)),
+        calls,
+        leads: moved(
+          state.leads,
+          event.from.map((from) => ({ from, to: "Dialing" })),
+        ),
+      };
+    }
+    case "dialing.callChanged":
+      return {
+        ...state,
+        calls: { ...state.calls, [event.call.id]: event.call },
+        leads: event.lead ? moved(state.leads, [event.lead]) : state.leads,
+      };
+    case "dialing.callEnded": {
+      const { [event.callId]: _ended, ...calls } = state.calls;
+      const recent =
+        state.recent.length >= RECENT_CALLS ? state.recent.slice(1) : state.recent.slice();
+      recent.push(event.outcome);
+      return {
+        ...state,
+        calls,
+        recent,
+        leads: event.lead ? moved(state.leads, [event.lead]) : state.leads,
+      };
+    }
+    case "dialing.leadsMoved":
+      return { ...state, leads: moved(state.leads, event.moves) };
+    case "dialing.leadsCounted":
+      return { ...state, leads: event.leads };
+  }
+}
+
+/** Whether the hopper should be read again from the database before a claim. */
+export const hopperNeedsRefill = (state: DialingState, now: number) =>
+  state.hopper.length === 0 || now - state.hopperFilledAt >= HOPPER_MAX_AGE_MS;
+
+/**
+ * The first `count` hopper leads still dialable at `now` (inside the calling window in their
+ * own zone, with attempts left), and the leads to drop from the hopper because they are not.
+ */
+export function takeFromHopper(
+  state: DialingState,
+  campaign: { callingWindowStart: string; callingWindowEnd: string; maxAttempts: number },
+  now: number,
+  count: number,
+): { taken: HopperLead[]; dropped: HopperLead[] } {
+  const taken: HopperLead[] = [];
+  const dropped: HopperLead[] = [];
+  for (const lead of state.hopper) {
+    if (taken.length >= count) break;
+    const open = callingWindow(
+      lead.timezone,
+      campaign.callingWindowStart,
+      campaign.callingWindowEnd,
+      now,
+    ).open;
+    if (open && lead.attempts < campaign.maxAttempts) taken.push(lead);
+    else dropped.push(lead);
+  }
+  return { taken, dropped };
+}
+
+/** Calls placed but not yet with an agent: what pacing counts against ready agents. */
+export const unbridgedCalls = (state: DialingState) => {
+  let waiting = 0;
+  for (const id in state.calls) if (!state.calls[id]?.bridged) waiting++;
+  return waiting;
+};
+
+export const callsInFlight = (state: DialingState) => Object.keys(state.calls).length;
+
+/** Recent calls by what happened: the measure behind answer and abandon rates. */
+export function recentCounts(state: DialingState) {
+  let pickedUp = 0;
+  let answered = 0;
+  let abandoned = 0;
+  for (const outcome of state.recent) {
+    if (outcome === "answered") answered++;
+    else if (outcome === "abandoned") abandoned++;
+    if (outcome === "answered" || outcome === "abandoned" || outcome === "machine") pickedUp++;
+  }
+  return { total: state.recent.length, picked_up: pickedUp, answered, abandoned };
+}
+
+/** Every lead final and no call in flight; a campaign that never had a lead is not done. */
+export function dialingDone(state: DialingState) {
+  if (callsInFlight(state) > 0) return false;
+  let total = 0;
+  for (const lead of LEAD_STATES) {
+    const count = state.leads[lead];
+    total += count;
+    if (count > 0 && !FINAL_STATES.has(lead)) return false;
+  }
+  return total > 0;
+}
