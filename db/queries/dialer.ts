@@ -1,8 +1,8 @@
-import { and, count, desc, eq, lt, ne, sql } from "drizzle-orm";
+import { and, desc, eq, lt, ne, sql } from "drizzle-orm";
 import type { HopperLead } from "../../actors/dialing.ts";
 import type { Executor } from "../client.ts";
 import { rowsOf } from "../rows.ts";
-import { calls, campaigns, cdrs, leads } from "../schema/index.ts";
+import { calls, cdrs, leads } from "../schema/index.ts";
 
 export type CallRow = typeof calls.$inferSelect;
 
@@ -115,36 +115,6 @@ export const findTenantCall = async (db: Executor, tenantId: string, callId: str
 export const updateCall = async (db: Executor, id: string, patch: Partial<CallRow>) =>
   (await db.update(calls).set(patch).where(eq(calls.id, id)).returning())[0] as CallRow;
 
-/** Calls not yet ended, per node or per campaign. */
-export async function countCallsInFlight(
-  db: Executor,
-  by: { nodeId?: string; campaignId?: string },
-) {
-  const where = and(
-    ne(calls.status, "ended"),
-    by.nodeId ? eq(calls.edgeNodeId, by.nodeId) : undefined,
-    by.campaignId ? eq(calls.campaignId, by.campaignId) : undefined,
-  );
-  return (await db.select({ total: count() }).from(calls).where(where))[0]?.total ?? 0;
-}
-
-/** Calls of a campaign waiting for an answer or an agent: what pacing counts against. */
-export async function countUnbridgedCalls(db: Executor, campaignId: string) {
-  const where = and(
-    eq(calls.campaignId, campaignId),
-    ne(calls.status, "ended"),
-    eq(calls.bridged, false),
-  );
-  return (await db.select({ total: count() }).from(calls).where(where))[0]?.total ?? 0;
-}
-
-export const runningCampaigns = (db: Executor, tenantId: string) =>
-  db
-    .select()
-    .from(campaigns)
-    .where(and(eq(campaigns.tenantId, tenantId), eq(campaigns.status, "running")))
-    .orderBy(campaigns.createdAt, campaigns.id);
-
 /** Calls not ended whose lease has run out; the sweeper decides which of them failed. */
 export const expiredCalls = (db: Executor, now: Date) =>
   db
@@ -171,35 +141,6 @@ export const insertCdr = (db: Executor, row: typeof cdrs.$inferInsert) =>
 
 export const setCdrDisposition = (db: Executor, callId: string, disposition: string) =>
   db.update(cdrs).set({ disposition }).where(eq(cdrs.callId, callId));
-
-/** Leads of a campaign not yet final, and whether it has any lead at all. */
-export async function campaignProgress(db: Executor, campaignId: string) {
-  const result = await db.execute(sql`
-    select count(*)::int as total,
-      count(*) filter (where state not in ('Completed', 'Exhausted', 'DoNotCall'))::int as open
-    from leads where campaign_id = ${campaignId}::uuid`);
-  return rowsOf<{ total: number; open: number }>(result)[0] ?? { total: 0, open: 0 };
-}
-
-/** Answered and abandoned calls of a campaign, for its abandon rate. */
-export async function answerCounts(db: Executor, campaignId: string) {
-  const result = await db.execute(sql`
-    select count(*)::int as total,
-      count(*) filter (where outcome in ('answered', 'abandoned', 'machine'))::int as picked_up,
-      count(*) filter (where outcome = 'answered')::int as answered,
-      count(*) filter (where outcome = 'abandoned')::int as abandoned
-    from (select outcome from cdrs where campaign_id = ${campaignId}::uuid order by created_at desc limit 500) recent`);
-  return (
-    rowsOf<{ total: number; picked_up: number; answered: number; abandoned: number }>(
-      result,
-    )[0] ?? {
-      total: 0,
-      picked_up: 0,
-      answered: 0,
-      abandoned: 0,
-    }
-  );
-}
 
 /**
  * After a call without a conversation, its lead is retried later, or exhausted when its

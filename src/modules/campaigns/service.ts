@@ -23,7 +23,6 @@ import {
 } from "../../../actors/idempotency.ts";
 import type { Executor } from "../../../db/client.ts";
 import {
-  type CampaignRow,
   type CampaignSettings,
   commitStatusChange,
   findTenantCampaign,
