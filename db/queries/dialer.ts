@@ -1,8 +1,8 @@
-import { and, desc, eq, lt, ne, sql } from "drizzle-orm";
+import { and, desc, eq, isNotNull, isNull, lt, ne, or, sql } from "drizzle-orm";
 import type { HopperLead } from "../../actors/dialing.ts";
 import type { Executor } from "../client.ts";
 import { rowsOf } from "../rows.ts";
-import { calls, cdrs, leads } from "../schema/index.ts";
+import { calls, cdrs, leads, nodes } from "../schema/index.ts";
 
 export type CallRow = typeof calls.$inferSelect;
 
@@ -115,12 +115,28 @@ export const findTenantCall = async (db: Executor, tenantId: string, callId: str
 export const updateCall = async (db: Executor, id: string, patch: Partial<CallRow>) =>
   (await db.update(calls).set(patch).where(eq(calls.id, id)).returning())[0] as CallRow;
 
-/** Calls not ended whose lease has run out; the sweeper decides which of them failed. */
-export const expiredCalls = (db: Executor, now: Date) =>
+/**
+ * Calls that have failed: claimed and not heard of within their lease, or past their lease on
+ * a node that is revoked or has stopped sending heartbeats. A call on a live node keeps going
+ * however long it lasts.
+ */
+export const failedCalls = (db: Executor, now: Date, offlineBefore: Date) =>
   db
-    .select()
+    .select({ call: calls })
     .from(calls)
-    .where(and(ne(calls.status, "ended"), lt(calls.leaseExpiresAt, now)));
+    .innerJoin(nodes, eq(nodes.id, calls.edgeNodeId))
+    .where(
+      and(
+        ne(calls.status, "ended"),
+        lt(calls.leaseExpiresAt, now),
+        or(
+          eq(calls.status, "claimed"),
+          isNotNull(nodes.revokedAt),
+          isNull(nodes.lastHeartbeatAt),
+          lt(nodes.lastHeartbeatAt, offlineBefore),
+        ),
+      ),
+    );
 
 export const setLeadState = (
   db: Executor,

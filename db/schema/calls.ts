@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { boolean, index, integer, pgTable, primaryKey, text, uuid } from "drizzle-orm/pg-core";
 import { instant } from "./columns.ts";
 
@@ -99,5 +100,7 @@ export const calls = pgTable(
     index("calls_tenant_status").on(table.tenantId, table.status),
     index("calls_node_status").on(table.edgeNodeId, table.status),
     index("calls_campaign_status").on(table.campaignId, table.status),
+    // The sweeper's scan: only calls still live, by when their lease runs out.
+    index("calls_live_lease").on(table.leaseExpiresAt).where(sql`${table.status} <> 'ended'`),
   ],
 );

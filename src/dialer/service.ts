@@ -9,12 +9,11 @@ import {
   takeFromHopper,
   unbridgedCalls,
 } from "../../actors/dialing.ts";
-import { findTenantNode } from "../../db/queries/access.ts";
 import { addDnc } from "../../db/queries/calls.ts";
 import { findTenantCampaign } from "../../db/queries/campaigns.ts";
 import {
   type CallRow,
-  expiredCalls,
+  failedCalls,
   findNodeCall,
   findTenantCall,
   insertCalls,
@@ -492,8 +491,8 @@ async function answer(deps: ServiceDeps, actor: CampaignActor, call: LiveCall, a
     reserved && reserved.callId === call.id
       ? reserved
       : deps.dialer.agents.longestReady(call.campaignId);
-  // Long calls are judged by the node's heartbeat, not by the ring lease.
-  const lease = new Date(now + 24 * 3600 * 1000);
+  // From here the call lasts as long as it lasts: it fails only if its node goes silent.
+  const lease = leaseFrom(now);
   if (!agent) {
     const row = await updateCall(deps.db, call.id, {
       status: "answered",
@@ -634,22 +633,14 @@ export async function dispositionCall(
 export async function sweepExpiredCalls(deps: ServiceDeps) {
   const now = deps.clock.now();
   let failed = 0;
-  for (const expired of await expiredCalls(deps.db, new Date(now))) {
-    if (expired.status !== "claimed") {
-      const node = await findTenantNode(deps.db, expired.tenantId, expired.edgeNodeId);
-      const heard = node?.lastHeartbeatAt?.getTime() ?? 0;
-      if (node && !node.revokedAt && now - heard < NODE_OFFLINE_AFTER_MS) continue;
-    }
-    await deps.campaigns.withDialing(
-      expired.tenantId,
-      expired.campaignId,
-      async (actor, dialing) => {
-        const call = dialing.calls[expired.id];
-        if (!call) return;
-        await finishCall(deps, actor, call, { hangupCause: "LEASE_EXPIRED" }, now);
-        failed++;
-      },
-    );
+  const expired = await failedCalls(deps.db, new Date(now), new Date(now - NODE_OFFLINE_AFTER_MS));
+  for (const { call: row } of expired) {
+    await deps.campaigns.withDialing(row.tenantId, row.campaignId, async (actor, dialing) => {
+      const call = dialing.calls[row.id];
+      if (!call) return;
+      await finishCall(deps, actor, call, { hangupCause: "LEASE_EXPIRED" }, now);
+      failed++;
+    });
   }
   return failed;
 }
