@@ -68,6 +68,16 @@ export class CampaignRegistry {
     );
   }
 
+  /**
+   * The tenant's campaign actor when its dialing state is already loaded: changes to single
+   * calls need no place in the campaign's queue, only their committed order per call.
+   */
+  dialingActor(tenantId: string, campaignId: string): CampaignActor | undefined {
+    const actor = this.actors.get(campaignId);
+    const context = actor?.getSnapshot().context;
+    return context?.dialing && context.campaign.tenantId === tenantId ? actor : undefined;
+  }
+
   /** Hands a committed dialing change to the campaign's actor and keeps the call index. */
   dispatch(actor: CampaignActor, event: DialingEvent): void {
     if (event.type === "dialing.loaded")

@@ -30,7 +30,7 @@ export interface ServiceDeps {
   rateLimiter: RateLimiter;
   /** Login attempts per client address, a stricter limit than the API's. */
   loginThrottle: RateLimiter;
-  /** Agents' presence, claim serialisation per tenant, and fair-share cursors. */
+  /** Agents' presence, claim serialisation per node, and fair-share cursors per tenant. */
   dialer: { agents: AgentBoard; gate: KeyedMutex; cursors: Map<string, number> };
   /** Pushes state changes to supervisor and agent sockets. */
   realtime: RealtimeHub;

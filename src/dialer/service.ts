@@ -29,7 +29,7 @@ import type { ServiceDeps } from "../deps.ts";
 import { badRequest, conflict, forbidden, INVALID_BODY, notFound } from "../errors.ts";
 import type { NodePrincipal, Principal } from "../identity/principal.ts";
 import { isUuid } from "../identity/tenant-scope.ts";
-import { completeIfDone } from "../modules/campaigns/service.ts";
+import { completeCampaignIfDone } from "../modules/campaigns/service.ts";
 import { NODE_OFFLINE_AFTER_MS } from "../modules/edge-nodes/model.ts";
 import type { AgentPresence } from "./agents.ts";
 import { outcomeOf } from "./outcome.ts";
@@ -198,31 +198,39 @@ async function placeCalls(
 async function claimOnce(deps: ServiceDeps, node: NodePrincipal, max: number): Promise<DialJob[]> {
   const capacity = Math.min(max, node.maxConcurrentCalls - deps.campaigns.callsOnNode(node.nodeId));
   if (capacity <= 0) return [];
+  // What each campaign may take, read from its live actor without waiting for its queue; the
+  // placement below checks again inside the queue.
   const wants: { campaignId: string; allowed: number }[] = [];
   for (const campaignId of deps.campaigns.runningCampaigns(node.tenantId)) {
-    // Cheap first: a campaign without a ready agent places nothing.
     if (deps.dialer.agents.inCampaign(campaignId, "ready").length === 0) continue;
-    const found = await deps.campaigns.withDialing(
-      node.tenantId,
-      campaignId,
-      async (actor, dialing) => allowance(deps, actor.getSnapshot().context.campaign, dialing),
-    );
-    if (found.found && found.value > 0) wants.push({ campaignId, allowed: found.value });
+    const live = deps.campaigns.peek(campaignId);
+    let allowed = 0;
+    if (live?.dialing) allowed = allowance(deps, live.campaign, live.dialing);
+    else {
+      const loaded = await deps.campaigns.withDialing(
+        node.tenantId,
+        campaignId,
+        async (actor, dialing) => allowance(deps, actor.getSnapshot().context.campaign, dialing),
+      );
+      if (loaded.found) allowed = loaded.value;
+    }
+    if (allowed > 0) wants.push({ campaignId, allowed });
   }
   if (wants.length === 0) return [];
   const cursor = deps.dialer.cursors.get(node.tenantId) ?? 0;
   deps.dialer.cursors.set(node.tenantId, cursor + 1);
   const shares = shareFairly(wants, capacity, cursor % wants.length);
-  const jobs: DialJob[] = [];
-  for (const { campaignId } of wants) {
-    const share = shares.get(campaignId) ?? 0;
-    if (share === 0) continue;
-    const placed = await deps.campaigns.withDialing(node.tenantId, campaignId, (actor) =>
-      placeCalls(deps, node, actor, share),
-    );
-    if (placed.found) jobs.push(...placed.value);
-  }
-  return jobs;
+  // Campaigns place their calls side by side: each in its own queue.
+  const placed = await Promise.all(
+    wants.map(({ campaignId }) => {
+      const share = shares.get(campaignId) ?? 0;
+      if (share === 0) return [];
+      return deps.campaigns
+        .withDialing(node.tenantId, campaignId, (actor) => placeCalls(deps, node, actor, share))
+        .then((outcome) => (outcome.found ? outcome.value : []));
+    }),
+  );
+  return placed.flat();
 }
 
 /**
@@ -237,7 +245,8 @@ export async function claimJobs(
 ) {
   const deadline = performance.now() + waitMs;
   for (;;) {
-    const jobs = await deps.dialer.gate.run(node.tenantId, () => claimOnce(deps, node, max));
+    // One claim per node at a time keeps its capacity exact; nodes claim side by side.
+    const jobs = await deps.dialer.gate.run(node.nodeId, () => claimOnce(deps, node, max));
     const left = deadline - performance.now();
     if (jobs.length > 0 || left <= 0) return { jobs };
     await Bun.sleep(Math.min(CLAIM_POLL_MS, left));
@@ -368,7 +377,6 @@ async function finishCall(
     );
   }
   announce(deps, ended, "ended", "call.ended");
-  await completeIfDone(deps, actor);
   return ended;
 }
 
@@ -387,6 +395,28 @@ function callChanged(
     ...(lead ? { lead } : {}),
   });
   return live;
+}
+
+/**
+ * Runs a change to one call of a campaign: in the call's own order (one change per call at a
+ * time), against the campaign's live dialing state, which is loaded first through the
+ * campaign's queue if it is not yet. Afterwards the campaign completes if it is done.
+ */
+async function onCall<T>(
+  deps: ServiceDeps,
+  target: { tenantId: string; campaignId: string; callId: string },
+  change: (actor: CampaignActor, dialing: DialingState) => Promise<T>,
+): Promise<{ found: true; value: T } | { found: false }> {
+  const outcome = await deps.dialer.gate.run(`call:${target.callId}`, async () => {
+    const actor = deps.campaigns.dialingActor(target.tenantId, target.campaignId);
+    if (!actor) return deps.campaigns.withDialing(target.tenantId, target.campaignId, change);
+    return {
+      found: true as const,
+      value: await change(actor, actor.getSnapshot().context.dialing as DialingState),
+    };
+  });
+  if (outcome.found) await completeCampaignIfDone(deps, target.tenantId, target.campaignId);
+  return outcome;
 }
 
 export interface CallEventInput {
@@ -419,9 +449,9 @@ export async function applyCallEvent(
     if (row.status === "ended") return { call: callView(row) };
     campaignId = row.campaignId;
   }
-  const outcome = await deps.campaigns.withDialing(
-    node.tenantId,
-    campaignId,
+  const outcome = await onCall(
+    deps,
+    { tenantId: node.tenantId, campaignId, callId },
     async (actor, dialing) => {
       const call = dialing.calls[callId];
       if (!call || call.edgeNodeId !== node.nodeId) {
@@ -541,9 +571,9 @@ export async function dispositionCall(
   if (!isUuid(callId)) throw notFound("call");
   const found = await findTenantCall(deps.db, principal.tenantId, callId);
   if (!found) throw notFound("call");
-  const outcome = await deps.campaigns.withDialing(
-    principal.tenantId,
-    found.campaignId,
+  const outcome = await onCall(
+    deps,
+    { tenantId: principal.tenantId, campaignId: found.campaignId, callId },
     async (actor) => {
       const call = (await findTenantCall(deps.db, principal.tenantId, callId)) as CallRow;
       const supervising = principal.kind === "api_key" || principal.role !== "agent";
@@ -618,7 +648,6 @@ export async function dispositionCall(
         deps.dialer.agents.set({ ...agent, state: "ready", callId: null }, now);
       }
       deps.realtime.statsChanged(call.tenantId, call.campaignId);
-      await completeIfDone(deps, actor);
       return { call: callView(row) };
     },
   );
@@ -635,7 +664,8 @@ export async function sweepExpiredCalls(deps: ServiceDeps) {
   let failed = 0;
   const expired = await failedCalls(deps.db, new Date(now), new Date(now - NODE_OFFLINE_AFTER_MS));
   for (const { call: row } of expired) {
-    await deps.campaigns.withDialing(row.tenantId, row.campaignId, async (actor, dialing) => {
+    const target = { tenantId: row.tenantId, campaignId: row.campaignId, callId: row.id };
+    await onCall(deps, target, async (actor, dialing) => {
       const call = dialing.calls[row.id];
       if (!call) return;
       await finishCall(deps, actor, call, { hangupCause: "LEASE_EXPIRED" }, now);
@@ -708,7 +738,7 @@ async function releaseReservation(
   callId: string,
   now: number,
 ) {
-  await deps.campaigns.withDialing(tenantId, campaignId, async (actor, dialing) => {
+  await onCall(deps, { tenantId, campaignId, callId }, async (actor, dialing) => {
     const call = dialing.calls[callId];
     if (!call || call.bridged) return;
     const row = await updateCall(deps.db, callId, { agentId: null, updatedAt: new Date(now) });

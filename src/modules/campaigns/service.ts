@@ -391,7 +391,18 @@ async function commitStatus(
  * and no call is in flight, as its dialing state counts them. A campaign without leads stays
  * running. Runs inside the campaign's queue, after a dialing change.
  */
-export async function completeIfDone(deps: ServiceDeps, actor: CampaignActor) {
+/** Completes the campaign if its live state says it is done; enters the campaign's queue. */
+export async function completeCampaignIfDone(
+  deps: ServiceDeps,
+  tenantId: string,
+  campaignId: string,
+) {
+  const live = deps.campaigns.peek(campaignId);
+  if (live?.campaign.status !== "running" || !live.dialing || !dialingDone(live.dialing)) return;
+  await deps.campaigns.withCampaign(tenantId, campaignId, (actor) => completeIfDone(deps, actor));
+}
+
+async function completeIfDone(deps: ServiceDeps, actor: CampaignActor) {
   const before = actor.getSnapshot();
   const { campaign, dialing } = before.context;
   if (campaign.status !== "running" || !dialing || !dialingDone(dialing)) return;

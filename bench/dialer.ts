@@ -1,0 +1,310 @@
+/**
+ * Dialer benchmark: scripted edge nodes and agents against the real server on PostgreSQL 15.
+ *
+ *   bun bench/dialer.ts [--duration 60] [--nodes 20] [--agents 500] [--campaigns 10]
+ *                       [--leads 60000] [--answer-rate 0.3] [--json FILE]
+ *
+ * A throwaway PostgreSQL cluster and one server process (`bun src/index.ts`, 127.0.0.1) are
+ * started. The bootstrap admin creates `--campaigns` progressive campaigns (dial_ratio 3,
+ * calling window open all day) and imports the leads through the API; the agents are written
+ * to the database directly and get tokens signed with the server's secret (hashing 500
+ * passwords would take the machine a minute). Every agent goes `ready` on one campaign.
+ *
+ * Then, for `--duration` seconds, each node loops on `jobs/claim` (max 50, wait_ms 1000) and
+ * plays every job it gets as a call: `ringing` at once, a ring of 0.3–0.8 s, then `answered`
+ * with probability `--answer-rate` (a conversation of 1–2 s with the agent the reply names,
+ * then `ended` and the agent's disposition `completed`), else `ended` with NO_ANSWER. Each
+ * attempt is a claim, `ringing`, maybe `answered`, `ended` and its CDR.
+ *
+ * Reported: call attempts started per second (jobs handed out), calls ended per second, the
+ * round trip of every node event (p50, p99), of claims that returned jobs, and of
+ * dispositions, and the lead-to-claim latency: how long a ready agent's campaign waited from
+ * the agent becoming free until a claim handed out its next call.
+ */
+import { createHmac, randomUUID } from "node:crypto";
+import postgres from "postgres";
+import {
+  Api,
+  JWT_SECRET,
+  median,
+  option,
+  progress,
+  round,
+  startCluster,
+  startServer,
+  table,
+} from "./campaigns-import-common.ts";
+
+const args = process.argv.slice(2);
+const DURATION_S = Number(option(args, "duration", "60"));
+const NODES = Number(option(args, "nodes", "20"));
+const AGENTS = Number(option(args, "agents", "500"));
+const CAMPAIGNS = Number(option(args, "campaigns", "10"));
+const LEADS = Number(option(args, "leads", "60000"));
+const ANSWER_RATE = Number(option(args, "answer-rate", "0.3"));
+const JSON_OUT = option(args, "json", "");
+
+const percentile = (values: number[], p: number) => {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
+};
+const between = (low: number, high: number) => low + Math.random() * (high - low);
+
+/** An HS256 token as the server issues them: claims sub, tid, email, role, iat, exp. */
+function agentToken(user: { id: string; tenantId: string; email: string }) {
+  const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
+  const now = Math.floor(Date.now() / 1000);
+  const body = `${encode({ alg: "HS256", typ: "JWT" })}.${encode({
+    sub: user.id,
+    tid: user.tenantId,
+    email: user.email,
+    role: "agent",
+    iat: now,
+    exp: now + 3600,
+  })}`;
+  return `${body}.${createHmac("sha256", JWT_SECRET).update(body).digest("base64url")}`;
+}
+
+async function post(base: string, token: string, path: string, body: unknown) {
+  const started = performance.now();
+  const response = await fetch(`${base}${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  const text = await response.text();
+  const elapsed = performance.now() - started;
+  if (!response.ok)
+    throw new Error(`POST ${path} answered ${response.status}: ${text.slice(0, 300)}`);
+  // biome-ignore lint/suspicious/noExplicitAny: the API's JSON is read field by field.
+  return { body: JSON.parse(text) as any, elapsed };
+}
+
+const cluster = startCluster();
+const databaseUrl = cluster.url();
+progress("starting the server on PostgreSQL");
+const server = await startServer({ databaseUrl });
+const base = server.baseUrl;
+const sql = postgres(databaseUrl, { max: 2, onnotice: () => {} });
+
+try {
+  const admin = await Api.login(base);
+  const tenantId = await admin.tenantId();
+  progress(`creating ${CAMPAIGNS} campaigns and importing ${LEADS} leads`);
+  const campaignIds: string[] = [];
+  for (let c = 0; c < CAMPAIGNS; c++) {
+    const created = await admin.call("POST", "/api/v1/campaigns", {
+      name: `Bench ${c}`,
+      dial_mode: "progressive",
+      dial_ratio: 3,
+      calling_window: { start: "00:00", end: "23:59" },
+      max_attempts: 1,
+    });
+    const campaignId = created.data.campaign.id as string;
+    campaignIds.push(campaignId);
+    const listId = await admin.createList(campaignId, `Bench list ${c}`);
+    const perCampaign = Math.ceil(LEADS / CAMPAIGNS);
+    const rows = ["phone,timezone"];
+    for (let i = 0; i < perCampaign; i++)
+      rows.push(`+1415${2_000_000 + c * perCampaign + i},America/New_York`);
+    const form = new FormData();
+    form.append("phone_column", "phone");
+    form.append("timezone_column", "timezone");
+    form.append("file", new Blob([rows.join("\n")], { type: "text/csv" }), "leads.csv");
+    await admin.call(
+      "POST",
+      `/api/v1/campaigns/${campaignId}/lead-lists/${listId}/import`,
+      undefined,
+      {
+        body: form,
+      },
+    );
+    await admin.call("POST", `/api/v1/campaigns/${campaignId}/status`, { action: "start" });
+  }
+
+  progress(`registering ${NODES} nodes and ${AGENTS} agents`);
+  const nodeKeys: string[] = [];
+  for (let n = 0; n < NODES; n++) {
+    const node = await admin.call("POST", "/api/v1/edge-nodes", {
+      name: `edge-${n}`,
+      max_concurrent_calls: 200,
+    });
+    nodeKeys.push(node.data.key as string);
+  }
+  const hash = await Bun.password.hash("not-used-for-login");
+  const agents = Array.from({ length: AGENTS }, (_, i) => ({
+    id: randomUUID(),
+    tenantId,
+    email: `bench-agent-${i}@bench.test`,
+    campaignId: campaignIds[i % CAMPAIGNS] as string,
+  }));
+  await sql`insert into users ${sql(
+    agents.map((agent) => ({
+      id: agent.id,
+      tenant_id: tenantId,
+      email: agent.email,
+      password_hash: hash,
+      role: "agent",
+      status: "active",
+      must_change_password: false,
+      created_at: new Date(),
+      updated_at: new Date(),
+    })),
+  )}`;
+  const tokens = new Map(agents.map((agent) => [agent.id, agentToken(agent)]));
+  /** When each campaign last had an agent become free, waiting for a claim to serve it. */
+  const freeSince = new Map<string, number[]>();
+  const agentCampaign = new Map(agents.map((agent) => [agent.id, agent.campaignId]));
+  for (const agent of agents) {
+    await post(base, tokens.get(agent.id) as string, "/api/v1/agents/me/state", {
+      state: "ready",
+      campaign_id: agent.campaignId,
+    });
+  }
+
+  const eventTimes: number[] = [];
+  const claimTimes: number[] = [];
+  const dispositionTimes: number[] = [];
+  const leadToClaim: number[] = [];
+  let attempts = 0;
+  let ended = 0;
+  let answered = 0;
+  let abandoned = 0;
+  let errors = 0;
+  const inFlight = new Set<Promise<void>>();
+
+  const nodeEvent = async (key: string, callId: string, type: string, extra = {}) => {
+    const reply = await post(base, key, `/api/v1/nodes/calls/${callId}/events`, {
+      type,
+      at: new Date().toISOString(),
+      ...extra,
+    });
+    eventTimes.push(reply.elapsed);
+    return reply.body.data.call;
+  };
+
+  const playCall = async (key: string, job: { call_id: string; campaign_id: string }) => {
+    await nodeEvent(key, job.call_id, "ringing");
+    await Bun.sleep(between(300, 800));
+    if (Math.random() >= ANSWER_RATE) {
+      await nodeEvent(key, job.call_id, "ended", { hangup_cause: "NO_ANSWER" });
+      ended++;
+      return;
+    }
+    const call = await nodeEvent(key, job.call_id, "answered");
+    if (call.action === "hangup" || !call.agent_id) {
+      abandoned++;
+      await nodeEvent(key, job.call_id, "ended", { hangup_cause: "NORMAL_CLEARING" });
+      ended++;
+      return;
+    }
+    answered++;
+    await Bun.sleep(between(1000, 2000));
+    await nodeEvent(key, job.call_id, "ended", {
+      hangup_cause: "NORMAL_CLEARING",
+      node_bridge_ms: 300,
+    });
+    ended++;
+    const disposition = await post(
+      base,
+      tokens.get(call.agent_id) as string,
+      `/api/v1/calls/${job.call_id}/disposition`,
+      { disposition: "completed" },
+    );
+    dispositionTimes.push(disposition.elapsed);
+    const campaign = agentCampaign.get(call.agent_id) as string;
+    freeSince.set(campaign, [...(freeSince.get(campaign) ?? []), performance.now()]);
+  };
+
+  const deadline = performance.now() + DURATION_S * 1000;
+  const nodeLoop = async (key: string) => {
+    while (performance.now() < deadline) {
+      try {
+        const reply = await post(base, key, "/api/v1/nodes/jobs/claim", { max: 50, wait_ms: 1000 });
+        const jobs = reply.body.data.jobs as { call_id: string; campaign_id: string }[];
+        if (jobs.length > 0) claimTimes.push(reply.elapsed);
+        const now = performance.now();
+        for (const job of jobs) {
+          attempts++;
+          const waiting = freeSince.get(job.campaign_id);
+          const since = waiting?.shift();
+          if (since !== undefined) leadToClaim.push(now - since);
+          const call = playCall(key, job).catch(() => {
+            errors++;
+          });
+          inFlight.add(call);
+          void call.finally(() => inFlight.delete(call));
+        }
+      } catch {
+        errors++;
+        await Bun.sleep(100);
+      }
+    }
+  };
+
+  progress(`dialing for ${DURATION_S} s with ${NODES} nodes and ${AGENTS} agents`);
+  const started = performance.now();
+  await Promise.all(nodeKeys.map((key) => nodeLoop(key)));
+  const attemptsAtDeadline = attempts;
+  const endedAtDeadline = ended;
+  const elapsedS = (performance.now() - started) / 1000;
+  progress("letting calls in flight finish");
+  await Promise.all([...inFlight]);
+
+  const cdrs = (await sql`select count(*)::int as n from cdrs`)[0]?.n as number;
+  const result = {
+    date: new Date().toISOString().slice(0, 10),
+    duration_s: round(elapsedS, 1),
+    nodes: NODES,
+    agents: AGENTS,
+    campaigns: CAMPAIGNS,
+    attempts_per_s: round(attemptsAtDeadline / elapsedS, 0),
+    ended_per_s: round(endedAtDeadline / elapsedS, 0),
+    attempts: attempts,
+    answered,
+    abandoned,
+    cdrs,
+    errors,
+    event_ms: {
+      p50: round(percentile(eventTimes, 50), 1),
+      p99: round(percentile(eventTimes, 99), 1),
+    },
+    claim_ms: {
+      p50: round(percentile(claimTimes, 50), 1),
+      p99: round(percentile(claimTimes, 99), 1),
+    },
+    disposition_ms: {
+      p50: round(percentile(dispositionTimes, 50), 1),
+      p99: round(percentile(dispositionTimes, 99), 1),
+    },
+    lead_to_claim_ms: {
+      p50: round(percentile(leadToClaim, 50), 0),
+      p99: round(percentile(leadToClaim, 99), 0),
+      median: round(median(leadToClaim), 0),
+    },
+  };
+  console.log(
+    table(
+      ["measure", "value"],
+      [
+        ["call attempts started / s", result.attempts_per_s],
+        ["calls ended / s", result.ended_per_s],
+        ["attempts (answered, abandoned)", `${attempts} (${answered}, ${abandoned})`],
+        ["CDRs written", cdrs],
+        ["node event round trip p50 / p99 ms", `${result.event_ms.p50} / ${result.event_ms.p99}`],
+        ["claim (with jobs) p50 / p99 ms", `${result.claim_ms.p50} / ${result.claim_ms.p99}`],
+        ["disposition p50 / p99 ms", `${result.disposition_ms.p50} / ${result.disposition_ms.p99}`],
+        [
+          "agent free → next claim p50 / p99 ms",
+          `${result.lead_to_claim_ms.p50} / ${result.lead_to_claim_ms.p99}`,
+        ],
+        ["request errors", errors],
+      ],
+    ),
+  );
+  if (JSON_OUT) await Bun.write(JSON_OUT, JSON.stringify(result, null, 2));
+} finally {
+  await sql.end({ timeout: 5 });
+  await server.stop();
+}
