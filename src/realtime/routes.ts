@@ -92,20 +92,21 @@ function closeAtExpiry(ws: Socket, session: SocketSession, now: number) {
 const timers = new WeakMap<Request, ReturnType<typeof setTimeout>>();
 const clearExpiry = (ws: Socket) => clearTimeout(timers.get(ws.data.request));
 
-/** Parses a client message; a bad one gets an error reply, never a silent close. */
+/**
+ * Checks a client message; a bad one gets an error reply, never a silent close. Elysia has
+ * already decoded the frame: JSON text starting with `{`, `[` or `"` is parsed, and text that
+ * looks like a number, `true`, `false` or `null` becomes that value. So a JSON object frame
+ * (starting with `{`, as the protocol asks) arrives as an object, and a string here is not
+ * JSON or is a decoded JSON string: parsing it again would run `"{\"type\":\"pause\"}"`.
+ */
 function parse<T>(
   ws: Socket,
   schema: Parameters<typeof Value.Check>[0],
-  raw: unknown,
+  message: unknown,
 ): T | undefined {
-  let message = raw;
-  if (typeof raw === "string") {
-    try {
-      message = JSON.parse(raw);
-    } catch {
-      send(ws, errorMessage("messages are JSON objects"));
-      return undefined;
-    }
+  if (typeof message !== "object" || message === null || Array.isArray(message)) {
+    send(ws, errorMessage("messages are JSON objects"));
+    return undefined;
   }
   if (!Value.Check(schema, message)) {
     const first = Value.Errors(schema, message).First();
