@@ -104,14 +104,12 @@ export function dayChart(
       );
   });
   const axisY = TOP + panels.length * (PANEL_HEIGHT + GAP) - GAP + 28;
-  const hours = span / 3_600_000;
-  const step = hours > 4 ? 1 : hours > 1 ? 0.5 : hours > 0.25 ? 0.25 : hours / 4;
-  for (let hour = 0; hour <= hours + 1e-9; hour += step) {
-    const label =
-      hours > 1 ? `${hour.toFixed(step < 1 ? 1 : 0)} h` : `${Math.round(hour * 60)} min`;
-    parts.push(
-      `<text x="${x(hour * 3_600_000)}" y="${axisY}" text-anchor="middle">${label}</text>`,
-    );
+  // Ticks at a round number of minutes, about four to eight of them.
+  const minutes = span / 60_000;
+  const step = [1, 2, 5, 10, 15, 30, 60, 120].find((each) => minutes / each <= 8) ?? 240;
+  for (let minute = 0; minute <= minutes + 1e-9; minute += step) {
+    const label = step >= 60 ? `${minute / 60} h` : `${minute} min`;
+    parts.push(`<text x="${x(minute * 60_000)}" y="${axisY}" text-anchor="middle">${label}</text>`);
   }
   parts.push("</svg>");
   return `${parts.join("\n")}\n`;
