@@ -46,6 +46,8 @@ export interface World {
 }
 
 const META: RequestMeta = { requestId: "simulator" };
+/** Nobody signs in to a simulated day; the services only need a valid secret. */
+const JWT_SECRET = "simulator-secret-that-is-at-least-32-bytes";
 /** Far beyond any simulated day: the principals are built here, not from tokens. */
 const NEVER = Date.parse("2100-01-01T00:00:00Z");
 
@@ -81,7 +83,7 @@ async function user(
  */
 export async function buildWorld(options: WorldOptions): Promise<World> {
   const config = loadConfig({
-    AUTH_JWT_SECRET: "simulator-secret-that-is-at-least-32-bytes",
+    AUTH_JWT_SECRET: JWT_SECRET,
     DATA_DIR: "memory://",
     IMPORT_MAX_ROWS: String(Math.max(1_000_000, options.leads)),
   });
@@ -90,7 +92,7 @@ export async function buildWorld(options: WorldOptions): Promise<World> {
     config,
     clock: options.clock,
     logger: silentLogger,
-    jwtSecret: config.AUTH_JWT_SECRET ?? "",
+    jwtSecret: JWT_SECRET,
   });
   const at = new Date(options.clock.now());
   const tenant = await insertTenant(deps.db, {
