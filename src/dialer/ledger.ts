@@ -250,7 +250,10 @@ export class ComplianceLedger {
   }
 
   /** The rates and budgets at `now`. Reads only; costs two binary searches per view. */
-  report(now: number, campaign: { firstStartedAt: number; maxAbandonRate: number }) {
+  report(
+    now: number,
+    campaign: { firstStartedAt: number; maxAbandonRate: number },
+  ): ComplianceReport {
     const legal = ComplianceLedger.windowAt(now, campaign.firstStartedAt);
     const window = this.view(legal.from, legal.to, campaign.maxAbandonRate);
     const dayFrom = Math.max(now - DAY_VIEW_MS + 1, campaign.firstStartedAt);
@@ -261,7 +264,7 @@ export class ComplianceLedger {
       window,
       day,
       budget: Math.min(window.budget, day.budget),
-    } satisfies ComplianceReport;
+    };
   }
 
   /** The entries counted in the legal window at `now`, in answer order: the evidence. */
