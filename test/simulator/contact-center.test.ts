@@ -1,0 +1,171 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { calls, cdrs } from "../../db/schema/calls.ts";
+import { ComplianceLedger, entriesFromCdrs } from "../../src/dialer/ledger.ts";
+import { PACER_DEFAULTS } from "../../src/dialer/predictive.ts";
+import { Agenda } from "../../src/simulator/agenda.ts";
+import { dayChart } from "../../src/simulator/chart.ts";
+import { type DayResult, simulateDay } from "../../src/simulator/contact-center.ts";
+import { DEFAULT_MODEL, drawCall } from "../../src/simulator/outcome-model.ts";
+import { Random } from "../../src/simulator/random.ts";
+import { formatSummary } from "../../src/simulator/summary.ts";
+import { resetDatabase } from "../helpers/database.ts";
+
+/** 09:00 in New York: inside the default calling window. */
+const NINE_AM = Date.parse("2026-03-03T14:00:00Z");
+
+const shortDay = async (mode: "ratio" | "predictive", minutes: number, maxAbandonRate: number) =>
+  simulateDay({
+    agents: 12,
+    leads: 400,
+    hours: minutes / 60,
+    mode,
+    ratio: 3,
+    maxAbandonRate,
+    seed: 5,
+    model: DEFAULT_MODEL,
+    startAt: NINE_AM,
+    timezone: "America/New_York",
+    tickMs: 1_000,
+    sampleMs: 60_000,
+    // Small enough for a few minutes of 12 agents to leave the progressive fallback.
+    tuning: { ...PACER_DEFAULTS, minTeam: 8, minSamples: 30 },
+    database: await resetDatabase(),
+  });
+
+/** The ledger the nodes fed, and one rebuilt from the CDRs the service wrote, call by call. */
+async function ledgersOf(result: DayResult) {
+  const { deps, campaignId } = result.world;
+  const rows = await deps.db.select().from(cdrs).where(eq(cdrs.campaignId, campaignId));
+  const now = deps.clock.now();
+  const byCall = <T extends { callId: string }>(entries: T[]) =>
+    entries.sort((a, b) => a.callId.localeCompare(b.callId));
+  const fed = byCall([...result.ledger.evidence(now, result.firstStartedAt)]);
+  const rebuilt = byCall(
+    entriesFromCdrs(
+      rows.map((row) => ({ ...row, bridgeMs: result.bridgeTimes.get(row.callId) ?? null })),
+    ),
+  );
+  return { rows, fed, rebuilt, now };
+}
+
+describe("a short simulated shift through the real services", () => {
+  let fixed: DayResult;
+  let predictive: DayResult;
+  beforeAll(async () => {
+    fixed = await shortDay("ratio", 4, 0.03);
+    await fixed.close();
+    const { rows, fed, rebuilt } = await ledgersOf(fixed);
+    fixedLedgers = { rows: rows.length, fed, rebuilt };
+    // At 10% the budget opens after a few answers; at 3% it takes 33 without an abandon,
+    // more than a few minutes of 12 agents give.
+    predictive = await shortDay("predictive", 5, 0.1);
+    await predictive.close();
+  });
+  let fixedLedgers: { rows: number; fed: unknown[]; rebuilt: unknown[] };
+
+  test("at a fixed ratio of 3 the ledger and the CDRs agree call by call, abandons included", () => {
+    const { fed, rebuilt, rows } = fixedLedgers;
+    expect(fed).toEqual(rebuilt);
+    const verdicts = fed.map((entry) => (entry as { verdict: string }).verdict);
+    expect(verdicts.filter((verdict) => verdict === "answer").length).toBeGreaterThan(10);
+    expect(verdicts.filter((verdict) => verdict === "abandon").length).toBeGreaterThan(0);
+    // Every placed call ended, and has its CDR.
+    expect(rows).toBe(fixed.summary.callsPlaced);
+    expect(fixed.summary.callsEnded).toBe(fixed.summary.callsPlaced);
+    expect(fixed.summary.liveAnswers).toBe(fed.length);
+  });
+
+  test("predictive: the ledger and the CDRs agree, and the report is the same either way", async () => {
+    const { fed, rebuilt, rows, now } = await ledgersOf(predictive);
+    expect(fed).toEqual(rebuilt);
+    expect(fed.length).toBeGreaterThan(10);
+    const limit = { firstStartedAt: predictive.firstStartedAt, maxAbandonRate: 0.1 };
+    expect(ComplianceLedger.from(rebuilt).report(now, limit)).toEqual(
+      predictive.ledger.report(now, limit),
+    );
+    expect(rows.length).toBe(predictive.summary.callsPlaced);
+    // Once it has data the pacer dials ahead of the ready agents.
+    expect(Math.max(...predictive.samples.map((sample) => sample.ratio))).toBeGreaterThan(1);
+  });
+
+  test("nothing is left in flight, and the summary adds up", async () => {
+    const { deps, campaignId } = predictive.world;
+    const open = await deps.db.select().from(calls).where(eq(calls.campaignId, campaignId));
+    expect(open.every((call) => call.status === "ended")).toBe(true);
+    const { summary } = predictive;
+    expect(summary.occupancy).toBeGreaterThan(0);
+    expect(summary.occupancy).toBeLessThanOrEqual(1);
+    expect(summary.leadsTotal).toBe(400);
+    expect(summary.leadsFresh).toBeLessThan(400);
+    expect(predictive.samples.map((sample) => sample.at)).toEqual([
+      60_000, 120_000, 180_000, 240_000, 300_000,
+    ]);
+    expect(formatSummary(summary)).toContain("agent occupancy");
+  });
+
+  afterAll(async () => {
+    await resetDatabase();
+  });
+});
+
+describe("simulator pieces", () => {
+  test("the agenda runs the earliest first, and same-instant actions in scheduling order", async () => {
+    const agenda = new Agenda();
+    const ran: string[] = [];
+    for (const [at, name] of [
+      [30, "c"],
+      [10, "a"],
+      [20, "b1"],
+      [20, "b2"],
+      [5, "first"],
+    ] as const)
+      agenda.at(at, () => {
+        ran.push(name);
+      });
+    while (agenda.size > 0) await agenda.take()?.run();
+    expect(ran).toEqual(["first", "a", "b1", "b2", "c"]);
+  });
+
+  test("the same seed draws the same calls, in the shares the model gives", () => {
+    const draws = (seed: number) => {
+      const random = new Random(seed);
+      return Array.from({ length: 20_000 }, () => drawCall(DEFAULT_MODEL, random, 10));
+    };
+    const first = draws(3);
+    expect(draws(3)).toEqual(first);
+    expect(draws(4)).not.toEqual(first);
+    const share = (kind: string) =>
+      first.filter((call) => call.kind === kind).length / first.length;
+    expect(share("person")).toBeCloseTo(0.3, 1);
+    expect(share("machine")).toBeCloseTo(0.1, 1);
+    const talks = first.flatMap((call) => (call.kind === "person" ? [call.talkMs] : []));
+    expect(talks.reduce((sum, talk) => sum + talk, 0) / talks.length).toBeGreaterThan(110_000);
+    expect(talks.reduce((sum, talk) => sum + talk, 0) / talks.length).toBeLessThan(130_000);
+  });
+
+  test("an hourly factor of 0 means nobody answers at that hour", () => {
+    const random = new Random(1);
+    const night = {
+      ...DEFAULT_MODEL,
+      hourly: DEFAULT_MODEL.hourly.map((factor, hour) => (hour === 3 ? 0 : factor)),
+    };
+    const calls = Array.from({ length: 2_000 }, () => drawCall(night, random, 3));
+    expect(calls.some((call) => call.kind === "person")).toBe(false);
+  });
+
+  test("the chart is one SVG document with a line per measure and the limit dashed", () => {
+    const svg = dayChart(
+      [
+        { at: 60_000, ratio: 1, abandonRate: 0, occupancy: 0.4 },
+        { at: 120_000, ratio: 2.5, abandonRate: 0.02, occupancy: 0.9 },
+      ],
+      { title: "a <test> day", maxAbandonRate: 0.03 },
+    );
+    expect(svg.startsWith("<svg ")).toBe(true);
+    expect(svg.trimEnd().endsWith("</svg>")).toBe(true);
+    expect(svg.match(/<polyline /g)).toHaveLength(3);
+    expect(svg).toContain("stroke-dasharray");
+    expect(svg).toContain("a &lt;test&gt; day");
+  });
+});
