@@ -178,8 +178,19 @@ export async function simulateDay(options: DayOptions): Promise<DayResult> {
   const endAt = options.startAt + options.hours * 3_600_000;
   board.subscribe((agent) => meter.change(agent.userId, agent.state, agent.since));
 
-  const event = (callId: string, type: CallEventType, at: number, hangupCause?: string) =>
-    applyCallEvent(deps, node, callId, { type, at: iso(at), hangup_cause: hangupCause });
+  const event = (
+    callId: string,
+    type: CallEventType,
+    at: number,
+    hangupCause?: string,
+    bridgeMs?: number,
+  ) =>
+    applyCallEvent(deps, node, callId, {
+      type,
+      at: iso(at),
+      hangup_cause: hangupCause,
+      node_bridge_ms: bridgeMs,
+    });
 
   /** The node hangs up; a call a person answered goes into the ledger as the node saw it. */
   const end = async (
@@ -188,7 +199,7 @@ export async function simulateDay(options: DayOptions): Promise<DayResult> {
     person?: { answeredAt: number; bridgeMs: number | null },
   ) => {
     const at = clock.now();
-    await event(callId, "ended", at, cause);
+    await event(callId, "ended", at, cause, person?.bridgeMs ?? undefined);
     ringing.delete(callId);
     unbridged.delete(callId);
     counts.ended++;

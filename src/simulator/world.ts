@@ -175,7 +175,12 @@ export async function buildWorld(options: WorldOptions): Promise<World> {
     campaignId: campaign.id,
     admin,
     agents,
-    node: { kind: "edge_node", nodeId: node.id, tenantId: tenant.id },
+    node: {
+      kind: "edge_node",
+      nodeId: node.id,
+      tenantId: tenant.id,
+      maxConcurrentCalls: nodeCapacity,
+    },
     nodeCapacity,
   };
 }
