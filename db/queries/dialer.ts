@@ -1,8 +1,8 @@
-import { and, desc, eq, isNotNull, isNull, lt, ne, or, sql } from "drizzle-orm";
+import { and, desc, eq, gte, inArray, isNotNull, isNull, lt, min, ne, or, sql } from "drizzle-orm";
 import type { HopperLead } from "../../actors/dialing.ts";
 import type { Executor } from "../client.ts";
 import { rowsOf } from "../rows.ts";
-import { calls, cdrs, leads, nodes } from "../schema/index.ts";
+import { calls, campaignStatusChanges, cdrs, leads, nodes } from "../schema/index.ts";
 
 export type CallRow = typeof calls.$inferSelect;
 
@@ -215,3 +215,36 @@ export async function recentOutcomes(db: Executor, campaignId: string, limit: nu
     .limit(limit);
   return rows.map((row) => row.outcome).reverse();
 }
+
+/** Calls of a campaign a person answered since `since`, as the compliance ledger counts them. */
+export const answeredCdrsSince = (db: Executor, campaignId: string, since: Date) =>
+  db
+    .select({
+      callId: cdrs.callId,
+      outcome: cdrs.outcome,
+      answeredAt: cdrs.answeredAt,
+      bridgeMs: cdrs.bridgeMs,
+    })
+    .from(cdrs)
+    .where(
+      and(
+        eq(cdrs.campaignId, campaignId),
+        inArray(cdrs.outcome, ["answered", "abandoned"]),
+        gte(cdrs.answeredAt, since),
+      ),
+    )
+    .orderBy(cdrs.answeredAt);
+
+/** When a campaign first started running, if it ever did: where its legal window begins. */
+export const firstStartOf = async (db: Executor, campaignId: string) =>
+  (
+    await db
+      .select({ at: min(campaignStatusChanges.createdAt) })
+      .from(campaignStatusChanges)
+      .where(
+        and(
+          eq(campaignStatusChanges.campaignId, campaignId),
+          eq(campaignStatusChanges.toStatus, "running"),
+        ),
+      )
+  )[0]?.at ?? null;

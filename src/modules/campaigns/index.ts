@@ -8,6 +8,7 @@ import { PageQuery, parsePage } from "../../pagination.ts";
 import type { AuthGuard } from "../../plugins/auth.ts";
 import { jsonBody } from "../../plugins/json-body.ts";
 import { TenantQuery } from "../users/model.ts";
+import { campaignCompliance, complianceEvidence } from "./compliance.ts";
 import {
   CampaignListQuery,
   CampaignParams,
@@ -130,6 +131,30 @@ export const campaignsModule = (deps: ServiceDeps, auth: AuthGuard) =>
           description:
             "With an `Idempotency-Key` header, the first response (status and body) is kept for 60 s and " +
             "replayed with `Idempotent-Replayed: true`; the same key with a different body is 422.",
+        },
+      },
+    )
+    .get(
+      "/:id/compliance",
+      async ({ principal, params, query, request }) => {
+        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
+        if (request.headers.get("accept")?.includes("text/csv")) {
+          return new Response(await complianceEvidence(deps, tenantId, params.id), {
+            headers: {
+              "content-type": "text/csv; charset=utf-8",
+              "content-disposition": `attachment; filename="compliance-${params.id}.csv"`,
+            },
+          });
+        }
+        return ok(await campaignCompliance(deps, tenantId, params.id));
+      },
+      {
+        auth: "campaigns.history",
+        params: CampaignParams,
+        query: t.Object(TenantQuery),
+        detail: {
+          summary:
+            "Abandon-rate compliance: live answers and abandons over the legal window (the campaign's life under 30 days, else the last 30 days) and the last 24 hours, with the abandon budget left; `Accept: text/csv` exports the counted calls",
         },
       },
     )
