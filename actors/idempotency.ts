@@ -49,9 +49,22 @@ export function pruneWindow(window: IdempotencyWindow, now: number): Idempotency
   return pruned;
 }
 
-/** A stable digest of a request body: key order and whitespace do not make it different. */
+const recentDigests = new Map<string, string>();
+const RECENT_DIGESTS_MAX = 1024;
+
+/**
+ * A stable digest of a request body: key order and whitespace do not make it different.
+ * Commands repeat a few small bodies (`{"action":"start"}`), so recent digests are kept.
+ */
 export function bodyHashOf(body: unknown): string {
-  return new Bun.CryptoHasher("sha256").update(canonicalJson(body)).digest("hex");
+  const canonical = canonicalJson(body);
+  let digest = recentDigests.get(canonical);
+  if (digest === undefined) {
+    digest = new Bun.CryptoHasher("sha256").update(canonical).digest("hex");
+    if (recentDigests.size >= RECENT_DIGESTS_MAX) recentDigests.clear();
+    recentDigests.set(canonical, digest);
+  }
+  return digest;
 }
 
 function canonicalJson(value: unknown): string {

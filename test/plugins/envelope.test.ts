@@ -61,6 +61,26 @@ describe("the envelope", () => {
     expectEnvelopeError(response.body, "payload_too_large");
   });
 
+  test("a declared Content-Length over 1 MiB is 413, and a declared small body is parsed", async () => {
+    const big = JSON.stringify({ email: "a@b.c", password: "x".repeat(1024 * 1024) });
+    const refused = await w.request("POST", "/api/v1/auth/login", {
+      rawBody: big,
+      headers: { "content-type": "application/json", "content-length": String(big.length) },
+    });
+    expect(refused.status).toBe(413);
+    expectEnvelopeError(refused.body, "payload_too_large");
+    const small = JSON.stringify({ email: "nobody@example.com" });
+    const parsed = await w.request("POST", "/api/v1/auth/login", {
+      rawBody: small,
+      headers: { "content-type": "application/json", "content-length": String(small.length) },
+    });
+    expect(parsed.status).toBe(400);
+    expect(parsed.body.field_errors).toContainEqual({
+      field: "password",
+      message: expect.any(String),
+    });
+  });
+
   test("a body of another media type is 415", async () => {
     const response = await w.request("POST", "/api/v1/auth/login", {
       rawBody: "email=a",

@@ -19,6 +19,7 @@ import {
   hasExpired,
   IDEMPOTENCY_WINDOW_MS,
   type IdempotencyEntry,
+  type IdempotencyWindow,
   lookupKey,
 } from "../../../actors/idempotency.ts";
 import type { Executor } from "../../../db/client.ts";
@@ -286,27 +287,22 @@ export function changeCampaignStatus(
   meta: RequestMeta,
 ): Promise<StatusReply> {
   assertIdempotencyKey(idempotencyKey);
+  const bodyHash = bodyHashOf({ action });
+  // A key already in a loaded actor's window is answered without queueing behind other
+  // commands: its entry was recorded after its change committed, and a replay changes nothing.
+  const loaded = deps.campaigns.peek(id);
+  if (idempotencyKey !== undefined && loaded?.campaign.tenantId === tenantId) {
+    const earlier = earlierReply(loaded.idempotency, idempotencyKey, bodyHash, deps.clock.now());
+    if (earlier) return Promise.resolve(earlier);
+  }
   return onCampaign(deps, tenantId, id, async (actor) => {
     const now = deps.clock.now();
     if (hasExpired(actor.getSnapshot().context.idempotency, now))
       actor.send({ type: "idempotency.pruned", now });
-    const bodyHash = bodyHashOf({ action });
     if (idempotencyKey !== undefined) {
-      const found = lookupKey(
-        actor.getSnapshot().context.idempotency,
-        idempotencyKey,
-        bodyHash,
-        now,
-      );
-      if (found.kind === "replay")
-        return { status: found.entry.status, body: found.entry.body, replayed: true };
-      if (found.kind === "mismatch") {
-        throw new ApiError(
-          422,
-          "idempotency_key_reused",
-          "Idempotency-Key was already used with a different body",
-        );
-      }
+      const window = actor.getSnapshot().context.idempotency;
+      const earlier = earlierReply(window, idempotencyKey, bodyHash, now);
+      if (earlier) return earlier;
     }
     const remember = (
       status: number,
@@ -349,6 +345,25 @@ export function changeCampaignStatus(
     if (entry) actor.send({ type: "idempotency.recorded", entry });
     return { status: 200, body, replayed: false };
   });
+}
+
+/** The reply kept under `key`, or undefined when the key is new; another body is 422. */
+function earlierReply(
+  window: IdempotencyWindow,
+  key: string,
+  bodyHash: string,
+  now: number,
+): StatusReply | undefined {
+  const found = lookupKey(window, key, bodyHash, now);
+  if (found.kind === "miss") return undefined;
+  if (found.kind === "mismatch") {
+    throw new ApiError(
+      422,
+      "idempotency_key_reused",
+      "Idempotency-Key was already used with a different body",
+    );
+  }
+  return { status: found.entry.status, body: found.entry.body, replayed: true };
 }
 
 /** The campaign as it will be after `event`, decided by the machine itself. */
