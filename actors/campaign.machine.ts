@@ -1,6 +1,6 @@
 import { type ActorOptions, assign, createActor, emit, setup } from "xstate";
 import { applyDialing, type DialingEvent, type DialingState } from "./dialing.ts";
-import { type IdempotencyEntry, type IdempotencyWindow, pruneWindow } from "./idempotency.ts";
+import { type IdempotencyEntry, IdempotencyWindow, type PersistedWindow } from "./idempotency.ts";
 
 export type CampaignStatus = "draft" | "running" | "paused" | "stopped" | "completed";
 export type StatusAction = "start" | "pause" | "stop";
@@ -30,6 +30,11 @@ export interface CampaignContext {
   /** Loaded when the campaign first dials or hears of a call, not at start. */
   dialing?: DialingState | undefined;
 }
+
+/** A context as it is restored: from rows, or from a persisted (JSON) snapshot. */
+export type RestorableContext = Omit<CampaignContext, "idempotency"> & {
+  idempotency: IdempotencyWindow | PersistedWindow;
+};
 
 /** What changed in the database when a command was committed; the actor adopts it. */
 export interface Committed {
@@ -69,8 +74,9 @@ const enter = (to: CampaignStatus) =>
   ] as const;
 
 /**
- * A campaign's status, its idempotency window and its dialing state. Pure: the registry commits each change to
- * the database first and then sends the event, so this machine never waits on the world.
+ * A campaign's status, its idempotency window and its dialing state. It does no I/O: the
+ * registry commits each change to the database first and then sends the event, so this
+ * machine never waits on the world.
  * Deadlines are absolute times in context (`expiresAt`), pruned by `idempotency.pruned`,
  * because timers would not survive a restore.
  */
@@ -107,15 +113,12 @@ export const campaignMachine = setup({
         campaign: { ...event.campaign, status: context.campaign.status },
       })),
     },
+    // In place: see IdempotencyWindow.
     "idempotency.recorded": {
-      actions: assign(({ context, event }) => ({
-        idempotency: { ...context.idempotency, [event.entry.key]: event.entry },
-      })),
+      actions: ({ context, event }) => context.idempotency.record(event.entry),
     },
     "idempotency.pruned": {
-      actions: assign(({ context, event }) => ({
-        idempotency: pruneWindow(context.idempotency, event.now),
-      })),
+      actions: ({ context, event }) => context.idempotency.prune(event.now),
     },
     // Dialing facts apply once the state is loaded; before that the database has them all.
     "dialing.*": {
@@ -149,8 +152,13 @@ export const campaignMachine = setup({
 export type CampaignMachine = typeof campaignMachine;
 
 /** The snapshot a campaign's actor starts from: its committed status and open window. */
-export const restoredSnapshot = (context: CampaignContext) =>
-  campaignMachine.resolveState({ value: context.campaign.status, context });
+export const restoredSnapshot = (context: RestorableContext) =>
+  campaignMachine.resolveState({ value: context.campaign.status, context: windowed(context) });
+
+const windowed = (context: RestorableContext): CampaignContext => ({
+  ...context,
+  idempotency: IdempotencyWindow.from(context.idempotency),
+});
 
 /**
  * An actor for a restored or persisted snapshot. The machine declares an input, so XState's
@@ -161,7 +169,10 @@ export function campaignActorFrom(
   options: Omit<ActorOptions<CampaignMachine>, "snapshot" | "input"> = {},
   machine: CampaignMachine = campaignMachine,
 ) {
-  return createActor(machine, { ...options, snapshot, input: snapshot.context });
+  // A persisted snapshot holds its window as plain JSON.
+  const context = windowed(snapshot.context);
+  const restored = { ...snapshot, context } as typeof snapshot;
+  return createActor(machine, { ...options, snapshot: restored, input: context });
 }
 
 export type CampaignActor = ReturnType<typeof campaignActorFrom>;

@@ -10,43 +10,65 @@ export interface IdempotencyEntry {
   expiresAt: number;
 }
 
-export type IdempotencyWindow = Record<string, IdempotencyEntry>;
+/** A window as it persists (JSON): its entries by key, oldest first. */
+export type PersistedWindow = Record<string, IdempotencyEntry>;
 
 export type IdempotencyLookup =
   | { kind: "miss" }
   | { kind: "replay"; entry: IdempotencyEntry }
   | { kind: "mismatch"; entry: IdempotencyEntry };
 
-/** What a request under `key` with this body gets from the window at `now`. */
-export function lookupKey(
-  window: IdempotencyWindow,
-  key: string,
-  bodyHash: string,
-  now: number,
-): IdempotencyLookup {
-  const entry = window[key];
-  if (!entry || entry.expiresAt <= now) return { kind: "miss" };
-  return entry.bodyHash === bodyHash ? { kind: "replay", entry } : { kind: "mismatch", entry };
-}
-
 /**
- * Entries are kept in the order they were recorded, which is the order they expire in (every
- * key lives 60 s from its first request), so the oldest entry says whether any has expired.
+ * The keys a campaign remembers, in the order they were recorded, which is the order they
+ * expire in (every key lives 60 s from its first request). It is the one part of a
+ * campaign actor's context changed in place: copying a window of thousands of keys on every
+ * command cost more than the command. It persists as a plain object of its entries.
  */
-export function hasExpired(window: IdempotencyWindow, now: number): boolean {
-  for (const key in window) return (window[key] as IdempotencyEntry).expiresAt <= now;
-  return false;
-}
+export class IdempotencyWindow {
+  private readonly entries = new Map<string, IdempotencyEntry>();
 
-/** The window without its expired entries: those at its old end, up to the first live one. */
-export function pruneWindow(window: IdempotencyWindow, now: number): IdempotencyWindow {
-  if (!hasExpired(window, now)) return window;
-  const pruned = { ...window };
-  for (const key in pruned) {
-    if ((pruned[key] as IdempotencyEntry).expiresAt > now) break;
-    delete pruned[key];
+  /** A window of these entries (a persisted one, or another window's), in expiry order. */
+  static from(source: IdempotencyWindow | PersistedWindow | Iterable<IdempotencyEntry>) {
+    const window = new IdempotencyWindow();
+    const entries =
+      source instanceof IdempotencyWindow
+        ? source.entries.values()
+        : Symbol.iterator in source
+          ? (source as Iterable<IdempotencyEntry>)
+          : Object.values(source as PersistedWindow);
+    for (const entry of [...entries].sort((a, b) => a.expiresAt - b.expiresAt))
+      window.entries.set(entry.key, entry);
+    return window;
   }
-  return pruned;
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** What a request under `key` with this body gets from the window at `now`. */
+  lookup(key: string, bodyHash: string, now: number): IdempotencyLookup {
+    const entry = this.entries.get(key);
+    if (!entry || entry.expiresAt <= now) return { kind: "miss" };
+    return entry.bodyHash === bodyHash ? { kind: "replay", entry } : { kind: "mismatch", entry };
+  }
+
+  record(entry: IdempotencyEntry): void {
+    // A key recorded again (after its window) moves to the young end, where it now expires.
+    this.entries.delete(entry.key);
+    this.entries.set(entry.key, entry);
+  }
+
+  /** Forgets the expired entries: those at the old end, up to the first live one. */
+  prune(now: number): void {
+    for (const [key, entry] of this.entries) {
+      if (entry.expiresAt > now) return;
+      this.entries.delete(key);
+    }
+  }
+
+  toJSON(): PersistedWindow {
+    return Object.fromEntries(this.entries);
+  }
 }
 
 const recentDigests = new Map<string, string>();

@@ -1,4 +1,4 @@
-import type { CampaignContext } from "./campaign.machine.ts";
+import type { RestorableContext } from "./campaign.machine.ts";
 import type { DialingState } from "./dialing.ts";
 import type { LiveUser, TenantContext } from "./tenant.machine.ts";
 
@@ -12,9 +12,9 @@ export const systemClock: Clock = { now: () => Date.now() };
 
 /** Where campaign actors come back from: the committed rows and their open idempotency keys. */
 export interface CampaignStore {
-  load(campaignId: string, now: number): Promise<CampaignContext | undefined>;
+  load(campaignId: string, now: number): Promise<RestorableContext | undefined>;
   /** Every campaign that must be live at start (running or paused). */
-  loadActive(now: number): Promise<CampaignContext[]>;
+  loadActive(now: number): Promise<RestorableContext[]>;
   /** A campaign's dialing state as committed: calls in flight, leads by state, recent outcomes. */
   loadDialing(campaignId: string): Promise<DialingState>;
   /** Campaigns with calls in flight, whose dialing state must be live at start. */

@@ -7,6 +7,7 @@ import {
   type CampaignMachine,
   campaignActorFrom,
   campaignMachine,
+  type RestorableContext,
   restoredSnapshot,
 } from "./campaign.machine.ts";
 import type { DialingEvent, DialingState, LiveCall } from "./dialing.ts";
@@ -181,7 +182,7 @@ export class CampaignRegistry {
     return pending;
   }
 
-  private spawn(context: CampaignContext): CampaignActor {
+  private spawn(context: RestorableContext): CampaignActor {
     const id = context.campaign.id;
     const actor = campaignActorFrom(restoredSnapshot(context), {}, this.machine);
     this.trackRunning(context.campaign.tenantId, id, context.campaign.status === "running");

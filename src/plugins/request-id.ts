@@ -1,6 +1,8 @@
 import { Elysia } from "elysia";
 
-const ids = new WeakMap<Request, string>();
+/** Kept on the request itself: a WeakMap entry per request cost more than the rest of the id. */
+const ID = Symbol("request-id");
+type Tagged = Request & { [ID]?: string };
 const SAFE_INCOMING_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 /** Ids are this process's random prefix and a counter: unique, and far cheaper than a UUID each. */
 const PREFIX = crypto.randomUUID().slice(0, 8);
@@ -8,14 +10,14 @@ let counter = 0;
 
 /** The id of a request: the caller's `X-Request-Id` when it is sane, else a new one. */
 export function requestIdOf(request: Request): string {
-  let id = ids.get(request);
+  let id = (request as Tagged)[ID];
   if (id === undefined) {
     const incoming = request.headers.get("x-request-id");
     id =
       incoming && SAFE_INCOMING_ID.test(incoming)
         ? incoming
         : `${PREFIX}-${(++counter).toString(36)}`;
-    ids.set(request, id);
+    (request as Tagged)[ID] = id;
   }
   return id;
 }

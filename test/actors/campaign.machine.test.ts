@@ -8,13 +8,7 @@ import {
   restoredSnapshot,
   type StatusAction,
 } from "../../actors/campaign.machine.ts";
-import {
-  bodyHashOf,
-  hasExpired,
-  IDEMPOTENCY_WINDOW_MS,
-  lookupKey,
-  pruneWindow,
-} from "../../actors/idempotency.ts";
+import { bodyHashOf, IDEMPOTENCY_WINDOW_MS, IdempotencyWindow } from "../../actors/idempotency.ts";
 import { contextWith } from "../helpers/campaigns.ts";
 
 const STATUSES: CampaignStatus[] = ["draft", "running", "paused", "stopped", "completed"];
@@ -109,23 +103,19 @@ describe("idempotency window", () => {
     const actor = campaignActorFrom(restoredSnapshot(contextWith("draft")), { clock }).start();
     actor.send({ type: "idempotency.recorded", entry: entryAt(clock.now()) });
     clock.increment(IDEMPOTENCY_WINDOW_MS - 1);
-    expect(
-      lookupKey(actor.getSnapshot().context.idempotency, "k-1", bodyHashOf(body), clock.now()).kind,
-    ).toBe("replay");
+    const lookup = () =>
+      actor.getSnapshot().context.idempotency.lookup("k-1", bodyHashOf(body), clock.now()).kind;
+    expect(lookup()).toBe("replay");
     clock.increment(1);
-    expect(
-      lookupKey(actor.getSnapshot().context.idempotency, "k-1", bodyHashOf(body), clock.now()).kind,
-    ).toBe("miss");
+    expect(lookup()).toBe("miss");
     actor.send({ type: "idempotency.pruned", now: clock.now() });
-    expect(actor.getSnapshot().context.idempotency).toEqual({});
+    expect(actor.getSnapshot().context.idempotency.size).toBe(0);
   });
 
   test("the same key with another body is a mismatch; key order and spacing do not matter", () => {
     clock.set(2_000_000);
-    const window = { "k-1": entryAt(clock.now()) };
-    expect(lookupKey(window, "k-1", bodyHashOf({ action: "stop" }), clock.now()).kind).toBe(
-      "mismatch",
-    );
+    const window = IdempotencyWindow.from([entryAt(clock.now())]);
+    expect(window.lookup("k-1", bodyHashOf({ action: "stop" }), clock.now()).kind).toBe("mismatch");
     expect(bodyHashOf({ b: 1, a: [2, { d: 3, c: 4 }] })).toBe(
       bodyHashOf({ a: [2, { c: 4, d: 3 }], b: 1 }),
     );
@@ -142,12 +132,9 @@ describe("idempotency window", () => {
     clock.increment(30_000);
     const restored = campaignActorFrom(persisted, { clock }).start();
     expect(restored.getSnapshot().value).toBe("running");
-    const lookup = lookupKey(
-      restored.getSnapshot().context.idempotency,
-      "k-1",
-      bodyHashOf(body),
-      clock.now(),
-    );
+    const lookup = restored
+      .getSnapshot()
+      .context.idempotency.lookup("k-1", bodyHashOf(body), clock.now());
     expect(lookup.kind).toBe("replay");
     expect(restored.getSnapshot().can({ type: "campaign.pause", ...committed })).toBe(true);
   });
@@ -162,10 +149,17 @@ describe("window pruning", () => {
       body: {},
       expiresAt,
     });
-    const window = { a: entry("a", 100), b: entry("b", 200), c: entry("c", 300) };
-    expect(hasExpired(window, 99)).toBe(false);
-    expect(pruneWindow(window, 99)).toBe(window);
-    expect(Object.keys(pruneWindow(window, 200))).toEqual(["c"]);
-    expect(hasExpired({}, 1)).toBe(false);
+    // Given out of order, as rows may come back from the database.
+    const window = IdempotencyWindow.from([entry("c", 300), entry("a", 100), entry("b", 200)]);
+    window.prune(99);
+    expect(Object.keys(window.toJSON())).toEqual(["a", "b", "c"]);
+    window.prune(200);
+    expect(Object.keys(window.toJSON())).toEqual(["c"]);
+    window.record(entry("a", 400));
+    window.prune(300);
+    expect(Object.keys(window.toJSON())).toEqual(["a"]);
+    const empty = new IdempotencyWindow();
+    empty.prune(1);
+    expect(empty.size).toBe(0);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { SimulatedClock } from "xstate";
-import type { CampaignContext } from "../../actors/campaign.machine.ts";
+import type { RestorableContext } from "../../actors/campaign.machine.ts";
 import { campaignMachine } from "../../actors/campaign.machine.ts";
 import { noLeads } from "../../actors/dialing.ts";
 import type { CampaignStore } from "../../actors/ports.ts";
@@ -9,7 +9,7 @@ import { silentLogger } from "../../src/logger.ts";
 import { campaignRecord } from "../helpers/campaigns.ts";
 
 /** A store over a map, counting loads: what the registry restores from. */
-function memoryStore(contexts: CampaignContext[]) {
+function memoryStore(contexts: RestorableContext[]) {
   const rows = new Map(contexts.map((context) => [context.campaign.id, context]));
   const store: CampaignStore & { loads: number } = {
     loads: 0,

@@ -3,6 +3,7 @@ import type {
   CampaignRecord,
   CampaignStatus,
 } from "../../actors/campaign.machine.ts";
+import { IdempotencyWindow } from "../../actors/idempotency.ts";
 
 /** A campaign record as the actor holds it, for machine-level tests. */
 export const campaignRecord = (overrides: Partial<CampaignRecord> = {}): CampaignRecord => ({
@@ -29,6 +30,6 @@ export const contextWith = (
   overrides: Partial<CampaignContext> = {},
 ): CampaignContext => ({
   campaign: campaignRecord({ status }),
-  idempotency: {},
+  idempotency: new IdempotencyWindow(),
   ...overrides,
 });

@@ -16,11 +16,9 @@ import {
 } from "../../../actors/dialing.ts";
 import {
   bodyHashOf,
-  hasExpired,
   IDEMPOTENCY_WINDOW_MS,
   type IdempotencyEntry,
   type IdempotencyWindow,
-  lookupKey,
 } from "../../../actors/idempotency.ts";
 import type { Executor } from "../../../db/client.ts";
 import {
@@ -297,8 +295,7 @@ export function changeCampaignStatus(
   }
   return onCampaign(deps, tenantId, id, async (actor) => {
     const now = deps.clock.now();
-    if (hasExpired(actor.getSnapshot().context.idempotency, now))
-      actor.send({ type: "idempotency.pruned", now });
+    actor.send({ type: "idempotency.pruned", now });
     if (idempotencyKey !== undefined) {
       const window = actor.getSnapshot().context.idempotency;
       const earlier = earlierReply(window, idempotencyKey, bodyHash, now);
@@ -354,7 +351,7 @@ function earlierReply(
   bodyHash: string,
   now: number,
 ): StatusReply | undefined {
-  const found = lookupKey(window, key, bodyHash, now);
+  const found = window.lookup(key, bodyHash, now);
   if (found.kind === "miss") return undefined;
   if (found.kind === "mismatch") {
     throw new ApiError(

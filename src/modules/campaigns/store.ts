@@ -1,6 +1,6 @@
 import type { CampaignContext, CampaignRecord } from "../../../actors/campaign.machine.ts";
 import { type DialingState, noLeads, RECENT_CALLS } from "../../../actors/dialing.ts";
-import type { IdempotencyWindow } from "../../../actors/idempotency.ts";
+import { IdempotencyWindow } from "../../../actors/idempotency.ts";
 import type { CampaignStore } from "../../../actors/ports.ts";
 import type { Database } from "../../../db/client.ts";
 import {
@@ -19,19 +19,16 @@ export const campaignRecordOf = (row: CampaignRow): CampaignRecord => ({
   updatedAt: row.updatedAt.toISOString(),
 });
 
-function windowOf(rows: IdempotencyRow[]): IdempotencyWindow {
-  const window: IdempotencyWindow = {};
-  for (const row of rows) {
-    window[row.key] = {
+const windowOf = (rows: IdempotencyRow[]) =>
+  IdempotencyWindow.from(
+    rows.map((row) => ({
       key: row.key,
       bodyHash: row.bodyHash,
       status: row.responseStatus,
       body: row.responseBody,
       expiresAt: row.expiresAt.getTime(),
-    };
-  }
-  return window;
-}
+    })),
+  );
 
 const ID_BATCH = 1000;
 
