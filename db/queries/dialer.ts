@@ -205,15 +205,20 @@ export const campaignsWithLiveCalls = async (db: Executor) =>
       .where(ne(calls.status, "ended"))
   ).map((row) => row.campaignId);
 
-/** Outcomes of a campaign's most recent calls, oldest first. */
-export async function recentOutcomes(db: Executor, campaignId: string, limit: number) {
+/** A campaign's most recent calls, oldest first: their outcomes and when they were answered. */
+export async function recentCdrs(db: Executor, campaignId: string, limit: number) {
   const rows = await db
-    .select({ outcome: cdrs.outcome })
+    .select({
+      outcome: cdrs.outcome,
+      startedAt: cdrs.startedAt,
+      answeredAt: cdrs.answeredAt,
+      endedAt: cdrs.endedAt,
+    })
     .from(cdrs)
     .where(eq(cdrs.campaignId, campaignId))
     .orderBy(desc(cdrs.createdAt))
     .limit(limit);
-  return rows.map((row) => row.outcome).reverse();
+  return rows.reverse();
 }
 
 /** Calls of a campaign a person answered since `since`, as the compliance ledger counts them. */
