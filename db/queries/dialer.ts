@@ -209,7 +209,9 @@ export const campaignsWithLiveCalls = async (db: Executor) =>
 export async function recentCdrs(db: Executor, campaignId: string, limit: number) {
   const rows = await db
     .select({
+      callId: cdrs.callId,
       outcome: cdrs.outcome,
+      disposition: cdrs.disposition,
       startedAt: cdrs.startedAt,
       answeredAt: cdrs.answeredAt,
       endedAt: cdrs.endedAt,
@@ -220,6 +222,19 @@ export async function recentCdrs(db: Executor, campaignId: string, limit: number
     .limit(limit);
   return rows.reverse();
 }
+
+/**
+ * When each of these dispositioned calls ended, and when it was last changed: its disposition,
+ * since nothing changes an ended call after that.
+ */
+export const dispositionTimes = (db: Executor, callIds: string[]) =>
+  callIds.length === 0
+    ? Promise.resolve([])
+    : db
+        .select({ endedAt: calls.endedAt, updatedAt: calls.updatedAt })
+        .from(calls)
+        .where(and(inArray(calls.id, callIds), isNotNull(calls.disposition)))
+        .orderBy(calls.endedAt);
 
 /** Calls of a campaign a person answered since `since`, as the compliance ledger counts them. */
 export const answeredCdrsSince = (db: Executor, campaignId: string, since: Date) =>

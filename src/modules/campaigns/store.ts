@@ -13,6 +13,7 @@ import {
 import {
   answeredCdrsSince,
   campaignsWithLiveCalls,
+  dispositionTimes,
   firstStartOf,
   liveCallsOf,
   recentCdrs,
@@ -53,8 +54,13 @@ async function loadDialing(db: Database, campaignId: string, now: number): Promi
   ]);
   const leads = noLeads();
   for (const { state, total } of counts) leads[state] = total;
-  // Wrap-up times are not in CDRs: after a restart the pacer waits for a few dispositions.
   const history = new RecentCalls();
+  const dispositioned = recent.filter((row) => row.outcome === "answered" && row.disposition);
+  for (const { endedAt, updatedAt } of await dispositionTimes(
+    db,
+    dispositioned.map((row) => row.callId),
+  ))
+    if (endedAt) history.wrapped(Math.max(0, updatedAt.getTime() - endedAt.getTime()));
   for (const row of recent)
     recordEndedCall(history, {
       outcome: row.outcome,
