@@ -73,6 +73,9 @@ const enter = (to: CampaignStatus) =>
     { type: "adoptStatus", params: { to } },
   ] as const;
 
+/** Starting also opens the legal window of a loaded dialing state that has none yet. */
+const start = [...enter("running"), { type: "noteFirstStart" }] as const;
+
 /**
  * A campaign's status, its idempotency window and its dialing state. It does no I/O: the
  * registry commits each change to the database first and then sends the event, so this
@@ -102,6 +105,16 @@ export const campaignMachine = setup({
         ...("version" in event ? { version: event.version, updatedAt: event.updatedAt } : {}),
       },
     })),
+    noteFirstStart: assign(({ context, event }) =>
+      context.dialing && "updatedAt" in event
+        ? {
+            dialing: applyDialing(context.dialing, {
+              type: "dialing.started",
+              at: Date.parse(event.updatedAt),
+            }),
+          }
+        : {},
+    ),
   },
 }).createMachine({
   id: "campaign",
@@ -130,7 +143,7 @@ export const campaignMachine = setup({
     },
   },
   states: {
-    draft: { on: { "campaign.start": { target: "running", actions: enter("running") } } },
+    draft: { on: { "campaign.start": { target: "running", actions: start } } },
     running: {
       on: {
         "campaign.pause": { target: "paused", actions: enter("paused") },
@@ -140,12 +153,12 @@ export const campaignMachine = setup({
     },
     paused: {
       on: {
-        "campaign.start": { target: "running", actions: enter("running") },
+        "campaign.start": { target: "running", actions: start },
         "campaign.stop": { target: "stopped", actions: enter("stopped") },
       },
     },
-    stopped: { on: { "campaign.start": { target: "running", actions: enter("running") } } },
-    completed: { on: { "campaign.start": { target: "running", actions: enter("running") } } },
+    stopped: { on: { "campaign.start": { target: "running", actions: start } } },
+    completed: { on: { "campaign.start": { target: "running", actions: start } } },
   },
 });
 

@@ -1,7 +1,10 @@
 import type { CallRow } from "../db/queries/dialer.ts";
 import { LEAD_STATES } from "../db/schema/leads.ts";
+import { type RecentCalls, recordEndedCall } from "../src/dialer/call-history.ts";
 import { callingWindow } from "../src/dialer/calling-window.ts";
+import { type ComplianceLedger, ledgerEntryOf } from "../src/dialer/ledger.ts";
 import type { CallOutcome } from "../src/dialer/outcome.ts";
+import type { Pacing } from "../src/dialer/pacing.ts";
 
 export type LeadState = (typeof LEAD_STATES)[number];
 export type DialableState = "Fresh" | "Retry" | "Callback";
@@ -33,8 +36,9 @@ export type LiveCall = CallRow & { lead: LeadSummary };
 /**
  * A campaign's dialing state, owned by its actor: the hopper (a bounded queue of leads that
  * were dialable when it was filled, in dialing order), calls in flight, leads counted by
- * state, and the outcomes of its recent calls for pacing. The database stays the record;
- * this is what claims, pacing and pushes read instead of querying it.
+ * state, the outcomes of its recent calls, the pacer's estimates and the compliance ledger.
+ * The database stays the record; this is what claims, pacing and pushes read instead of
+ * querying it.
  */
 export interface DialingState {
   hopper: HopperLead[];
@@ -44,6 +48,18 @@ export interface DialingState {
   leads: Record<LeadState, number>;
   /** Outcomes of the most recent calls, oldest first, at most `RECENT_CALLS`. */
   recent: CallOutcome[];
+  /**
+   * Live answers, ring, talk and wrap-up times of recent calls, and every live answer and
+   * abandon of the last 30 days. Both are recorded into rather than copied: successive
+   * states share them, because copying 30 days of answers on every ended call would cost
+   * more than the call. Only `applyDialing` records into them.
+   */
+  history: RecentCalls;
+  ledger: ComplianceLedger;
+  /** When the campaign first ran (epoch ms), where its legal window starts; null before. */
+  firstStartedAt: number | null;
+  /** The last pacing decision a claim made, and when: what supervisors and the simulator see. */
+  paced?: (Pacing & { at: number }) | undefined;
 }
 
 /** How many leads a hopper holds at most; refills read this many in one query. */
@@ -72,7 +88,22 @@ export type DialingEvent =
       from: DialableState[];
     }
   | { type: "dialing.callChanged"; call: LiveCall; lead?: LeadMove }
-  | { type: "dialing.callEnded"; callId: string; outcome: CallOutcome; lead?: LeadMove }
+  | {
+      type: "dialing.callEnded";
+      callId: string;
+      outcome: CallOutcome;
+      lead?: LeadMove;
+      /** Epoch ms of the claim, the answer (if any) and the end. */
+      claimedAt: number;
+      answeredAt: number | null;
+      endedAt: number;
+      /** The node's answer-to-bridge time, as the CDR records it. */
+      bridgeMs: number | null;
+    }
+  /** An agent dispositioned a call `wrapMs` after it hung up. */
+  | { type: "dialing.wrappedUp"; wrapMs: number }
+  | { type: "dialing.paced"; paced: Pacing & { at: number } }
+  | { type: "dialing.started"; at: number }
   | { type: "dialing.leadsMoved"; moves: LeadMove[] }
   /** Counted again from the database, after leads arrived by import. */
   | { type: "dialing.leadsCounted"; leads: Record<LeadState, number> };
@@ -86,7 +117,10 @@ function moved(leads: Record<LeadState, number>, moves: LeadMove[]) {
   return next;
 }
 
-/** The dialing state after one committed change. Pure. */
+/**
+ * The dialing state after one committed change. Pure but for the history and the ledger,
+ * which it records into (see `DialingState`).
+ */
 export function applyDialing(state: DialingState, event: DialingEvent): DialingState {
   switch (event.type) {
     case "dialing.loaded":
@@ -118,6 +152,9 @@ export function applyDialing(state: DialingState, event: DialingEvent): DialingS
       const recent =
         state.recent.length >= RECENT_CALLS ? state.recent.slice(1) : state.recent.slice();
       recent.push(event.outcome);
+      recordEndedCall(state.history, event);
+      const entry = ledgerEntryOf(event);
+      if (entry) state.ledger.record(entry);
       return {
         ...state,
         calls,
@@ -129,6 +166,13 @@ export function applyDialing(state: DialingState, event: DialingEvent): DialingS
       return { ...state, leads: moved(state.leads, event.moves) };
     case "dialing.leadsCounted":
       return { ...state, leads: event.leads };
+    case "dialing.wrappedUp":
+      state.history.wrapped(event.wrapMs);
+      return { ...state };
+    case "dialing.paced":
+      return { ...state, paced: event.paced };
+    case "dialing.started":
+      return state.firstStartedAt === null ? { ...state, firstStartedAt: event.at } : state;
   }
 }
 
@@ -162,7 +206,7 @@ export function takeFromHopper(
   return { taken, dropped };
 }
 
-/** Calls placed but not yet with an agent: what pacing counts against ready agents. */
+/** Calls placed but not yet with an agent: what progressive pacing counts against ready agents. */
 export const unbridgedCalls = (state: DialingState) => {
   let waiting = 0;
   for (const id in state.calls) if (!state.calls[id]?.bridged) waiting++;
@@ -170,6 +214,17 @@ export const unbridgedCalls = (state: DialingState) => {
 };
 
 export const callsInFlight = (state: DialingState) => Object.keys(state.calls).length;
+
+/** For each call no person has answered yet (nor a machine), how long ago it was placed. */
+export function ringingFor(state: DialingState, now: number): number[] {
+  const ringing: number[] = [];
+  for (const id in state.calls) {
+    const call = state.calls[id];
+    if (call && call.answeredAt === null && !call.machine)
+      ringing.push(now - call.claimedAt.getTime());
+  }
+  return ringing;
+}
 
 /** Recent calls by what happened: the measure behind answer and abandon rates. */
 export function recentCounts(state: DialingState) {

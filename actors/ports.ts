@@ -15,8 +15,11 @@ export interface CampaignStore {
   load(campaignId: string, now: number): Promise<RestorableContext | undefined>;
   /** Every campaign that must be live at start (running or paused). */
   loadActive(now: number): Promise<RestorableContext[]>;
-  /** A campaign's dialing state as committed: calls in flight, leads by state, recent outcomes. */
-  loadDialing(campaignId: string): Promise<DialingState>;
+  /**
+   * A campaign's dialing state as committed: calls in flight, leads by state, recent calls,
+   * and its compliance ledger over the 30 days before `now`.
+   */
+  loadDialing(campaignId: string, now: number): Promise<DialingState>;
   /** Campaigns with calls in flight, whose dialing state must be live at start. */
   campaignsWithLiveCalls(): Promise<string[]>;
 }

@@ -136,7 +136,10 @@ export class CampaignRegistry {
   private async ensureDialing(actor: CampaignActor): Promise<DialingState> {
     const loaded = actor.getSnapshot().context.dialing;
     if (loaded) return loaded;
-    const dialing = await this.store.loadDialing(actor.getSnapshot().context.campaign.id);
+    const dialing = await this.store.loadDialing(
+      actor.getSnapshot().context.campaign.id,
+      this.clock.now(),
+    );
     this.dispatch(actor, { type: "dialing.loaded", dialing });
     return actor.getSnapshot().context.dialing as DialingState;
   }

@@ -8,6 +8,7 @@ import type { Config } from "./config.ts";
 import { dashboardModule } from "./dashboard/index.ts";
 import type { ServiceDeps } from "./deps.ts";
 import { AgentBoard } from "./dialer/agents.ts";
+import { PACER_DEFAULTS } from "./dialer/predictive.ts";
 import { CredentialDirectory } from "./identity/credentials.ts";
 import { RateLimiter } from "./identity/rate-limiter.ts";
 import { TokenService } from "./identity/tokens.ts";
@@ -57,7 +58,12 @@ export function createServiceDeps(input: ServiceDepsInput): ServiceDeps {
     credentials: new CredentialDirectory(input.database.db, input.logger),
     rateLimiter: new RateLimiter(),
     loginThrottle: new RateLimiter(),
-    dialer: { agents: new AgentBoard(), gate: new KeyedMutex(), cursors: new Map() },
+    dialer: {
+      agents: new AgentBoard(),
+      gate: new KeyedMutex(),
+      cursors: new Map(),
+      pacer: PACER_DEFAULTS,
+    },
     realtime: new RealtimeHub(input.logger, (tenantId, campaignId) =>
       campaignStatsFor(deps, tenantId, campaignId),
     ),

@@ -4,6 +4,7 @@ import type { TenantRegistry } from "../actors/tenant-registry.ts";
 import type { Database, RawClient } from "../db/client.ts";
 import type { Config } from "./config.ts";
 import type { AgentBoard } from "./dialer/agents.ts";
+import type { PacerTuning } from "./dialer/predictive.ts";
 import type { CredentialDirectory } from "./identity/credentials.ts";
 import type { RateLimiter } from "./identity/rate-limiter.ts";
 import type { TokenService } from "./identity/tokens.ts";
@@ -30,8 +31,16 @@ export interface ServiceDeps {
   rateLimiter: RateLimiter;
   /** Login attempts per client address, a stricter limit than the API's. */
   loginThrottle: RateLimiter;
-  /** Agents' presence, claim serialisation per node, and fair-share cursors per tenant. */
-  dialer: { agents: AgentBoard; gate: KeyedMutex; cursors: Map<string, number> };
+  /**
+   * Agents' presence, claim serialisation per node, fair-share cursors per tenant, and the
+   * predictive pacer's tuning (the defaults; the simulator tries others).
+   */
+  dialer: {
+    agents: AgentBoard;
+    gate: KeyedMutex;
+    cursors: Map<string, number>;
+    pacer: PacerTuning;
+  };
   /** Pushes state changes to supervisor and agent sockets. */
   realtime: RealtimeHub;
   /** Serialises login attempts per account so the lockout counts exactly. */

@@ -205,16 +205,36 @@ export const campaignsWithLiveCalls = async (db: Executor) =>
       .where(ne(calls.status, "ended"))
   ).map((row) => row.campaignId);
 
-/** Outcomes of a campaign's most recent calls, oldest first. */
-export async function recentOutcomes(db: Executor, campaignId: string, limit: number) {
+/** A campaign's most recent calls, oldest first: their outcomes and when they were answered. */
+export async function recentCdrs(db: Executor, campaignId: string, limit: number) {
   const rows = await db
-    .select({ outcome: cdrs.outcome })
+    .select({
+      callId: cdrs.callId,
+      outcome: cdrs.outcome,
+      disposition: cdrs.disposition,
+      startedAt: cdrs.startedAt,
+      answeredAt: cdrs.answeredAt,
+      endedAt: cdrs.endedAt,
+    })
     .from(cdrs)
     .where(eq(cdrs.campaignId, campaignId))
     .orderBy(desc(cdrs.createdAt))
     .limit(limit);
-  return rows.map((row) => row.outcome).reverse();
+  return rows.reverse();
 }
+
+/**
+ * When each of these dispositioned calls ended, and when it was last changed: its disposition,
+ * since nothing changes an ended call after that.
+ */
+export const dispositionTimes = (db: Executor, callIds: string[]) =>
+  callIds.length === 0
+    ? Promise.resolve([])
+    : db
+        .select({ endedAt: calls.endedAt, updatedAt: calls.updatedAt })
+        .from(calls)
+        .where(and(inArray(calls.id, callIds), isNotNull(calls.disposition)))
+        .orderBy(calls.endedAt);
 
 /** Calls of a campaign a person answered since `since`, as the compliance ledger counts them. */
 export const answeredCdrsSince = (db: Executor, campaignId: string, since: Date) =>

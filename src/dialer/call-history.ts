@@ -1,3 +1,4 @@
+import type { CallOutcome } from "./outcome.ts";
 import type { PacingHistory } from "./predictive.ts";
 
 /** Mean and spread of the last `capacity` values, updated in O(1) per value. */
@@ -106,4 +107,25 @@ export class RecentCalls {
       wrapCv: this.wraps.cv,
     };
   }
+}
+
+/** A finished call as the dialer records it (epoch ms). */
+export interface EndedCall {
+  outcome: CallOutcome;
+  claimedAt: number;
+  answeredAt: number | null;
+  endedAt: number;
+}
+
+/**
+ * Feeds one finished call to the history: whether a person answered, after how long, and for
+ * a bridged call how long it lasted. The same rule serves calls ending live and CDRs read back
+ * when a campaign's dialing state is loaded.
+ */
+export function recordEndedCall(history: RecentCalls, call: EndedCall) {
+  const liveAnswer = call.outcome === "answered" || call.outcome === "abandoned";
+  history.callEnded(liveAnswer);
+  if (!liveAnswer || call.answeredAt === null) return;
+  history.answered(call.answeredAt - call.claimedAt);
+  if (call.outcome === "answered") history.talked(call.endedAt - call.answeredAt);
 }

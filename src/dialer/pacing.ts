@@ -1,5 +1,19 @@
 import type { CampaignRecord } from "../../actors/campaign.machine.ts";
-import type { recentCounts } from "../../actors/dialing.ts";
+import {
+  type DialingState,
+  type recentCounts,
+  ringingFor,
+  unbridgedCalls,
+} from "../../actors/dialing.ts";
+import type { AgentPresence } from "./agents.ts";
+import {
+  type BusyAgent,
+  PACER_DEFAULTS,
+  type PacerDecision,
+  type PacerInput,
+  type PacerTuning,
+  pace,
+} from "./predictive.ts";
 
 type RecentCounts = ReturnType<typeof recentCounts>;
 
@@ -7,30 +21,82 @@ type RecentCounts = ReturnType<typeof recentCounts>;
 export const answerRateOf = (counts: RecentCounts) =>
   counts.total === 0 ? 0 : counts.picked_up / counts.total;
 
-/** Abandoned calls over calls answered by a person (bridged or abandoned). */
-export const abandonRateOf = (counts: RecentCounts) => {
-  const connected = counts.answered + counts.abandoned;
-  return connected === 0 ? 0 : counts.abandoned / connected;
-};
+/** How many calls a campaign may place now, the dial ratio that gives, and why. */
+export interface Pacing {
+  calls: number;
+  ratio: number;
+  reason: string;
+  /** Predictive campaigns: what the pacer was given and what it decided. */
+  predicted?: { input: PacerInput; decision: PacerDecision } | undefined;
+}
+
+type PacedCampaign = Pick<CampaignRecord, "id" | "dialMode" | "dialRatio" | "maxAbandonRate">;
+
+/** The legal window's abandon rate and the budget left (the smaller of both views) at `now`. */
+export function ledgerNow(campaign: PacedCampaign, dialing: DialingState, now: number) {
+  const report = dialing.ledger.report(now, {
+    firstStartedAt: dialing.firstStartedAt ?? now,
+    maxAbandonRate: campaign.maxAbandonRate,
+  });
+  return { abandonRate: report.window.abandonRate, budget: report.budget };
+}
 
 /**
- * The dial ratio a campaign runs at now, and why. Progressive: its `dial_ratio`. Predictive:
- * the inverse of the measured answer rate, capped by `dial_ratio`, and back to 1.0 while the
- * abandon rate is at or over `max_abandon_rate` or there are too few calls to measure.
+ * What the predictive pacer is given, from state the process holds: the campaign's agents
+ * (busy ones with how long they have been in their state), its calls not yet answered, its
+ * recent calls and its ledger.
  */
-export function currentRatio(
-  campaign: Pick<CampaignRecord, "dialMode" | "dialRatio" | "maxAbandonRate">,
-  counts: RecentCounts,
-) {
-  if (campaign.dialMode === "preview")
-    return { ratio: 1, reason: "preview: one call per ready agent" };
-  if (campaign.dialMode !== "predictive")
-    return { ratio: campaign.dialRatio, reason: "progressive: configured dial_ratio" };
-  if (counts.total < 20)
-    return { ratio: 1, reason: "predictive: too few calls to measure, pacing as progressive" };
-  if (abandonRateOf(counts) >= campaign.maxAbandonRate) {
-    return { ratio: 1, reason: "predictive: abandon rate at max_abandon_rate" };
+export function pacerInputOf(
+  campaign: PacedCampaign,
+  dialing: DialingState,
+  agents: readonly AgentPresence[],
+  now: number,
+): PacerInput {
+  let readyAgents = 0;
+  const busyAgents: BusyAgent[] = [];
+  for (const agent of agents) {
+    if (agent.state === "ready") readyAgents++;
+    else if (agent.state === "on_call" || agent.state === "wrap_up")
+      busyAgents.push({ state: agent.state, elapsedMs: Math.max(0, now - agent.since) });
   }
-  const ratio = Math.min(campaign.dialRatio, Math.max(1, 1 / Math.max(answerRateOf(counts), 0.2)));
-  return { ratio, reason: "predictive: inverse of the answer rate, capped by dial_ratio" };
+  return {
+    readyAgents,
+    busyAgents,
+    ringingMs: ringingFor(dialing, now),
+    history: dialing.history.history(),
+    dialRatio: campaign.dialRatio,
+    maxAbandonRate: campaign.maxAbandonRate,
+    ledger: ledgerNow(campaign, dialing, now),
+  };
+}
+
+/**
+ * How a campaign paces now, by its dial mode. Preview: one call per ready agent. Progressive:
+ * calls waiting for an agent ≤ ready agents × `dial_ratio`. Predictive: the predictive pacer
+ * (docs/PACING.md), which also dials for busy agents expected free when the calls are answered.
+ * `agents` are the campaign's agents.
+ */
+export function paceCampaign(
+  campaign: PacedCampaign,
+  dialing: DialingState,
+  agents: readonly AgentPresence[],
+  now: number,
+  tuning: PacerTuning = PACER_DEFAULTS,
+): Pacing {
+  if (campaign.dialMode === "predictive") {
+    const input = pacerInputOf(campaign, dialing, agents, now);
+    const decision = pace(input, tuning);
+    return {
+      calls: decision.calls,
+      ratio: decision.ratio,
+      reason: decision.reason,
+      predicted: { input, decision },
+    };
+  }
+  const ready = agents.filter((agent) => agent.state === "ready").length;
+  if (campaign.dialMode === "preview")
+    return { calls: ready, ratio: 1, reason: "preview: one call per ready agent" };
+  const ratio = campaign.dialRatio;
+  const calls = ready === 0 ? 0 : Math.floor(ready * ratio + 1e-9) - unbridgedCalls(dialing);
+  return { calls: Math.max(0, calls), ratio, reason: "progressive: configured dial_ratio" };
 }

@@ -1,13 +1,11 @@
-import type { CampaignActor, CampaignRecord } from "../../actors/campaign.machine.ts";
+import type { CampaignActor } from "../../actors/campaign.machine.ts";
 import {
   type DialingState,
   HOPPER_SIZE,
   hopperNeedsRefill,
   type LeadMove,
   type LiveCall,
-  recentCounts,
   takeFromHopper,
-  unbridgedCalls,
 } from "../../actors/dialing.ts";
 import { addDnc } from "../../db/queries/calls.ts";
 import { findTenantCampaign } from "../../db/queries/campaigns.ts";
@@ -33,7 +31,7 @@ import { completeCampaignIfDone } from "../modules/campaigns/service.ts";
 import { NODE_OFFLINE_AFTER_MS } from "../modules/edge-nodes/model.ts";
 import type { AgentPresence } from "./agents.ts";
 import { outcomeOf } from "./outcome.ts";
-import { currentRatio } from "./pacing.ts";
+import { paceCampaign } from "./pacing.ts";
 
 /** How long a node lets a call ring before giving up. */
 export const RING_TIMEOUT_SECONDS = 30;
@@ -54,14 +52,18 @@ export interface DialJob {
 const leaseFrom = (at: number) =>
   new Date(at + (RING_TIMEOUT_SECONDS + LEASE_GRACE_SECONDS) * 1000);
 
-/** How many new calls a campaign may place now, by its dial mode, ready agents and calls waiting. */
-function allowance(deps: ServiceDeps, campaign: CampaignRecord, dialing: DialingState): number {
-  if (campaign.status !== "running") return 0;
-  const ready = deps.dialer.agents.inCampaign(campaign.id, "ready").length;
-  if (ready === 0) return 0;
-  if (campaign.dialMode === "preview") return ready;
-  const { ratio } = currentRatio(campaign, recentCounts(dialing));
-  return Math.max(0, Math.floor(ready * ratio + 1e-9) - unbridgedCalls(dialing));
+/**
+ * How many new calls a running campaign may place now, by its dial mode (`paceCampaign`).
+ * The decision is kept on the actor as the campaign's last, for stats and the simulator.
+ */
+function allowance(deps: ServiceDeps, actor: CampaignActor): number {
+  const { campaign, dialing } = actor.getSnapshot().context;
+  if (campaign.status !== "running" || !dialing) return 0;
+  const now = deps.clock.now();
+  const agents = deps.dialer.agents.inCampaign(campaign.id);
+  const pacing = paceCampaign(campaign, dialing, agents, now, deps.dialer.pacer);
+  deps.campaigns.dispatch(actor, { type: "dialing.paced", paced: { ...pacing, at: now } });
+  return pacing.calls;
 }
 
 /** Spreads `slots` over campaigns one at a time, starting after the last one served. */
@@ -101,9 +103,9 @@ async function placeCalls(
 ): Promise<DialJob[]> {
   const campaign = actor.getSnapshot().context.campaign;
   const now = deps.clock.now();
-  let dialing = actor.getSnapshot().context.dialing as DialingState;
-  const allowed = Math.min(share, allowance(deps, campaign, dialing));
+  const allowed = Math.min(share, allowance(deps, actor));
   if (allowed <= 0) return [];
+  let dialing = actor.getSnapshot().context.dialing as DialingState;
   if (hopperNeedsRefill(dialing, now)) {
     const leads = await readHopper(deps.db, {
       campaignId: campaign.id,
@@ -202,15 +204,17 @@ async function claimOnce(deps: ServiceDeps, node: NodePrincipal, max: number): P
   // placement below checks again inside the queue.
   const wants: { campaignId: string; allowed: number }[] = [];
   for (const campaignId of deps.campaigns.runningCampaigns(node.tenantId)) {
-    if (deps.dialer.agents.inCampaign(campaignId, "ready").length === 0) continue;
-    const live = deps.campaigns.peek(campaignId);
+    // Pacing decides who may dial; this only skips campaigns nobody is working on.
+    const working = deps.dialer.agents
+      .inCampaign(campaignId)
+      .some((agent) => agent.state !== "paused");
+    if (!working) continue;
+    const live = deps.campaigns.dialingActor(node.tenantId, campaignId);
     let allowed = 0;
-    if (live?.dialing) allowed = allowance(deps, live.campaign, live.dialing);
+    if (live) allowed = allowance(deps, live);
     else {
-      const loaded = await deps.campaigns.withDialing(
-        node.tenantId,
-        campaignId,
-        async (actor, dialing) => allowance(deps, actor.getSnapshot().context.campaign, dialing),
+      const loaded = await deps.campaigns.withDialing(node.tenantId, campaignId, async (actor) =>
+        allowance(deps, actor),
       );
       if (loaded.found) allowed = loaded.value;
     }
@@ -367,6 +371,10 @@ async function finishCall(
     callId: call.id,
     outcome,
     ...(lead ? { lead } : {}),
+    claimedAt: ended.claimedAt.getTime(),
+    answeredAt: ended.answeredAt?.getTime() ?? null,
+    endedAt: at,
+    bridgeMs: ended.bridgeMs,
   });
   const agent = ended.agentId ? deps.dialer.agents.get(ended.agentId) : undefined;
   if (agent && agent.callId === ended.id) {
@@ -645,6 +653,11 @@ export async function dispositionCall(
       if (live) callChanged(deps, actor, live, row);
       const agent = call.agentId ? deps.dialer.agents.get(call.agentId) : undefined;
       if (agent && agent.callId === call.id && agent.state === "wrap_up") {
+        if (call.endedAt)
+          deps.campaigns.dispatch(actor, {
+            type: "dialing.wrappedUp",
+            wrapMs: now - call.endedAt.getTime(),
+          });
         deps.dialer.agents.set({ ...agent, state: "ready", callId: null }, now);
       }
       deps.realtime.statsChanged(call.tenantId, call.campaignId);

@@ -2,15 +2,12 @@ import type { DatabaseHandle } from "../../db/client.ts";
 import { openDatabase } from "../../db/client.ts";
 import { runMigrations } from "../../db/migrate.ts";
 import { countLeadsByState } from "../../db/queries/leads.ts";
-import { AgentBoard, type AgentPresence, type AgentState } from "../dialer/agents.ts";
-import { RecentCalls } from "../dialer/call-history.ts";
 import { ComplianceLedger, ledgerEntryOf } from "../dialer/ledger.ts";
 import {
   PACER_DEFAULTS,
   type PacerDecision,
   type PacerInput,
   type PacerTuning,
-  pace,
 } from "../dialer/predictive.ts";
 import {
   applyCallEvent,
@@ -31,9 +28,9 @@ import type { DaySummary } from "./summary.ts";
 import { buildWorld, SteppedClock, type World } from "./world.ts";
 
 /**
- * How calls are paced. `predictive`: the predictive pacer, `dial_ratio` as its cap;
- * `progressive`: the service's progressive pacing at 1.0; `ratio`: progressive at a fixed
- * `dial_ratio` (3.0 is the busy-but-illegal anchor).
+ * How calls are paced, all by the dialer service itself. `predictive`: a predictive campaign
+ * (the predictive pacer, `dial_ratio` as its cap); `progressive`: a progressive campaign at
+ * 1.0; `ratio`: progressive at a fixed `dial_ratio` (3.0 is the busy-but-illegal anchor).
  */
 export type PacingMode = "predictive" | "progressive" | "ratio";
 
@@ -55,8 +52,9 @@ export interface DayOptions {
   tickMs: number;
   /** How often the chart takes a point (simulated ms). */
   sampleMs: number;
+  /** The predictive pacer's tuning, given to the service. */
   tuning?: PacerTuning;
-  /** Sees every decision of the predictive pacer with what it was given. */
+  /** Sees every decision the service's predictive pacer made, with what it was given. */
   onPace?: (at: number, input: PacerInput, decision: PacerDecision) => void;
   /** A migrated database to run on; by default a fresh in-memory PGlite. */
   database?: DatabaseHandle;
@@ -82,33 +80,6 @@ const DRAIN_LIMIT_MS = 4 * 3_600_000;
 const ABANDON_HANGUP_MS = 1_000;
 const MACHINE_HANGUP_MS = 500;
 const RINGING_AFTER_MS = 200;
-
-/**
- * Stand-in for a hook the dialer service does not have yet. The service paces every claim
- * itself (calls waiting for an agent ≤ ready agents × `dial_ratio`), so it never dials for
- * agents who are about to free up, which is the point of predictive pacing. While the
- * simulator claims on the predictive pacer's behalf, this board reports enough ready agents
- * for the pacer's decision to pass; the claim's `max` carries the decision itself. Only the
- * pacing count is touched: bridging picks real agents through `longestReady`.
- */
-class PacerPassThroughBoard extends AgentBoard {
-  readyAtLeast: number | undefined;
-
-  override inCampaign(campaignId: string, state?: AgentState): AgentPresence[] {
-    const found = super.inCampaign(campaignId, state);
-    const wanted = this.readyAtLeast;
-    if (state !== "ready" || wanted === undefined || found.length >= wanted) return found;
-    const stand: AgentPresence = {
-      userId: "pacer",
-      tenantId: "",
-      state: "ready",
-      campaignId,
-      callId: null,
-      since: 0,
-    };
-    return [...found, ...Array.from({ length: wanted - found.length }, () => stand)];
-  }
-}
 
 const iso = (at: number) => new Date(at).toISOString();
 
@@ -154,29 +125,24 @@ export async function simulateDay(options: DayOptions): Promise<DayResult> {
     agents: options.agents,
     leads: options.leads,
     timezone: options.timezone,
+    dialMode: options.mode === "predictive" ? "predictive" : "progressive",
     dialRatio: options.mode === "progressive" ? 1 : options.ratio,
     maxAbandonRate: options.maxAbandonRate,
   });
   const { deps, node, campaignId } = world;
-  const board = new PacerPassThroughBoard();
-  deps.dialer = { ...deps.dialer, agents: board };
+  deps.dialer = { ...deps.dialer, pacer: options.tuning ?? PACER_DEFAULTS };
 
   const random = new Random(options.seed);
   const hourAt = localHours(options.timezone);
   const agenda = new Agenda();
   const ledger = new ComplianceLedger();
-  const recent = new RecentCalls();
   const meter = new OccupancyMeter();
   const bridgeTimes = new Map<string, number>();
   const agentsById = new Map(world.agents.map((agent) => [agent.user.id, agent]));
-  /** Calls placed and not yet picked up, by when they were placed: the pacer's "ringing". */
-  const ringing = new Map<string, number>();
-  /** Calls not ended and not bridged: what the service counts against its own pacing. */
-  const unbridged = new Set<string>();
   const counts = { placed: 0, ended: 0, liveAnswers: 0, machines: 0, talkMs: 0 };
   const firstStartedAt = options.startAt;
   const endAt = options.startAt + options.hours * 3_600_000;
-  board.subscribe((agent) => meter.change(agent.userId, agent.state, agent.since));
+  deps.dialer.agents.subscribe((agent) => meter.change(agent.userId, agent.state, agent.since));
 
   const event = (
     callId: string,
@@ -200,10 +166,7 @@ export async function simulateDay(options: DayOptions): Promise<DayResult> {
   ) => {
     const at = clock.now();
     await event(callId, "ended", at, cause, person?.bridgeMs ?? undefined);
-    ringing.delete(callId);
-    unbridged.delete(callId);
     counts.ended++;
-    recent.callEnded(person !== undefined);
     if (!person) return;
     const entry = ledgerEntryOf({
       callId,
@@ -216,9 +179,7 @@ export async function simulateDay(options: DayOptions): Promise<DayResult> {
 
   const answer = async (callId: string, script: Extract<CallScript, { kind: "person" }>) => {
     const at = clock.now();
-    ringing.delete(callId);
     counts.liveAnswers++;
-    recent.answered(script.ringMs);
     const reply = await event(callId, "answered", at);
     const agent = reply.call.agent_id ? agentsById.get(reply.call.agent_id) : undefined;
     if (reply.call.action !== "bridge" || !agent) {
@@ -227,13 +188,11 @@ export async function simulateDay(options: DayOptions): Promise<DayResult> {
       );
       return;
     }
-    unbridged.delete(callId);
     bridgeTimes.set(callId, script.bridgeMs);
     const hangUpAt = at + script.bridgeMs + script.talkMs;
     agenda.at(hangUpAt, async () => {
       await end(callId, "NORMAL_CLEARING", { answeredAt: at, bridgeMs: script.bridgeMs });
       counts.talkMs += script.talkMs;
-      recent.talked(script.talkMs);
       agenda.at(hangUpAt + script.wrapMs, () => disposition(agent, callId, script));
     });
   };
@@ -244,7 +203,6 @@ export async function simulateDay(options: DayOptions): Promise<DayResult> {
     script: Extract<CallScript, { kind: "person" }>,
   ) => {
     await dispositionCall(deps, agent, callId, { disposition: script.disposition });
-    recent.wrapped(script.wrapMs);
   };
 
   const dial = (job: DialJob) => {
@@ -252,8 +210,6 @@ export async function simulateDay(options: DayOptions): Promise<DayResult> {
     const script = drawCall(options.model, random, hourAt(placedAt));
     const callId = job.call_id;
     counts.placed++;
-    ringing.set(callId, placedAt);
-    unbridged.add(callId);
     if (script.kind !== "failed")
       agenda.at(placedAt + RINGING_AFTER_MS, async () => {
         await event(callId, "ringing", clock.now());
@@ -265,7 +221,6 @@ export async function simulateDay(options: DayOptions): Promise<DayResult> {
         return;
       case "machine":
         agenda.at(due + options.model.machineDetectMs, async () => {
-          ringing.delete(callId);
           counts.machines++;
           await event(callId, "machine", clock.now());
           agenda.at(clock.now() + MACHINE_HANGUP_MS, () => end(callId, "NORMAL_CLEARING"));
@@ -283,35 +238,11 @@ export async function simulateDay(options: DayOptions): Promise<DayResult> {
     }
   };
 
-  const tuning = options.tuning ?? PACER_DEFAULTS;
   const ratios: number[] = [];
-  /** How many calls the node asks for now, and the ratio the campaign paces at. */
-  const decide = (now: number): { max: number; ratio: number } => {
-    const agents = board.inCampaign(campaignId);
-    const ready = agents.filter((agent) => agent.state === "ready").length;
-    if (options.mode !== "predictive")
-      return {
-        max: ready === 0 ? 0 : world.nodeCapacity,
-        ratio: options.mode === "ratio" ? options.ratio : 1,
-      };
-    const report = ledger.report(now, { firstStartedAt, maxAbandonRate: options.maxAbandonRate });
-    const input: PacerInput = {
-      readyAgents: ready,
-      busyAgents: agents
-        .filter((agent) => agent.state === "on_call" || agent.state === "wrap_up")
-        .map((agent) => ({
-          state: agent.state as "on_call" | "wrap_up",
-          elapsedMs: now - agent.since,
-        })),
-      ringingMs: [...ringing.values()].map((placedAt) => now - placedAt),
-      history: recent.history(),
-      dialRatio: options.ratio,
-      maxAbandonRate: options.maxAbandonRate,
-      ledger: { abandonRate: report.window.abandonRate, budget: report.budget },
-    };
-    const decision = pace(input, tuning);
-    options.onPace?.(now, input, decision);
-    return { max: decision.calls, ratio: decision.ratio };
+  /** The decision the service made on this claim, if it made one (a claim may stop short). */
+  const paced = (now: number) => {
+    const last = deps.campaigns.peek(campaignId)?.dialing?.paced;
+    return last?.at === now ? last : undefined;
   };
 
   let lastSweep = options.startAt;
@@ -322,19 +253,14 @@ export async function simulateDay(options: DayOptions): Promise<DayResult> {
       lastSweep = now;
       await sweepExpiredCalls(deps);
     }
-    const { max, ratio } = decide(now);
-    ratios.push(ratio);
-    if (max > 0) {
-      board.readyAtLeast =
-        options.mode === "predictive"
-          ? Math.ceil((max + unbridged.size) / options.ratio) + 1
-          : undefined;
-      try {
-        const { jobs } = await claimJobs(deps, node, max, 0);
-        for (const job of jobs) dial(job);
-      } finally {
-        board.readyAtLeast = undefined;
-      }
+    // The node asks for all it can carry; the service paces, as it does for the routes.
+    const { jobs } = await claimJobs(deps, node, world.nodeCapacity, 0);
+    for (const job of jobs) dial(job);
+    const decision = paced(now);
+    if (decision) {
+      ratios.push(decision.ratio);
+      if (decision.predicted)
+        options.onPace?.(now, decision.predicted.input, decision.predicted.decision);
     }
     agenda.at(now + options.tickMs, tick);
   };

@@ -30,6 +30,7 @@ export interface WorldOptions {
   leads: number;
   /** IANA zone of every lead: the calling window and the hourly answer factor follow it. */
   timezone: string;
+  dialMode: "progressive" | "predictive";
   dialRatio: number;
   maxAbandonRate: number;
 }
@@ -77,9 +78,9 @@ async function user(
 }
 
 /**
- * A workspace with an admin, `agents` agents, one running campaign (progressive at
- * `dialRatio`: see the pacing note in contact-center.ts) whose leads came in through the
- * real CSV import, and one edge node. Nothing here bypasses the services the routes call.
+ * A workspace with an admin, `agents` agents, one running campaign (in `dialMode` at
+ * `dialRatio`) whose leads came in through the real CSV import, and one edge node. Nothing
+ * here bypasses the services the routes call.
  */
 export async function buildWorld(options: WorldOptions): Promise<World> {
   const config = loadConfig({
@@ -116,7 +117,7 @@ export async function buildWorld(options: WorldOptions): Promise<World> {
     tenant.id,
     {
       name: "Simulated day",
-      dial_mode: "progressive",
+      dial_mode: options.dialMode,
       dial_ratio: options.dialRatio,
       max_abandon_rate: options.maxAbandonRate,
     },

@@ -10,6 +10,8 @@ import {
   takeFromHopper,
 } from "../../actors/dialing.ts";
 import { readHopper } from "../../db/queries/dialer.ts";
+import { RecentCalls } from "../../src/dialer/call-history.ts";
+import { ComplianceLedger } from "../../src/dialer/ledger.ts";
 import { sweepExpiredCalls } from "../../src/dialer/service.ts";
 import { createWorkspace } from "../helpers/app.ts";
 import { campaignRecord } from "../helpers/campaigns.ts";
@@ -52,6 +54,9 @@ const dialingWith = (hopper: HopperLead[]): DialingState => ({
   calls: {},
   leads: noLeads(),
   recent: [],
+  history: new RecentCalls(),
+  ledger: new ComplianceLedger(),
+  firstStartedAt: null,
 });
 
 describe("calling windows on a simulated clock", () => {
@@ -123,6 +128,10 @@ describe("the campaign actor's dialing state", () => {
       callId: "call-a",
       outcome: "busy",
       lead: { from: "Dialing", to: "Exhausted" },
+      claimedAt: 0,
+      answeredAt: null,
+      endedAt: 5_000,
+      bridgeMs: null,
     });
     actor.send({ type: "dialing.leadsMoved", moves: [{ from: "Fresh", to: "DoNotCall" }] });
     dialing = actor.getSnapshot().context.dialing as DialingState;

@@ -5,6 +5,8 @@ import { campaignMachine } from "../../actors/campaign.machine.ts";
 import { noLeads } from "../../actors/dialing.ts";
 import type { CampaignStore } from "../../actors/ports.ts";
 import { CampaignRegistry } from "../../actors/registry.ts";
+import { RecentCalls } from "../../src/dialer/call-history.ts";
+import { ComplianceLedger } from "../../src/dialer/ledger.ts";
 import { silentLogger } from "../../src/logger.ts";
 import { campaignRecord } from "../helpers/campaigns.ts";
 
@@ -24,7 +26,16 @@ function memoryStore(contexts: RestorableContext[]) {
       );
     },
     async loadDialing() {
-      return { hopper: [], hopperFilledAt: 0, calls: {}, leads: noLeads(), recent: [] };
+      return {
+        hopper: [],
+        hopperFilledAt: 0,
+        calls: {},
+        leads: noLeads(),
+        recent: [],
+        history: new RecentCalls(),
+        ledger: new ComplianceLedger(),
+        firstStartedAt: null,
+      };
     },
     async campaignsWithLiveCalls() {
       return [];

@@ -5,7 +5,11 @@ import { ComplianceLedger, entriesFromCdrs } from "../../src/dialer/ledger.ts";
 import { PACER_DEFAULTS } from "../../src/dialer/predictive.ts";
 import { Agenda } from "../../src/simulator/agenda.ts";
 import { dayChart } from "../../src/simulator/chart.ts";
-import { type DayResult, simulateDay } from "../../src/simulator/contact-center.ts";
+import {
+  type DayOptions,
+  type DayResult,
+  simulateDay,
+} from "../../src/simulator/contact-center.ts";
 import { DEFAULT_MODEL, drawCall } from "../../src/simulator/outcome-model.ts";
 import { Random } from "../../src/simulator/random.ts";
 import { formatSummary } from "../../src/simulator/summary.ts";
@@ -14,7 +18,12 @@ import { resetDatabase } from "../helpers/database.ts";
 /** 09:00 in New York: inside the default calling window. */
 const NINE_AM = Date.parse("2026-03-03T14:00:00Z");
 
-const shortDay = async (mode: "ratio" | "predictive", minutes: number, maxAbandonRate: number) =>
+const shortDay = async (
+  mode: "ratio" | "predictive",
+  minutes: number,
+  maxAbandonRate: number,
+  onPace?: DayOptions["onPace"],
+) =>
   simulateDay({
     agents: 12,
     leads: 400,
@@ -31,6 +40,7 @@ const shortDay = async (mode: "ratio" | "predictive", minutes: number, maxAbando
     // Small enough for a few minutes of 12 agents to leave the progressive fallback.
     tuning: { ...PACER_DEFAULTS, minTeam: 8, minSamples: 30 },
     database: await resetDatabase(),
+    onPace,
   });
 
 /** The ledger the nodes fed, and one rebuilt from the CDRs the service wrote, call by call. */
@@ -59,10 +69,20 @@ describe("a short simulated shift through the real services", () => {
     fixedLedgers = { rows: rows.length, fed, rebuilt };
     // At 10% the budget opens after a few answers; at 3% it takes 33 without an abandon,
     // more than a few minutes of 12 agents give.
-    predictive = await shortDay("predictive", 5, 0.1);
+    predictive = await shortDay("predictive", 5, 0.1, (_at, _input, decision) =>
+      decisions.push(decision.mode),
+    );
+    const { deps, campaignId } = predictive.world;
+    const now = deps.clock.now();
+    const limit = { firstStartedAt: predictive.firstStartedAt, maxAbandonRate: 0.1 };
+    serviceReport = deps.campaigns.peek(campaignId)?.dialing?.ledger.report(now, limit);
+    simulatorReport = predictive.ledger.report(now, limit);
     await predictive.close();
   });
   let fixedLedgers: { rows: number; fed: unknown[]; rebuilt: unknown[] };
+  const decisions: string[] = [];
+  let serviceReport: unknown;
+  let simulatorReport: unknown;
 
   test("at a fixed ratio of 3 the ledger and the CDRs agree call by call, abandons included", () => {
     const { fed, rebuilt, rows } = fixedLedgers;
@@ -87,6 +107,12 @@ describe("a short simulated shift through the real services", () => {
     expect(rows.length).toBe(predictive.summary.callsPlaced);
     // Once it has data the pacer dials ahead of the ready agents.
     expect(Math.max(...predictive.samples.map((sample) => sample.ratio))).toBeGreaterThan(1);
+  });
+
+  test("predictive: the service paced every claim, and its own ledger is the nodes' ledger", () => {
+    expect(decisions).toContain("progressive");
+    expect(decisions).toContain("predictive");
+    expect(serviceReport).toEqual(simulatorReport);
   });
 
   test("nothing is left in flight, and the summary adds up", async () => {

@@ -92,8 +92,14 @@ export const CampaignStatsSchema = t.Object({
   calls_in_flight: t.Integer(),
   agents_by_state: t.Record(t.String(), t.Integer()),
   answer_rate: t.Number({ description: "share of recent calls picked up" }),
-  abandon_rate: t.Number({ description: "abandoned over answered-by-a-person, recent calls" }),
-  dial_ratio: t.Number({ description: "calls placed per ready agent now" }),
+  abandon_rate: t.Number({
+    description:
+      "abandoned over answered by a person, over the legal window (the campaign's life under 30 days, else the last 30 days)",
+  }),
+  dial_ratio: t.Number({
+    description:
+      "preview and progressive: calls per ready agent; predictive: calls in flight per agent expected free",
+  }),
   dial_ratio_reason: t.String(),
 });
 export type CampaignStats = Static<typeof CampaignStatsSchema>;

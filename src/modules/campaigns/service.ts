@@ -32,7 +32,7 @@ import {
   updateCampaignSettings,
 } from "../../../db/queries/campaigns.ts";
 import type { RequestMeta, ServiceDeps } from "../../deps.ts";
-import { abandonRateOf, answerRateOf, currentRatio } from "../../dialer/pacing.ts";
+import { answerRateOf, ledgerNow, paceCampaign } from "../../dialer/pacing.ts";
 import { ok, type Page } from "../../envelope.ts";
 import { ApiError, badRequest, notFound } from "../../errors.ts";
 import { auditedWrite } from "../../identity/audit.ts";
@@ -142,8 +142,8 @@ async function loadCampaign(db: Executor, tenantId: string, id: string) {
 
 /**
  * Live numbers of a campaign, from its actor's dialing state: leads by state, calls in flight,
- * agents by state, the answer and abandon rates of its recent calls, and the dial ratio it
- * runs at with the reason.
+ * agents by state, the answer rate of its recent calls, the abandon rate over the legal
+ * window (its compliance ledger), and the dial ratio its pacing gives now, with the reason.
  */
 function statsOf(
   deps: ServiceDeps,
@@ -153,17 +153,17 @@ function statsOf(
   const agents: Record<string, number> = Object.fromEntries(
     AGENT_STATES.map((state) => [state, 0]),
   );
-  for (const agent of deps.dialer.agents.inCampaign(campaign.id))
-    agents[agent.state] = (agents[agent.state] ?? 0) + 1;
-  const recent = recentCounts(dialing);
-  const pacing = currentRatio(campaign, recent);
+  const campaignAgents = deps.dialer.agents.inCampaign(campaign.id);
+  for (const agent of campaignAgents) agents[agent.state] = (agents[agent.state] ?? 0) + 1;
+  const now = deps.clock.now();
+  const pacing = paceCampaign(campaign, dialing, campaignAgents, now, deps.dialer.pacer);
   return {
     leads_total: Object.values(dialing.leads).reduce((sum, total) => sum + total, 0),
     leads_by_state: { ...dialing.leads },
     calls_in_flight: callsInFlight(dialing),
     agents_by_state: agents,
-    answer_rate: answerRateOf(recent),
-    abandon_rate: abandonRateOf(recent),
+    answer_rate: answerRateOf(recentCounts(dialing)),
+    abandon_rate: ledgerNow(campaign, dialing, now).abandonRate,
     dial_ratio: pacing.ratio,
     dial_ratio_reason: pacing.reason,
   };

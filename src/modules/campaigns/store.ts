@@ -10,8 +10,17 @@ import {
   listCampaignsInStatus,
   listOpenIdempotencyKeys,
 } from "../../../db/queries/campaigns.ts";
-import { campaignsWithLiveCalls, liveCallsOf, recentOutcomes } from "../../../db/queries/dialer.ts";
+import {
+  answeredCdrsSince,
+  campaignsWithLiveCalls,
+  dispositionTimes,
+  firstStartOf,
+  liveCallsOf,
+  recentCdrs,
+} from "../../../db/queries/dialer.ts";
 import { countLeadsByState } from "../../../db/queries/leads.ts";
+import { RecentCalls, recordEndedCall } from "../../dialer/call-history.ts";
+import { ComplianceLedger, entriesFromCdrs, LEGAL_WINDOW_MS } from "../../dialer/ledger.ts";
 
 export const campaignRecordOf = (row: CampaignRow): CampaignRecord => ({
   ...row,
@@ -32,27 +41,46 @@ const windowOf = (rows: IdempotencyRow[]) =>
 
 const ID_BATCH = 1000;
 
-async function loadDialing(db: Database, campaignId: string): Promise<DialingState> {
-  const [calls, counts, recent] = await Promise.all([
+async function loadDialing(db: Database, campaignId: string, now: number): Promise<DialingState> {
+  const [calls, counts, recent, answered, started] = await Promise.all([
     liveCallsOf(db, campaignId),
     countLeadsByState(db, campaignId),
-    recentOutcomes(db, campaignId, RECENT_CALLS),
+    recentCdrs(db, campaignId, RECENT_CALLS),
+    answeredCdrsSince(db, campaignId, new Date(now - LEGAL_WINDOW_MS)),
+    firstStartOf(db, campaignId),
   ]);
   const leads = noLeads();
   for (const { state, total } of counts) leads[state] = total;
+  const history = new RecentCalls();
+  const dispositioned = recent.filter((row) => row.outcome === "answered" && row.disposition);
+  for (const { endedAt, updatedAt } of await dispositionTimes(
+    db,
+    dispositioned.map((row) => row.callId),
+  ))
+    if (endedAt) history.wrapped(Math.max(0, updatedAt.getTime() - endedAt.getTime()));
+  for (const row of recent)
+    recordEndedCall(history, {
+      outcome: row.outcome,
+      claimedAt: row.startedAt.getTime(),
+      answeredAt: row.answeredAt?.getTime() ?? null,
+      endedAt: row.endedAt?.getTime() ?? row.startedAt.getTime(),
+    });
   return {
     hopper: [],
     hopperFilledAt: 0,
     calls: Object.fromEntries(calls.map((call) => [call.id, call])),
     leads,
-    recent,
+    recent: recent.map((row) => row.outcome),
+    history,
+    ledger: ComplianceLedger.from(entriesFromCdrs(answered)),
+    firstStartedAt: started ? new Date(started).getTime() : null,
   };
 }
 
 /** The database behind campaign actors: rows become actor contexts, open keys their window. */
 export function campaignStore(db: Database): CampaignStore {
   return {
-    loadDialing: (campaignId) => loadDialing(db, campaignId),
+    loadDialing: (campaignId, now) => loadDialing(db, campaignId, now),
     campaignsWithLiveCalls: () => campaignsWithLiveCalls(db),
     async load(campaignId, now) {
       const row = await findCampaign(db, campaignId);
