@@ -2,7 +2,7 @@
  * Dialer benchmark: scripted edge nodes and agents against the real server on PostgreSQL 15.
  *
  *   bun bench/dialer.ts [--duration 60] [--nodes 20] [--agents 500] [--campaigns 10]
- *                       [--leads 60000] [--answer-rate 0.3] [--json FILE]
+ *                       [--leads 60000] [--answer-rate 0.3] [--json FILE] [--cpu-prof DIR]
  *
  * A throwaway PostgreSQL cluster and one server process (`bun src/index.ts`, 127.0.0.1) are
  * started. The bootstrap admin creates `--campaigns` progressive campaigns (dial_ratio 3,
@@ -84,7 +84,14 @@ async function post(base: string, token: string, path: string, body: unknown) {
 const cluster = startCluster();
 const databaseUrl = cluster.url();
 progress("starting the server on PostgreSQL");
-const server = await startServer({ databaseUrl });
+const cpuProfDir = option(args, "cpu-prof", "");
+const server = await startServer(
+  { databaseUrl },
+  {},
+  cpuProfDir
+    ? { bunFlags: ["--cpu-prof", `--cpu-prof-dir=${cpuProfDir}`, "--cpu-prof-md"] }
+    : {},
+);
 const base = server.baseUrl;
 const sql = postgres(databaseUrl, { max: 2, onnotice: () => {} });
 

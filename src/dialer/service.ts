@@ -10,12 +10,13 @@ import {
 import { addDnc } from "../../db/queries/calls.ts";
 import { findTenantCampaign } from "../../db/queries/campaigns.ts";
 import {
+  bridgeCall,
   type CallRow,
+  endCall,
   failedCalls,
   findNodeCall,
   findTenantCall,
   insertCalls,
-  insertCdr,
   markDialing,
   readHopper,
   retryOrExhaustLead,
@@ -323,49 +324,29 @@ async function finishCall(
     { bridged: call.bridged, answered: call.answeredAt !== null, machine: call.machine },
     ending.hangupCause,
   );
-  const { ended, lead } = await deps.db.transaction(async (tx) => {
-    const row = await updateCall(tx, call.id, {
-      status: "ended",
-      outcome,
-      hangupCause: ending.hangupCause,
-      endedAt: new Date(at),
-      updatedAt: new Date(at),
-      ...(ending.bridgeMs !== undefined ? { bridgeMs: ending.bridgeMs } : {}),
-    });
-    await insertCdr(tx, {
-      id: Bun.randomUUIDv7(),
-      tenantId: row.tenantId,
-      callId: row.id,
-      campaignId: row.campaignId,
-      leadListId: row.leadListId,
-      leadId: row.leadId,
-      edgeNodeId: row.edgeNodeId,
-      agentId: row.bridged ? row.agentId : null,
-      phone: row.phone,
-      callerId: row.callerId,
-      attempt: row.attempt,
-      outcome,
-      hangupCause: ending.hangupCause,
-      disposition: row.disposition,
-      startedAt: row.claimedAt,
-      answeredAt: row.answeredAt,
-      endedAt: row.endedAt,
-      ringSeconds: seconds(row.claimedAt, row.answeredAt ?? row.endedAt),
-      talkSeconds: seconds(row.answeredAt, row.endedAt),
-      bridgeMs: row.bridgeMs,
-      createdAt: new Date(at),
-    });
+  const ended: CallRow = {
+    ...rowOf(call),
+    status: "ended",
+    outcome,
+    hangupCause: ending.hangupCause,
+    endedAt: new Date(at),
+    updatedAt: new Date(at),
+    bridgeMs: ending.bridgeMs ?? call.bridgeMs,
+  };
+  const moved = await endCall(deps.db, {
+    ended,
+    cdrId: Bun.randomUUIDv7(),
+    ringSeconds: seconds(ended.claimedAt, ended.answeredAt ?? ended.endedAt),
+    talkSeconds: seconds(ended.answeredAt, ended.endedAt),
     // A bridged call's lead waits for the agent's disposition (unless it already came).
-    if (row.bridged) return { ended: row, lead: undefined };
-    const next = await retryOrExhaustLead(tx, {
-      leadId: row.leadId,
-      maxAttempts: campaign.maxAttempts,
-      retryAt: new Date(at + campaign.retryDelaySeconds * 1000),
-      outcome,
-      at: new Date(at),
-    });
-    return { ended: row, lead: next && ({ from: "Dialing", to: next } as LeadMove) };
+    retry: ended.bridged
+      ? undefined
+      : {
+          maxAttempts: campaign.maxAttempts,
+          retryAt: new Date(at + campaign.retryDelaySeconds * 1000),
+        },
   });
+  const lead: LeadMove | undefined = moved && { from: "Dialing", to: moved };
   deps.campaigns.dispatch(actor, {
     type: "dialing.callEnded",
     callId: call.id,
@@ -386,6 +367,12 @@ async function finishCall(
   }
   announce(deps, ended, "ended", "call.ended");
   return ended;
+}
+
+/** The call's row, without the lead the actor keeps beside it. */
+function rowOf(call: LiveCall): CallRow {
+  const { lead: _lead, ...row } = call;
+  return row;
 }
 
 /** A changed call joins the actor's state with the lead it dials. */
@@ -541,22 +528,16 @@ async function answer(deps: ServiceDeps, actor: CampaignActor, call: LiveCall, a
     announce(deps, callChanged(deps, actor, call, row), "answered");
     return { call: callView(row, "hangup") };
   }
-  const row = await deps.db.transaction(async (tx) => {
-    const updated = await updateCall(tx, call.id, {
-      status: "answered",
-      answeredAt: at,
-      agentId: agent.userId,
-      bridged: true,
-      leaseExpiresAt: lease,
-      updatedAt: at,
-    });
-    await setLeadState(tx, call.leadId, {
-      state: "Connected",
-      lastOutcome: "answered",
-      updatedAt: at,
-    });
-    return updated;
-  });
+  const row: CallRow = {
+    ...rowOf(call),
+    status: "answered",
+    answeredAt: at,
+    agentId: agent.userId,
+    bridged: true,
+    leaseExpiresAt: lease,
+    updatedAt: at,
+  };
+  await bridgeCall(deps.db, row);
   deps.dialer.agents.set({ ...agent, state: "on_call", callId: call.id }, now);
   const live = callChanged(deps, actor, call, row, { from: "Dialing", to: "Connected" });
   announce(deps, live, "answered", "call.connected");
