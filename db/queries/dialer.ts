@@ -1,5 +1,5 @@
 import { and, desc, eq, gte, inArray, isNotNull, isNull, lt, min, ne, or, sql } from "drizzle-orm";
-import type { HopperLead } from "../../actors/dialing.ts";
+import type { HopperLead, LeadState } from "../../actors/dialing.ts";
 import type { Executor } from "../client.ts";
 import { rowsOf } from "../rows.ts";
 import { calls, campaignStatusChanges, cdrs, leads, nodes } from "../schema/index.ts";
@@ -138,41 +138,8 @@ export const failedCalls = (db: Executor, now: Date, offlineBefore: Date) =>
       ),
     );
 
-export const setLeadState = (
-  db: Executor,
-  leadId: string,
-  patch: {
-    state: (typeof leads.$inferSelect)["state"];
-    nextAttemptAt?: Date | null;
-    lastOutcome?: string;
-    updatedAt: Date;
-  },
-) => db.update(leads).set(patch).where(eq(leads.id, leadId));
-
 export const findLead = async (db: Executor, id: string) =>
   (await db.select().from(leads).where(eq(leads.id, id)).limit(1))[0];
-
-export const setCdrDisposition = (db: Executor, callId: string, disposition: string) =>
-  db.update(cdrs).set({ disposition }).where(eq(cdrs.callId, callId));
-
-/**
- * After a call without a conversation, its lead is retried later, or exhausted when its
- * attempts have run out. Returns the state it moved to.
- */
-export async function retryOrExhaustLead(
-  db: Executor,
-  params: { leadId: string; maxAttempts: number; retryAt: Date; outcome: string; at: Date },
-) {
-  const result = await db.execute(sql`
-    update leads set
-      state = case when attempts >= ${params.maxAttempts} then 'Exhausted' else 'Retry' end,
-      next_attempt_at = case when attempts >= ${params.maxAttempts} then null
-        else ${params.retryAt.toISOString()}::timestamptz end,
-      last_outcome = ${params.outcome}, updated_at = ${params.at.toISOString()}::timestamptz
-    where id = ${params.leadId}::uuid
-    returning state`);
-  return rowsOf<{ state: "Retry" | "Exhausted" }>(result)[0]?.state;
-}
 
 /** A campaign's calls not yet ended, each with the lead it dials. */
 export async function liveCallsOf(db: Executor, campaignId: string) {
@@ -336,4 +303,52 @@ export async function bridgeCall(db: Executor, bridged: CallRow): Promise<void> 
     update leads set state = 'Connected', last_outcome = 'answered',
       updated_at = ${stamp(bridged.updatedAt)}::timestamptz
     where id in (select lead_id from answered)`);
+}
+
+/**
+ * Records an agent's disposition in one statement: on the call and its CDR, the lead's next
+ * state, and for `do_not_call` the phone on the tenant's do-not-call list. `call` is the
+ * call as it now is. `lead` says where the lead goes: a fixed state, or (no contact) Retry
+ * after the delay, or Exhausted when its attempts have run out. Returns the lead's state.
+ */
+export async function settleDisposition(
+  db: Executor,
+  settle: {
+    call: CallRow;
+    lead:
+      | { state: "Completed" | "Callback" | "DoNotCall"; nextAttemptAt: Date | null }
+      | { retry: { maxAttempts: number; retryAt: Date } };
+    addToDnc: boolean;
+  },
+): Promise<LeadState | undefined> {
+  const { call, lead } = settle;
+  const at = stamp(call.updatedAt);
+  const fixed = "state" in lead ? lead : undefined;
+  const retry = "retry" in lead ? lead.retry : undefined;
+  const result = await db.execute(sql`
+    with updated as (
+      update calls set disposition = ${call.disposition}, updated_at = ${at}::timestamptz
+      where id = ${call.id}::uuid
+      returning id),
+    cdr as (
+      update cdrs set disposition = ${call.disposition}
+      where call_id = ${call.id}::uuid and exists (select 1 from updated)),
+    dnc as (
+      insert into dnc_numbers (tenant_id, phone, source, created_by, created_at)
+      select ${call.tenantId}::uuid, ${call.phone}, 'disposition', ${call.agentId}, ${at}::timestamptz
+      where ${settle.addToDnc}::boolean and exists (select 1 from updated)
+      on conflict do nothing),
+    moved as (
+      update leads set
+        state = case when not ${retry !== undefined}::boolean then ${fixed?.state ?? null}::text
+          when attempts >= ${retry?.maxAttempts ?? 0}::int then 'Exhausted' else 'Retry' end,
+        next_attempt_at = case when not ${retry !== undefined}::boolean
+            then ${stamp(fixed?.nextAttemptAt ?? null)}::timestamptz
+          when attempts >= ${retry?.maxAttempts ?? 0}::int then null
+          else ${stamp(retry?.retryAt ?? null)}::timestamptz end,
+        last_outcome = ${call.disposition}, updated_at = ${at}::timestamptz
+      where id = ${call.leadId}::uuid and exists (select 1 from updated)
+      returning state)
+    select (select state from moved) as state`);
+  return rowsOf<{ state: LeadState | null }>(result)[0]?.state ?? undefined;
 }

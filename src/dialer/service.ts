@@ -7,7 +7,6 @@ import {
   type LiveCall,
   takeFromHopper,
 } from "../../actors/dialing.ts";
-import { addDnc } from "../../db/queries/calls.ts";
 import { findTenantCampaign } from "../../db/queries/campaigns.ts";
 import {
   bridgeCall,
@@ -19,9 +18,7 @@ import {
   insertCalls,
   markDialing,
   readHopper,
-  retryOrExhaustLead,
-  setCdrDisposition,
-  setLeadState,
+  settleDisposition,
   updateCall,
 } from "../../db/queries/dialer.ts";
 import type { ServiceDeps } from "../deps.ts";
@@ -547,6 +544,13 @@ async function answer(deps: ServiceDeps, actor: CampaignActor, call: LiveCall, a
 export const DISPOSITIONS = ["completed", "callback", "do_not_call", "no_contact"] as const;
 export type Disposition = (typeof DISPOSITIONS)[number];
 
+/** Where a disposition leaves its lead; `no_contact` retries it instead. */
+const SETTLED_LEAD_STATES = {
+  completed: "Completed",
+  callback: "Callback",
+  do_not_call: "DoNotCall",
+} as const;
+
 /**
  * The agent's verdict on a connected call moves its lead (Completed, Callback, DoNotCall, or
  * Retry/Exhausted) and frees the agent. Only the call's agent or a supervisor may give it.
@@ -558,13 +562,20 @@ export async function dispositionCall(
   input: { disposition: Disposition; callback_at?: string | undefined },
 ) {
   if (!isUuid(callId)) throw notFound("call");
-  const found = await findTenantCall(deps.db, principal.tenantId, callId);
-  if (!found) throw notFound("call");
+  // The campaign is known in memory while the call is live or its agent wraps it up.
+  const presence =
+    principal.kind === "user" ? deps.dialer.agents.get(principal.user.id) : undefined;
+  const campaignId =
+    deps.campaigns.campaignOfCall(callId) ??
+    (presence?.callId === callId ? presence.campaignId : null) ??
+    (await findTenantCall(deps.db, principal.tenantId, callId))?.campaignId;
+  if (!campaignId) throw notFound("call");
   const outcome = await onCall(
     deps,
-    { tenantId: principal.tenantId, campaignId: found.campaignId, callId },
+    { tenantId: principal.tenantId, campaignId, callId },
     async (actor) => {
-      const call = (await findTenantCall(deps.db, principal.tenantId, callId)) as CallRow;
+      const call = await findTenantCall(deps.db, principal.tenantId, callId);
+      if (!call) throw notFound("call");
       const supervising = principal.kind === "api_key" || principal.role !== "agent";
       if (!supervising && (principal.kind !== "user" || call.agentId !== principal.user.id)) {
         throw forbidden("only the call's agent or a supervisor may disposition it");
@@ -583,47 +594,22 @@ export async function dispositionCall(
       }
       const campaign = actor.getSnapshot().context.campaign;
       const at = new Date(now);
-      const { row, to } = await deps.db.transaction(async (tx) => {
-        const updated = await updateCall(tx, call.id, {
-          disposition: input.disposition,
-          updatedAt: at,
-        });
-        await setCdrDisposition(tx, call.id, input.disposition);
-        const settle = async (state: "Completed" | "Callback" | "DoNotCall", next?: Date) => {
-          await setLeadState(tx, call.leadId, {
-            state,
-            nextAttemptAt: next ?? null,
-            lastOutcome: input.disposition,
-            updatedAt: at,
-          });
-          return state;
-        };
-        switch (input.disposition) {
-          case "completed":
-            return { row: updated, to: await settle("Completed") };
-          case "callback":
-            return { row: updated, to: await settle("Callback", callbackAt) };
-          case "do_not_call":
-            await addDnc(tx, {
-              tenantId: call.tenantId,
-              phone: call.phone,
-              source: "disposition",
-              createdBy: call.agentId,
-              createdAt: at,
-            });
-            return { row: updated, to: await settle("DoNotCall") };
-          case "no_contact":
-            return {
-              row: updated,
-              to: await retryOrExhaustLead(tx, {
-                leadId: call.leadId,
-                maxAttempts: campaign.maxAttempts,
-                retryAt: new Date(now + campaign.retryDelaySeconds * 1000),
-                outcome: "no_contact",
-                at,
-              }),
-            };
-        }
+      const row: CallRow = { ...call, disposition: input.disposition, updatedAt: at };
+      const to = await settleDisposition(deps.db, {
+        call: row,
+        lead:
+          input.disposition === "no_contact"
+            ? {
+                retry: {
+                  maxAttempts: campaign.maxAttempts,
+                  retryAt: new Date(now + campaign.retryDelaySeconds * 1000),
+                },
+              }
+            : {
+                state: SETTLED_LEAD_STATES[input.disposition],
+                nextAttemptAt: input.disposition === "callback" ? (callbackAt as Date) : null,
+              },
+        addToDnc: input.disposition === "do_not_call",
       });
       if (to)
         deps.campaigns.dispatch(actor, {

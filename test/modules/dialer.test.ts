@@ -241,6 +241,43 @@ describe("dialing", () => {
     expect(dnc.body.data.items[0]).toMatchObject({ phone: "+14155552671", source: "disposition" });
   });
 
+  test("no_contact retries the lead after its delay, or exhausts it; the CDR keeps the disposition", async () => {
+    await start();
+    await ready();
+    const dispositionAfterTalk = async () => {
+      const callId = (await claim())[0]?.call_id as string;
+      await event(callId, "answered");
+      await event(callId, "ended", { hangup_cause: "NORMAL_CLEARING" });
+      expect(await agentState()).toBe("wrap_up");
+      const reply = await w.request("POST", `/api/v1/calls/${callId}/disposition`, {
+        token: agentToken,
+        body: { disposition: "no_contact" },
+      });
+      expect(reply.status).toBe(200);
+      expect(reply.body.data.call.disposition).toBe("no_contact");
+      expect(await agentState()).toBe("ready");
+      return callId;
+    };
+    const first = await dispositionAfterTalk();
+    const retryAt = new Date(w.clock.now() + 3600 * 1000).toISOString();
+    expect(await leadState()).toMatchObject({ state: "Retry", next_attempt_at: retryAt });
+    const cdrs = (await w.request("GET", "/api/v1/cdrs", { token: adminToken })).body.data.items;
+    expect(cdrs).toContainEqual(
+      expect.objectContaining({ call_id: first, outcome: "answered", disposition: "no_contact" }),
+    );
+    w.clock.advance(3600 * 1000);
+    await dispositionAfterTalk();
+    w.clock.advance(3600 * 1000);
+    await dispositionAfterTalk();
+    // The third attempt was the last one the campaign allows.
+    expect(await leadState()).toMatchObject({ state: "Exhausted", next_attempt_at: null });
+    const again = await w.request("POST", `/api/v1/calls/${first}/disposition`, {
+      token: agentToken,
+      body: { disposition: "completed" },
+    });
+    expect(again.status).toBe(409);
+  });
+
   test("nodes only see their own calls", async () => {
     await start();
     await ready();
