@@ -179,6 +179,10 @@ try {
   let answered = 0;
   let abandoned = 0;
   let errors = 0;
+  const failed = (error: unknown) => {
+    // The first few are shown: an error here is a defect to look into, not noise.
+    if (++errors <= 5) console.error(`request error: ${String(error)}`);
+  };
   const inFlight = new Set<Promise<void>>();
 
   const nodeEvent = async (key: string, callId: string, type: string, extra = {}) => {
@@ -237,14 +241,12 @@ try {
           const waiting = freeSince.get(job.campaign_id);
           const since = waiting?.shift();
           if (since !== undefined) leadToClaim.push(now - since);
-          const call = playCall(key, job).catch(() => {
-            errors++;
-          });
+          const call = playCall(key, job).catch(failed);
           inFlight.add(call);
           void call.finally(() => inFlight.delete(call));
         }
-      } catch {
-        errors++;
+      } catch (error) {
+        failed(error);
         await Bun.sleep(100);
       }
     }
@@ -311,6 +313,11 @@ try {
     ),
   );
   if (JSON_OUT) await Bun.write(JSON_OUT, JSON.stringify(result, null, 2));
+  const serverErrors = server
+    .output()
+    .split("\n")
+    .filter((line) => line.includes('"level":"error"'));
+  for (const line of serverErrors.slice(0, 5)) console.error(`server: ${line}`);
 } finally {
   await sql.end({ timeout: 5 });
   await server.stop();

@@ -1,0 +1,68 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type postgres from "postgres";
+import { postgresClient } from "../../db/postgres-client.ts";
+
+const url = process.env.DATABASE_URL;
+
+// The client's own behaviour: only on a PostgreSQL server (the suite's second run).
+describe.skipIf(!url)("the postgres.js client", () => {
+  let sql: postgres.Sql;
+  beforeAll(async () => {
+    sql = postgresClient(url as string);
+    await sql.unsafe("create table if not exists client_probe (id int primary key, note text)");
+  });
+  afterAll(async () => {
+    await sql.unsafe("drop table if exists client_probe");
+    await sql.end({ timeout: 5 });
+  });
+  const ids = async () =>
+    (await sql.unsafe("select id from client_probe order by id")).map((row) => row.id as number);
+
+  test("a transaction commits; a failing one rolls back; a failed savepoint undoes only itself", async () => {
+    await sql.unsafe("truncate client_probe");
+    await sql.begin(async (tx) => {
+      await tx.unsafe("insert into client_probe values ($1, $2)", [1, "kept"]);
+    });
+    await expect(
+      sql.begin(async (tx) => {
+        await tx.unsafe("insert into client_probe values ($1, $2)", [2, "undone"]);
+        throw new Error("abort");
+      }),
+    ).rejects.toThrow("abort");
+    await sql.begin(async (tx) => {
+      await tx.unsafe("insert into client_probe values ($1, $2)", [3, "kept"]);
+      await expect(
+        tx.savepoint(async (inner) => {
+          await inner.unsafe("insert into client_probe values ($1, $2)", [4, "undone"]);
+          throw new Error("inner");
+        }),
+      ).rejects.toThrow("inner");
+    });
+    expect(await ids()).toEqual([1, 3]);
+  });
+
+  test("transactions among many concurrent queries all commit and leave no connection in a transaction", async () => {
+    await sql.unsafe("truncate client_probe");
+    // Large parameters fill the sockets' write buffers, as a busy dialer does.
+    const note = "x".repeat(64 * 1024);
+    const work: Promise<unknown>[] = [];
+    for (let i = 0; i < 200; i++) {
+      work.push(sql.unsafe("select length($1::text) as n", [note]));
+      work.push(
+        sql.begin(async (tx) => {
+          await tx.unsafe("insert into client_probe values ($1, $2)", [i, note]);
+          await tx.unsafe("update client_probe set note = $2 where id = $1", [i, "done"]);
+        }),
+      );
+    }
+    await Promise.all(work);
+    const rows = await sql.unsafe(
+      "select count(*)::int as n from client_probe where note = 'done'",
+    );
+    expect(rows[0]?.n).toBe(200);
+    const open = await sql.unsafe(
+      "select count(*)::int as n from pg_stat_activity where state = 'idle in transaction'",
+    );
+    expect(open[0]?.n).toBe(0);
+  });
+});
