@@ -88,9 +88,7 @@ const cpuProfDir = option(args, "cpu-prof", "");
 const server = await startServer(
   { databaseUrl },
   {},
-  cpuProfDir
-    ? { bunFlags: ["--cpu-prof", `--cpu-prof-dir=${cpuProfDir}`, "--cpu-prof-md"] }
-    : {},
+  cpuProfDir ? { bunFlags: ["--cpu-prof", `--cpu-prof-dir=${cpuProfDir}`, "--cpu-prof-md"] } : {},
 );
 const base = server.baseUrl;
 const sql = postgres(databaseUrl, { max: 2, onnotice: () => {} });

@@ -41,7 +41,7 @@ import { median, round } from "./lib/stats.ts";
 import { runWrk, type WrkResult, wrkAvailable } from "./lib/wrk.ts";
 
 type DatabaseName = "pglite" | "postgres";
-type Kind = "bare" | "me" | "users" | "raw";
+type Kind = "bare" | "bare-request-id" | "me" | "users" | "raw";
 
 interface Options {
   duration: number;
@@ -211,6 +211,16 @@ const BARE: Spec = {
   headers: {},
 };
 
+/** The bare route with the one header every response of the API must carry (CONTRACT §1). */
+const BARE_REQUEST_ID: Spec = {
+  kind: "bare-request-id",
+  label: "bare Elysia GET /bare + X-Request-Id",
+  cmd: [BUN, join(ROOT, "bench/serve.ts"), "bare-request-id"],
+  env: {},
+  path: "/bare",
+  headers: {},
+};
+
 /** One measurement: boot, idle memory, check, warm-up, measured load, loaded memory, stop. */
 async function measure(
   spec: Spec,
@@ -294,11 +304,17 @@ function ratiosTable(summaries: Map<string, Summary>, databases: DatabaseName[])
   const rps = (key: string) => summaries.get(key)?.rps ?? Number.NaN;
   const verdict = (value: number, goal: number) =>
     `${value.toFixed(2)} (${value >= goal ? "meets" : "misses"} ≥ ${goal})`;
-  const lines = ["| database | /auth/me ÷ bare | users list ÷ raw query |", "|---|---|---|"];
+  const lines = [
+    "| database | /auth/me ÷ bare | /auth/me ÷ bare + X-Request-Id | users list ÷ raw query |",
+    "|---|---|---|---|",
+  ];
   for (const name of databases) {
     const me = rps(`${name}/me`) / rps("none/bare");
+    const meWithId = rps(`${name}/me`) / rps("none/bare-request-id");
     const users = rps(`${name}/users`) / rps(`${name}/raw`);
-    lines.push(`| ${name} | ${verdict(me, ME_GOAL)} | ${verdict(users, USERS_GOAL)} |`);
+    lines.push(
+      `| ${name} | ${verdict(me, ME_GOAL)} | ${meWithId.toFixed(2)} | ${verdict(users, USERS_GOAL)} |`,
+    );
   }
   return lines.join("\n");
 }
@@ -365,7 +381,7 @@ function describeRun(options: Options): string {
 
 /** Seeds every database on a first boot and returns the targets that run against it. */
 async function prepareDatabases(options: Options, temp: string, clusters: Cluster[]) {
-  const specs: Spec[] = [BARE];
+  const specs: Spec[] = [BARE, BARE_REQUEST_ID];
   const firstBoot: Record<string, FirstBoot> = {};
   for (const name of options.databases) {
     let database: Record<string, string>;

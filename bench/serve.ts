@@ -2,6 +2,7 @@
  * Reference servers for bench/http.ts, one per process, listening on 127.0.0.1:$PORT:
  *
  *   bun bench/serve.ts bare            GET /bare: a constant small JSON object
+ *   bun bench/serve.ts bare-request-id the same with an X-Request-Id header, as the API sends
  *   bun bench/serve.ts raw-postgres    GET /users: the users page as prepared postgres.js queries
  *   bun bench/serve.ts raw-pglite      GET /users: the same SQL through pglite.query()
  *
@@ -93,6 +94,14 @@ async function build(mode: string | undefined): Promise<Server | undefined> {
     const app = new Elysia().get("/bare", () => ({ status: "success", data: { ok: true } }));
     return { app, close: async () => {} };
   }
+  if (mode === "bare-request-id") {
+    let served = 0;
+    const app = new Elysia().get("/bare", ({ set }) => {
+      set.headers["x-request-id"] = `bench-${(++served).toString(36)}`;
+      return { status: "success", data: { ok: true } };
+    });
+    return { app, close: async () => {} };
+  }
   if (mode === "raw-postgres" || mode === "raw-pglite") {
     const database =
       mode === "raw-postgres"
@@ -107,7 +116,7 @@ async function main(mode: string | undefined): Promise<void> {
   const port = Number(required("PORT"));
   const server = await build(mode);
   if (!server) {
-    console.error("usage: bun bench/serve.ts bare|raw-postgres|raw-pglite");
+    console.error("usage: bun bench/serve.ts bare|bare-request-id|raw-postgres|raw-pglite");
     process.exit(2);
   }
   const { app, close } = server;
