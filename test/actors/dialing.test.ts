@@ -10,11 +10,9 @@ import {
   takeFromHopper,
 } from "../../actors/dialing.ts";
 import { readHopper } from "../../db/queries/dialer.ts";
-import { RecentCalls } from "../../src/dialer/call-history.ts";
-import { ComplianceLedger } from "../../src/dialer/ledger.ts";
 import { sweepExpiredCalls } from "../../src/dialer/service.ts";
 import { createWorkspace } from "../helpers/app.ts";
-import { campaignRecord } from "../helpers/campaigns.ts";
+import { campaignRecord, dialingWith } from "../helpers/campaigns.ts";
 import { importFile } from "../helpers/leads.ts";
 
 const WINDOW = { callingWindowStart: "09:00", callingWindowEnd: "17:00", maxAttempts: 3 };
@@ -46,17 +44,6 @@ const lead = (id: string, timezone: string): HopperLead => ({
   attempts: 0,
   callerId: "+14155550100",
   fields: {},
-});
-
-const dialingWith = (hopper: HopperLead[]): DialingState => ({
-  hopper,
-  hopperFilledAt: 0,
-  calls: {},
-  leads: noLeads(),
-  recent: [],
-  history: new RecentCalls(),
-  ledger: new ComplianceLedger(),
-  firstStartedAt: null,
 });
 
 describe("calling windows on a simulated clock", () => {

@@ -2,13 +2,10 @@ import { describe, expect, test } from "bun:test";
 import { SimulatedClock } from "xstate";
 import type { RestorableContext } from "../../actors/campaign.machine.ts";
 import { campaignMachine } from "../../actors/campaign.machine.ts";
-import { noLeads } from "../../actors/dialing.ts";
 import type { CampaignStore } from "../../actors/ports.ts";
 import { CampaignRegistry } from "../../actors/registry.ts";
-import { RecentCalls } from "../../src/dialer/call-history.ts";
-import { ComplianceLedger } from "../../src/dialer/ledger.ts";
 import { silentLogger } from "../../src/logger.ts";
-import { campaignRecord } from "../helpers/campaigns.ts";
+import { campaignRecord, dialingWith } from "../helpers/campaigns.ts";
 
 /** A store over a map, counting loads: what the registry restores from. */
 function memoryStore(contexts: RestorableContext[]) {
@@ -26,16 +23,7 @@ function memoryStore(contexts: RestorableContext[]) {
       );
     },
     async loadDialing() {
-      return {
-        hopper: [],
-        hopperFilledAt: 0,
-        calls: {},
-        leads: noLeads(),
-        recent: [],
-        history: new RecentCalls(),
-        ledger: new ComplianceLedger(),
-        firstStartedAt: null,
-      };
+      return dialingWith();
     },
     async campaignsWithLiveCalls() {
       return [];

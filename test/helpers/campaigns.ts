@@ -3,7 +3,10 @@ import type {
   CampaignRecord,
   CampaignStatus,
 } from "../../actors/campaign.machine.ts";
+import { type DialingState, type HopperLead, noLeads } from "../../actors/dialing.ts";
 import { IdempotencyWindow } from "../../actors/idempotency.ts";
+import { RecentCalls } from "../../src/dialer/call-history.ts";
+import { ComplianceLedger } from "../../src/dialer/ledger.ts";
 
 /** A campaign record as the actor holds it, for machine-level tests. */
 export const campaignRecord = (overrides: Partial<CampaignRecord> = {}): CampaignRecord => ({
@@ -32,4 +35,16 @@ export const contextWith = (
   campaign: campaignRecord({ status }),
   idempotency: new IdempotencyWindow(),
   ...overrides,
+});
+
+/** A campaign's dialing state with nothing dialled yet, and these leads in its hopper. */
+export const dialingWith = (hopper: HopperLead[] = []): DialingState => ({
+  hopper,
+  hopperFilledAt: 0,
+  calls: {},
+  leads: noLeads(),
+  recent: [],
+  history: new RecentCalls(),
+  ledger: new ComplianceLedger(),
+  firstStartedAt: null,
 });
