@@ -27,6 +27,8 @@ export type AgentListener = (agent: AgentPresence) => void;
  */
 export class AgentBoard {
   private readonly agents = new Map<string, AgentPresence>();
+  /** The same agents by campaign: pacing and every answer look at one campaign's agents. */
+  private readonly byCampaign = new Map<string, Map<string, AgentPresence>>();
   private readonly listeners = new Set<AgentListener>();
 
   get(userId: string): AgentPresence | undefined {
@@ -36,9 +38,8 @@ export class AgentBoard {
   /** Agents of a campaign, optionally in one state. */
   inCampaign(campaignId: string, state?: AgentState): AgentPresence[] {
     const found: AgentPresence[] = [];
-    for (const agent of this.agents.values()) {
-      if (agent.campaignId === campaignId && (state === undefined || agent.state === state))
-        found.push(agent);
+    for (const agent of this.byCampaign.get(campaignId)?.values() ?? []) {
+      if (state === undefined || agent.state === state) found.push(agent);
     }
     return found;
   }
@@ -50,8 +51,8 @@ export class AgentBoard {
   /** The ready agent of a campaign who has waited longest, if any. */
   longestReady(campaignId: string): AgentPresence | undefined {
     let best: AgentPresence | undefined;
-    for (const agent of this.agents.values()) {
-      if (agent.campaignId !== campaignId || agent.state !== "ready") continue;
+    for (const agent of this.byCampaign.get(campaignId)?.values() ?? []) {
+      if (agent.state !== "ready") continue;
       if (!best || agent.since < best.since) best = agent;
     }
     return best;
@@ -59,10 +60,26 @@ export class AgentBoard {
 
   set(agent: Omit<AgentPresence, "since">, now: number): AgentPresence {
     const next = { ...agent, since: now };
+    const before = this.agents.get(agent.userId)?.campaignId;
+    // An agent keeps its place in its campaign's order while it stays in the campaign.
+    if (before && (before !== next.campaignId || next.state === "offline"))
+      this.campaignAgents(before).delete(agent.userId);
     if (next.state === "offline") this.agents.delete(agent.userId);
-    else this.agents.set(agent.userId, next);
+    else {
+      this.agents.set(agent.userId, next);
+      if (next.campaignId) this.campaignAgents(next.campaignId).set(agent.userId, next);
+    }
     for (const listener of this.listeners) listener(next);
     return next;
+  }
+
+  private campaignAgents(campaignId: string): Map<string, AgentPresence> {
+    let agents = this.byCampaign.get(campaignId);
+    if (!agents) {
+      agents = new Map();
+      this.byCampaign.set(campaignId, agents);
+    }
+    return agents;
   }
 
   subscribe(listener: AgentListener): () => void {
