@@ -12,6 +12,7 @@ import { campaignRecordOf } from "../modules/campaigns/store.ts";
 import { authenticate, authorize } from "../plugins/auth.ts";
 import { AgentMessageSchema, SupervisorMessageSchema } from "./asyncapi.ts";
 import { agentsTopic, agentTopic, campaignsTopic, campaignTopic } from "./hub.ts";
+import { SnapshotBatcher } from "./snapshots.ts";
 
 /** Limits every socket gets: Bun closes a larger frame with 1009 and a stalled reader at its limit. */
 export const SOCKET_LIMITS = {
@@ -122,6 +123,14 @@ function parse<T>(
 export function realtimeModule(deps: ServiceDeps) {
   const openSockets = new Map<string, number>();
   const graceTimers = new Map<string, ReturnType<typeof setTimeout>>();
+  const snapshots = new SnapshotBatcher(async (tenantId) => {
+    const { items } = await listTenantCampaigns(deps.db, tenantId, {}, { limit: 500, offset: 0 });
+    return JSON.stringify({
+      type: "snapshot",
+      campaigns: items.map((row) => campaignView(campaignRecordOf(row))),
+      agents: deps.dialer.agents.inTenant(tenantId).map(agentView),
+    });
+  });
 
   return new Elysia({ name: "realtime", detail: { tags: ["realtime"] } })
     .ws("/ws/supervisor", {
@@ -135,17 +144,7 @@ export function realtimeModule(deps: ServiceDeps) {
         ws.subscribe(agentsTopic(session.tenantId));
         closeAtExpiry(ws, session, deps.clock.now());
         // A snapshot first, so that a reconnecting client never needs the REST API to catch up.
-        const { items } = await listTenantCampaigns(
-          deps.db,
-          session.tenantId,
-          {},
-          { limit: 500, offset: 0 },
-        );
-        send(ws, {
-          type: "snapshot",
-          campaigns: items.map((row) => campaignView(campaignRecordOf(row))),
-          agents: deps.dialer.agents.inTenant(session.tenantId).map(agentView),
-        });
+        ws.send(await snapshots.of(session.tenantId));
       },
       message(ws, raw) {
         const message = parse<{ type: "subscribe"; campaign_ids?: string[] }>(
