@@ -4,7 +4,6 @@ import { type RecentCalls, recordEndedCall } from "../src/dialer/call-history.ts
 import { callingWindow } from "../src/dialer/calling-window.ts";
 import { type ComplianceLedger, ledgerEntryOf } from "../src/dialer/ledger.ts";
 import type { CallOutcome } from "../src/dialer/outcome.ts";
-import type { Pacing } from "../src/dialer/pacing.ts";
 
 export type LeadState = (typeof LEAD_STATES)[number];
 export type DialableState = "Fresh" | "Retry" | "Callback";
@@ -58,8 +57,6 @@ export interface DialingState {
   ledger: ComplianceLedger;
   /** When the campaign first ran (epoch ms), where its legal window starts; null before. */
   firstStartedAt: number | null;
-  /** The last pacing decision a claim made, and when: what supervisors and the simulator see. */
-  paced?: (Pacing & { at: number }) | undefined;
 }
 
 /** How many leads a hopper holds at most; refills read this many in one query. */
@@ -102,7 +99,6 @@ export type DialingEvent =
     }
   /** An agent dispositioned a call `wrapMs` after it hung up. */
   | { type: "dialing.wrappedUp"; wrapMs: number }
-  | { type: "dialing.paced"; paced: Pacing & { at: number } }
   | { type: "dialing.started"; at: number }
   | { type: "dialing.leadsMoved"; moves: LeadMove[] }
   /** Counted again from the database, after leads arrived by import. */
@@ -169,8 +165,6 @@ export function applyDialing(state: DialingState, event: DialingEvent): DialingS
     case "dialing.wrappedUp":
       state.history.wrapped(event.wrapMs);
       return { ...state };
-    case "dialing.paced":
-      return { ...state, paced: event.paced };
     case "dialing.started":
       return state.firstStartedAt === null ? { ...state, firstStartedAt: event.at } : state;
   }

@@ -63,6 +63,7 @@ export function createServiceDeps(input: ServiceDepsInput): ServiceDeps {
       gate: new KeyedMutex(),
       cursors: new Map(),
       pacer: PACER_DEFAULTS,
+      paced: new Map(),
     },
     realtime: new RealtimeHub(input.logger, (tenantId, campaignId) =>
       campaignStatsFor(deps, tenantId, campaignId),

@@ -4,6 +4,7 @@ import type { TenantRegistry } from "../actors/tenant-registry.ts";
 import type { Database, RawClient } from "../db/client.ts";
 import type { Config } from "./config.ts";
 import type { AgentBoard } from "./dialer/agents.ts";
+import type { Pacing } from "./dialer/pacing.ts";
 import type { PacerTuning } from "./dialer/predictive.ts";
 import type { CredentialDirectory } from "./identity/credentials.ts";
 import type { RateLimiter } from "./identity/rate-limiter.ts";
@@ -40,6 +41,11 @@ export interface ServiceDeps {
     gate: KeyedMutex;
     cursors: Map<string, number>;
     pacer: PacerTuning;
+    /**
+     * Each campaign's last pacing decision and when it was made (the simulator charts it).
+     * Kept beside the actors: claims probe pacing several times a second per campaign.
+     */
+    paced: Map<string, Pacing & { at: number }>;
   };
   /** Pushes state changes to supervisor and agent sockets. */
   realtime: RealtimeHub;

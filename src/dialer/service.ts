@@ -52,7 +52,7 @@ const leaseFrom = (at: number) =>
 
 /**
  * How many new calls a running campaign may place now, by its dial mode (`paceCampaign`).
- * The decision is kept on the actor as the campaign's last, for stats and the simulator.
+ * The decision is kept as the campaign's last, for the simulator's chart.
  */
 function allowance(deps: ServiceDeps, actor: CampaignActor): number {
   const { campaign, dialing } = actor.getSnapshot().context;
@@ -60,7 +60,7 @@ function allowance(deps: ServiceDeps, actor: CampaignActor): number {
   const now = deps.clock.now();
   const agents = deps.dialer.agents.inCampaign(campaign.id);
   const pacing = paceCampaign(campaign, dialing, agents, now, deps.dialer.pacer);
-  deps.campaigns.dispatch(actor, { type: "dialing.paced", paced: { ...pacing, at: now } });
+  deps.dialer.paced.set(campaign.id, { ...pacing, at: now });
   return pacing.calls;
 }
 

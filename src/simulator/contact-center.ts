@@ -241,7 +241,7 @@ export async function simulateDay(options: DayOptions): Promise<DayResult> {
   const ratios: number[] = [];
   /** The decision the service made on this claim, if it made one (a claim may stop short). */
   const paced = (now: number) => {
-    const last = deps.campaigns.peek(campaignId)?.dialing?.paced;
+    const last = deps.dialer.paced.get(campaignId);
     return last?.at === now ? last : undefined;
   };
 
