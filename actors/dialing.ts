@@ -43,19 +43,15 @@ export interface DialingState {
   hopper: HopperLead[];
   /** When the hopper was last filled (epoch ms); it is refilled when empty or stale. */
   hopperFilledAt: number;
-  /**
-   * The calls in flight, the outcomes of recent calls, the recent-call history and the
-   * ledger are changed in place rather than copied: successive states share them, because
-   * copying them on every call event (30 days of answers, in the ledger's case) cost more
-   * than the event. Only `applyDialing` changes them.
-   */
   calls: Record<string, LiveCall>;
   leads: Record<LeadState, number>;
   /** Outcomes of the most recent calls, oldest first, at most `RECENT_CALLS`. */
   recent: CallOutcome[];
   /**
    * Live answers, ring, talk and wrap-up times of recent calls, and every live answer and
-   * abandon of the last 30 days.
+   * abandon of the last 30 days. Both are recorded into rather than copied: successive
+   * states share them, because copying 30 days of answers on every ended call would cost
+   * more than the call. Only `applyDialing` records into them.
    */
   history: RecentCalls;
   ledger: ComplianceLedger;
@@ -118,8 +114,8 @@ function moved(leads: Record<LeadState, number>, moves: LeadMove[]) {
 }
 
 /**
- * The dialing state after one committed change. Pure but for the calls, recent outcomes,
- * history and ledger, which it changes in place (see `DialingState`).
+ * The dialing state after one committed change. Pure but for the history and the ledger,
+ * which it records into (see `DialingState`).
  */
 export function applyDialing(state: DialingState, event: DialingEvent): DialingState {
   switch (event.type) {
@@ -129,10 +125,12 @@ export function applyDialing(state: DialingState, event: DialingEvent): DialingS
       return { ...state, hopper: event.leads, hopperFilledAt: event.at };
     case "dialing.callsPlaced": {
       const removed = new Set(event.removed);
-      for (const call of event.calls) state.calls[call.id] = call;
+      const calls = { ...state.calls };
+      for (const call of event.calls) calls[call.id] = call;
       return {
         ...state,
         hopper: state.hopper.filter((lead) => !removed.has(lead.id)),
+        calls,
         leads: moved(
           state.leads,
           event.from.map((from) => ({ from, to: "Dialing" })),
@@ -140,20 +138,23 @@ export function applyDialing(state: DialingState, event: DialingEvent): DialingS
       };
     }
     case "dialing.callChanged":
-      state.calls[event.call.id] = event.call;
       return {
         ...state,
+        calls: { ...state.calls, [event.call.id]: event.call },
         leads: event.lead ? moved(state.leads, [event.lead]) : state.leads,
       };
     case "dialing.callEnded": {
-      delete state.calls[event.callId];
-      state.recent.push(event.outcome);
-      if (state.recent.length > RECENT_CALLS) state.recent.shift();
+      const { [event.callId]: _ended, ...calls } = state.calls;
+      const recent =
+        state.recent.length >= RECENT_CALLS ? state.recent.slice(1) : state.recent.slice();
+      recent.push(event.outcome);
       recordEndedCall(state.history, event);
       const entry = ledgerEntryOf(event);
       if (entry) state.ledger.record(entry);
       return {
         ...state,
+        calls,
+        recent,
         leads: event.lead ? moved(state.leads, [event.lead]) : state.leads,
       };
     }
