@@ -30,7 +30,8 @@ import { buildWorld, SteppedClock, type World } from "./world.ts";
 /**
  * How calls are paced, all by the dialer service itself. `predictive`: a predictive campaign
  * (the predictive pacer, `dial_ratio` as its cap); `progressive`: a progressive campaign at
- * 1.0; `ratio`: progressive at a fixed `dial_ratio` (3.0 is the busy-but-illegal anchor).
+ * 1.0; `ratio`: progressive at a fixed `dial_ratio`. Progressive pacing dials only while
+ * agents are ready, so even 3.0 seldom abandons: it is not a busy-but-illegal anchor.
  */
 export type PacingMode = "predictive" | "progressive" | "ratio";
 
