@@ -235,6 +235,26 @@ export const firstStartOf = async (db: Executor, campaignId: string) =>
 
 const stamp = (at: Date | null) => at?.toISOString() ?? null;
 
+/** After a call without a conversation. */
+interface LeadRetry {
+  maxAttempts: number;
+  retryAt: Date;
+}
+
+/**
+ * A lead's next state and due time after a call without a conversation: Retry after the
+ * delay, or Exhausted when its attempts have run out. The one place of that rule, as the
+ * `state` and `next_attempt_at` expressions of an `update leads`.
+ */
+const retriedOrExhausted = (retry: LeadRetry | undefined) => {
+  const exhausted = sql`attempts >= ${retry?.maxAttempts ?? 0}::int`;
+  return {
+    state: sql`case when ${exhausted} then 'Exhausted' else 'Retry' end`,
+    nextAttemptAt: sql`case when ${exhausted} then null
+      else ${stamp(retry?.retryAt ?? null)}::timestamptz end`,
+  };
+};
+
 /**
  * Ends a call in one statement: its row, its CDR (once per call), and for a call no agent
  * took, its lead's next state: Retry after the delay, or Exhausted when its attempts have run
@@ -249,11 +269,12 @@ export async function endCall(
     ringSeconds: number;
     talkSeconds: number;
     /** Set when the lead is settled now (no agent took the call). */
-    retry?: { maxAttempts: number; retryAt: Date } | undefined;
+    retry?: LeadRetry | undefined;
   },
 ): Promise<"Retry" | "Exhausted" | undefined> {
   const { ended: call, retry } = end;
   const at = stamp(call.endedAt);
+  const next = retriedOrExhausted(retry);
   const result = await db.execute(sql`
     with ended as (
       update calls set status = 'ended', outcome = ${call.outcome}, hangup_cause = ${call.hangupCause},
@@ -275,10 +296,7 @@ export async function endCall(
       from ended
       on conflict do nothing),
     moved as (
-      update leads set
-        state = case when attempts >= ${retry?.maxAttempts ?? 0}::int then 'Exhausted' else 'Retry' end,
-        next_attempt_at = case when attempts >= ${retry?.maxAttempts ?? 0}::int then null
-          else ${stamp(retry?.retryAt ?? null)}::timestamptz end,
+      update leads set state = ${next.state}, next_attempt_at = ${next.nextAttemptAt},
         last_outcome = ${call.outcome}, updated_at = ${at}::timestamptz
       where id = ${call.leadId}::uuid and ${retry !== undefined}::boolean
         and exists (select 1 from ended)
@@ -317,7 +335,7 @@ export async function settleDisposition(
     call: CallRow;
     lead:
       | { state: "Completed" | "Callback" | "DoNotCall"; nextAttemptAt: Date | null }
-      | { retry: { maxAttempts: number; retryAt: Date } };
+      | { retry: LeadRetry };
     addToDnc: boolean;
   },
 ): Promise<LeadState | undefined> {
@@ -325,6 +343,7 @@ export async function settleDisposition(
   const at = stamp(call.updatedAt);
   const fixed = "state" in lead ? lead : undefined;
   const retry = "retry" in lead ? lead.retry : undefined;
+  const next = retriedOrExhausted(retry);
   const result = await db.execute(sql`
     with updated as (
       update calls set disposition = ${call.disposition}, updated_at = ${at}::timestamptz
@@ -340,12 +359,10 @@ export async function settleDisposition(
       on conflict do nothing),
     moved as (
       update leads set
-        state = case when not ${retry !== undefined}::boolean then ${fixed?.state ?? null}::text
-          when attempts >= ${retry?.maxAttempts ?? 0}::int then 'Exhausted' else 'Retry' end,
-        next_attempt_at = case when not ${retry !== undefined}::boolean
-            then ${stamp(fixed?.nextAttemptAt ?? null)}::timestamptz
-          when attempts >= ${retry?.maxAttempts ?? 0}::int then null
-          else ${stamp(retry?.retryAt ?? null)}::timestamptz end,
+        state = case when ${retry !== undefined}::boolean then ${next.state}
+          else ${fixed?.state ?? null}::text end,
+        next_attempt_at = case when ${retry !== undefined}::boolean then ${next.nextAttemptAt}
+          else ${stamp(fixed?.nextAttemptAt ?? null)}::timestamptz end,
         last_outcome = ${call.disposition}, updated_at = ${at}::timestamptz
       where id = ${call.leadId}::uuid and exists (select 1 from updated)
       returning state)
