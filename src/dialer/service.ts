@@ -52,13 +52,17 @@ const leaseFrom = (at: number) =>
 
 /**
  * How many new calls a running campaign may place now, by its dial mode (`paceCampaign`).
- * The decision is kept as the campaign's last, for the simulator's chart.
+ * The decision is kept as the campaign's last, for the simulator's chart. `agents` are the
+ * campaign's agents, when the caller has just listed them.
  */
-function allowance(deps: ServiceDeps, actor: CampaignActor): number {
+function allowance(
+  deps: ServiceDeps,
+  actor: CampaignActor,
+  agents = deps.dialer.agents.inCampaign(actor.getSnapshot().context.campaign.id),
+): number {
   const { campaign, dialing } = actor.getSnapshot().context;
   if (campaign.status !== "running" || !dialing) return 0;
   const now = deps.clock.now();
-  const agents = deps.dialer.agents.inCampaign(campaign.id);
   const pacing = paceCampaign(campaign, dialing, agents, now, deps.dialer.pacer);
   deps.dialer.paced.set(campaign.id, { ...pacing, at: now });
   return pacing.calls;
@@ -203,16 +207,14 @@ async function claimOnce(deps: ServiceDeps, node: NodePrincipal, max: number): P
   const wants: { campaignId: string; allowed: number }[] = [];
   for (const campaignId of deps.campaigns.runningCampaigns(node.tenantId)) {
     // Pacing decides who may dial; this only skips campaigns nobody is working on.
-    const working = deps.dialer.agents
-      .inCampaign(campaignId)
-      .some((agent) => agent.state !== "paused");
-    if (!working) continue;
+    const agents = deps.dialer.agents.inCampaign(campaignId);
+    if (!agents.some((agent) => agent.state !== "paused")) continue;
     const live = deps.campaigns.dialingActor(node.tenantId, campaignId);
     let allowed = 0;
-    if (live) allowed = allowance(deps, live);
+    if (live) allowed = allowance(deps, live, agents);
     else {
       const loaded = await deps.campaigns.withDialing(node.tenantId, campaignId, async (actor) =>
-        allowance(deps, actor),
+        allowance(deps, actor, agents),
       );
       if (loaded.found) allowed = loaded.value;
     }
