@@ -6,24 +6,27 @@ import { calls, campaignStatusChanges, cdrs, leads, nodes } from "../schema/inde
 
 export type CallRow = typeof calls.$inferSelect;
 
+export interface HopperParams {
+  campaignId: string;
+  now: Date;
+  windowStart: string;
+  windowEnd: string;
+  maxAttempts: number;
+  limit: number;
+}
+
 /**
  * Up to `limit` leads a campaign may dial now, in dialing order: due callbacks, then due
  * retries, then fresh leads in import order; only with attempts left, off the do-not-call
  * list, and inside the calling window in the lead's own time zone (DST-aware, by the
- * database's zone rules). Each state is read by its own index and stops at `limit`. Nothing is
- * marked: a claim re-checks each lead as it takes it.
+ * database's zone rules). Each state is read in order by its own index and stops at `limit`.
+ *
+ * The window test is wrapped in a CASE on purpose: as two range comparisons the planner
+ * guesses that 1 lead in 200 passes it, and rather than walk the index to the first `limit`
+ * leads it reads and sorts every fresh lead of the campaign (100 ms at 50,000 leads, against
+ * 2 ms). A CASE it takes for a coin toss.
  */
-export async function readHopper(
-  db: Executor,
-  params: {
-    campaignId: string;
-    now: Date;
-    windowStart: string;
-    windowEnd: string;
-    maxAttempts: number;
-    limit: number;
-  },
-): Promise<HopperLead[]> {
+export function hopperQuery(params: HopperParams) {
   const now = params.now.toISOString();
   const pick = (state: "Callback" | "Retry" | "Fresh", rank: number) => sql`
     (select l.id, l.lead_list_id, l.phone, l.timezone, l.state, l.attempts, l.fields, ${rank} as rank,
@@ -33,16 +36,22 @@ export async function readHopper(
         and l.attempts < ${params.maxAttempts}
         ${state === "Fresh" ? sql`` : sql`and l.next_attempt_at <= ${now}::timestamptz`}
         and not exists (select 1 from dnc_numbers d where d.tenant_id = l.tenant_id and d.phone = l.phone)
-        and (timezone(l.timezone, ${now}::timestamptz))::time >= ${params.windowStart}::time
-        and (timezone(l.timezone, ${now}::timestamptz))::time < ${params.windowEnd}::time
+        and case when (timezone(l.timezone, ${now}::timestamptz))::time >= ${params.windowStart}::time
+          and (timezone(l.timezone, ${now}::timestamptz))::time < ${params.windowEnd}::time
+          then true else false end
       order by ${state === "Fresh" ? sql`l.seq` : sql`l.next_attempt_at, l.seq`}
       limit ${params.limit})`;
-  const result = await db.execute(sql`
+  return sql`
     select p.id, p.lead_list_id, p.phone, p.timezone, p.state, p.attempts, p.fields, ll.caller_id
     from (${pick("Callback", 0)} union all ${pick("Retry", 1)} union all ${pick("Fresh", 2)}) p
     join lead_lists ll on ll.id = p.lead_list_id
     order by p.rank, p.next_attempt_at, p.seq
-    limit ${params.limit}`);
+    limit ${params.limit}`;
+}
+
+/** The hopper's leads (see `hopperQuery`). Nothing is marked: a claim re-checks each lead. */
+export async function readHopper(db: Executor, params: HopperParams): Promise<HopperLead[]> {
+  const result = await db.execute(hopperQuery(params));
   return rowsOf<{
     id: string;
     lead_list_id: string;

@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, gt } from "drizzle-orm";
+import { and, asc, count, desc, eq, gt, sql } from "drizzle-orm";
 import type { Executor } from "../client.ts";
 import { leadImportRejections, leadImports, leadLists, leads } from "../schema/index.ts";
 import { paged } from "./paged.ts";
@@ -119,3 +119,8 @@ export const rejectedRowsAfter = (
     .where(and(eq(leadImportRejections.importId, importId), gt(leadImportRejections.row, afterRow)))
     .orderBy(asc(leadImportRejections.row))
     .limit(limit);
+
+/** Refreshes the planner's statistics on leads (a sample of at most 30,000 rows). */
+export const analyzeLeads = async (db: Executor) => {
+  await db.execute(sql`analyze leads`);
+};

@@ -19,6 +19,7 @@ import {
   sweepExpiredCalls,
 } from "../dialer/service.ts";
 import type { UserPrincipal } from "../identity/principal.ts";
+import { heartbeat } from "../modules/edge-nodes/service.ts";
 import { Agenda } from "./agenda.ts";
 import type { DaySample } from "./chart.ts";
 import { OccupancyMeter, occupancyOf } from "./occupancy.ts";
@@ -76,6 +77,8 @@ export interface DayResult {
 }
 
 const SWEEP_EVERY_MS = 30_000;
+/** The node's heartbeat: well inside the time after which a silent node's calls fail. */
+const HEARTBEAT_EVERY_MS = 10_000;
 /** Calls still running when the shift ends are followed to their end, up to this long. */
 const DRAIN_LIMIT_MS = 4 * 3_600_000;
 const ABANDON_HANGUP_MS = 1_000;
@@ -247,9 +250,14 @@ export async function simulateDay(options: DayOptions): Promise<DayResult> {
   };
 
   let lastSweep = options.startAt;
+  let lastHeartbeat = Number.NEGATIVE_INFINITY;
   const tick = async () => {
     const now = clock.now();
     if (now >= endAt) return;
+    if (now - lastHeartbeat >= HEARTBEAT_EVERY_MS) {
+      lastHeartbeat = now;
+      await heartbeat(deps, node, counts.placed - counts.ended);
+    }
     if (now - lastSweep >= SWEEP_EVERY_MS) {
       lastSweep = now;
       await sweepExpiredCalls(deps);

@@ -9,7 +9,8 @@ import {
   noLeads,
   takeFromHopper,
 } from "../../actors/dialing.ts";
-import { readHopper } from "../../db/queries/dialer.ts";
+import { hopperQuery, readHopper } from "../../db/queries/dialer.ts";
+import { rowsOf } from "../../db/rows.ts";
 import { sweepExpiredCalls } from "../../src/dialer/service.ts";
 import { createWorkspace } from "../helpers/app.ts";
 import { campaignRecord, dialingWith } from "../helpers/campaigns.ts";
@@ -306,5 +307,35 @@ describe("dialing through the campaign actor, on a simulated clock", () => {
       expect(fromDatabase.map((entry) => entry.timezone).sort()).toEqual(expected.sort());
       expect(fromHopper.length).toBe(fromDatabase.length);
     }
+  });
+
+  test("after a large import the planner knows the leads, and the hopper walks their index", async () => {
+    const phones = Array.from(
+      { length: 5_000 },
+      (_, i) => `+1212${2_000_000 + i},America/New_York`,
+    );
+    const d = await dialingWorkspace(`phone,timezone\n${phones.join("\n")}\n`);
+    const db = d.w.deps.db;
+    const [table] = rowsOf<{ estimated: number; counted: number }>(
+      await db.execute(sql`select (select reltuples from pg_class where relname = 'leads') as estimated,
+        (select count(*)::int from leads) as counted`),
+    );
+    expect(Number(table?.estimated)).toBe(table?.counted as number);
+    const plan = rowsOf<{ "QUERY PLAN": string }>(
+      await db.execute(
+        sql`explain ${hopperQuery({
+          campaignId: d.campaignId,
+          now: new Date(d.clock.now()),
+          windowStart: "09:00",
+          windowEnd: "21:00",
+          maxAttempts: 3,
+          limit: 200,
+        })}`,
+      ),
+    )
+      .map((row) => row["QUERY PLAN"])
+      .join("\n");
+    expect(plan).toContain("leads_campaign_state_seq");
+    expect(plan).not.toContain("Seq Scan on leads");
   });
 });

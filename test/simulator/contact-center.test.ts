@@ -115,6 +115,14 @@ describe("a short simulated shift through the real services", () => {
     expect(serviceReport).toEqual(simulatorReport);
   });
 
+  test("the node's heartbeats keep long calls alive: every call ends as the node reported it", async () => {
+    const { rows } = await ledgersOf(predictive);
+    const causes = new Set(rows.map((row) => row.hangupCause));
+    expect(causes).not.toContain("LEASE_EXPIRED");
+    // Calls longer than a lease were among them.
+    expect(rows.some((row) => row.talkSeconds > 60)).toBe(true);
+  });
+
   test("nothing is left in flight, and the summary adds up", async () => {
     const { deps, campaignId } = predictive.world;
     const open = await deps.db.select().from(calls).where(eq(calls.campaignId, campaignId));

@@ -1,6 +1,6 @@
 import type { CountryCode } from "libphonenumber-js/max";
 import { type BulkSession, withBulkTransaction } from "../../../db/bulk.ts";
-import type { LeadListRow } from "../../../db/queries/leads.ts";
+import { analyzeLeads, type LeadListRow } from "../../../db/queries/leads.ts";
 import type { RequestMeta, ServiceDeps } from "../../deps.ts";
 import { ApiError, badRequest, type FieldError, INVALID_BODY } from "../../errors.ts";
 import { auditActorOf, type Principal } from "../../identity/principal.ts";
@@ -157,6 +157,13 @@ function regionOf(upload: ImportUpload): CountryCode | undefined {
 }
 
 /**
+ * An import this large refreshes the planner's statistics on leads at once: PGlite has no
+ * autovacuum, and PostgreSQL's comes a minute later, while the dialer reads the new leads
+ * straight away. On stale statistics it planned its claims over every lead of the campaign.
+ */
+const ANALYZE_AFTER_ROWS = 1_000;
+
+/**
  * Imports a spooled CSV into a lead list, all or nothing. Rows are judged as they stream and
  * copied into a staging table; duplicates (within the file or already in the list) are then
  * found by the database through the list's unique (list, phone) index, numbers on the tenant's
@@ -179,7 +186,7 @@ export async function runImport(
     const startedAt = new Date(deps.clock.now());
     const counted = { rows: 0, accepted: 0 };
     const actor = auditActorOf(principal);
-    return await withBulkTransaction(deps.rawDb, async (session) => {
+    const view = await withBulkTransaction(deps.rawDb, async (session) => {
       // Imports into one list run one after another, so duplicate detection stays exact.
       await session.execute("select id from lead_lists where id = $1 for update", [list.id]);
       await session.execute(
@@ -217,6 +224,8 @@ export async function runImport(
         now: () => new Date(deps.clock.now()),
       });
     });
+    if (view.imported >= ANALYZE_AFTER_ROWS) await analyzeLeads(deps.db);
+    return view;
   } catch (error) {
     if (error instanceof NotTextError)
       throw badRequest(error.message, [{ field: "file", message: error.message }]);
