@@ -46,7 +46,7 @@ export interface PacerDecision {
   calls: number;
   /** Calls in flight (after placing) per agent expected free when they are answered. */
   ratio: number;
-  mode: "predictive" | "progressive";
+  mode: "predictive" | "progressive" | "fixed";
   reason: string;
   /** Agents expected free within the ring time. */
   expectedFree: number;
@@ -64,6 +64,11 @@ export interface PacerTuning {
   targetShare: number;
   /** Largest accepted chance that the calls in flight abandon more than the budget left. */
   budgetRisk: number;
+  /**
+   * Pace at this fixed ratio instead (see `fixedRatio`): the simulator's busy-but-illegal
+   * anchor. The service never sets it.
+   */
+  fixedRatio?: number | undefined;
 }
 
 export const PACER_DEFAULTS: PacerTuning = {
@@ -171,6 +176,27 @@ function progressive(input: PacerInput, why: string): PacerDecision {
 }
 
 /**
+ * A fixed dial ratio over every agent logged in to the campaign, ready or busy, blind to the
+ * answer rate and the ledger: calls not yet answered ≤ agents × `ratio`. This is a fixed
+ * "dial level" that counts agents on calls (VICIdial's default tally): agents stay busy, and
+ * answers that find none ready are abandoned however many there are.
+ */
+function fixedRatio(input: PacerInput, ratio: number): PacerDecision {
+  const team = input.readyAgents + input.busyAgents.length;
+  const inFlight = input.ringingMs.length;
+  const calls = Math.max(0, Math.floor(team * ratio + 1e-9) - inFlight);
+  return {
+    calls,
+    ratio,
+    mode: "fixed",
+    reason: `fixed: ${ratio} calls in flight per agent logged in, ${team} agents`,
+    expectedFree: input.readyAgents,
+    expectedAnswers: 0,
+    expectedAbandons: 0,
+  };
+}
+
+/**
  * How many calls to place now. Progressive (one call in flight per ready agent) for a team
  * under `minTeam`, with fewer than `minSamples` measured calls, or once the abandon budget
  * is spent; otherwise the most calls such that, over every call in flight:
@@ -183,6 +209,7 @@ function progressive(input: PacerInput, why: string): PacerDecision {
  * Never fewer calls than progressive pacing would place: those cannot be abandoned.
  */
 export function pace(input: PacerInput, tuning: PacerTuning = PACER_DEFAULTS): PacerDecision {
+  if (tuning.fixedRatio !== undefined) return fixedRatio(input, tuning.fixedRatio);
   const team = input.readyAgents + input.busyAgents.length;
   const { history } = input;
   if (team < tuning.minTeam)

@@ -18,7 +18,8 @@ const USAGE = `usage: bun src/simulator/cli.ts [options]
   --leads N             leads imported (5000)
   --hours H             length of the shift, fractions allowed (0.25)
   --mode M              predictive | progressive | ratio (predictive)
-  --ratio R             fixed dial ratio (ratio mode) or the cap (predictive) (3)
+  --ratio R             the campaign's dial_ratio: the fixed ratio (ratio), the cap
+                        (predictive), calls per ready agent (progressive) (3)
   --max-abandon-rate F  the campaign's max_abandon_rate (0.03)
   --answer-rate F       share of calls a person answers (0.3)
   --machine-rate F      share answered by a machine (0.1)

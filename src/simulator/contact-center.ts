@@ -31,8 +31,9 @@ import { buildWorld, SteppedClock, type World } from "./world.ts";
 /**
  * How calls are paced, all by the dialer service itself. `predictive`: a predictive campaign
  * (the predictive pacer, `dial_ratio` as its cap); `progressive`: a progressive campaign at
- * 1.0; `ratio`: progressive at a fixed `dial_ratio`. Progressive pacing dials only while
- * agents are ready, so even 3.0 seldom abandons: it is not a busy-but-illegal anchor.
+ * `dial_ratio` (calls waiting ≤ ready agents × ratio, so it dials only while agents are
+ * ready); `ratio`: a fixed ratio over every logged-in agent, ready or busy, blind to the
+ * ledger (the pacer's `fixedRatio`): the busy-but-illegal anchor.
  */
 export type PacingMode = "predictive" | "progressive" | "ratio";
 
@@ -42,7 +43,7 @@ export interface DayOptions {
   /** Length of the simulated shift; fractions give minutes. */
   hours: number;
   mode: PacingMode;
-  /** `ratio`: the fixed dial ratio; `predictive`: the cap on it. */
+  /** The campaign's `dial_ratio`: the fixed ratio in `ratio` mode, a cap in `predictive`. */
   ratio: number;
   maxAbandonRate: number;
   seed: number;
@@ -129,12 +130,16 @@ export async function simulateDay(options: DayOptions): Promise<DayResult> {
     agents: options.agents,
     leads: options.leads,
     timezone: options.timezone,
-    dialMode: options.mode === "predictive" ? "predictive" : "progressive",
-    dialRatio: options.mode === "progressive" ? 1 : options.ratio,
+    dialMode: options.mode === "progressive" ? "progressive" : "predictive",
+    dialRatio: options.ratio,
     maxAbandonRate: options.maxAbandonRate,
   });
   const { deps, node, campaignId } = world;
-  deps.dialer = { ...deps.dialer, pacer: options.tuning ?? PACER_DEFAULTS };
+  const tuning = options.tuning ?? PACER_DEFAULTS;
+  deps.dialer = {
+    ...deps.dialer,
+    pacer: options.mode === "ratio" ? { ...tuning, fixedRatio: options.ratio } : tuning,
+  };
 
   const random = new Random(options.seed);
   const hourAt = localHours(options.timezone);

@@ -268,3 +268,22 @@ describe("recent calls", () => {
     expect(later.talkCv).toBeCloseTo(0, 6);
   });
 });
+
+describe("a fixed ratio (the simulator's busy-but-illegal anchor)", () => {
+  const fixed = { ...PACER_DEFAULTS, fixedRatio: 3 };
+  test.each([
+    ["100 agents, none ringing", snapshot(), 300],
+    ["100 agents, 120 unanswered", snapshot({ ringingMs: Array(120).fill(5_000) }), 180],
+    ["more unanswered than the ratio allows", snapshot({ ringingMs: Array(310).fill(0) }), 0],
+    // The ledger and the small team do not hold it back, as they hold back the pacer.
+    [
+      "a spent budget, 9 agents",
+      snapshot({ readyAgents: 0, busyAgents: team(9), ledger: { abandonRate: 0.2, budget: 0 } }),
+      27,
+    ],
+  ])("%s", (_name, input, calls) => {
+    const decision = pace(input, fixed);
+    expect(decision).toMatchObject({ calls, ratio: 3, mode: "fixed" });
+    expect(pace(input).mode).not.toBe("fixed");
+  });
+});

@@ -89,7 +89,8 @@ describe("a short simulated shift through the real services", () => {
     expect(fed).toEqual(rebuilt);
     const verdicts = fed.map((entry) => (entry as { verdict: string }).verdict);
     expect(verdicts.filter((verdict) => verdict === "answer").length).toBeGreaterThan(10);
-    expect(verdicts.filter((verdict) => verdict === "abandon").length).toBeGreaterThan(0);
+    // Dialling for busy agents as well, blind to the ledger, it abandons past the limit.
+    expect(fixed.summary.abandonRate).toBeGreaterThan(0.03);
     // Every placed call ended, and has its CDR.
     expect(rows).toBe(fixed.summary.callsPlaced);
     expect(fixed.summary.callsEnded).toBe(fixed.summary.callsPlaced);
