@@ -1,9 +1,10 @@
-import { PGlite } from "@electric-sql/pglite";
+import type { PGlite } from "@electric-sql/pglite";
 import type { ExtractTablesWithRelations } from "drizzle-orm";
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from "drizzle-orm/pg-core";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import type postgres from "postgres";
+import { pgliteClient } from "./pglite-client.ts";
 import { postgresClient } from "./postgres-client.ts";
 import * as schema from "./schema/index.ts";
 
@@ -48,10 +49,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
       close: () => client.end({ timeout: 5 }),
     };
   }
-  // A smaller buffer pool than PostgreSQL's default: about 120 MiB less resident memory.
-  const client = await PGlite.create(options.dataDir, {
-    startParams: [...PGlite.defaultStartParams, "-c", "shared_buffers=16MB"],
-  });
+  const client = await pgliteClient(options.dataDir);
   const db = drizzlePglite({ client, schema }) as unknown as Database;
   return { db, kind: "pglite", raw: { kind: "pglite", client }, close: () => client.close() };
 }
