@@ -61,7 +61,10 @@ export interface DialingState {
 
 /** How many leads a hopper holds at most; refills read this many in one query. */
 export const HOPPER_SIZE = 200;
-/** A hopper older than this is refilled, so that a callback or retry falling due goes first. */
+/**
+ * A hopper older than this reads the callbacks and retries due again, so that one falling due
+ * goes first. Its fresh leads keep their place: an import only adds fresh leads after them.
+ */
 export const HOPPER_MAX_AGE_MS = 5_000;
 /** How many recent calls pacing and stats measure rates over. */
 export const RECENT_CALLS = 500;
@@ -75,7 +78,13 @@ export type LeadMove = { from: LeadState; to: LeadState; count?: number };
 
 export type DialingEvent =
   | { type: "dialing.loaded"; dialing: DialingState }
-  | { type: "dialing.hopperFilled"; leads: HopperLead[]; at: number }
+  | {
+      type: "dialing.hopperFilled";
+      leads: HopperLead[];
+      at: number;
+      /** `leads` are the callbacks and retries due: the hopper's fresh leads follow them. */
+      dueOnly?: boolean;
+    }
   | {
       type: "dialing.callsPlaced";
       /** Leads leaving the hopper: those with a call, and those no longer dialable. */
@@ -121,8 +130,15 @@ export function applyDialing(state: DialingState, event: DialingEvent): DialingS
   switch (event.type) {
     case "dialing.loaded":
       return event.dialing;
-    case "dialing.hopperFilled":
-      return { ...state, hopper: event.leads, hopperFilledAt: event.at };
+    case "dialing.hopperFilled": {
+      const hopper = event.dueOnly
+        ? [...event.leads, ...state.hopper.filter((lead) => lead.state === "Fresh")].slice(
+            0,
+            HOPPER_SIZE,
+          )
+        : event.leads;
+      return { ...state, hopper, hopperFilledAt: event.at };
+    }
     case "dialing.callsPlaced": {
       const removed = new Set(event.removed);
       const calls = { ...state.calls };
@@ -170,9 +186,14 @@ export function applyDialing(state: DialingState, event: DialingEvent): DialingS
   }
 }
 
-/** Whether the hopper should be read again from the database before a claim. */
-export const hopperNeedsRefill = (state: DialingState, now: number) =>
-  state.hopper.length === 0 || now - state.hopperFilledAt >= HOPPER_MAX_AGE_MS;
+/**
+ * What the hopper reads from the database before a claim: every kind of lead when it is
+ * empty, the callbacks and retries due when it is stale, else nothing.
+ */
+export function hopperRefill(state: DialingState, now: number): "all" | "due" | null {
+  if (state.hopper.length === 0) return "all";
+  return now - state.hopperFilledAt >= HOPPER_MAX_AGE_MS ? "due" : null;
+}
 
 /**
  * The first `count` hopper leads still dialable at `now` (inside the calling window in their

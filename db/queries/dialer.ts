@@ -13,6 +13,8 @@ export interface HopperParams {
   windowEnd: string;
   maxAttempts: number;
   limit: number;
+  /** Fresh leads too, or only the callbacks and retries due. */
+  fresh: boolean;
 }
 
 /**
@@ -43,7 +45,8 @@ export function hopperQuery(params: HopperParams) {
       limit ${params.limit})`;
   return sql`
     select p.id, p.lead_list_id, p.phone, p.timezone, p.state, p.attempts, p.fields, ll.caller_id
-    from (${pick("Callback", 0)} union all ${pick("Retry", 1)} union all ${pick("Fresh", 2)}) p
+    from (${pick("Callback", 0)} union all ${pick("Retry", 1)}
+      ${params.fresh ? sql`union all ${pick("Fresh", 2)}` : sql``}) p
     join lead_lists ll on ll.id = p.lead_list_id
     order by p.rank, p.next_attempt_at, p.seq
     limit ${params.limit}`;

@@ -2,7 +2,7 @@ import type { CampaignActor } from "../../actors/campaign.machine.ts";
 import {
   type DialingState,
   HOPPER_SIZE,
-  hopperNeedsRefill,
+  hopperRefill,
   type LeadMove,
   type LiveCall,
   takeFromHopper,
@@ -108,7 +108,8 @@ async function placeCalls(
   const allowed = Math.min(share, allowance(deps, actor));
   if (allowed <= 0) return [];
   let dialing = actor.getSnapshot().context.dialing as DialingState;
-  if (hopperNeedsRefill(dialing, now)) {
+  const refill = hopperRefill(dialing, now);
+  if (refill) {
     const leads = await readHopper(deps.db, {
       campaignId: campaign.id,
       now: new Date(now),
@@ -116,8 +117,14 @@ async function placeCalls(
       windowEnd: campaign.callingWindowEnd,
       maxAttempts: campaign.maxAttempts,
       limit: HOPPER_SIZE,
+      fresh: refill === "all",
     });
-    deps.campaigns.dispatch(actor, { type: "dialing.hopperFilled", leads, at: now });
+    deps.campaigns.dispatch(actor, {
+      type: "dialing.hopperFilled",
+      leads,
+      at: now,
+      dueOnly: refill === "due",
+    });
     dialing = actor.getSnapshot().context.dialing as DialingState;
   }
   const { taken, dropped } = takeFromHopper(dialing, campaign, now, allowed);

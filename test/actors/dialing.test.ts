@@ -3,9 +3,12 @@ import { sql } from "drizzle-orm";
 import { SimulatedClock } from "xstate";
 import { campaignActorFrom, restoredSnapshot } from "../../actors/campaign.machine.ts";
 import {
+  applyDialing,
   type DialingState,
   dialingDone,
+  HOPPER_MAX_AGE_MS,
   type HopperLead,
+  hopperRefill,
   noLeads,
   takeFromHopper,
 } from "../../actors/dialing.ts";
@@ -95,6 +98,28 @@ describe("calling windows on a simulated clock", () => {
 });
 
 describe("the campaign actor's dialing state", () => {
+  test("a stale hopper reads only what fell due, and its fresh leads keep their place", () => {
+    const retry = (id: string): HopperLead => ({ ...lead(id, "UTC"), state: "Retry" });
+    const callback = (id: string): HopperLead => ({ ...lead(id, "UTC"), state: "Callback" });
+    const full = applyDialing(dialingWith(), {
+      type: "dialing.hopperFilled",
+      leads: [retry("r1"), lead("f1", "UTC"), lead("f2", "UTC")],
+      at: 1_000,
+    });
+    expect(hopperRefill(dialingWith(), 0)).toBe("all");
+    expect(hopperRefill(full, 1_000 + HOPPER_MAX_AGE_MS - 1)).toBeNull();
+    expect(hopperRefill(full, 1_000 + HOPPER_MAX_AGE_MS)).toBe("due");
+    // The due read brings r1 again with what fell due since; the fresh leads follow.
+    const refreshed = applyDialing(full, {
+      type: "dialing.hopperFilled",
+      leads: [callback("c1"), retry("r1"), retry("r2")],
+      at: 7_000,
+      dueOnly: true,
+    });
+    expect(refreshed.hopper.map((entry) => entry.id)).toEqual(["c1", "r1", "r2", "f1", "f2"]);
+    expect(refreshed.hopperFilledAt).toBe(7_000);
+  });
+
   test("counts leads through their moves and is done only with every lead final and no call live", () => {
     const clock = new SimulatedClock();
     const actor = campaignActorFrom(
@@ -212,6 +237,24 @@ describe("dialing through the campaign actor, on a simulated clock", () => {
     expect((await d.claim(1)).map((job) => job.phone)).toEqual(["+14155552674"]);
   });
 
+  test("a retry falling due goes before the fresh leads the hopper already holds", async () => {
+    const phones = [1, 2, 3, 4, 5].map((i) => `+1415555267${i}`);
+    const d = await dialingWorkspace(
+      `phone,timezone\n${phones.map((phone) => `${phone},America/New_York`).join("\n")}\n`,
+    );
+    const [first] = await d.claim(1);
+    expect(first?.phone).toBe(phones[0]);
+    await d.event(first?.call_id as string, "ended", { hangup_cause: "NO_ANSWER" });
+    // The hopper holds the four fresh leads left; the first is a retry an hour from now.
+    const retried = (await d.leads()).find((entry) => entry.phone === phones[0]);
+    expect(retried?.state).toBe("Retry");
+    d.clock.increment(61 * MINUTE);
+    const [again] = await d.claim(1);
+    expect(again?.phone).toBe(phones[0]);
+    await d.event(again?.call_id as string, "ended", { hangup_cause: "NO_ANSWER" });
+    expect((await d.claim(1)).map((job) => job.phone)).toEqual([phones[1] as string]);
+  });
+
   test("stop: no new calls, while calls already placed finish and are recorded", async () => {
     const d = await dialingWorkspace(
       "phone,timezone\n+14155552671,America/New_York\n+14155552672,America/New_York\n",
@@ -301,6 +344,7 @@ describe("dialing through the campaign actor, on a simulated clock", () => {
         windowEnd: "17:00",
         maxAttempts: 3,
         limit: 10,
+        fresh: true,
       });
       const fromHopper = takeFromHopper(dialingWith(fromDatabase), WINDOW, at, 10).taken;
       const expected = zones.filter((zone) => insideWindow(zone, at));
@@ -330,6 +374,7 @@ describe("dialing through the campaign actor, on a simulated clock", () => {
           windowEnd: "21:00",
           maxAttempts: 3,
           limit: 200,
+          fresh: true,
         })}`,
       ),
     )
