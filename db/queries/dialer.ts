@@ -1,8 +1,9 @@
 import { and, desc, eq, gte, inArray, isNotNull, isNull, lt, min, ne, or, sql } from "drizzle-orm";
 import type { HopperLead, LeadState } from "../../actors/dialing.ts";
-import type { Executor } from "../client.ts";
+import type { Executor, RawClient } from "../client.ts";
 import { rowsOf } from "../rows.ts";
 import { calls, campaignStatusChanges, cdrs, leads, nodes } from "../schema/index.ts";
+import { runStatement } from "../statement.ts";
 
 export type CallRow = typeof calls.$inferSelect;
 
@@ -256,16 +257,39 @@ interface LeadRetry {
 /**
  * A lead's next state and due time after a call without a conversation: Retry after the
  * delay, or Exhausted when its attempts have run out. The one place of that rule, as the
- * `state` and `next_attempt_at` expressions of an `update leads`.
+ * `state` and `next_attempt_at` expressions of an `update leads`, given the parameter numbers
+ * of the attempts allowed and of the retry time.
  */
-const retriedOrExhausted = (retry: LeadRetry | undefined) => {
-  const exhausted = sql`attempts >= ${retry?.maxAttempts ?? 0}::int`;
-  return {
-    state: sql`case when ${exhausted} then 'Exhausted' else 'Retry' end`,
-    nextAttemptAt: sql`case when ${exhausted} then null
-      else ${stamp(retry?.retryAt ?? null)}::timestamptz end`,
-  };
-};
+const retriedOrExhausted = (maxAttempts: string, retryAt: string) => ({
+  state: `case when attempts >= ${maxAttempts}::int then 'Exhausted' else 'Retry' end`,
+  nextAttemptAt: `case when attempts >= ${maxAttempts}::int then null else ${retryAt}::timestamptz end`,
+});
+
+/**
+ * Writes what changes on a live call as the node reports it (status, agent, bridge, machine,
+ * lease, ringing and answer times) from the call as the actor now holds it.
+ */
+export async function saveLiveCall(raw: RawClient, call: CallRow): Promise<void> {
+  await runStatement(raw, SAVE_LIVE_CALL, [
+    call.id,
+    call.status,
+    call.agentId,
+    call.bridged,
+    call.machine,
+    stamp(call.leaseExpiresAt),
+    stamp(call.ringingAt),
+    stamp(call.answeredAt),
+    stamp(call.updatedAt),
+  ]);
+}
+
+const SAVE_LIVE_CALL = `
+  update calls set status = $2, agent_id = $3::uuid, bridged = $4::boolean, machine = $5::boolean,
+    lease_expires_at = $6::timestamptz, ringing_at = $7::timestamptz,
+    answered_at = $8::timestamptz, updated_at = $9::timestamptz
+  where id = $1::uuid`;
+
+const END_RETRY = retriedOrExhausted("$21", "$22");
 
 /**
  * Ends a call in one statement: its row, its CDR (once per call), and for a call no agent
@@ -274,7 +298,7 @@ const retriedOrExhausted = (retry: LeadRetry | undefined) => {
  * `ended` is the call as it ends; returns the state its lead moved to, if it moved.
  */
 export async function endCall(
-  db: Executor,
+  raw: RawClient,
   end: {
     ended: CallRow;
     cdrId: string;
@@ -285,55 +309,81 @@ export async function endCall(
   },
 ): Promise<"Retry" | "Exhausted" | undefined> {
   const { ended: call, retry } = end;
-  const at = stamp(call.endedAt);
-  const next = retriedOrExhausted(retry);
-  const result = await db.execute(sql`
-    with ended as (
-      update calls set status = 'ended', outcome = ${call.outcome}, hangup_cause = ${call.hangupCause},
-        ended_at = ${at}::timestamptz, updated_at = ${stamp(call.updatedAt)}::timestamptz,
-        bridge_ms = ${call.bridgeMs}::int
-      where id = ${call.id}::uuid
-      returning id),
-    cdr as (
-      insert into cdrs (id, tenant_id, call_id, campaign_id, lead_list_id, lead_id, edge_node_id,
-        agent_id, phone, caller_id, attempt, outcome, hangup_cause, disposition, started_at,
-        answered_at, ended_at, ring_seconds, talk_seconds, bridge_ms, created_at)
-      select ${end.cdrId}::uuid, ${call.tenantId}::uuid, id, ${call.campaignId}::uuid,
-        ${call.leadListId}::uuid, ${call.leadId}::uuid, ${call.edgeNodeId}::uuid,
-        ${call.bridged ? call.agentId : null}::uuid, ${call.phone}, ${call.callerId},
-        ${call.attempt}::int, ${call.outcome}, ${call.hangupCause}, ${call.disposition},
-        ${stamp(call.claimedAt)}::timestamptz, ${stamp(call.answeredAt)}::timestamptz,
-        ${at}::timestamptz, ${end.ringSeconds}::int, ${end.talkSeconds}::int,
-        ${call.bridgeMs}::int, ${at}::timestamptz
-      from ended
-      on conflict do nothing),
-    moved as (
-      update leads set state = ${next.state}, next_attempt_at = ${next.nextAttemptAt},
-        last_outcome = ${call.outcome}, updated_at = ${at}::timestamptz
-      where id = ${call.leadId}::uuid and ${retry !== undefined}::boolean
-        and exists (select 1 from ended)
-      returning state)
-    select (select state from moved) as state`);
-  return rowsOf<{ state: "Retry" | "Exhausted" | null }>(result)[0]?.state ?? undefined;
+  const rows = await runStatement<{ state: "Retry" | "Exhausted" | null }>(raw, END_CALL, [
+    call.id,
+    call.outcome,
+    call.hangupCause,
+    stamp(call.endedAt),
+    stamp(call.updatedAt),
+    call.bridgeMs,
+    end.cdrId,
+    call.tenantId,
+    call.campaignId,
+    call.leadListId,
+    call.leadId,
+    call.edgeNodeId,
+    call.bridged ? call.agentId : null,
+    call.phone,
+    call.callerId,
+    call.attempt,
+    call.disposition,
+    stamp(call.claimedAt),
+    stamp(call.answeredAt),
+    end.ringSeconds,
+    retry?.maxAttempts ?? 0,
+    stamp(retry?.retryAt ?? null),
+    retry !== undefined,
+    end.talkSeconds,
+  ]);
+  return rows[0]?.state ?? undefined;
 }
+
+const END_CALL = `
+  with ended as (
+    update calls set status = 'ended', outcome = $2, hangup_cause = $3,
+      ended_at = $4::timestamptz, updated_at = $5::timestamptz, bridge_ms = $6::int
+    where id = $1::uuid
+    returning id),
+  cdr as (
+    insert into cdrs (id, tenant_id, call_id, campaign_id, lead_list_id, lead_id, edge_node_id,
+      agent_id, phone, caller_id, attempt, outcome, hangup_cause, disposition, started_at,
+      answered_at, ended_at, ring_seconds, talk_seconds, bridge_ms, created_at)
+    select $7::uuid, $8::uuid, id, $9::uuid, $10::uuid, $11::uuid, $12::uuid, $13::uuid, $14,
+      $15, $16::int, $2, $3, $17, $18::timestamptz, $19::timestamptz, $4::timestamptz,
+      $20::int, $24::int, $6::int, $4::timestamptz
+    from ended
+    on conflict do nothing),
+  moved as (
+    update leads set state = ${END_RETRY.state}, next_attempt_at = ${END_RETRY.nextAttemptAt},
+      last_outcome = $2, updated_at = $4::timestamptz
+    where id = $11::uuid and $23::boolean and exists (select 1 from ended)
+    returning state)
+  select (select state from moved) as state`;
 
 /**
  * Bridges an answered call to its agent and marks its lead Connected, in one statement.
  * `bridged` is the call as it is now.
  */
-export async function bridgeCall(db: Executor, bridged: CallRow): Promise<void> {
-  await db.execute(sql`
-    with answered as (
-      update calls set status = 'answered', answered_at = ${stamp(bridged.answeredAt)}::timestamptz,
-        agent_id = ${bridged.agentId}::uuid, bridged = true,
-        lease_expires_at = ${stamp(bridged.leaseExpiresAt)}::timestamptz,
-        updated_at = ${stamp(bridged.updatedAt)}::timestamptz
-      where id = ${bridged.id}::uuid
-      returning lead_id)
-    update leads set state = 'Connected', last_outcome = 'answered',
-      updated_at = ${stamp(bridged.updatedAt)}::timestamptz
-    where id in (select lead_id from answered)`);
+export async function bridgeCall(raw: RawClient, bridged: CallRow): Promise<void> {
+  await runStatement(raw, BRIDGE_CALL, [
+    bridged.id,
+    stamp(bridged.answeredAt),
+    bridged.agentId,
+    stamp(bridged.leaseExpiresAt),
+    stamp(bridged.updatedAt),
+  ]);
 }
+
+const BRIDGE_CALL = `
+  with answered as (
+    update calls set status = 'answered', answered_at = $2::timestamptz, agent_id = $3::uuid,
+      bridged = true, lease_expires_at = $4::timestamptz, updated_at = $5::timestamptz
+    where id = $1::uuid
+    returning lead_id)
+  update leads set state = 'Connected', last_outcome = 'answered', updated_at = $5::timestamptz
+  where id in (select lead_id from answered)`;
+
+const SETTLE_RETRY = retriedOrExhausted("$9", "$10");
 
 /**
  * Records an agent's disposition in one statement: on the call and its CDR, the lead's next
@@ -342,7 +392,7 @@ export async function bridgeCall(db: Executor, bridged: CallRow): Promise<void> 
  * after the delay, or Exhausted when its attempts have run out. Returns the lead's state.
  */
 export async function settleDisposition(
-  db: Executor,
+  raw: RawClient,
   settle: {
     call: CallRow;
     lead:
@@ -352,32 +402,45 @@ export async function settleDisposition(
   },
 ): Promise<LeadState | undefined> {
   const { call, lead } = settle;
-  const at = stamp(call.updatedAt);
   const fixed = "state" in lead ? lead : undefined;
   const retry = "retry" in lead ? lead.retry : undefined;
-  const next = retriedOrExhausted(retry);
-  const result = await db.execute(sql`
-    with updated as (
-      update calls set disposition = ${call.disposition}, updated_at = ${at}::timestamptz
-      where id = ${call.id}::uuid
-      returning id),
-    cdr as (
-      update cdrs set disposition = ${call.disposition}
-      where call_id = ${call.id}::uuid and exists (select 1 from updated)),
-    dnc as (
-      insert into dnc_numbers (tenant_id, phone, source, created_by, created_at)
-      select ${call.tenantId}::uuid, ${call.phone}, 'disposition', ${call.agentId}, ${at}::timestamptz
-      where ${settle.addToDnc}::boolean and exists (select 1 from updated)
-      on conflict do nothing),
-    moved as (
-      update leads set
-        state = case when ${retry !== undefined}::boolean then ${next.state}
-          else ${fixed?.state ?? null}::text end,
-        next_attempt_at = case when ${retry !== undefined}::boolean then ${next.nextAttemptAt}
-          else ${stamp(fixed?.nextAttemptAt ?? null)}::timestamptz end,
-        last_outcome = ${call.disposition}, updated_at = ${at}::timestamptz
-      where id = ${call.leadId}::uuid and exists (select 1 from updated)
-      returning state)
-    select (select state from moved) as state`);
-  return rowsOf<{ state: LeadState | null }>(result)[0]?.state ?? undefined;
+  const rows = await runStatement<{ state: LeadState | null }>(raw, SETTLE_DISPOSITION, [
+    call.id,
+    call.disposition,
+    stamp(call.updatedAt),
+    call.tenantId,
+    call.phone,
+    call.agentId,
+    settle.addToDnc,
+    retry !== undefined,
+    retry?.maxAttempts ?? 0,
+    stamp(retry?.retryAt ?? null),
+    fixed?.state ?? null,
+    stamp(fixed?.nextAttemptAt ?? null),
+    call.leadId,
+  ]);
+  return rows[0]?.state ?? undefined;
 }
+
+const SETTLE_DISPOSITION = `
+  with updated as (
+    update calls set disposition = $2, updated_at = $3::timestamptz
+    where id = $1::uuid
+    returning id),
+  cdr as (
+    update cdrs set disposition = $2
+    where call_id = $1::uuid and exists (select 1 from updated)),
+  dnc as (
+    insert into dnc_numbers (tenant_id, phone, source, created_by, created_at)
+    select $4::uuid, $5, 'disposition', $6, $3::timestamptz
+    where $7::boolean and exists (select 1 from updated)
+    on conflict do nothing),
+  moved as (
+    update leads set
+      state = case when $8::boolean then ${SETTLE_RETRY.state} else $11::text end,
+      next_attempt_at = case when $8::boolean then ${SETTLE_RETRY.nextAttemptAt}
+        else $12::timestamptz end,
+      last_outcome = $2, updated_at = $3::timestamptz
+    where id = $13::uuid and exists (select 1 from updated)
+    returning state)
+  select (select state from moved) as state`;

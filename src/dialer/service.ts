@@ -18,6 +18,7 @@ import {
   insertCalls,
   markDialing,
   readHopper,
+  saveLiveCall,
   settleDisposition,
   updateCall,
 } from "../../db/queries/dialer.ts";
@@ -339,7 +340,7 @@ async function finishCall(
     updatedAt: new Date(at),
     bridgeMs: ending.bridgeMs ?? call.bridgeMs,
   };
-  const moved = await endCall(deps.db, {
+  const moved = await endCall(deps.rawDb, {
     ended,
     cdrId: Bun.randomUUIDv7(),
     ringSeconds: seconds(ended.claimedAt, ended.answeredAt ?? ended.endedAt),
@@ -479,12 +480,14 @@ async function applyToLiveCall(
   switch (event.type) {
     case "ringing": {
       if (call.status !== "claimed") return { call: callView(call) };
-      const row = await updateCall(deps.db, call.id, {
+      const row: CallRow = {
+        ...rowOf(call),
         status: "ringing",
         ringingAt: at,
         leaseExpiresAt: leaseFrom(reported),
         updatedAt: at,
-      });
+      };
+      await saveLiveCall(deps.rawDb, row);
       announce(deps, callChanged(deps, actor, call, row), "ringing");
       return { call: callView(row) };
     }
@@ -495,7 +498,8 @@ async function applyToLiveCall(
     }
     case "machine": {
       if (call.machine) return { call: callView(call) };
-      const row = await updateCall(deps.db, call.id, { machine: true, updatedAt: at });
+      const row: CallRow = { ...rowOf(call), machine: true, updatedAt: at };
+      await saveLiveCall(deps.rawDb, row);
       announce(deps, callChanged(deps, actor, call, row), "machine");
       return { call: callView(row) };
     }
@@ -525,12 +529,14 @@ async function answer(deps: ServiceDeps, actor: CampaignActor, call: LiveCall, a
   // From here the call lasts as long as it lasts: it fails only if its node goes silent.
   const lease = leaseFrom(now);
   if (!agent) {
-    const row = await updateCall(deps.db, call.id, {
+    const row: CallRow = {
+      ...rowOf(call),
       status: "answered",
       answeredAt: at,
       leaseExpiresAt: lease,
       updatedAt: at,
-    });
+    };
+    await saveLiveCall(deps.rawDb, row);
     announce(deps, callChanged(deps, actor, call, row), "answered");
     return { call: callView(row, "hangup") };
   }
@@ -543,7 +549,7 @@ async function answer(deps: ServiceDeps, actor: CampaignActor, call: LiveCall, a
     leaseExpiresAt: lease,
     updatedAt: at,
   };
-  await bridgeCall(deps.db, row);
+  await bridgeCall(deps.rawDb, row);
   deps.dialer.agents.set({ ...agent, state: "on_call", callId: call.id }, now);
   const live = callChanged(deps, actor, call, row, { from: "Dialing", to: "Connected" });
   announce(deps, live, "answered", "call.connected");
@@ -604,7 +610,7 @@ export async function dispositionCall(
       const campaign = actor.getSnapshot().context.campaign;
       const at = new Date(now);
       const row: CallRow = { ...call, disposition: input.disposition, updatedAt: at };
-      const to = await settleDisposition(deps.db, {
+      const to = await settleDisposition(deps.rawDb, {
         call: row,
         lead:
           input.disposition === "no_contact"
