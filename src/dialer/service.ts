@@ -11,12 +11,11 @@ import { findTenantCampaign } from "../../db/queries/campaigns.ts";
 import {
   bridgeCall,
   type CallRow,
+  claimLeads,
   endCall,
   failedCalls,
   findNodeCall,
   findTenantCall,
-  insertCalls,
-  markDialing,
   readHopper,
   saveLiveCall,
   settleDisposition,
@@ -130,63 +129,75 @@ async function placeCalls(
   }
   const { taken, dropped } = takeFromHopper(dialing, campaign, now, allowed);
   if (taken.length === 0 && dropped.length === 0) return [];
-  const byId = new Map(taken.map((lead) => [lead.id, lead]));
-  const reserved: AgentPresence[] = [];
-  const placed = await deps.db.transaction(async (tx) => {
-    const marked = await markDialing(tx, {
+  // Preview: each call belongs to one ready agent from the start, longest waiting first.
+  const agents =
+    campaign.dialMode === "preview"
+      ? deps.dialer.agents
+          .inCampaign(campaign.id, "ready")
+          .sort((a, b) => a.since - b.since)
+          .slice(0, taken.length)
+      : [];
+  const candidates = taken.map((lead, index) => ({
+    lead,
+    callId: Bun.randomUUIDv7(),
+    agent: agents[index],
+    callerId: lead.callerId ?? campaign.callerId ?? "",
+  }));
+  const marked = await claimLeads(deps.rawDb, {
+    tenantId: campaign.tenantId,
+    campaignId: campaign.id,
+    edgeNodeId: node.nodeId,
+    candidates: candidates.map((candidate) => ({
+      callId: candidate.callId,
+      leadId: candidate.lead.id,
+      leadListId: candidate.lead.leadListId,
+      phone: candidate.lead.phone,
+      callerId: candidate.callerId,
+      agentId: candidate.agent?.userId ?? null,
+    })),
+    maxAttempts: campaign.maxAttempts,
+    timeoutSeconds: RING_TIMEOUT_SECONDS,
+    now: new Date(now),
+    leaseExpiresAt: leaseFrom(now),
+  });
+  const byLead = new Map(candidates.map((candidate) => [candidate.lead.id, candidate]));
+  const placed = marked.map((mark) => {
+    const { lead, callId, agent, callerId } = byLead.get(mark.id) as (typeof candidates)[number];
+    if (agent) deps.dialer.agents.set({ ...agent, state: "reserved", callId }, now);
+    const call: LiveCall = {
+      id: callId,
+      tenantId: campaign.tenantId,
       campaignId: campaign.id,
-      leadIds: taken.map((lead) => lead.id),
-      now: new Date(now),
-      maxAttempts: campaign.maxAttempts,
-    });
-    const rows = marked.map((mark) => {
-      const lead = byId.get(mark.id) as (typeof taken)[number];
-      // Preview: each call belongs to one ready agent from the start.
-      const agent =
-        campaign.dialMode === "preview" ? deps.dialer.agents.longestReady(campaign.id) : undefined;
-      const callId = Bun.randomUUIDv7();
-      if (agent)
-        reserved.push(deps.dialer.agents.set({ ...agent, state: "reserved", callId }, now));
-      const call: LiveCall = {
-        id: callId,
-        tenantId: campaign.tenantId,
-        campaignId: campaign.id,
-        leadListId: lead.leadListId,
-        leadId: lead.id,
-        edgeNodeId: node.nodeId,
-        agentId: agent?.userId ?? null,
+      leadListId: lead.leadListId,
+      leadId: lead.id,
+      edgeNodeId: node.nodeId,
+      agentId: agent?.userId ?? null,
+      phone: lead.phone,
+      callerId,
+      attempt: mark.attempts,
+      timeoutSeconds: RING_TIMEOUT_SECONDS,
+      status: "claimed",
+      bridged: false,
+      machine: false,
+      outcome: null,
+      hangupCause: null,
+      disposition: null,
+      leaseExpiresAt: leaseFrom(now),
+      claimedAt: new Date(now),
+      ringingAt: null,
+      answeredAt: null,
+      endedAt: null,
+      bridgeMs: null,
+      updatedAt: new Date(now),
+      lead: {
+        id: lead.id,
         phone: lead.phone,
-        callerId: lead.callerId ?? campaign.callerId ?? "",
-        attempt: mark.attempts,
-        timeoutSeconds: RING_TIMEOUT_SECONDS,
-        status: "claimed",
-        bridged: false,
-        machine: false,
-        outcome: null,
-        hangupCause: null,
-        disposition: null,
-        leaseExpiresAt: leaseFrom(now),
-        claimedAt: new Date(now),
-        ringingAt: null,
-        answeredAt: null,
-        endedAt: null,
-        bridgeMs: null,
-        updatedAt: new Date(now),
-        lead: {
-          id: lead.id,
-          phone: lead.phone,
-          timezone: lead.timezone,
-          fields: lead.fields,
-          attempts: mark.attempts,
-        },
-      };
-      return { call, prior: mark.prior };
-    });
-    await insertCalls(
-      tx,
-      rows.map(({ call: { lead: _lead, ...row } }) => row),
-    );
-    return rows;
+        timezone: lead.timezone,
+        fields: lead.fields,
+        attempts: mark.attempts,
+      },
+    };
+    return { call, prior: mark.prior };
   });
   deps.campaigns.dispatch(actor, {
     type: "dialing.callsPlaced",
