@@ -160,9 +160,11 @@ async function placeCalls(
     now: new Date(now),
     leaseExpiresAt: leaseFrom(now),
   });
-  const byLead = new Map(candidates.map((candidate) => [candidate.lead.id, candidate]));
-  const placed = marked.map((mark) => {
-    const { lead, callId, agent, callerId } = byLead.get(mark.id) as (typeof candidates)[number];
+  // Jobs go out in the hopper's order: the dialing order.
+  const markedById = new Map(marked.map((mark) => [mark.id, mark]));
+  const placed = candidates.flatMap(({ lead, callId, agent, callerId }) => {
+    const mark = markedById.get(lead.id);
+    if (!mark) return [];
     if (agent) deps.dialer.agents.set({ ...agent, state: "reserved", callId }, now);
     const call: LiveCall = {
       id: callId,
@@ -197,7 +199,7 @@ async function placeCalls(
         attempts: mark.attempts,
       },
     };
-    return { call, prior: mark.prior };
+    return [{ call, prior: mark.prior }];
   });
   deps.campaigns.dispatch(actor, {
     type: "dialing.callsPlaced",

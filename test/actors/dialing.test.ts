@@ -237,6 +237,27 @@ describe("dialing through the campaign actor, on a simulated clock", () => {
     expect((await d.claim(1)).map((job) => job.phone)).toEqual(["+14155552674"]);
   });
 
+  test("one claim of several jobs lists them in dialing order", async () => {
+    const phones = ["+14155552671", "+14155552672", "+14155552673", "+14155552674"] as const;
+    const d = await dialingWorkspace(
+      `phone,timezone\n${phones.map((phone) => `${phone},America/New_York`).join("\n")}\n`,
+      4,
+    );
+    const past = new Date(d.clock.now() - MINUTE).toISOString();
+    const set = (phone: string, state: string) =>
+      d.w.deps.db.execute(
+        sql`update leads set state = ${state}, next_attempt_at = ${past}::timestamptz where phone = ${phone}`,
+      );
+    await set(phones[3], "Callback");
+    await set(phones[2], "Retry");
+    expect((await d.claim(4)).map((job) => job.phone)).toEqual([
+      phones[3],
+      phones[2],
+      phones[0],
+      phones[1],
+    ]);
+  });
+
   test("a retry falling due goes before the fresh leads the hopper already holds", async () => {
     const phones = [1, 2, 3, 4, 5].map((i) => `+1415555267${i}`);
     const d = await dialingWorkspace(
