@@ -93,11 +93,12 @@ export interface CallCandidate {
 }
 
 /**
- * Claims leads for calls in one statement: each candidate's lead is marked `Dialing` (one more attempt)
- * if it is still dialable now (state unchanged, attempts left, due, not on the do-not-call
- * list, not locked elsewhere), and its call is inserted as claimed. Returns the leads taken,
- * with the state each had and their attempt count after this one; the other candidates place
- * nothing. One statement, where a transaction of two took four round trips.
+ * Claims leads for calls in one statement: each candidate's lead is marked `Dialing` (one
+ * more attempt) if it is still dialable now (state unchanged, attempts left, due, not on the
+ * do-not-call list, not locked elsewhere), and its call is inserted as claimed. Returns the
+ * leads taken, in no particular order, with the state each had and their attempt count after
+ * this one; the other candidates place nothing. One statement, where a transaction of two
+ * took four round trips.
  */
 export async function claimLeads(
   raw: RawClient,
@@ -114,7 +115,7 @@ export async function claimLeads(
 ): Promise<{ id: string; prior: HopperLead["state"]; attempts: number }[]> {
   const { candidates } = params;
   if (candidates.length === 0) return [];
-  return runStatement(raw, PLACE_CALLS, [
+  return runStatement(raw, CLAIM_LEADS, [
     arrayLiteral(candidates.map((candidate) => candidate.leadId)),
     arrayLiteral(candidates.map((candidate) => candidate.callId)),
     arrayLiteral(candidates.map((candidate) => candidate.agentId)),
@@ -131,7 +132,7 @@ export async function claimLeads(
   ]);
 }
 
-const PLACE_CALLS = `
+const CLAIM_LEADS = `
   with candidate as (
     select * from unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::text[], $6::text[])
       as k(lead_id, call_id, agent_id, lead_list_id, phone, caller_id)),
