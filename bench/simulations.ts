@@ -19,14 +19,27 @@ const { values } = parseArgs({
   },
 });
 
-/** The rows: 100 agents under each pacing, and a team of 10 under the predictive pacer. */
+/**
+ * The rows: 100 agents under each pacing, and a team of 10 under the predictive pacer. The
+ * fixed ratio places three times the calls and would run through 50,000 leads in three hours
+ * (then sit idle), so it gets enough leads for the whole day.
+ */
 const ROWS = [
-  { name: "predictive", args: ["--agents", "100", "--mode", "predictive"] },
-  { name: "progressive-1.0", args: ["--agents", "100", "--mode", "progressive", "--ratio", "1"] },
-  { name: "fixed-3.0", args: ["--agents", "100", "--mode", "ratio", "--ratio", "3"] },
-  { name: "predictive-10-agents", args: ["--agents", "10", "--mode", "predictive"] },
+  { name: "predictive", args: ["--agents", "100", "--mode", "predictive", "--leads", "50000"] },
+  {
+    name: "progressive-1.0",
+    args: ["--agents", "100", "--mode", "progressive", "--ratio", "1", "--leads", "50000"],
+  },
+  {
+    name: "fixed-3.0",
+    args: ["--agents", "100", "--mode", "ratio", "--ratio", "3", "--leads", "200000"],
+  },
+  {
+    name: "predictive-10-agents",
+    args: ["--agents", "10", "--mode", "predictive", "--leads", "50000"],
+  },
 ];
-const COMMON = ["--leads", "50000", "--answer-rate", "0.3", "--talk", "120", "--wrap", "15"];
+const COMMON = ["--answer-rate", "0.3", "--talk", "120", "--wrap", "15"];
 
 const seeds = (values.seeds ?? "1").split(",").map(Number);
 const rows = ROWS.filter((row) => !values.only || row.name === values.only);
