@@ -31,11 +31,14 @@ export interface HopperParams {
  */
 export function hopperQuery(params: HopperParams) {
   const now = params.now.toISOString();
+  // States, ranks and the limit are written into the text: as parameters, the planner would
+  // not trust a plan made without their values, and would plan again on every run.
+  const limit = sql.raw(String(Math.trunc(params.limit)));
   const pick = (state: "Callback" | "Retry" | "Fresh", rank: number) => sql`
-    (select l.id, l.lead_list_id, l.phone, l.timezone, l.state, l.attempts, l.fields, ${rank} as rank,
-        l.next_attempt_at, l.seq
+    (select l.id, l.lead_list_id, l.phone, l.timezone, l.state, l.attempts, l.fields,
+        ${sql.raw(String(rank))} as rank, l.next_attempt_at, l.seq
       from leads l
-      where l.campaign_id = ${params.campaignId}::uuid and l.state = ${state}
+      where l.campaign_id = ${params.campaignId}::uuid and l.state = ${sql.raw(`'${state}'`)}
         and l.attempts < ${params.maxAttempts}
         ${state === "Fresh" ? sql`` : sql`and l.next_attempt_at <= ${now}::timestamptz`}
         and not exists (select 1 from dnc_numbers d where d.tenant_id = l.tenant_id and d.phone = l.phone)
@@ -43,14 +46,14 @@ export function hopperQuery(params: HopperParams) {
           and (timezone(l.timezone, ${now}::timestamptz))::time < ${params.windowEnd}::time
           then true else false end
       order by ${state === "Fresh" ? sql`l.seq` : sql`l.next_attempt_at, l.seq`}
-      limit ${params.limit})`;
+      limit ${limit})`;
   return sql`
     select p.id, p.lead_list_id, p.phone, p.timezone, p.state, p.attempts, p.fields, ll.caller_id
     from (${pick("Callback", 0)} union all ${pick("Retry", 1)}
       ${params.fresh ? sql`union all ${pick("Fresh", 2)}` : sql``}) p
     join lead_lists ll on ll.id = p.lead_list_id
     order by p.rank, p.next_attempt_at, p.seq
-    limit ${params.limit}`;
+    limit ${limit}`;
 }
 
 /** The hopper's leads (see `hopperQuery`). Nothing is marked: a claim re-checks each lead. */
