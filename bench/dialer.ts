@@ -2,7 +2,8 @@
  * Dialer benchmark: scripted edge nodes and agents against the real server on PostgreSQL 15.
  *
  *   bun bench/dialer.ts [--duration 60] [--nodes 20] [--agents 500] [--campaigns 10]
- *                       [--leads 60000] [--answer-rate 0.3] [--json FILE] [--cpu-prof DIR]
+ *                       [--leads 60000] [--answer-rate 0.3] [--rate 0] [--json FILE]
+ *                       [--cpu-prof DIR]
  *
  * A throwaway PostgreSQL cluster and one server process (`bun src/index.ts`, 127.0.0.1) are
  * started. The bootstrap admin creates `--campaigns` progressive campaigns (dial_ratio 3,
@@ -15,6 +16,10 @@
  * with probability `--answer-rate` (a conversation of 1–2 s with the agent the reply names,
  * then `ended` and the agent's disposition `completed`), else `ended` with NO_ANSWER. Each
  * attempt is a claim, `ringing`, maybe `answered`, `ended` and its CDR.
+ *
+ * With `--rate N` the nodes together take at most N jobs a second (each node its share,
+ * asking for no more than it is due), so latencies are measured at a given load rather than
+ * at the most the server can take; 0 (the default) claims as fast as jobs come.
  *
  * Reported: call attempts started per second (jobs handed out), calls ended per second, the
  * round trip of every node event (p50, p99), of claims that returned jobs, and of
@@ -42,6 +47,7 @@ const AGENTS = Number(option(args, "agents", "500"));
 const CAMPAIGNS = Number(option(args, "campaigns", "10"));
 const LEADS = Number(option(args, "leads", "60000"));
 const ANSWER_RATE = Number(option(args, "answer-rate", "0.3"));
+const RATE = Number(option(args, "rate", "0"));
 const JSON_OUT = option(args, "json", "");
 
 const percentile = (values: number[], p: number) => {
@@ -228,10 +234,22 @@ try {
 
   const deadline = performance.now() + DURATION_S * 1000;
   const nodeLoop = async (key: string) => {
+    const started = performance.now();
+    let taken = 0;
     while (performance.now() < deadline) {
       try {
-        const reply = await post(base, key, "/api/v1/nodes/jobs/claim", { max: 50, wait_ms: 1000 });
+        let max = 50;
+        if (RATE > 0) {
+          const due = Math.floor(((performance.now() - started) / 1000) * (RATE / NODES)) - taken;
+          if (due < 1) {
+            await Bun.sleep(10);
+            continue;
+          }
+          max = Math.min(50, due);
+        }
+        const reply = await post(base, key, "/api/v1/nodes/jobs/claim", { max, wait_ms: 1000 });
         const jobs = reply.body.data.jobs as { call_id: string; campaign_id: string }[];
+        taken += jobs.length;
         if (jobs.length > 0) claimTimes.push(reply.elapsed);
         const now = performance.now();
         for (const job of jobs) {
@@ -295,6 +313,7 @@ try {
     table(
       ["measure", "value"],
       [
+        ["target attempts / s (--rate)", RATE > 0 ? RATE : "as fast as jobs come"],
         ["call attempts started / s", result.attempts_per_s],
         ["calls ended / s", result.ended_per_s],
         ["attempts (answered, abandoned)", `${attempts} (${answered}, ${abandoned})`],
