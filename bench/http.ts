@@ -213,12 +213,10 @@ const BARE: Spec = {
 
 /** The bare route with the one header every response of the API must carry (CONTRACT §1). */
 const BARE_REQUEST_ID: Spec = {
+  ...BARE,
   kind: "bare-request-id",
   label: "bare Elysia GET /bare + X-Request-Id",
   cmd: [BUN, join(ROOT, "bench/serve.ts"), "bare-request-id"],
-  env: {},
-  path: "/bare",
-  headers: {},
 };
 
 /** One measurement: boot, idle memory, check, warm-up, measured load, loaded memory, stop. */

@@ -48,28 +48,27 @@ mkdirSync(values.out as string, { recursive: true });
 interface Run {
   row: (typeof ROWS)[number];
   seed: number;
-  command: string;
+  /** The simulator's arguments: the row's command is `npm run simulate -- <args>`. */
+  args: string[];
   json: string;
 }
 const runs: Run[] = rows.flatMap((row) =>
-  seeds.map((seed) => {
-    const args = [...row.args, ...COMMON, "--hours", values.hours as string, "--seed", `${seed}`];
-    return {
-      row,
-      seed,
-      command: `npm run simulate -- ${args.join(" ")}`,
-      json: join(values.out as string, `${row.name}-${seed}.json`),
-    };
-  }),
+  seeds.map((seed) => ({
+    row,
+    seed,
+    args: [...row.args, ...COMMON, "--hours", values.hours as string, "--seed", `${seed}`],
+    json: join(values.out as string, `${row.name}-${seed}.json`),
+  })),
 );
+const commandOf = (run: Run) => `npm run simulate -- ${run.args.join(" ")}`;
 
 async function execute(run: Run) {
-  const args = [...run.command.split(" ").slice(4), "--json", run.json];
+  const args = [...run.args, "--json", run.json];
   const child = Bun.spawn(["bun", "src/simulator/cli.ts", ...args], {
     stdout: "ignore",
     stderr: "ignore",
   });
-  if ((await child.exited) !== 0) throw new Error(`failed: ${run.command}`);
+  if ((await child.exited) !== 0) throw new Error(`failed: ${commandOf(run)}`);
   const { summary } = JSON.parse(readFileSync(run.json, "utf8")) as { summary: DaySummary };
   console.error(`done: ${run.row.name} seed ${run.seed} in ${summary.realSeconds.toFixed(0)} s`);
   return summary;
@@ -97,4 +96,4 @@ for (const run of runs) {
   );
 }
 console.log("\nCommands:");
-for (const run of runs) console.log(`- ${run.command}`);
+for (const run of runs) console.log(`- ${commandOf(run)}`);

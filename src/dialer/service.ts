@@ -137,24 +137,24 @@ async function placeCalls(
           .sort((a, b) => a.since - b.since)
           .slice(0, taken.length)
       : [];
-  const candidates = taken.map((lead, index) => ({
-    lead,
-    callId: Bun.randomUUIDv7(),
-    agent: agents[index],
-    callerId: lead.callerId ?? campaign.callerId ?? "",
-  }));
+  const candidates = taken.map((lead, index) => {
+    const agent = agents[index];
+    return {
+      lead,
+      agent,
+      callId: Bun.randomUUIDv7(),
+      leadId: lead.id,
+      leadListId: lead.leadListId,
+      phone: lead.phone,
+      callerId: lead.callerId ?? campaign.callerId ?? "",
+      agentId: agent?.userId ?? null,
+    };
+  });
   const marked = await claimLeads(deps.rawDb, {
     tenantId: campaign.tenantId,
     campaignId: campaign.id,
     edgeNodeId: node.nodeId,
-    candidates: candidates.map((candidate) => ({
-      callId: candidate.callId,
-      leadId: candidate.lead.id,
-      leadListId: candidate.lead.leadListId,
-      phone: candidate.lead.phone,
-      callerId: candidate.callerId,
-      agentId: candidate.agent?.userId ?? null,
-    })),
+    candidates,
     maxAttempts: campaign.maxAttempts,
     timeoutSeconds: RING_TIMEOUT_SECONDS,
     now: new Date(now),
@@ -162,7 +162,7 @@ async function placeCalls(
   });
   // Jobs go out in the hopper's order: the dialing order.
   const markedById = new Map(marked.map((mark) => [mark.id, mark]));
-  const placed = candidates.flatMap(({ lead, callId, agent, callerId }) => {
+  const placed = candidates.flatMap(({ lead, callId, agent, agentId, callerId }) => {
     const mark = markedById.get(lead.id);
     if (!mark) return [];
     if (agent) deps.dialer.agents.set({ ...agent, state: "reserved", callId }, now);
@@ -173,7 +173,7 @@ async function placeCalls(
       leadListId: lead.leadListId,
       leadId: lead.id,
       edgeNodeId: node.nodeId,
-      agentId: agent?.userId ?? null,
+      agentId,
       phone: lead.phone,
       callerId,
       attempt: mark.attempts,
