@@ -6,6 +6,15 @@ export interface Page {
 
 export const ok = <T extends object>(data: T) => ({ status: "success" as const, data });
 
+/** The media type of every JSON body, as Bun's `Response.json` writes it. */
+export const JSON_MEDIA_TYPE = "application/json;charset=utf-8";
+
+/** A body serialised ahead of time: sent as it is, under the JSON media type. */
+export function jsonText(set: { headers: Record<string, unknown> }, text: string): string {
+  set.headers["content-type"] = JSON_MEDIA_TYPE;
+  return text;
+}
+
 export const okList = <T>(items: T[], total: number, page: Page) => ({
   status: "success" as const,
   data: { items },

@@ -55,13 +55,13 @@ export class TokenService {
     return { token, expiresAt: new Date(exp * 1000) };
   }
 
-  /** The claims of a valid token, or undefined for any failure (bad signature, expiry, shape). */
   /** The claims of a token verified before and not yet expired; no work beyond a lookup. */
   cached(token: string): TokenClaims | undefined {
     const cached = this.verified.get(token);
     return cached && this.isLive(cached) ? cached : undefined;
   }
 
+  /** The claims of a valid token, or undefined for any failure (bad signature, expiry, shape). */
   async verify(token: string): Promise<TokenClaims | undefined> {
     const cached = this.verified.get(token);
     if (cached) {

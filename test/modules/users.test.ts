@@ -216,6 +216,35 @@ describe("tenant scope", () => {
   });
 });
 
+describe("/auth/me", () => {
+  test("follows changes to the caller's user and tenant at once", async () => {
+    const me = () => w.request("GET", "/api/v1/auth/me", { token: adminToken });
+    const before = await me();
+    expect(before.body.data.user.role).toBe("admin");
+    expect(before.body.data.tenant.name).toBe("Acme");
+    expect(before.headers.get("content-type")).toBe("application/json;charset=utf-8");
+    expect((await me()).body).toEqual(before.body);
+
+    const renamed = await w.request("PATCH", `/api/v1/tenants/${w.acme.id}`, {
+      token: rootToken,
+      body: { name: "Acme Calling" },
+    });
+    expect(renamed.status).toBe(200);
+    const afterRename = await me();
+    expect(afterRename.body.data.tenant.name).toBe("Acme Calling");
+    expect(afterRename.body.data.user).toEqual(before.body.data.user);
+
+    const demoted = await w.request("PATCH", `/api/v1/users/${w.admin.id}?tenant_id=${w.acme.id}`, {
+      token: rootToken,
+      body: { role: "supervisor" },
+    });
+    expect(demoted.status).toBe(200);
+    const afterDemotion = await me();
+    expect(afterDemotion.body.data.user.role).toBe("supervisor");
+    expect(afterDemotion.body.data.tenant.name).toBe("Acme Calling");
+  });
+});
+
 describe("pagination", () => {
   test("limit and offset, newest first, with bad values reset", async () => {
     for (let i = 0; i < 4; i++) {

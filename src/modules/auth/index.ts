@@ -1,11 +1,11 @@
 import { Elysia } from "elysia";
 import type { ServiceDeps } from "../../deps.ts";
-import { ok } from "../../envelope.ts";
+import { jsonText, ok } from "../../envelope.ts";
 import { requestMeta } from "../../http-meta.ts";
 import { type AuthGuard, asUser } from "../../plugins/auth.ts";
 import { jsonBody } from "../../plugins/json-body.ts";
 import { ChangePasswordBody, LoginBody } from "./model.ts";
-import { changePassword, login, logout, me } from "./service.ts";
+import { cachedMeText, changePassword, login, logout, me } from "./service.ts";
 
 export const authModule = (deps: ServiceDeps, auth: AuthGuard) =>
   new Elysia({ prefix: "/api/v1/auth", detail: { tags: ["auth"] } })
@@ -23,10 +23,17 @@ export const authModule = (deps: ServiceDeps, auth: AuthGuard) =>
         },
       },
     )
-    .get("/me", async ({ principal }) => ok(await me(deps, principal)), {
-      auth: "session.me",
-      detail: { summary: "The caller's user and tenant" },
-    })
+    .get(
+      "/me",
+      ({ principal, set }) => {
+        const text = cachedMeText(deps, principal);
+        return text === undefined ? me(deps, principal).then(ok) : jsonText(set, text);
+      },
+      {
+        auth: "session.me",
+        detail: { summary: "The caller's user and tenant" },
+      },
+    )
     .post(
       "/me/password",
       async ({ principal, body, request, server }) =>

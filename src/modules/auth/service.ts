@@ -7,6 +7,7 @@ import {
   updateUser,
 } from "../../../db/queries/users.ts";
 import type { RequestMeta, ServiceDeps } from "../../deps.ts";
+import { ok } from "../../envelope.ts";
 import { ApiError, badRequest, notFound, unauthenticated } from "../../errors.ts";
 import { recordAudit } from "../../identity/audit.ts";
 import { hashPassword, verifyDecoy, verifyPassword } from "../../identity/passwords.ts";
@@ -190,6 +191,27 @@ export async function me(deps: ServiceDeps, principal: Principal) {
     api_key: apiKeyView(key, deps.credentials.pendingUseOf(key.id)),
     tenant: tenantView(tenant),
   };
+}
+
+/** Serialised `/auth/me` bodies per user record, with the tenant record each was built from. */
+const meTexts = new WeakMap<UserPrincipal["user"], { tenant: object; text: string }>();
+
+/**
+ * `GET /auth/me` of a signed-in user whose tenant is loaded, as the envelope's JSON text, or
+ * undefined otherwise. Every client asks it on every page load, so the text is built once per
+ * user and tenant record; the actors replace those records, never mutate them, on a change.
+ */
+export function cachedMeText(deps: ServiceDeps, principal: Principal): string | undefined {
+  if (principal.kind !== "user") return undefined;
+  const tenant = deps.tenants.loadedTenant(principal.tenantId);
+  if (!tenant) return undefined;
+  let cached = meTexts.get(principal.user);
+  if (cached?.tenant !== tenant) {
+    const body = ok({ user: userView(principal.user), tenant: tenantView(tenant) });
+    cached = { tenant, text: JSON.stringify(body) };
+    meTexts.set(principal.user, cached);
+  }
+  return cached.text;
 }
 
 export async function changePassword(
