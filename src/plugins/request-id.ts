@@ -22,7 +22,15 @@ export function requestIdOf(request: Request): string {
   return id;
 }
 
-/** Gives every response an `X-Request-Id` header; the error plugin repeats it in the body. */
-export const requestIdPlugin = new Elysia({ name: "request-id" }).onRequest(({ request, set }) => {
-  set.headers["x-request-id"] = requestIdOf(request);
-});
+/**
+ * Gives every response an `X-Request-Id` header; the error plugin repeats it in the body and
+ * sets the header on every error, including those raised before this hook (unknown routes,
+ * unreadable bodies). A transform hook, not a request hook: with any request hook, Elysia
+ * builds each request's context on a slower path, which doubled the cost of a cheap route.
+ */
+export const requestIdPlugin = new Elysia({ name: "request-id" }).onTransform(
+  { as: "global" },
+  ({ request, set }) => {
+    set.headers["x-request-id"] = requestIdOf(request);
+  },
+);

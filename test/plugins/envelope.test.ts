@@ -33,6 +33,34 @@ describe("the envelope", () => {
     expect(again.headers.get("x-request-id")).not.toBe(id);
   });
 
+  test("every kind of response carries X-Request-Id: pages, documents, errors of each phase", async () => {
+    const token = await w.login("admin@acme.test");
+    const requests: [string, string, Parameters<typeof w.request>[2]][] = [
+      ["GET", "/", {}],
+      ["GET", "/api/v1/openapi.json", {}],
+      ["GET", "/api/v1/asyncapi.json", {}],
+      ["GET", "/api/v1/users", {}],
+      ["GET", "/api/v1/users?limit=abc", { token }],
+      [
+        "POST",
+        "/api/v1/auth/login",
+        { rawBody: "{", headers: { "content-type": "application/json" } },
+      ],
+      [
+        "POST",
+        "/api/v1/campaigns",
+        { token, rawBody: "x", headers: { "content-type": "text/plain" } },
+      ],
+      ["POST", "/api/v1/campaigns", { token, body: { name: "" } }],
+    ];
+    for (const [method, path, options] of requests) {
+      const response = await w.request(method, path, options);
+      expect(`${method} ${path} ${response.headers.get("x-request-id")}`).toMatch(
+        /^\S+ \S+ [0-9a-f]{8}-[0-9a-z]+$/,
+      );
+    }
+  });
+
   test("a sane incoming X-Request-Id is kept; an unsafe one is replaced", async () => {
     const kept = await w.request("GET", "/nope", { headers: { "x-request-id": "trace-12345678" } });
     expect(kept.headers.get("x-request-id")).toBe("trace-12345678");
