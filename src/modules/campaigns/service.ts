@@ -255,6 +255,11 @@ export function patchCampaign(
   });
 }
 
+/** The digest of each of the three possible bodies, `{"action": …}`, computed once. */
+const ACTION_DIGESTS = Object.fromEntries(
+  Object.keys(ACTION_EVENTS).map((action) => [action, bodyHashOf({ action })]),
+) as Record<StatusAction, string>;
+
 export interface StatusReply {
   status: number;
   body: Record<string, unknown>;
@@ -285,7 +290,7 @@ export function changeCampaignStatus(
   meta: RequestMeta,
 ): Promise<StatusReply> {
   assertIdempotencyKey(idempotencyKey);
-  const bodyHash = bodyHashOf({ action });
+  const bodyHash = ACTION_DIGESTS[action];
   // A key already in a loaded actor's window is answered without queueing behind other
   // commands: its entry was recorded after its change committed, and a replay changes nothing.
   const loaded = deps.campaigns.peek(id);
