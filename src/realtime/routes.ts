@@ -1,9 +1,10 @@
 import { Value } from "@sinclair/typebox/value";
+import type { Server, ServerWebSocket } from "bun";
 import { Elysia, t } from "elysia";
 import { listTenantCampaigns } from "../../db/queries/campaigns.ts";
 import type { ServiceDeps } from "../deps.ts";
 import { agentView, type DISPOSITIONS, dispositionCall, setAgentState } from "../dialer/service.ts";
-import { ApiError, forbidden, unauthenticated } from "../errors.ts";
+import { ApiError, badRequest, forbidden, unauthenticated } from "../errors.ts";
 import type { UserPrincipal } from "../identity/principal.ts";
 import { API_KEY_PREFIX, NODE_KEY_PREFIX } from "../identity/secrets.ts";
 import { resolveTenant } from "../identity/tenant-scope.ts";
@@ -29,8 +30,6 @@ interface SocketSession {
   principal: UserPrincipal;
   tenantId: string;
 }
-
-const sessions = new WeakMap<Request, SocketSession>();
 
 const SUPERVISOR = "realtime.supervisor";
 const AGENT = "realtime.agent";
@@ -68,15 +67,55 @@ async function admit(
   return { principal, tenantId: await resolveTenant(deps, principal, query.tenant_id) };
 }
 
-type Socket = {
-  data: { request: Request };
-  send(data: string): unknown;
-  subscribe(topic: string): void;
-  unsubscribe(topic: string): void;
-  close(code?: number, reason?: string): void;
-};
+/** What a route does with its sockets; one object per route, shared by all its sockets. */
+interface SocketHandlers {
+  open(ws: Socket): void | Promise<void>;
+  message(ws: Socket, raw: string | Buffer): void | Promise<void>;
+  close(ws: Socket): void;
+}
 
-const sessionOf = (ws: Socket) => sessions.get(ws.data.request) as SocketSession;
+/** A socket's own state. */
+interface SocketState {
+  session: SocketSession;
+  expiry?: ReturnType<typeof setTimeout>;
+}
+
+type SocketData = SocketHandlers & SocketState;
+type Socket = ServerWebSocket<SocketData>;
+
+/**
+ * The data of a new socket: its state over its route's handlers, reached through the prototype.
+ * Bun's server calls Elysia's dispatcher, which calls `ws.data.open`, `ws.data.message` and
+ * `ws.data.close`. Elysia's own `.ws()` builds a dozen closures and keeps the whole upgrade
+ * context for every socket, and wraps the socket again on every event; a socket here costs
+ * one small object and its expiry timer.
+ */
+const socketData = (handlers: SocketHandlers, session: SocketSession): SocketData =>
+  Object.assign(Object.create(handlers) as SocketHandlers, { session });
+
+/**
+ * The upgrade route of one kind of socket: admitted first (a refusal is an ordinary error in
+ * the envelope), then upgraded with its data.
+ */
+function upgradeRoute(
+  deps: ServiceDeps,
+  permission: typeof SUPERVISOR | typeof AGENT,
+  handlers: SocketHandlers,
+) {
+  return async (context: {
+    request: Request;
+    query: { token?: string; tenant_id?: string };
+    server: Server<SocketData> | null;
+  }) => {
+    const session = await admit(deps, context.request, context.query, permission);
+    const upgraded = context.server?.upgrade(context.request, {
+      data: socketData(handlers, session),
+    });
+    if (!upgraded) throw badRequest("expected a WebSocket upgrade");
+    return undefined;
+  };
+}
+
 const send = (ws: Socket, message: Record<string, unknown>) => ws.send(JSON.stringify(message));
 const errorMessage = (message: string, code = "invalid_request") => ({
   type: "error",
@@ -85,26 +124,27 @@ const errorMessage = (message: string, code = "invalid_request") => ({
 });
 
 /** Closes a socket when its token expires. */
-function closeAtExpiry(ws: Socket, session: SocketSession, now: number) {
-  const left = Math.min(MAX_TIMER_MS, Math.max(0, session.principal.tokenExpiresAt - now));
-  const timer = setTimeout(() => ws.close(4001, "token expired"), left);
-  timers.set(ws.data.request, timer);
+function closeAtExpiry(ws: Socket, now: number) {
+  const left = Math.min(MAX_TIMER_MS, Math.max(0, ws.data.session.principal.tokenExpiresAt - now));
+  ws.data.expiry = setTimeout(() => ws.close(4001, "token expired"), left);
 }
-const timers = new WeakMap<Request, ReturnType<typeof setTimeout>>();
-const clearExpiry = (ws: Socket) => clearTimeout(timers.get(ws.data.request));
 
-/**
- * Checks a client message; a bad one gets an error reply, never a silent close. Elysia has
- * already decoded the frame: JSON text starting with `{`, `[` or `"` is parsed, and text that
- * looks like a number, `true`, `false` or `null` becomes that value. So a JSON object frame
- * (starting with `{`, as the protocol asks) arrives as an object, and a string here is not
- * JSON or is a decoded JSON string: parsing it again would run `"{\"type\":\"pause\"}"`.
- */
+/** A frame's JSON value, or undefined when it is not JSON text. */
+function decodeFrame(raw: string | Buffer): unknown {
+  try {
+    return JSON.parse(typeof raw === "string" ? raw : raw.toString("utf8"));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Checks a client message; a bad one gets an error reply, never a silent close. */
 function parse<T>(
   ws: Socket,
   schema: Parameters<typeof Value.Check>[0],
-  message: unknown,
+  raw: string | Buffer,
 ): T | undefined {
+  const message = decodeFrame(raw);
   if (typeof message !== "object" || message === null || Array.isArray(message)) {
     send(ws, errorMessage("messages are JSON objects"));
     return undefined;
@@ -132,121 +172,120 @@ export function realtimeModule(deps: ServiceDeps) {
     });
   });
 
-  return new Elysia({ name: "realtime", detail: { tags: ["realtime"] } })
-    .ws("/ws/supervisor", {
-      query: Query,
-      async beforeHandle({ request, query }) {
-        sessions.set(request, await admit(deps, request, query, SUPERVISOR));
-      },
-      async open(ws) {
-        const session = sessionOf(ws);
-        ws.subscribe(campaignsTopic(session.tenantId));
-        ws.subscribe(agentsTopic(session.tenantId));
-        closeAtExpiry(ws, session, deps.clock.now());
-        // A snapshot first, so that a reconnecting client never needs the REST API to catch up.
-        ws.send(await snapshots.of(session.tenantId));
-      },
-      message(ws, raw) {
-        const message = parse<{ type: "subscribe"; campaign_ids?: string[] }>(
-          ws,
-          SupervisorMessageSchema,
-          raw,
-        );
-        if (!message) return;
-        const session = sessionOf(ws);
-        const narrowed = message.campaign_ids;
-        // Narrowing swaps the tenant-wide campaign topic for one topic per campaign.
-        if (narrowed?.length) {
-          ws.unsubscribe(campaignsTopic(session.tenantId));
-          for (const id of narrowed) ws.subscribe(campaignTopic(id));
+  const supervisor: SocketHandlers = {
+    async open(ws) {
+      const { tenantId } = ws.data.session;
+      ws.subscribe(campaignsTopic(tenantId));
+      ws.subscribe(agentsTopic(tenantId));
+      closeAtExpiry(ws, deps.clock.now());
+      // A snapshot first, so that a reconnecting client never needs the REST API to catch up.
+      ws.send(await snapshots.of(tenantId));
+    },
+    message(ws, raw) {
+      const message = parse<{ type: "subscribe"; campaign_ids?: string[] }>(
+        ws,
+        SupervisorMessageSchema,
+        raw,
+      );
+      if (!message) return;
+      const { tenantId } = ws.data.session;
+      const narrowed = message.campaign_ids;
+      // Narrowing swaps the tenant-wide campaign topic for one topic per campaign.
+      if (narrowed?.length) {
+        ws.unsubscribe(campaignsTopic(tenantId));
+        for (const id of narrowed) ws.subscribe(campaignTopic(id));
+      } else {
+        ws.subscribe(campaignsTopic(tenantId));
+      }
+      send(ws, { type: "subscribed", campaign_ids: narrowed ?? null });
+    },
+    close(ws) {
+      clearTimeout(ws.data.expiry);
+    },
+  };
+
+  const agentSocket: SocketHandlers = {
+    open(ws) {
+      const userId = ws.data.session.principal.user.id;
+      ws.subscribe(agentTopic(userId));
+      openSockets.set(userId, (openSockets.get(userId) ?? 0) + 1);
+      clearTimeout(graceTimers.get(userId));
+      graceTimers.delete(userId);
+      closeAtExpiry(ws, deps.clock.now());
+      const agent = deps.dialer.agents.get(userId);
+      send(ws, {
+        type: "agent.state",
+        agent: agent
+          ? agentView(agent)
+          : { user_id: userId, state: "offline", campaign_id: null, call_id: null, since: null },
+      });
+    },
+    async message(ws, raw) {
+      const message = parse<
+        | { type: "ready"; campaign_id: string }
+        | { type: "pause" }
+        | {
+            type: "disposition";
+            call_id: string;
+            disposition: (typeof DISPOSITIONS)[number];
+            callback_at?: string;
+          }
+      >(ws, AgentMessageSchema, raw);
+      if (!message) return;
+      const { principal } = ws.data.session;
+      try {
+        if (message.type === "disposition") {
+          const result = await dispositionCall(deps, principal, message.call_id, message);
+          send(ws, { type: "ack", for: "disposition", call: result.call });
         } else {
-          ws.subscribe(campaignsTopic(session.tenantId));
+          const input =
+            message.type === "ready"
+              ? { state: "ready" as const, campaign_id: message.campaign_id }
+              : { state: "paused" as const };
+          await setAgentState(deps, principal, input);
+          send(ws, { type: "ack", for: message.type });
         }
-        send(ws, { type: "subscribed", campaign_ids: narrowed ?? null });
-      },
-      close(ws) {
-        clearExpiry(ws);
-      },
+      } catch (error) {
+        if (error instanceof ApiError) send(ws, errorMessage(error.message, error.code));
+        else {
+          deps.logger.error("agent socket message failed", { error });
+          send(ws, errorMessage("internal error", "internal_error"));
+        }
+      }
+    },
+    close(ws) {
+      clearTimeout(ws.data.expiry);
+      const { principal } = ws.data.session;
+      const userId = principal.user.id;
+      const left = (openSockets.get(userId) ?? 1) - 1;
+      if (left > 0) {
+        openSockets.set(userId, left);
+        return;
+      }
+      openSockets.delete(userId);
+      // The agent keeps its state for a grace period; then it is offline and a reserved call is released.
+      graceTimers.set(
+        userId,
+        setTimeout(() => {
+          graceTimers.delete(userId);
+          if (openSockets.has(userId)) return;
+          const agent = deps.dialer.agents.get(userId);
+          if (!agent || agent.state === "on_call" || agent.state === "wrap_up") return;
+          setAgentState(deps, principal, { state: "offline" }).catch((error) =>
+            deps.logger.warn("could not sign out a disconnected agent", { error }),
+          );
+        }, deps.config.AGENT_DISCONNECT_GRACE_SECONDS * 1000),
+      );
+    },
+  };
+
+  return new Elysia({ name: "realtime", detail: { tags: ["realtime"] } })
+    .get("/ws/supervisor", upgradeRoute(deps, SUPERVISOR, supervisor), {
+      query: Query,
       detail: socketDetail(SUPERVISOR),
     })
-    .ws("/ws/agent", {
+    .get("/ws/agent", upgradeRoute(deps, AGENT, agentSocket), {
       query: Query,
-      async beforeHandle({ request, query }) {
-        sessions.set(request, await admit(deps, request, query, AGENT));
-      },
-      open(ws) {
-        const session = sessionOf(ws);
-        const userId = session.principal.user.id;
-        ws.subscribe(agentTopic(userId));
-        openSockets.set(userId, (openSockets.get(userId) ?? 0) + 1);
-        clearTimeout(graceTimers.get(userId));
-        graceTimers.delete(userId);
-        closeAtExpiry(ws, session, deps.clock.now());
-        const agent = deps.dialer.agents.get(userId);
-        send(ws, {
-          type: "agent.state",
-          agent: agent
-            ? agentView(agent)
-            : { user_id: userId, state: "offline", campaign_id: null, call_id: null, since: null },
-        });
-      },
-      async message(ws, raw) {
-        const message = parse<
-          | { type: "ready"; campaign_id: string }
-          | { type: "pause" }
-          | {
-              type: "disposition";
-              call_id: string;
-              disposition: (typeof DISPOSITIONS)[number];
-              callback_at?: string;
-            }
-        >(ws, AgentMessageSchema, raw);
-        if (!message) return;
-        const { principal } = sessionOf(ws);
-        try {
-          if (message.type === "disposition") {
-            const result = await dispositionCall(deps, principal, message.call_id, message);
-            send(ws, { type: "ack", for: "disposition", call: result.call });
-          } else {
-            const input =
-              message.type === "ready"
-                ? { state: "ready" as const, campaign_id: message.campaign_id }
-                : { state: "paused" as const };
-            await setAgentState(deps, principal, input);
-            send(ws, { type: "ack", for: message.type });
-          }
-        } catch (error) {
-          if (error instanceof ApiError) send(ws, errorMessage(error.message, error.code));
-          else {
-            deps.logger.error("agent socket message failed", { error });
-            send(ws, errorMessage("internal error", "internal_error"));
-          }
-        }
-      },
-      close(ws) {
-        clearExpiry(ws);
-        const { principal } = sessionOf(ws);
-        const userId = principal.user.id;
-        const left = (openSockets.get(userId) ?? 1) - 1;
-        if (left > 0) {
-          openSockets.set(userId, left);
-          return;
-        }
-        openSockets.delete(userId);
-        // The agent keeps its state for a grace period; then it is offline and a reserved call is released.
-        graceTimers.set(
-          userId,
-          setTimeout(() => {
-            graceTimers.delete(userId);
-            if (openSockets.has(userId)) return;
-            const agent = deps.dialer.agents.get(userId);
-            if (!agent || agent.state === "on_call" || agent.state === "wrap_up") return;
-            setAgentState(deps, principal, { state: "offline" }).catch((error) =>
-              deps.logger.warn("could not sign out a disconnected agent", { error }),
-            );
-          }, deps.config.AGENT_DISCONNECT_GRACE_SECONDS * 1000),
-        );
-      },
       detail: socketDetail(AGENT),
     });
 }

@@ -88,6 +88,10 @@ describe("supervisor socket", () => {
       expect(
         await upgradeStatus("/ws/supervisor", `token=${token}`, { origin: "https://evil.example" }),
       ).toBe(403);
+      // A valid token on a request that is no upgrade: a 400 in the envelope.
+      const plain = await fetch(`${server.baseUrl}/ws/supervisor?token=${token}`);
+      expect(plain.status).toBe(400);
+      expect(await plain.json()).toMatchObject({ status: "error", code: "invalid_request" });
     },
     SERVER_TEST_TIMEOUT_MS,
   );
