@@ -1,0 +1,103 @@
+import { describe, expect, test } from "bun:test";
+import { silentLogger } from "../../src/logger.ts";
+import {
+  campaignsTopic,
+  campaignTopic,
+  type Publisher,
+  RealtimeHub,
+  STATS_INTERVAL_MS,
+} from "../../src/realtime/hub.ts";
+
+const TENANT = "tenant-a";
+
+/** A publisher that records what it is given, with the turn of the event loop it came in. */
+function recordingPublisher(listeners: (topic: string) => number = () => 1) {
+  let turn = 0;
+  let counting = true;
+  const tick = () => {
+    turn++;
+    if (counting) setImmediate(tick);
+  };
+  setImmediate(tick);
+  const published: { topic: string; message: Record<string, unknown>; at: number; turn: number }[] =
+    [];
+  const publisher: Publisher = {
+    publish(topic, data) {
+      published.push({ topic, message: JSON.parse(data), at: performance.now(), turn });
+      return data.length;
+    },
+    subscriberCount: listeners,
+  };
+  const stop = () => {
+    counting = false;
+  };
+  return { publisher, published, stop };
+}
+
+const statsFor = (campaignId: string) => async () => ({ campaign: campaignId });
+
+describe("campaign.stats pushes", () => {
+  test("asks within an interval become one message per campaign, pushed together", async () => {
+    const hub = new RealtimeHub(silentLogger, (_tenant, campaignId) => statsFor(campaignId)());
+    const { publisher, published, stop } = recordingPublisher();
+    hub.attach(publisher);
+    for (let i = 0; i < 10; i++) hub.statsChanged(TENANT, "a");
+    hub.statsChanged(TENANT, "b");
+    await Bun.sleep(50);
+    const first = published.filter((entry) => entry.topic === campaignsTopic(TENANT));
+    expect(first.map((entry) => entry.message.campaign_id).sort()).toEqual(["a", "b"]);
+    // Both campaigns' messages, to both of their topics, in one turn of the event loop.
+    expect(new Set(published.map((entry) => entry.turn)).size).toBe(1);
+    expect(published.map((entry) => entry.topic).sort()).toEqual(
+      [
+        campaignTopic("a"),
+        campaignTopic("b"),
+        campaignsTopic(TENANT),
+        campaignsTopic(TENANT),
+      ].sort(),
+    );
+    hub.close();
+    stop();
+  });
+
+  test("a campaign asked for all the time gets at most one message per interval", async () => {
+    const hub = new RealtimeHub(silentLogger, (_tenant, campaignId) => statsFor(campaignId)());
+    const { publisher, published, stop } = recordingPublisher();
+    hub.attach(publisher);
+    const started = performance.now();
+    while (performance.now() - started < 4 * STATS_INTERVAL_MS + 100) {
+      hub.statsChanged(TENANT, "a");
+      await Bun.sleep(10);
+    }
+    await Bun.sleep(STATS_INTERVAL_MS + 50);
+    const times = published
+      .filter((entry) => entry.topic === campaignTopic("a"))
+      .map((entry) => entry.at);
+    expect(times.length).toBeGreaterThanOrEqual(4);
+    expect(times.length).toBeLessThanOrEqual(6);
+    for (let i = 1; i < times.length; i++) {
+      // Timers may fire a millisecond early on a loaded machine.
+      expect((times[i] as number) - (times[i - 1] as number)).toBeGreaterThan(
+        STATS_INTERVAL_MS - 2,
+      );
+    }
+    hub.close();
+    stop();
+  });
+
+  test("nothing is computed or pushed for a campaign nobody listens to", async () => {
+    let computed = 0;
+    const hub = new RealtimeHub(silentLogger, async () => {
+      computed++;
+      return {};
+    });
+    const { publisher, published, stop } = recordingPublisher(() => 0);
+    hub.attach(publisher);
+    hub.statsChanged(TENANT, "a");
+    await Bun.sleep(50);
+    expect(computed).toBe(0);
+    expect(published).toEqual([]);
+    hub.close();
+    stop();
+  });
+});
