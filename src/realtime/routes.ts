@@ -11,6 +11,7 @@ import { resolveTenant } from "../identity/tenant-scope.ts";
 import { campaignView } from "../modules/campaigns/model.ts";
 import { campaignRecordOf } from "../modules/campaigns/store.ts";
 import { authenticate, authorize } from "../plugins/auth.ts";
+import { requestIdOf } from "../plugins/request-id.ts";
 import { AgentMessageSchema, SupervisorMessageSchema } from "./asyncapi.ts";
 import { agentsTopic, agentTopic, campaignsTopic, campaignTopic } from "./hub.ts";
 import { SnapshotBatcher } from "./snapshots.ts";
@@ -109,6 +110,7 @@ function upgradeRoute(
   }) => {
     const session = await admit(deps, context.request, context.query, permission);
     const upgraded = context.server?.upgrade(context.request, {
+      headers: { "x-request-id": requestIdOf(context.request) },
       data: socketData(handlers, session),
     });
     if (!upgraded) throw badRequest("expected a WebSocket upgrade");

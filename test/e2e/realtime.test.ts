@@ -88,6 +88,36 @@ describe("supervisor socket", () => {
       expect(
         await upgradeStatus("/ws/supervisor", `token=${token}`, { origin: "https://evil.example" }),
       ).toBe(403);
+      // The upgrade's own answer carries a request id, as every response does.
+      const { port } = new URL(server.baseUrl);
+      const head = await new Promise<string>((resolve, reject) => {
+        let received = "";
+        Bun.connect({
+          hostname: "127.0.0.1",
+          port: Number(port),
+          socket: {
+            open(raw) {
+              raw.write(
+                `GET /ws/supervisor?token=${token} HTTP/1.1\r\nHost: 127.0.0.1\r\n` +
+                  "Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n" +
+                  "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
+              );
+            },
+            data(raw, chunk) {
+              received += chunk.toString("latin1");
+              if (received.includes("\r\n\r\n")) {
+                raw.end();
+                resolve(received.slice(0, received.indexOf("\r\n\r\n")));
+              }
+            },
+            error(_raw, error) {
+              reject(error);
+            },
+          },
+        }).catch(reject);
+      });
+      expect(head).toStartWith("HTTP/1.1 101");
+      expect(head.toLowerCase()).toMatch(/\r\nx-request-id: [0-9a-f]{8}-[0-9a-z]+/);
       // A valid token on a request that is no upgrade: a 400 in the envelope.
       const plain = await fetch(`${server.baseUrl}/ws/supervisor?token=${token}`);
       expect(plain.status).toBe(400);
