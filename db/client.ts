@@ -36,11 +36,15 @@ export interface DatabaseHandle {
 export interface DatabaseOptions {
   databaseUrl?: string | undefined;
   dataDir: string;
+  /** PostgreSQL connections at most; postgres.js pipelines queries on busy ones. */
+  poolSize?: number;
 }
+
+export const DEFAULT_POOL_SIZE = 10;
 
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
   if (options.databaseUrl) {
-    const client = postgresClient(options.databaseUrl);
+    const client = postgresClient(options.databaseUrl, options.poolSize ?? DEFAULT_POOL_SIZE);
     const db = drizzlePostgres({ client, schema }) as unknown as Database;
     return {
       db,

@@ -18,8 +18,8 @@ type Scope = (sql: postgres.Sql) => unknown;
  * the transaction on a shared connection (seen under a few hundred calls per second). Here a
  * transaction first reserves an idle connection and runs BEGIN, COMMIT or ROLLBACK on it.
  */
-export function postgresClient(url: string): postgres.Sql {
-  return preparing(postgres(url, { max: 10, onnotice: () => {} }));
+export function postgresClient(url: string, poolSize: number): postgres.Sql {
+  return preparing(postgres(url, { max: poolSize, onnotice: () => {} }));
 }
 
 function preparing(sql: postgres.Sql): postgres.Sql {

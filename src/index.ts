@@ -23,6 +23,7 @@ async function main() {
   const database = await openDatabase({
     databaseUrl: config.DATABASE_URL,
     dataDir: config.DATA_DIR,
+    poolSize: config.DATABASE_POOL_SIZE,
   });
   await runMigrations(database);
   // PGlite's first start leaves hundreds of MiB of garbage that only a full collection frees.

@@ -12,6 +12,7 @@ describe("configuration", () => {
       RATE_LIMIT_DEFAULT_PER_MINUTE: 600,
       IMPORT_MAX_BYTES: 104_857_600,
       IMPORT_MAX_ROWS: 1_000_000,
+      DATABASE_POOL_SIZE: 10,
     });
     expect(loadConfig({}).DATABASE_URL).toBeUndefined();
   });
@@ -21,7 +22,9 @@ describe("configuration", () => {
       PORT: "8080",
       AUTH_JWT_TTL_SECONDS: "600",
       DATABASE_URL: "postgres://u@h/db",
+      DATABASE_POOL_SIZE: "4",
     });
+    expect(config.DATABASE_POOL_SIZE).toBe(4);
     expect(config.PORT).toBe(8080);
     expect(config.AUTH_JWT_TTL_SECONDS).toBe(600);
     expect(config.DATABASE_URL).toBe("postgres://u@h/db");
@@ -39,6 +42,8 @@ describe("configuration", () => {
       ["LOG_LEVEL", "loud"],
       ["BOOTSTRAP_ADMIN_PASSWORD", "short"],
       ["DEFAULT_TENANT_DOMAIN", "Not A Domain"],
+      ["DATABASE_POOL_SIZE", "0"],
+      ["DATABASE_POOL_SIZE", "many"],
     ]) {
       expect(() => loadConfig({ [name as string]: value })).toThrow(
         new RegExp(`^invalid setting ${name}`),
