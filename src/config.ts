@@ -7,7 +7,7 @@ export const ConfigSchema = Type.Object({
   HOST: Type.String({ minLength: 1, default: "0.0.0.0" }),
   DATABASE_URL: Type.Optional(Type.String({ pattern: "^postgres(ql)?://" })),
   DATA_DIR: Type.String({ minLength: 1, default: "./data" }),
-  DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
+  DATABASE_POOL_SIZE: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
   AUTH_JWT_SECRET: Type.Optional(Type.String()),
   AUTH_JWT_TTL_SECONDS: Type.Integer({ minimum: 1, maximum: 31_536_000, default: 43_200 }),
   BOOTSTRAP_ADMIN_EMAIL: Type.Optional(Type.String({ pattern: "^[^@\\s]+@[^@\\s]+$" })),

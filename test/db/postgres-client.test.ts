@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type postgres from "postgres";
+import { withBulkTransaction } from "../../db/bulk.ts";
+import { openDatabase } from "../../db/client.ts";
 import { postgresClient } from "../../db/postgres-client.ts";
+import { runStatement } from "../../db/statement.ts";
 
 const url = process.env.DATABASE_URL;
 
@@ -64,5 +67,38 @@ describe.skipIf(!url)("the postgres.js client", () => {
       "select count(*)::int as n from pg_stat_activity where state = 'idle in transaction'",
     );
     expect(open[0]?.n).toBe(0);
+  });
+});
+
+describe.skipIf(!url)("the bulk pool", () => {
+  test("an import's long transaction never holds a connection of the main pool", async () => {
+    const handle = await openDatabase({ databaseUrl: url, dataDir: "unused", poolSize: 1 });
+    try {
+      let release = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let opened = () => {};
+      const started = new Promise<void>((resolve) => {
+        opened = resolve;
+      });
+      const importing = withBulkTransaction(handle.raw, async (session) => {
+        await session.query("select 1");
+        opened();
+        await held;
+        return "imported";
+      });
+      await started;
+      // The main pool's only connection is free while the bulk transaction stays open.
+      const answer = await Promise.race([
+        runStatement<{ one: number }>(handle.raw, "select 1 as one", []),
+        Bun.sleep(2000).then(() => "blocked"),
+      ]);
+      expect(answer).toEqual([{ one: 1 }]);
+      release();
+      expect(await importing).toBe("imported");
+    } finally {
+      await handle.close();
+    }
   });
 });
