@@ -13,6 +13,7 @@
 import { PGlite } from "@electric-sql/pglite";
 import { type AnyElysia, Elysia } from "elysia";
 import postgres from "postgres";
+import { defaultPoolSize } from "../db/client.ts";
 
 // The columns of the API's user view, and the app's order: newest first, ties broken by id.
 const COLUMNS = [
@@ -37,7 +38,7 @@ type UsersQuery = (tenantId: string, limit: number, offset: number) => Promise<U
 
 function postgresQuery(url: string): { query: UsersQuery; close: () => Promise<void> } {
   // The app's pool size, so that both sides may have the same number of queries in flight.
-  const sql = postgres(url, { max: 10, prepare: true, onnotice: () => {} });
+  const sql = postgres(url, { max: defaultPoolSize(), prepare: true, onnotice: () => {} });
   const query: UsersQuery = async (tenantId, limit, offset) => {
     // unsafe() with parameters still goes through a named prepared statement (prepare: true).
     const [items, totals] = await Promise.all([
