@@ -181,7 +181,13 @@ export function realtimeModule(deps: ServiceDeps) {
       ws.subscribe(agentsTopic(tenantId));
       closeAtExpiry(ws, deps.clock.now());
       // A snapshot first, so that a reconnecting client never needs the REST API to catch up.
-      ws.send(await snapshots.of(tenantId));
+      try {
+        ws.send(await snapshots.of(tenantId));
+      } catch (error) {
+        // Nothing awaits this handler: a failure is handled here or it would end the process.
+        deps.logger.error("supervisor snapshot failed", { error });
+        ws.close(1011, "snapshot unavailable");
+      }
     },
     message(ws, raw) {
       const message = parse<{ type: "subscribe"; campaign_ids?: string[] }>(
