@@ -74,28 +74,22 @@ describe.skipIf(!url)("the bulk pool", () => {
   test("an import's long transaction never holds a connection of the main pool", async () => {
     const handle = await openDatabase({ databaseUrl: url, dataDir: "unused", poolSize: 1 });
     try {
-      let release = () => {};
-      const held = new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      let opened = () => {};
-      const started = new Promise<void>((resolve) => {
-        opened = resolve;
-      });
+      const held = Promise.withResolvers<void>();
+      const opened = Promise.withResolvers<void>();
       const importing = withBulkTransaction(handle.raw, async (session) => {
         await session.query("select 1");
-        opened();
-        await held;
+        opened.resolve();
+        await held.promise;
         return "imported";
       });
-      await started;
+      await opened.promise;
       // The main pool's only connection is free while the bulk transaction stays open.
       const answer = await Promise.race([
         runStatement<{ one: number }>(handle.raw, "select 1 as one", []),
         Bun.sleep(2000).then(() => "blocked"),
       ]);
       expect(answer).toEqual([{ one: 1 }]);
-      release();
+      held.resolve();
       expect(await importing).toBe("imported");
     } finally {
       await handle.close();
