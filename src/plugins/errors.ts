@@ -1,5 +1,6 @@
 import { ValueErrorType } from "@sinclair/typebox/errors";
 import { Elysia, ParseError, ValidationError } from "elysia";
+import { JSON_MEDIA_TYPE } from "../envelope.ts";
 import { ApiError, badRequest, type FieldError, INVALID_BODY, notFound } from "../errors.ts";
 import type { Logger } from "../logger.ts";
 import { requestIdOf } from "./request-id.ts";
@@ -80,7 +81,7 @@ export const errorsPlugin = (logger: Logger) =>
     }
     set.status = apiError.status;
     set.headers["x-request-id"] = requestId;
-    set.headers["content-type"] = "application/json; charset=utf-8";
+    set.headers["content-type"] = JSON_MEDIA_TYPE;
     if (apiError.status === 401) set.headers["www-authenticate"] = "Bearer";
     for (const [name, value] of Object.entries(apiError.headers ?? {})) set.headers[name] = value;
     return errorEnvelope(apiError, requestId);

@@ -20,6 +20,8 @@ describe("the envelope", () => {
     expect(response.status).toBe(404);
     expectEnvelopeError(response.body, "not_found");
     expect(response.headers.get("x-request-id")).toBe(response.body.request_id);
+    // The same media type as every success body.
+    expect(response.headers.get("content-type")).toBe("application/json;charset=utf-8");
   });
 
   test("every success response carries X-Request-Id too", async () => {
