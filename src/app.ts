@@ -48,6 +48,7 @@ export interface ServiceDepsInput {
 export function createServiceDeps(input: ServiceDepsInput): ServiceDeps {
   const deps: ServiceDeps = {
     db: input.database.db,
+    reportsDb: input.database.reports,
     rawDb: input.database.raw,
     config: input.config,
     clock: input.clock,

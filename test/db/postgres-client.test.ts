@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { sql as drizzleSql } from "drizzle-orm";
 import type postgres from "postgres";
 import { withBulkTransaction } from "../../db/bulk.ts";
 import { openDatabase } from "../../db/client.ts";
@@ -70,7 +71,30 @@ describe.skipIf(!url)("the postgres.js client", () => {
   });
 });
 
-describe.skipIf(!url)("the bulk pool", () => {
+describe.skipIf(!url)("the pool for long work", () => {
+  test("reports run while the main pool's connections are all taken", async () => {
+    const handle = await openDatabase({ databaseUrl: url, dataDir: "unused", poolSize: 1 });
+    try {
+      const held = Promise.withResolvers<void>();
+      const opened = Promise.withResolvers<void>();
+      const busy = handle.db.transaction(async (tx) => {
+        await tx.execute(drizzleSql`select 1`);
+        opened.resolve();
+        await held.promise;
+      });
+      await opened.promise;
+      const answer = await Promise.race([
+        handle.reports.execute(drizzleSql`select 1 as one`),
+        Bun.sleep(2000).then(() => "blocked"),
+      ]);
+      expect(answer).not.toBe("blocked");
+      held.resolve();
+      await busy;
+    } finally {
+      await handle.close();
+    }
+  });
+
   test("an import's long transaction never holds a connection of the main pool", async () => {
     const handle = await openDatabase({ databaseUrl: url, dataDir: "unused", poolSize: 1 });
     try {

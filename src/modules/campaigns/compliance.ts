@@ -33,7 +33,11 @@ async function ledgerOf(deps: ServiceDeps, tenantId: string, campaignId: string)
   const now = deps.clock.now();
   const started = await firstStartOf(deps.db, campaign.id);
   const firstStartedAt = started ? new Date(started).getTime() : now;
-  const rows = await answeredCdrsSince(deps.db, campaign.id, new Date(now - LEGAL_WINDOW_MS));
+  const rows = await answeredCdrsSince(
+    deps.reportsDb,
+    campaign.id,
+    new Date(now - LEGAL_WINDOW_MS),
+  );
   return { campaign, now, firstStartedAt, ledger: ComplianceLedger.from(entriesFromCdrs(rows)) };
 }
 
