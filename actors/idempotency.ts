@@ -71,22 +71,9 @@ export class IdempotencyWindow {
   }
 }
 
-const recentDigests = new Map<string, string>();
-const RECENT_DIGESTS_MAX = 1024;
-
-/**
- * A stable digest of a request body: key order and whitespace do not make it different.
- * Commands repeat a few small bodies (`{"action":"start"}`), so recent digests are kept.
- */
+/** A stable digest of a request body: key order and whitespace do not make it different. */
 export function bodyHashOf(body: unknown): string {
-  const canonical = canonicalJson(body);
-  let digest = recentDigests.get(canonical);
-  if (digest === undefined) {
-    digest = new Bun.CryptoHasher("sha256").update(canonical).digest("hex");
-    if (recentDigests.size >= RECENT_DIGESTS_MAX) recentDigests.clear();
-    recentDigests.set(canonical, digest);
-  }
-  return digest;
+  return new Bun.CryptoHasher("sha256").update(canonicalJson(body)).digest("hex");
 }
 
 function canonicalJson(value: unknown): string {

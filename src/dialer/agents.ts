@@ -48,7 +48,14 @@ export class AgentBoard {
     return [...this.agents.values()].filter((agent) => agent.tenantId === tenantId);
   }
 
-  /** The ready agent of a campaign who has waited longest, if any. */
+  /** Up to `count` ready agents of a campaign, those who have waited longest first. */
+  readyByWait(campaignId: string, count: number): AgentPresence[] {
+    return this.inCampaign(campaignId, "ready")
+      .sort((a, b) => a.since - b.since)
+      .slice(0, count);
+  }
+
+  /** The ready agent of a campaign who has waited longest, if any: `readyByWait`'s first, in one pass. */
   longestReady(campaignId: string): AgentPresence | undefined {
     let best: AgentPresence | undefined;
     for (const agent of this.byCampaign.get(campaignId)?.values() ?? []) {

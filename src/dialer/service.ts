@@ -132,10 +132,7 @@ async function placeCalls(
   // Preview: each call belongs to one ready agent from the start, longest waiting first.
   const agents =
     campaign.dialMode === "preview"
-      ? deps.dialer.agents
-          .inCampaign(campaign.id, "ready")
-          .sort((a, b) => a.since - b.since)
-          .slice(0, taken.length)
+      ? deps.dialer.agents.readyByWait(campaign.id, taken.length)
       : [];
   const candidates = taken.map((lead, index) => {
     const agent = agents[index];

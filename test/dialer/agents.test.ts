@@ -36,6 +36,8 @@ describe("the agent board", () => {
     board.set(presence("other-campaign", "c2"), 1);
     board.set({ ...presence("busy", "c1"), state: "wrap_up" }, 0);
     expect(board.longestReady("c1")?.userId).toBe("early");
+    expect(board.readyByWait("c1", 5).map((agent) => agent.userId)).toEqual(["early", "late"]);
+    expect(board.readyByWait("c1", 1).map((agent) => agent.userId)).toEqual(["early"]);
     board.set({ ...presence("early", "c1"), state: "reserved" }, 30);
     expect(board.longestReady("c1")?.userId).toBe("late");
     expect(board.longestReady("c3")).toBeUndefined();
