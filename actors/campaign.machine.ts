@@ -1,4 +1,4 @@
-import { type ActorOptions, assign, createActor, emit, setup } from "xstate";
+import { type ActorOptions, assign, createActor, emit, type SnapshotFrom, setup } from "xstate";
 import { applyDialing, type DialingEvent, type DialingState } from "./dialing.ts";
 import { type IdempotencyEntry, IdempotencyWindow, type PersistedWindow } from "./idempotency.ts";
 
@@ -40,6 +40,8 @@ export type RestorableContext = Omit<CampaignContext, "idempotency"> & {
 export interface Committed {
   version: number;
   updatedAt: string;
+  /** The reply kept under the request's `Idempotency-Key`, committed with the change. */
+  reply?: IdempotencyEntry | undefined;
 }
 
 export type CampaignEvent =
@@ -49,7 +51,6 @@ export type CampaignEvent =
   | ({ type: "campaign.complete" } & Committed)
   | { type: "campaign.updated"; campaign: CampaignRecord }
   | { type: "idempotency.recorded"; entry: IdempotencyEntry }
-  | { type: "idempotency.pruned"; now: number }
   | DialingEvent;
 
 export type CampaignEmitted = {
@@ -66,11 +67,15 @@ export const ACTION_EVENTS = {
   stop: "campaign.stop",
 } as const satisfies Record<StatusAction, CampaignEvent["type"]>;
 
-/** Entering a status: announce it, then record it on the campaign with the committed version. */
+/**
+ * Entering a status: announce it, record it on the campaign with the committed version, and
+ * remember the reply under the request's key, all in one step.
+ */
 const enter = (to: CampaignStatus) =>
   [
     { type: "announceStatus", params: { to } },
     { type: "adoptStatus", params: { to } },
+    { type: "rememberReply" },
   ] as const;
 
 /** Starting also opens the legal window of a loaded dialing state that has none yet. */
@@ -80,7 +85,7 @@ const start = [...enter("running"), { type: "noteFirstStart" }] as const;
  * A campaign's status, its idempotency window and its dialing state. It does no I/O: the
  * registry commits each change to the database first and then sends the event, so this
  * machine never waits on the world.
- * Deadlines are absolute times in context (`expiresAt`), pruned by `idempotency.pruned`,
+ * Deadlines are absolute times in context (`expiresAt`), pruned as new keys are recorded,
  * because timers would not survive a restore.
  */
 export const campaignMachine = setup({
@@ -99,12 +104,16 @@ export const campaignMachine = setup({
       to: params.to,
     })),
     adoptStatus: assign(({ context, event }, params: { to: CampaignStatus }) => ({
-      campaign: {
-        ...context.campaign,
-        status: params.to,
-        ...("version" in event ? { version: event.version, updatedAt: event.updatedAt } : {}),
-      },
+      campaign: adoptedCampaign(
+        context.campaign,
+        params.to,
+        "version" in event ? event : undefined,
+      ),
     })),
+    // In place: see IdempotencyWindow.
+    rememberReply: ({ context, event }) => {
+      if ("reply" in event && event.reply) context.idempotency.record(event.reply);
+    },
     noteFirstStart: assign(({ context, event }) =>
       context.dialing && "updatedAt" in event
         ? {
@@ -129,9 +138,6 @@ export const campaignMachine = setup({
     // In place: see IdempotencyWindow.
     "idempotency.recorded": {
       actions: ({ context, event }) => context.idempotency.record(event.entry),
-    },
-    "idempotency.pruned": {
-      actions: ({ context, event }) => context.idempotency.prune(event.now),
     },
     // Dialing facts apply once the state is loaded; before that the database has them all.
     "dialing.*": {
@@ -163,6 +169,31 @@ export const campaignMachine = setup({
 });
 
 export type CampaignMachine = typeof campaignMachine;
+export type CampaignSnapshot = SnapshotFrom<CampaignMachine>;
+
+/** The campaign in status `to`, with the version and time of the commit that put it there. */
+export function adoptedCampaign(
+  campaign: CampaignRecord,
+  to: CampaignStatus,
+  committed: Committed | undefined,
+): CampaignRecord {
+  return committed
+    ? { ...campaign, status: to, version: committed.version, updatedAt: committed.updatedAt }
+    : { ...campaign, status: to };
+}
+
+/**
+ * The status `event` would lead to from `snapshot`, read from the machine's own transition
+ * table without running the step (a full step builds a whole inert actor); undefined when
+ * the machine refuses the event.
+ */
+export function statusAfter(
+  snapshot: CampaignSnapshot,
+  event: CampaignEvent,
+): CampaignStatus | undefined {
+  const target = snapshot.machine.getTransitionData(snapshot, event)[0]?.target?.[0];
+  return target?.key as CampaignStatus | undefined;
+}
 
 /** The snapshot a campaign's actor starts from: its committed status and open window. */
 export const restoredSnapshot = (context: RestorableContext) =>

@@ -52,7 +52,12 @@ export class IdempotencyWindow {
     return entry.bodyHash === bodyHash ? { kind: "replay", entry } : { kind: "mismatch", entry };
   }
 
+  /**
+   * Keeps `entry` and forgets what had expired by the time of its request: the window is
+   * pruned as it grows, so nothing else has to.
+   */
   record(entry: IdempotencyEntry): void {
+    this.prune(entry.expiresAt - IDEMPOTENCY_WINDOW_MS);
     // A key recorded again (after its window) moves to the young end, where it now expires.
     this.entries.delete(entry.key);
     this.entries.set(entry.key, entry);

@@ -7,6 +7,7 @@ import {
   campaignMachine,
   restoredSnapshot,
   type StatusAction,
+  statusAfter,
 } from "../../actors/campaign.machine.ts";
 import { bodyHashOf, IDEMPOTENCY_WINDOW_MS, IdempotencyWindow } from "../../actors/idempotency.ts";
 import { contextWith } from "../helpers/campaigns.ts";
@@ -35,6 +36,8 @@ describe("campaign status table", () => {
         const snapshot = restoredSnapshot(contextWith(from));
         const event = { type: ACTION_EVENTS[action], ...committed };
         expect(snapshot.can(event)).toBe(expected !== undefined);
+        // What the service reads before it commits agrees with the step the actor takes.
+        expect(statusAfter(snapshot, event)).toBe(expected);
         const [next] = transition(campaignMachine, snapshot, event);
         expect(next.value).toBe(expected ?? from);
         expect(next.context.campaign.status).toBe(expected ?? from);
@@ -108,8 +111,9 @@ describe("idempotency window", () => {
     expect(lookup()).toBe("replay");
     clock.increment(1);
     expect(lookup()).toBe("miss");
-    actor.send({ type: "idempotency.pruned", now: clock.now() });
-    expect(actor.getSnapshot().context.idempotency.size).toBe(0);
+    // Recording the next key forgets the expired one.
+    actor.send({ type: "idempotency.recorded", entry: { ...entryAt(clock.now()), key: "k-2" } });
+    expect(actor.getSnapshot().context.idempotency.size).toBe(1);
   });
 
   test("the same key with another body is a mismatch; key order and spacing do not matter", () => {
@@ -119,6 +123,19 @@ describe("idempotency window", () => {
     expect(bodyHashOf({ b: 1, a: [2, { d: 3, c: 4 }] })).toBe(
       bodyHashOf({ a: [2, { c: 4, d: 3 }], b: 1 }),
     );
+  });
+
+  test("a status change remembers its reply in the same step", () => {
+    clock.set(2_500_000);
+    const actor = campaignActorFrom(restoredSnapshot(contextWith("draft")), { clock }).start();
+    const reply = entryAt(clock.now());
+    actor.send({ type: "campaign.start", ...committed, reply });
+    const { context } = actor.getSnapshot();
+    expect(context.campaign.status).toBe("running");
+    expect(context.idempotency.lookup("k-1", reply.bodyHash, clock.now())).toEqual({
+      kind: "replay",
+      entry: reply,
+    });
   });
 
   test("an actor restored from a persisted snapshot keeps an open window and its status", () => {

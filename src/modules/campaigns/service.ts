@@ -1,12 +1,11 @@
-import { transition } from "xstate";
 import {
   ACTION_EVENTS,
+  adoptedCampaign,
   type CampaignActor,
-  type CampaignEvent,
   type CampaignRecord,
   type CampaignStatus,
-  campaignMachine,
   type StatusAction,
+  statusAfter,
 } from "../../../actors/campaign.machine.ts";
 import {
   callsInFlight,
@@ -300,7 +299,6 @@ export function changeCampaignStatus(
   }
   return onCampaign(deps, tenantId, id, async (actor) => {
     const now = deps.clock.now();
-    actor.send({ type: "idempotency.pruned", now });
     if (idempotencyKey !== undefined) {
       const window = actor.getSnapshot().context.idempotency;
       const earlier = earlierReply(window, idempotencyKey, bodyHash, now);
@@ -316,9 +314,10 @@ export function changeCampaignStatus(
 
     const before = actor.getSnapshot();
     const campaign = before.context.campaign;
-    const updatedAt = new Date(now).toISOString();
-    const event = { type: ACTION_EVENTS[action], version: campaign.version + 1, updatedAt };
-    if (!before.can(event)) {
+    const committed = { version: campaign.version + 1, updatedAt: new Date(now).toISOString() };
+    const event = { type: ACTION_EVENTS[action], ...committed };
+    const to = statusAfter(before, event);
+    if (to === undefined) {
       const refusal = new ApiError(
         409,
         "invalid_transition",
@@ -331,9 +330,9 @@ export function changeCampaignStatus(
       return { status: entry.status, body: entry.body, replayed: false };
     }
 
-    const next = nextCampaign(before, event);
+    const next = adoptedCampaign(campaign, to, committed);
     const body = ok({ campaign: campaignView(next) });
-    const entry = remember(200, body);
+    const reply = remember(200, body);
     await commitStatus(deps.db, {
       campaign,
       next,
@@ -341,10 +340,9 @@ export function changeCampaignStatus(
       actor: auditActorOf(principal),
       requestId: meta.requestId,
       at: new Date(now),
-      entry,
+      entry: reply,
     });
-    actor.send(event);
-    if (entry) actor.send({ type: "idempotency.recorded", entry });
+    actor.send({ ...event, reply });
     return { status: 200, body, replayed: false };
   });
 }
@@ -367,12 +365,6 @@ function earlierReply(
   }
   return { status: found.entry.status, body: found.entry.body, replayed: true };
 }
-
-/** The campaign as it will be after `event`, decided by the machine itself. */
-const nextCampaign = (
-  snapshot: ReturnType<CampaignActor["getSnapshot"]>,
-  event: CampaignEvent,
-): CampaignRecord => transition(campaignMachine, snapshot, event)[0].context.campaign;
 
 /** Writes a status change with its history row (and idempotency record); the actor adopts it after. */
 async function commitStatus(
@@ -424,14 +416,13 @@ async function completeIfDone(deps: ServiceDeps, actor: CampaignActor) {
   const { campaign, dialing } = before.context;
   if (campaign.status !== "running" || !dialing || !dialingDone(dialing)) return;
   const now = deps.clock.now();
-  const event = {
-    type: "campaign.complete" as const,
-    version: campaign.version + 1,
-    updatedAt: new Date(now).toISOString(),
-  };
+  const committed = { version: campaign.version + 1, updatedAt: new Date(now).toISOString() };
+  const event = { type: "campaign.complete" as const, ...committed };
+  const to = statusAfter(before, event);
+  if (to === undefined) return;
   await commitStatus(deps.db, {
     campaign,
-    next: nextCampaign(before, event),
+    next: adoptedCampaign(campaign, to, committed),
     action: "complete",
     actor: { actorType: "system", actorId: null },
     requestId: null,
