@@ -3,8 +3,8 @@
  *
  *   bun bench/campaigns.ts [--db pglite|postgres|both] [--duration 10] [--rounds 3]
  *                          [--warmup 3] [--connections 64] [--threads 2] [--campaigns 1000]
- *                          [--startup-campaigns 10000] [--cpu-prof DIR] [--json FILE]
- *                          [--app DIR]
+ *                          [--startup-campaigns 10000] [--rate 3000] [--cpu-prof DIR]
+ *                          [--json FILE] [--app DIR]
  *
  * Each database gets a fresh database and its own server process (`bun src/index.ts`, PORT=0
  * on 127.0.0.1), logged in as the bootstrap platform admin, which works in its own tenant.
@@ -17,6 +17,10 @@
  *      invalid_transition (200 and 409 are counted apart); (ii) spread over `--campaigns`
  *      campaigns, where every request is a valid transition. Before each run the campaigns'
  *      statuses are read from the API, so that the script knows which action is valid;
+ *      (iii) the same at a fixed `--rate` (open loop, bench/campaigns-rate.ts): with every
+ *      connection always busy, as in (i) and (ii), latency is connections ÷ throughput
+ *      whatever the server does, so the latency at a given load is measured apart, from the
+ *      moment each request was due, with at most `--connections` in flight;
  *  (b) one request replayed (same key, same body; the actor answers it from memory) against a
  *      bare Elysia route answering small JSON in its own `bun` process (bench/campaigns-bare.ts);
  *  (c) start-up: `--startup-campaigns` campaigns (half running, half draft) and 100 open
@@ -65,12 +69,14 @@ const connections = Number(option(args, "connections", "64"));
 const threads = Number(option(args, "threads", "2"));
 const campaignCount = Number(option(args, "campaigns", "1000"));
 const startupCampaigns = Number(option(args, "startup-campaigns", "10000"));
+const pacedRate = Number(option(args, "rate", "3000"));
 const jsonFile = option(args, "json", "");
 setAppRoot(option(args, "app", ""));
 const cpuProfDir = option(args, "cpu-prof", "");
 const bunFlags = cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${cpuProfDir}`, "--cpu-prof-md"] : [];
 
 const LUA = join(ROOT, "bench/campaigns-status.lua");
+const PACED = join(ROOT, "bench/campaigns-rate.ts");
 const OPEN_KEYS = 100;
 const work = tempDir("bench-campaigns-");
 
@@ -90,7 +96,7 @@ interface LoadResult {
   maxMs: number;
   socketErrors: number;
   peakRss: number;
-  /** CPU seconds used during the run by the server, the PostgreSQL cluster and wrk. */
+  /** CPU seconds used during the run by the server, the PostgreSQL cluster and the client. */
   serverCpu: number;
   databaseCpu: number;
   wrkCpu: number;
@@ -98,14 +104,14 @@ interface LoadResult {
 
 async function load(
   server: Server,
-  mode: "one" | "spread" | "replay" | "get",
+  mode: "one" | "spread" | "paced" | "replay" | "get",
   file: string,
   token: string,
   tag: string,
   seconds: number,
   action = "",
 ): Promise<LoadResult> {
-  const cmd = [
+  const wrk = [
     "wrk",
     `-t${threads}`,
     `-c${connections}`,
@@ -122,7 +128,21 @@ async function load(
     tag,
     String(threads),
   ];
-  if (action) cmd.push(action);
+  if (action) wrk.push(action);
+  const cmd =
+    mode === "paced"
+      ? [
+          process.execPath,
+          PACED,
+          server.baseUrl,
+          file,
+          token,
+          tag,
+          String(pacedRate),
+          String(seconds),
+          String(connections),
+        ]
+      : wrk;
   const postmaster = mode !== "get" && cluster ? cluster.postmasterPid() : undefined;
   const databaseCpu = () => (postmaster === undefined ? 0 : treeCpuSeconds(postmaster));
   const memory = sampleRss(server.pid, 100);
@@ -138,7 +158,7 @@ async function load(
   const dbCpu = databaseCpu() - cpuBefore[1];
   const usage = child.resourceUsage();
   const wrkCpu = usage ? Number(usage.cpuTime.user + usage.cpuTime.system) / 1e6 : Number.NaN;
-  if (code !== 0) throw new Error(`wrk exited with ${code}: ${err}${out}`);
+  if (code !== 0) throw new Error(`${cmd[0]} exited with ${code}: ${err}${out}`);
   const counts = JSON.parse(/^BENCH_COUNTS (.*)$/m.exec(out)?.[1] ?? "{}") as Record<
     string,
     number
@@ -249,6 +269,7 @@ async function writeCampaignFile(api: Api, ids: string[], path: string) {
 interface StatusResults {
   one: LoadResult[];
   spread: LoadResult[];
+  paced: LoadResult[];
   replay: LoadResult[];
   bare: LoadResult[];
 }
@@ -274,19 +295,29 @@ async function statusOperations(database: DatabaseName): Promise<StatusResults> 
 
     const one: LoadResult[] = [];
     const many: LoadResult[] = [];
+    const paced: LoadResult[] = [];
     progress(`${database}: warm-up`);
     await load(server, "one", oneFile, api.token, tag("warm"), warmup);
     await writeCampaignFile(api, spread, spreadFile);
     await load(server, "spread", spreadFile, api.token, tag("warm"), warmup);
+    await writeCampaignFile(api, spread, spreadFile);
+    await load(server, "paced", spreadFile, api.token, tag("warm"), warmup);
     for (let index = 1; index <= rounds; index++) {
       one.push(await load(server, "one", oneFile, api.token, tag(`one${index}`), duration));
       await Bun.sleep(500);
       await writeCampaignFile(api, spread, spreadFile);
       many.push(await load(server, "spread", spreadFile, api.token, tag(`many${index}`), duration));
       await Bun.sleep(500);
+      await writeCampaignFile(api, spread, spreadFile);
+      paced.push(
+        await load(server, "paced", spreadFile, api.token, tag(`paced${index}`), duration),
+      );
+      await Bun.sleep(500);
+      const last = paced.at(-1) as LoadResult;
       progress(
         `${database} round ${index}: one campaign ${grouped(perSecond(one.at(-1) as LoadResult))}/s, ` +
-          `${campaignCount} campaigns ${grouped(perSecond(many.at(-1) as LoadResult))}/s`,
+          `${campaignCount} campaigns ${grouped(perSecond(many.at(-1) as LoadResult))}/s, ` +
+          `at ${grouped(pacedRate)}/s: ${grouped(perSecond(last))}/s, p99 ${round(last.p99Ms, 1)} ms`,
       );
     }
 
@@ -316,7 +347,7 @@ async function statusOperations(database: DatabaseName): Promise<StatusResults> 
           `bare ${grouped(perSecond(bareRuns.at(-1) as LoadResult))}/s`,
       );
     }
-    return { one, spread: many, replay, bare: bareRuns };
+    return { one, spread: many, paced, replay, bare: bareRuns };
   } finally {
     await bare.stop();
     await server.stop();
@@ -429,7 +460,9 @@ async function main() {
     round(median(runs.map((run) => run.wrkCpu / run.seconds)), 2),
   ];
   console.log(
-    `## (a) status changes, unique Idempotency-Keys, ${connections} connections, ${duration} s × ${rounds}\n`,
+    `## (a) status changes, unique Idempotency-Keys, ${connections} connections, ${duration} s × ${rounds}\n\n` +
+      `Closed loop (wrk, every connection always busy), then open loop at ${grouped(pacedRate)}/s ` +
+      `(latency from each request's due time; "client cores" is wrk's or the pacing client's).\n`,
   );
   console.log(
     table(
@@ -447,11 +480,12 @@ async function main() {
         "PostgreSQL CPU ms/answer",
         "server cores",
         "PostgreSQL cores",
-        "wrk cores",
+        "client cores",
       ],
       [...status].flatMap(([database, result]) => [
         loadRow(database, "1", result.one),
         loadRow(database, grouped(campaignCount), result.spread),
+        loadRow(database, `${grouped(campaignCount)} at ${grouped(pacedRate)}/s`, result.paced),
       ]),
     ),
   );
@@ -460,6 +494,7 @@ async function main() {
     for (const [scenario, runs] of [
       ["1", result.one],
       [grouped(campaignCount), result.spread],
+      [`${grouped(campaignCount)} at ${grouped(pacedRate)}/s`, result.paced],
     ] as const) {
       console.log(
         `- ${label(database)}, ${scenario} campaign(s): ` +

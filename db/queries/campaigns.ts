@@ -1,7 +1,7 @@
-import { and, count, desc, eq, gt, inArray, lte, sql } from "drizzle-orm";
-import type { Executor } from "../client.ts";
-import { rowsOf } from "../rows.ts";
+import { and, count, desc, eq, gt, inArray, lte } from "drizzle-orm";
+import type { Executor, RawClient } from "../client.ts";
 import { campaignIdempotencyKeys, campaignStatusChanges, campaigns } from "../schema/index.ts";
+import { runStatement } from "../statement.ts";
 import { paged } from "./paged.ts";
 
 export type CampaignRow = typeof campaigns.$inferSelect;
@@ -123,10 +123,11 @@ export const deleteExpiredIdempotencyKeys = (db: Executor, now: Date) =>
  * A status change in one statement: the new status (only if nobody changed the campaign since
  * `expectedVersion`), its history row and, when the request carried one, its idempotency
  * record. One round trip instead of a transaction of three; all or nothing all the same.
+ * Written as text for the driver (see runStatement): it runs on every status change.
  * Returns whether the campaign was updated.
  */
 export async function commitStatusChange(
-  db: Executor,
+  raw: RawClient,
   change: {
     campaignId: string;
     tenantId: string;
@@ -143,25 +144,43 @@ export async function commitStatusChange(
 ): Promise<boolean> {
   const at = change.at.toISOString();
   const key = change.idempotency;
-  const result = await db.execute(sql`
-    with updated as (
-      update campaigns set status = ${change.to}, version = version + 1, updated_at = ${at}::timestamptz
-      where id = ${change.campaignId}::uuid and version = ${change.expectedVersion}
-      returning id),
-    history as (
-      insert into campaign_status_changes
-        (id, tenant_id, campaign_id, action, from_status, to_status, actor_type, actor_id, request_id, created_at)
-      select ${Bun.randomUUIDv7()}::uuid, ${change.tenantId}::uuid, id, ${change.action}, ${change.from},
-        ${change.to}, ${change.actorType}, ${change.actorId}, ${change.requestId}, ${at}::timestamptz
-      from updated),
-    remembered as (
-      insert into campaign_idempotency_keys (campaign_id, key, body_hash, response_status, response_body, expires_at)
-      select id, ${key?.key ?? ""}, ${key?.bodyHash ?? ""}, ${key?.responseStatus ?? 0},
-        ${key ? JSON.stringify(key.responseBody) : "{}"}::jsonb, ${key?.expiresAt.toISOString() ?? at}::timestamptz
-      from updated where ${key !== undefined}
-      on conflict (campaign_id, key) do update set body_hash = excluded.body_hash,
-        response_status = excluded.response_status, response_body = excluded.response_body,
-        expires_at = excluded.expires_at)
-    select count(*)::int as updated from updated`);
-  return (rowsOf<{ updated: number }>(result)[0]?.updated ?? 0) > 0;
+  const rows = await runStatement<{ updated: number }>(raw, COMMIT_STATUS_CHANGE, [
+    change.to,
+    at,
+    change.campaignId,
+    change.expectedVersion,
+    Bun.randomUUIDv7(),
+    change.tenantId,
+    change.action,
+    change.from,
+    change.actorType,
+    change.actorId,
+    change.requestId,
+    key !== undefined,
+    key?.key ?? "",
+    key?.bodyHash ?? "",
+    key?.responseStatus ?? 0,
+    key ? JSON.stringify(key.responseBody) : "{}",
+    key?.expiresAt.toISOString() ?? at,
+  ]);
+  return (rows[0]?.updated ?? 0) > 0;
 }
+
+const COMMIT_STATUS_CHANGE = `
+  with updated as (
+    update campaigns set status = $1, version = version + 1, updated_at = $2::timestamptz
+    where id = $3::uuid and version = $4::int
+    returning id),
+  history as (
+    insert into campaign_status_changes
+      (id, tenant_id, campaign_id, action, from_status, to_status, actor_type, actor_id, request_id, created_at)
+    select $5::uuid, $6::uuid, id, $7, $8, $1, $9, $10, $11, $2::timestamptz
+    from updated),
+  remembered as (
+    insert into campaign_idempotency_keys (campaign_id, key, body_hash, response_status, response_body, expires_at)
+    select id, $13, $14, $15::int, $16::jsonb, $17::timestamptz
+    from updated where $12::boolean
+    on conflict (campaign_id, key) do update set body_hash = excluded.body_hash,
+      response_status = excluded.response_status, response_body = excluded.response_body,
+      expires_at = excluded.expires_at)
+  select count(*)::int as updated from updated`;

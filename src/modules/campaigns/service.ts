@@ -19,7 +19,7 @@ import {
   type IdempotencyEntry,
   type IdempotencyWindow,
 } from "../../../actors/idempotency.ts";
-import type { Executor } from "../../../db/client.ts";
+import type { Executor, RawClient } from "../../../db/client.ts";
 import {
   type CampaignSettings,
   commitStatusChange,
@@ -333,7 +333,7 @@ export function changeCampaignStatus(
     const next = adoptedCampaign(campaign, to, committed);
     const body = ok({ campaign: campaignView(next) });
     const reply = remember(200, body);
-    await commitStatus(deps.db, {
+    await commitStatus(deps.rawDb, {
       campaign,
       next,
       action,
@@ -368,7 +368,7 @@ function earlierReply(
 
 /** Writes a status change with its history row (and idempotency record); the actor adopts it after. */
 async function commitStatus(
-  db: Executor,
+  raw: RawClient,
   change: {
     campaign: CampaignRecord;
     next: CampaignRecord;
@@ -380,7 +380,7 @@ async function commitStatus(
   },
 ) {
   const { campaign, next, entry } = change;
-  const updated = await commitStatusChange(db, {
+  const updated = await commitStatusChange(raw, {
     campaignId: campaign.id,
     tenantId: campaign.tenantId,
     expectedVersion: campaign.version,
@@ -420,7 +420,7 @@ async function completeIfDone(deps: ServiceDeps, actor: CampaignActor) {
   const event = { type: "campaign.complete" as const, ...committed };
   const to = statusAfter(before, event);
   if (to === undefined) return;
-  await commitStatus(deps.db, {
+  await commitStatus(deps.rawDb, {
     campaign,
     next: adoptedCampaign(campaign, to, committed),
     action: "complete",
