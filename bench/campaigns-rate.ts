@@ -120,4 +120,5 @@ const at = (fraction: number) =>
 console.log(`BENCH_COUNTS ${JSON.stringify(counts)}`);
 console.log(`BENCH_SUMMARY ${latenciesUs.length} ${elapsedUs} ${errors} 0`);
 console.log(`BENCH_LATENCY ${at(0.5)} ${at(0.99)} ${Math.round(latenciesUs.at(-1) ?? 0)}`);
+
 export {};
