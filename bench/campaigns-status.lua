@@ -11,7 +11,8 @@
 --           left the campaign in (draft or paused: start; running: pause). A thread has far more
 --           campaigns than connections, so a campaign is never asked twice at once;
 --   replay  every request is the same: the first campaign, <action>, Idempotency-Key <tag>;
---   get     every request is GET <campaign-file> (a path, for the bare reference route).
+--   get     every request is GET <campaign-file> (a path, for the bare reference route);
+--   post    every request is POST <campaign-file> with the replay's headers and body.
 -- Each request of "one" and "spread" has its own Idempotency-Key: <tag>-<thread>-<n>.
 -- done() prints the answers counted by status, and latency percentiles in microseconds.
 
@@ -35,6 +36,14 @@ function init(args)
   campaigns = {}
   if mode == "get" then
     fixed = wrk.format("GET", args[2])
+    return
+  end
+  if mode == "post" then
+    fixed = wrk.format("POST", args[2], {
+      ["Authorization"] = "Bearer " .. token,
+      ["Content-Type"] = "application/json",
+      ["Idempotency-Key"] = tag,
+    }, '{"action":"' .. replay_action .. '"}')
     return
   end
   local index = 0
