@@ -24,17 +24,17 @@ export type DatabaseKind = "pglite" | "postgres";
 /** The driver underneath, for what Drizzle does not do (COPY for bulk imports). */
 export type RawClient =
   | { kind: "pglite"; client: PGlite }
-  /** `bulk`: the pool for long work (imports, reports), kept off `client`'s few connections. */
+  /** `bulk`: the pool for long work (imports, reports, clean-ups), off `client`'s few connections. */
   | { kind: "postgres"; client: postgres.Sql; bulk: postgres.Sql };
 
 export interface DatabaseHandle {
   db: Database;
   /**
-   * The same database for long reads (reports over many rows). On PostgreSQL it runs on the
+   * The same database for long work (reports over many rows, clean-ups). On PostgreSQL it runs on the
    * pool for long work: queries pipeline on the main pool's few connections, and a slow one
    * there would hold up every query queued behind it.
    */
-  reports: Database;
+  longWork: Database;
   kind: DatabaseKind;
   raw: RawClient;
   close(): Promise<void>;
@@ -56,7 +56,7 @@ export interface DatabaseOptions {
  */
 export const defaultPoolSize = () => Math.max(2, navigator.hardwareConcurrency);
 
-/** Imports and reports running at once on the pool for long work; more wait their turn. */
+/** Imports, reports and clean-ups running at once on the pool for long work; more wait their turn. */
 const BULK_POOL_SIZE = 4;
 
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
@@ -64,10 +64,10 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
     const client = postgresClient(options.databaseUrl, options.poolSize ?? defaultPoolSize());
     const bulk = postgresClient(options.databaseUrl, BULK_POOL_SIZE);
     const db = drizzlePostgres({ client, schema }) as unknown as Database;
-    const reports = drizzlePostgres({ client: bulk, schema }) as unknown as Database;
+    const longWork = drizzlePostgres({ client: bulk, schema }) as unknown as Database;
     return {
       db,
-      reports,
+      longWork,
       kind: "postgres",
       raw: { kind: "postgres", client, bulk },
       close: async () => {
@@ -79,7 +79,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
   const db = drizzlePglite({ client, schema }) as unknown as Database;
   return {
     db,
-    reports: db,
+    longWork: db,
     kind: "pglite",
     raw: { kind: "pglite", client },
     close: () => client.close(),

@@ -48,7 +48,7 @@ export interface ServiceDepsInput {
 export function createServiceDeps(input: ServiceDepsInput): ServiceDeps {
   const deps: ServiceDeps = {
     db: input.database.db,
-    reportsDb: input.database.reports,
+    longWorkDb: input.database.longWork,
     rawDb: input.database.raw,
     config: input.config,
     clock: input.clock,

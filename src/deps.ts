@@ -16,8 +16,8 @@ import type { RealtimeHub } from "./realtime/hub.ts";
 /** What services are given. They never see a request context. */
 export interface ServiceDeps {
   db: Database;
-  /** The same database for long reads (reports over many rows), off the hot path's connections. */
-  reportsDb: Database;
+  /** The same database for long work (reports over many rows, clean-ups), off the hot path's connections. */
+  longWorkDb: Database;
   /** The driver itself, for bulk work Drizzle does not do (COPY). */
   rawDb: RawClient;
   config: Config;

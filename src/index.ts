@@ -1,12 +1,12 @@
 import { systemClock } from "../actors/ports.ts";
 import { openDatabase } from "../db/client.ts";
 import { runMigrations } from "../db/migrate.ts";
-import { deleteExpiredIdempotencyKeys } from "../db/queries/campaigns.ts";
 import { createApp, createServiceDeps } from "./app.ts";
 import { ensurePlatformAdmin, resolveJwtSecret } from "./bootstrap.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { sweepExpiredCalls } from "./dialer/service.ts";
 import { createLogger } from "./logger.ts";
+import { deleteExpiredReplies } from "./modules/campaigns/service.ts";
 
 async function main() {
   let config: ReturnType<typeof loadConfig>;
@@ -61,15 +61,17 @@ async function main() {
   });
 
   // Calls whose lease ran out are failed and their leads retried; idempotency records past
-  // their window are deleted (the actors have already forgotten them).
-  let sweeps = 0;
+  // their window are deleted, a little at every sweep rather than many at once.
+  let cleaning = false;
   const sweeper = setInterval(() => {
     sweepExpiredCalls(deps).catch((error) => logger.error("lease sweep failed", { error }));
-    if (++sweeps % 12 === 0) {
-      deleteExpiredIdempotencyKeys(deps.db, new Date(deps.clock.now())).catch((error) =>
-        logger.error("idempotency clean-up failed", { error }),
-      );
-    }
+    if (cleaning) return;
+    cleaning = true;
+    deleteExpiredReplies(deps)
+      .catch((error) => logger.error("idempotency clean-up failed", { error }))
+      .finally(() => {
+        cleaning = false;
+      });
   }, 5_000);
 
   let stopping = false;

@@ -1,5 +1,6 @@
-import { and, count, desc, eq, gt, inArray, lte } from "drizzle-orm";
+import { and, count, desc, eq, gt, inArray, sql } from "drizzle-orm";
 import type { Executor, RawClient } from "../client.ts";
+import { rowsOf } from "../rows.ts";
 import { campaignIdempotencyKeys, campaignStatusChanges, campaigns } from "../schema/index.ts";
 import { runStatement } from "../statement.ts";
 import { paged } from "./paged.ts";
@@ -116,8 +117,24 @@ export const listOpenIdempotencyKeys = (db: Executor, campaignIds: string[], now
     // In expiry order: the actor's window relies on its oldest entry coming first.
     .orderBy(campaignIdempotencyKeys.expiresAt);
 
-export const deleteExpiredIdempotencyKeys = (db: Executor, now: Date) =>
-  db.delete(campaignIdempotencyKeys).where(lte(campaignIdempotencyKeys.expiresAt, now));
+/** Deletes at most `limit` of the records expired by `now`, oldest first; returns how many. */
+export async function deleteExpiredIdempotencyKeys(
+  db: Executor,
+  now: Date,
+  limit: number,
+): Promise<number> {
+  const result = await db.execute(sql`
+    with expired as (
+      select campaign_id, key from campaign_idempotency_keys
+      where expires_at <= ${now.toISOString()}::timestamptz
+      order by expires_at limit ${limit}),
+    deleted as (
+      delete from campaign_idempotency_keys k using expired e
+      where k.campaign_id = e.campaign_id and k.key = e.key
+      returning 1)
+    select count(*)::int as deleted from deleted`);
+  return rowsOf<{ deleted: number }>(result)[0]?.deleted ?? 0;
+}
 
 /**
  * A status change in one statement: the new status (only if nobody changed the campaign since

@@ -84,7 +84,7 @@ describe.skipIf(!url)("the pool for long work", () => {
       });
       await opened.promise;
       const answer = await Promise.race([
-        handle.reports.execute(drizzleSql`select 1 as one`),
+        handle.longWork.execute(drizzleSql`select 1 as one`),
         Bun.sleep(2000).then(() => "blocked"),
       ]);
       expect(answer).not.toBe("blocked");

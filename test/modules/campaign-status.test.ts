@@ -1,4 +1,7 @@
 import { beforeEach, describe, expect, test } from "bun:test";
+import { sql } from "drizzle-orm";
+import { rowsOf } from "../../db/rows.ts";
+import { deleteExpiredReplies } from "../../src/modules/campaigns/service.ts";
 import { createWorkspace } from "../helpers/app.ts";
 
 let w: Awaited<ReturnType<typeof createWorkspace>>;
@@ -195,6 +198,26 @@ describe("Idempotency-Key", () => {
     expect(replay.headers.get("idempotent-replayed")).toBe("true");
     expect(replay.body).toEqual(first.body);
     expect((await act("pause", { key: "survives" })).status).toBe(422);
+  });
+
+  test("records past their window are deleted in batches; open ones stay and still replay", async () => {
+    // More expired records than one batch deletes, then one key that is still open.
+    const { db } = w.deps;
+    await db.execute(sql`
+      insert into campaign_idempotency_keys
+        (campaign_id, key, body_hash, response_status, response_body, expires_at)
+      select ${campaignId}::uuid, 'old-' || i, 'h', 200, '{}'::jsonb,
+        ${new Date(w.clock.now()).toISOString()}::timestamptz
+      from generate_series(1, 4500) as i`);
+    await act("start", { key: "open" });
+    expect(await deleteExpiredReplies(w.deps)).toBe(4500);
+    expect(await deleteExpiredReplies(w.deps)).toBe(0);
+    const left = rowsOf<{ key: string }>(
+      await db.execute(sql`select key from campaign_idempotency_keys`),
+    );
+    expect(left.map((row) => row.key)).toEqual(["open"]);
+    w.restart();
+    expect((await act("start", { key: "open" })).headers.get("idempotent-replayed")).toBe("true");
   });
 
   test("the header is ignored on other endpoints", async () => {

@@ -34,7 +34,7 @@ async function ledgerOf(deps: ServiceDeps, tenantId: string, campaignId: string)
   const started = await firstStartOf(deps.db, campaign.id);
   const firstStartedAt = started ? new Date(started).getTime() : now;
   const rows = await answeredCdrsSince(
-    deps.reportsDb,
+    deps.longWorkDb,
     campaign.id,
     new Date(now - LEGAL_WINDOW_MS),
   );

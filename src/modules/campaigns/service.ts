@@ -23,6 +23,7 @@ import type { Executor, RawClient } from "../../../db/client.ts";
 import {
   type CampaignSettings,
   commitStatusChange,
+  deleteExpiredIdempotencyKeys,
   findTenantCampaign,
   insertCampaign,
   insertIdempotencyKey,
@@ -429,6 +430,24 @@ async function completeIfDone(deps: ServiceDeps, actor: CampaignActor) {
     at: new Date(now),
   });
   actor.send(event);
+}
+
+/** Expired idempotency records deleted per statement: a few milliseconds of work each. */
+const CLEAN_UP_BATCH = 2_000;
+
+/**
+ * Deletes the idempotency records past their window (the actors have already forgotten them),
+ * a batch at a time on the pool for long work, so that no statement runs long and none holds
+ * up the status changes pipelined on the main pool. Returns how many went.
+ */
+export async function deleteExpiredReplies(deps: ServiceDeps): Promise<number> {
+  const now = new Date(deps.clock.now());
+  let total = 0;
+  for (;;) {
+    const deleted = await deleteExpiredIdempotencyKeys(deps.longWorkDb, now, CLEAN_UP_BATCH);
+    total += deleted;
+    if (deleted < CLEAN_UP_BATCH) return total;
+  }
 }
 
 const entryRow = (campaignId: string, entry: IdempotencyEntry) => ({
