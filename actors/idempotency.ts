@@ -6,7 +6,8 @@ export interface IdempotencyEntry {
   key: string;
   bodyHash: string;
   status: number;
-  body: Record<string, unknown>;
+  /** The reply's JSON text: serialised once, then sent, stored and replayed as it is. */
+  body: string;
   expiresAt: number;
 }
 

@@ -1,5 +1,3 @@
-import { memoByIdentity } from "./lib/memo.ts";
-
 /** Success bodies of the envelope. Errors are rendered by the error plugin alone. */
 export interface Page {
   limit: number;
@@ -10,9 +8,6 @@ export const ok = <T extends object>(data: T) => ({ status: "success" as const, 
 
 /** The media type of every JSON body, as Bun's `Response.json` writes it. */
 export const JSON_MEDIA_TYPE = "application/json;charset=utf-8";
-
-/** The JSON text of a body sent many times unchanged (a replayed reply): built once. */
-export const jsonTextOf = memoByIdentity((body: object) => JSON.stringify(body));
 
 /** A body serialised ahead of time: sent as it is, under the JSON media type. */
 export function jsonText(set: { headers: Record<string, unknown> }, text: string): string {

@@ -177,7 +177,7 @@ export async function commitStatusChange(
     key?.key ?? "",
     key?.bodyHash ?? "",
     key?.responseStatus ?? 0,
-    key ? JSON.stringify(key.responseBody) : "{}",
+    key?.responseBody ?? "",
     key?.expiresAt.toISOString() ?? at,
   ]);
   return (rows[0]?.updated ?? 0) > 0;
@@ -195,7 +195,7 @@ const COMMIT_STATUS_CHANGE = `
     from updated),
   remembered as (
     insert into campaign_idempotency_keys (campaign_id, key, body_hash, response_status, response_body, expires_at)
-    select id, $13, $14, $15::int, $16::jsonb, $17::timestamptz
+    select id, $13, $14, $15::int, $16, $17::timestamptz
     from updated where $12::boolean
     on conflict (campaign_id, key) do update set body_hash = excluded.body_hash,
       response_status = excluded.response_status, response_body = excluded.response_body,

@@ -2,7 +2,6 @@ import {
   doublePrecision,
   index,
   integer,
-  jsonb,
   pgTable,
   primaryKey,
   text,
@@ -73,7 +72,8 @@ export const campaignIdempotencyKeys = pgTable(
     key: text("key").notNull(),
     bodyHash: text("body_hash").notNull(),
     responseStatus: integer("response_status").notNull(),
-    responseBody: jsonb("response_body").$type<Record<string, unknown>>().notNull(),
+    // The reply's JSON text as it was first sent, so that a replay is the same bytes.
+    responseBody: text("response_body").notNull(),
     expiresAt: instant("expires_at").notNull(),
   },
   (table) => [

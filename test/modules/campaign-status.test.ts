@@ -197,6 +197,8 @@ describe("Idempotency-Key", () => {
     const replay = await act("start", { key: "survives" });
     expect(replay.headers.get("idempotent-replayed")).toBe("true");
     expect(replay.body).toEqual(first.body);
+    // The same bytes, key order included: the reply is kept as the text first sent.
+    expect(JSON.stringify(replay.body)).toBe(JSON.stringify(first.body));
     expect((await act("pause", { key: "survives" })).status).toBe(422);
   });
 
@@ -206,7 +208,7 @@ describe("Idempotency-Key", () => {
     await db.execute(sql`
       insert into campaign_idempotency_keys
         (campaign_id, key, body_hash, response_status, response_body, expires_at)
-      select ${campaignId}::uuid, 'old-' || i, 'h', 200, '{}'::jsonb,
+      select ${campaignId}::uuid, 'old-' || i, 'h', 200, '{}',
         ${new Date(w.clock.now()).toISOString()}::timestamptz
       from generate_series(1, 4500) as i`);
     await act("start", { key: "open" });

@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import type { ServiceDeps } from "../../deps.ts";
 import { explainCallable } from "../../dialer/callable.ts";
-import { jsonText, jsonTextOf, ok, okList } from "../../envelope.ts";
+import { jsonText, ok, okList } from "../../envelope.ts";
 import { requestMeta } from "../../http-meta.ts";
 import { resolveTenant } from "../../identity/tenant-scope.ts";
 import { PageQuery, parsePage } from "../../pagination.ts";
@@ -117,9 +117,8 @@ export const campaignsModule = (deps: ServiceDeps, auth: AuthGuard) =>
           requestMeta(request, server),
         );
         set.status = reply.status;
-        if (!reply.replayed) return reply.body;
-        set.headers["idempotent-replayed"] = "true";
-        return jsonText(set, jsonTextOf(reply.body));
+        if (reply.replayed) set.headers["idempotent-replayed"] = "true";
+        return jsonText(set, reply.text);
       },
       {
         auth: "campaigns.status",

@@ -260,9 +260,10 @@ const ACTION_DIGESTS = Object.fromEntries(
   Object.keys(ACTION_EVENTS).map((action) => [action, bodyHashOf({ action })]),
 ) as Record<StatusAction, string>;
 
+/** A status reply as JSON text: serialised once, then sent, kept under its key and replayed. */
 export interface StatusReply {
   status: number;
-  body: Record<string, unknown>;
+  text: string;
   replayed: boolean;
 }
 
@@ -305,13 +306,16 @@ export function changeCampaignStatus(
       const earlier = earlierReply(window, idempotencyKey, bodyHash, now);
       if (earlier) return earlier;
     }
-    const remember = (
-      status: number,
-      body: Record<string, unknown>,
-    ): IdempotencyEntry | undefined =>
+    const remember = (status: number, text: string): IdempotencyEntry | undefined =>
       idempotencyKey === undefined
         ? undefined
-        : { key: idempotencyKey, bodyHash, status, body, expiresAt: now + IDEMPOTENCY_WINDOW_MS };
+        : {
+            key: idempotencyKey,
+            bodyHash,
+            status,
+            body: text,
+            expiresAt: now + IDEMPOTENCY_WINDOW_MS,
+          };
 
     const before = actor.getSnapshot();
     const campaign = before.context.campaign;
@@ -324,16 +328,16 @@ export function changeCampaignStatus(
         "invalid_transition",
         `cannot ${action} a campaign that is ${campaign.status}`,
       );
-      const entry = remember(409, errorEnvelope(refusal, meta.requestId));
+      const entry = remember(409, JSON.stringify(errorEnvelope(refusal, meta.requestId)));
       if (!entry) throw refusal;
       await insertIdempotencyKey(deps.db, entryRow(id, entry));
       actor.send({ type: "idempotency.recorded", entry });
-      return { status: entry.status, body: entry.body, replayed: false };
+      return { status: entry.status, text: entry.body, replayed: false };
     }
 
     const next = adoptedCampaign(campaign, to, committed);
-    const body = ok({ campaign: campaignView(next) });
-    const reply = remember(200, body);
+    const text = JSON.stringify(ok({ campaign: campaignView(next) }));
+    const reply = remember(200, text);
     await commitStatus(deps.rawDb, {
       campaign,
       next,
@@ -344,7 +348,7 @@ export function changeCampaignStatus(
       entry: reply,
     });
     actor.send({ ...event, reply });
-    return { status: 200, body, replayed: false };
+    return { status: 200, text, replayed: false };
   });
 }
 
@@ -364,7 +368,7 @@ function earlierReply(
       "Idempotency-Key was already used with a different body",
     );
   }
-  return { status: found.entry.status, body: found.entry.body, replayed: true };
+  return { status: found.entry.status, text: found.entry.body, replayed: true };
 }
 
 /** Writes a status change with its history row (and idempotency record); the actor adopts it after. */

@@ -1,0 +1,1 @@
+ALTER TABLE "campaign_idempotency_keys" ALTER COLUMN "response_body" SET DATA TYPE text;
