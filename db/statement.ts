@@ -16,3 +16,10 @@ export async function runStatement<T>(
   if (raw.kind === "pglite") return (await raw.client.query<T>(text, params as unknown[])).rows;
   return (await raw.client.unsafe(text, params as never[])) as unknown as T[];
 }
+
+/**
+ * A PostgreSQL array literal of `values`, each quoted, null staying NULL (`{"a",NULL}`), for
+ * `unnest($1::uuid[])` and the like: one parameter carries a column of a batch on both drivers.
+ */
+export const arrayLiteral = (values: readonly (string | null)[]) =>
+  `{${values.map((value) => (value === null ? "NULL" : `"${value.replace(/["\\]/g, "\\$&")}"`)).join(",")}}`;

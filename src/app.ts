@@ -19,7 +19,7 @@ import { apiKeysModule } from "./modules/api-keys/index.ts";
 import { auditModule } from "./modules/audit/index.ts";
 import { authModule } from "./modules/auth/index.ts";
 import { campaignsModule } from "./modules/campaigns/index.ts";
-import { campaignStatsFor } from "./modules/campaigns/service.ts";
+import { campaignStatsFor, statusCommitsOn } from "./modules/campaigns/service.ts";
 import { campaignStore } from "./modules/campaigns/store.ts";
 import { cdrsModule } from "./modules/cdrs/index.ts";
 import { dncModule } from "./modules/dnc/index.ts";
@@ -71,6 +71,7 @@ export function createServiceDeps(input: ServiceDepsInput): ServiceDeps {
     ),
     loginGate: new KeyedMutex(),
     importGate: new KeyedMutex(),
+    statusCommits: statusCommitsOn(input.database.raw),
   };
   connectRealtime(deps);
   return deps;

@@ -2,6 +2,7 @@ import type { Clock } from "../actors/ports.ts";
 import type { CampaignRegistry } from "../actors/registry.ts";
 import type { TenantRegistry } from "../actors/tenant-registry.ts";
 import type { Database, RawClient } from "../db/client.ts";
+import type { StatusChange } from "../db/queries/campaigns.ts";
 import type { Config } from "./config.ts";
 import type { AgentBoard } from "./dialer/agents.ts";
 import type { Pacing } from "./dialer/pacing.ts";
@@ -9,6 +10,7 @@ import type { PacerTuning } from "./dialer/predictive.ts";
 import type { CredentialDirectory } from "./identity/credentials.ts";
 import type { RateLimiter } from "./identity/rate-limiter.ts";
 import type { TokenService } from "./identity/tokens.ts";
+import type { GroupCommit } from "./lib/group-commit.ts";
 import type { KeyedMutex } from "./lib/keyed-mutex.ts";
 import type { Logger } from "./logger.ts";
 import type { RealtimeHub } from "./realtime/hub.ts";
@@ -55,6 +57,8 @@ export interface ServiceDeps {
   loginGate: KeyedMutex;
   /** Serialises imports per lead list within this process (the database locks across processes). */
   importGate: KeyedMutex;
+  /** Status changes of different campaigns, committed together under load; true if applied. */
+  statusCommits: GroupCommit<StatusChange, boolean>;
 }
 
 /** Facts about the request a service records (audit) but does not decide on. */

@@ -2,7 +2,7 @@ import { and, count, desc, eq, gt, inArray, sql } from "drizzle-orm";
 import type { Executor, RawClient } from "../client.ts";
 import { rowsOf } from "../rows.ts";
 import { campaignIdempotencyKeys, campaignStatusChanges, campaigns } from "../schema/index.ts";
-import { runStatement } from "../statement.ts";
+import { arrayLiteral, runStatement } from "../statement.ts";
 import { paged } from "./paged.ts";
 
 export type CampaignRow = typeof campaigns.$inferSelect;
@@ -136,68 +136,80 @@ export async function deleteExpiredIdempotencyKeys(
   return rowsOf<{ deleted: number }>(result)[0]?.deleted ?? 0;
 }
 
-/**
- * A status change in one statement: the new status (only if nobody changed the campaign since
- * `expectedVersion`), its history row and, when the request carried one, its idempotency
- * record. One round trip instead of a transaction of three; all or nothing all the same.
- * Written as text for the driver (see runStatement): it runs on every status change.
- * Returns whether the campaign was updated.
- */
-export async function commitStatusChange(
-  raw: RawClient,
-  change: {
-    campaignId: string;
-    tenantId: string;
-    expectedVersion: number;
-    action: string;
-    from: CampaignRow["status"];
-    to: CampaignRow["status"];
-    actorType: string;
-    actorId: string | null;
-    requestId: string | null;
-    at: Date;
-    idempotency?: IdempotencyRow | undefined;
-  },
-): Promise<boolean> {
-  const at = change.at.toISOString();
-  const key = change.idempotency;
-  const rows = await runStatement<{ updated: number }>(raw, COMMIT_STATUS_CHANGE, [
-    change.to,
-    at,
-    change.campaignId,
-    change.expectedVersion,
-    Bun.randomUUIDv7(),
-    change.tenantId,
-    change.action,
-    change.from,
-    change.actorType,
-    change.actorId,
-    change.requestId,
-    key !== undefined,
-    key?.key ?? "",
-    key?.bodyHash ?? "",
-    key?.responseStatus ?? 0,
-    key?.responseBody ?? "",
-    key?.expiresAt.toISOString() ?? at,
-  ]);
-  return (rows[0]?.updated ?? 0) > 0;
+/** One status change to commit: the campaign's new status, its history row and its reply. */
+export interface StatusChange {
+  campaignId: string;
+  tenantId: string;
+  /** The version the change was decided on; another version means someone else changed it. */
+  expectedVersion: number;
+  action: string;
+  from: CampaignRow["status"];
+  to: CampaignRow["status"];
+  actorType: string;
+  actorId: string | null;
+  requestId: string | null;
+  at: Date;
+  idempotency?: IdempotencyRow | undefined;
 }
 
-const COMMIT_STATUS_CHANGE = `
-  with updated as (
-    update campaigns set status = $1, version = version + 1, updated_at = $2::timestamptz
-    where id = $3::uuid and version = $4::int
-    returning id),
+/**
+ * Status changes of different campaigns in one statement: each campaign's new status (only
+ * if nobody changed it since `expectedVersion`), its history row and, when the request
+ * carried one, its idempotency record. One round trip and one commit for the whole batch,
+ * all or nothing. Written as text for the driver (see runStatement): it runs on every
+ * status change. Returns the ids of the campaigns updated.
+ */
+export async function commitStatusChanges(
+  raw: RawClient,
+  changes: readonly StatusChange[],
+): Promise<Set<string>> {
+  const column = (pick: (change: StatusChange) => string | null) => arrayLiteral(changes.map(pick));
+  const rows = await runStatement<{ id: string }>(raw, COMMIT_STATUS_CHANGES, [
+    column((change) => change.campaignId),
+    column((change) => String(change.expectedVersion)),
+    column((change) => change.to),
+    column((change) => change.at.toISOString()),
+    column(() => Bun.randomUUIDv7()),
+    column((change) => change.tenantId),
+    column((change) => change.action),
+    column((change) => change.from),
+    column((change) => change.actorType),
+    column((change) => change.actorId),
+    column((change) => change.requestId),
+    column((change) => change.idempotency?.key ?? null),
+    column((change) => change.idempotency?.bodyHash ?? null),
+    column((change) => (change.idempotency ? String(change.idempotency.responseStatus) : null)),
+    column((change) => change.idempotency?.responseBody ?? null),
+    column((change) => change.idempotency?.expiresAt.toISOString() ?? null),
+  ]);
+  return new Set(rows.map((row) => row.id));
+}
+
+const COMMIT_STATUS_CHANGES = `
+  with change as (
+    select * from unnest($1::uuid[], $2::int[], $3::text[], $4::timestamptz[], $5::uuid[],
+      $6::uuid[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[],
+      $13::text[], $14::int[], $15::text[], $16::timestamptz[])
+      as c(campaign_id, expected_version, to_status, at, history_id, tenant_id, action,
+        from_status, actor_type, actor_id, request_id, key, body_hash, response_status,
+        response_body, expires_at)),
+  updated as (
+    update campaigns set status = c.to_status, version = campaigns.version + 1, updated_at = c.at
+    from change c
+    where campaigns.id = c.campaign_id and campaigns.version = c.expected_version
+    returning campaigns.id),
   history as (
     insert into campaign_status_changes
       (id, tenant_id, campaign_id, action, from_status, to_status, actor_type, actor_id, request_id, created_at)
-    select $5::uuid, $6::uuid, id, $7, $8, $1, $9, $10, $11, $2::timestamptz
-    from updated),
+    select c.history_id, c.tenant_id, c.campaign_id, c.action, c.from_status, c.to_status,
+      c.actor_type, c.actor_id, c.request_id, c.at
+    from change c join updated u on u.id = c.campaign_id),
   remembered as (
     insert into campaign_idempotency_keys (campaign_id, key, body_hash, response_status, response_body, expires_at)
-    select id, $13, $14, $15::int, $16, $17::timestamptz
-    from updated where $12::boolean
+    select c.campaign_id, c.key, c.body_hash, c.response_status, c.response_body, c.expires_at
+    from change c join updated u on u.id = c.campaign_id
+    where c.key is not null
     on conflict (campaign_id, key) do update set body_hash = excluded.body_hash,
       response_status = excluded.response_status, response_body = excluded.response_body,
       expires_at = excluded.expires_at)
-  select count(*)::int as updated from updated`;
+  select id::text from updated`;

@@ -3,7 +3,7 @@ import type { HopperLead, LeadState } from "../../actors/dialing.ts";
 import type { Executor, RawClient } from "../client.ts";
 import { rowsOf } from "../rows.ts";
 import { calls, campaignStatusChanges, cdrs, leads, nodes } from "../schema/index.ts";
-import { runStatement } from "../statement.ts";
+import { arrayLiteral, runStatement } from "../statement.ts";
 
 export type CallRow = typeof calls.$inferSelect;
 
@@ -79,10 +79,6 @@ export async function readHopper(db: Executor, params: HopperParams): Promise<Ho
     fields: typeof row.fields === "string" ? JSON.parse(row.fields) : row.fields,
   }));
 }
-
-/** A PostgreSQL array literal of `values`, each quoted; null stays NULL. */
-const arrayLiteral = (values: readonly (string | null)[]) =>
-  `{${values.map((value) => (value === null ? "NULL" : `"${value.replace(/["\\]/g, "\\$&")}"`)).join(",")}}`;
 
 /** A call a claim would place on a lead, if the lead is still dialable. */
 export interface CallCandidate {

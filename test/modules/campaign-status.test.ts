@@ -1,5 +1,6 @@
 import { beforeEach, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
+import { commitStatusChanges } from "../../db/queries/campaigns.ts";
 import { rowsOf } from "../../db/rows.ts";
 import { deleteExpiredReplies } from "../../src/modules/campaigns/service.ts";
 import { createWorkspace } from "../helpers/app.ts";
@@ -102,6 +103,70 @@ describe("the status operation", () => {
     expect(statuses.filter((status) => status === 200)).toHaveLength(1);
     expect(statuses.filter((status) => status === 409)).toHaveLength(29);
     expect((await history()).total).toBe(1);
+  });
+});
+
+describe("status changes committed together", () => {
+  test("twenty campaigns changed at once: each applied with its history and its key", async () => {
+    const ids = [campaignId];
+    for (let index = 1; index < 20; index++) {
+      const created = await w.request("POST", "/api/v1/campaigns", {
+        token: adminToken,
+        body: { name: `Batch ${index}` },
+      });
+      ids.push(created.body.data.campaign.id);
+    }
+    const started = await Promise.all(ids.map((id) => act("start", { id, key: `batch-${id}` })));
+    expect(started.map((response) => response.body.data.campaign.status)).toEqual(
+      ids.map(() => "running"),
+    );
+    expect(started.map((response) => response.body.data.campaign.id)).toEqual(ids);
+    w.restart();
+    for (const [index, id] of ids.entries()) {
+      const replay = await act("start", { id, key: `batch-${id}` });
+      expect(replay.headers.get("idempotent-replayed")).toBe("true");
+      expect(replay.body).toEqual(started[index]?.body);
+      const changes = await w.request("GET", `/api/v1/campaigns/${id}/history`, {
+        token: adminToken,
+      });
+      expect(changes.body.data.items.map((item: { to: string }) => item.to)).toEqual(["running"]);
+    }
+  });
+
+  test("a change decided on a stale version writes nothing; the others in its batch apply", async () => {
+    const other = (
+      await w.request("POST", "/api/v1/campaigns", { token: adminToken, body: { name: "Q3" } })
+    ).body.data.campaign.id;
+    const change = (id: string, expectedVersion: number) => ({
+      campaignId: id,
+      tenantId: w.acme.id,
+      expectedVersion,
+      action: "start",
+      from: "draft" as const,
+      to: "running" as const,
+      actorType: "system",
+      actorId: null,
+      requestId: null,
+      at: new Date(w.clock.now()),
+      idempotency: {
+        campaignId: id,
+        key: `stale-${id}`,
+        bodyHash: "h",
+        responseStatus: 200,
+        responseBody: "{}",
+        expiresAt: new Date(w.clock.now() + 60_000),
+      },
+    });
+    const updated = await commitStatusChanges(w.deps.rawDb, [
+      change(campaignId, 7),
+      change(other, 1),
+    ]);
+    expect([...updated]).toEqual([other]);
+    const keys = rowsOf<{ key: string }>(
+      await w.deps.db.execute(sql`select key from campaign_idempotency_keys`),
+    );
+    expect(keys.map((row) => row.key)).toEqual([`stale-${other}`]);
+    expect((await history()).total).toBe(0);
   });
 });
 

@@ -22,13 +22,14 @@ import {
 import type { Executor, RawClient } from "../../../db/client.ts";
 import {
   type CampaignSettings,
-  commitStatusChange,
+  commitStatusChanges,
   deleteExpiredIdempotencyKeys,
   findTenantCampaign,
   insertCampaign,
   insertIdempotencyKey,
   listStatusChanges,
   listTenantCampaigns,
+  type StatusChange,
   updateCampaignSettings,
 } from "../../../db/queries/campaigns.ts";
 import type { RequestMeta, ServiceDeps } from "../../deps.ts";
@@ -38,6 +39,7 @@ import { ApiError, badRequest, notFound } from "../../errors.ts";
 import { auditedWrite } from "../../identity/audit.ts";
 import { auditActorOf, type Principal } from "../../identity/principal.ts";
 import { isUuid } from "../../identity/tenant-scope.ts";
+import { GroupCommit } from "../../lib/group-commit.ts";
 import { errorEnvelope } from "../../plugins/errors.ts";
 import {
   AGENT_STATES,
@@ -338,7 +340,7 @@ export function changeCampaignStatus(
     const next = adoptedCampaign(campaign, to, committed);
     const text = JSON.stringify(ok({ campaign: campaignView(next) }));
     const reply = remember(200, text);
-    await commitStatus(deps.rawDb, {
+    await commitStatus(deps.statusCommits, {
       campaign,
       next,
       action,
@@ -371,9 +373,31 @@ function earlierReply(
   return { status: found.entry.status, text: found.entry.body, replayed: true };
 }
 
+/** Status changes in batches of at most this many (one statement each). */
+const STATUS_BATCH = 200;
+/** Batches written at once: one per connection of the default pool. */
+const STATUS_BATCHES_AT_ONCE = 2;
+
+/**
+ * Commits status changes of different campaigns together when they arrive while earlier
+ * ones are being written: at thousands of changes a second, one statement and one commit
+ * carry tens of them. A change to one campaign is never in a batch with another change to the
+ * same campaign (its commands run one at a time), and each caller hears of its own change
+ * only once its batch has committed.
+ */
+export const statusCommitsOn = (raw: RawClient) =>
+  new GroupCommit<StatusChange, boolean>(
+    async (changes) => {
+      const updated = await commitStatusChanges(raw, changes);
+      return changes.map((change) => updated.has(change.campaignId));
+    },
+    STATUS_BATCHES_AT_ONCE,
+    STATUS_BATCH,
+  );
+
 /** Writes a status change with its history row (and idempotency record); the actor adopts it after. */
 async function commitStatus(
-  raw: RawClient,
+  commits: ServiceDeps["statusCommits"],
   change: {
     campaign: CampaignRecord;
     next: CampaignRecord;
@@ -385,7 +409,7 @@ async function commitStatus(
   },
 ) {
   const { campaign, next, entry } = change;
-  const updated = await commitStatusChange(raw, {
+  const updated = await commits.submit({
     campaignId: campaign.id,
     tenantId: campaign.tenantId,
     expectedVersion: campaign.version,
@@ -425,7 +449,7 @@ async function completeIfDone(deps: ServiceDeps, actor: CampaignActor) {
   const event = { type: "campaign.complete" as const, ...committed };
   const to = statusAfter(before, event);
   if (to === undefined) return;
-  await commitStatus(deps.rawDb, {
+  await commitStatus(deps.statusCommits, {
     campaign,
     next: adoptedCampaign(campaign, to, committed),
     action: "complete",
