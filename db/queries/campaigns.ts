@@ -163,40 +163,64 @@ export async function commitStatusChanges(
   raw: RawClient,
   changes: readonly StatusChange[],
 ): Promise<Set<string>> {
-  const column = (pick: (change: StatusChange) => string | null) => arrayLiteral(changes.map(pick));
-  const rows = await runStatement<{ id: string }>(raw, COMMIT_STATUS_CHANGES, [
-    column((change) => change.campaignId),
-    column((change) => String(change.expectedVersion)),
-    column((change) => change.to),
-    column((change) => change.at.toISOString()),
-    column(() => Bun.randomUUIDv7()),
-    column((change) => change.tenantId),
-    column((change) => change.action),
-    column((change) => change.from),
-    column((change) => change.actorType),
-    column((change) => change.actorId),
-    column((change) => change.requestId),
-    column((change) => change.idempotency?.key ?? null),
-    column((change) => change.idempotency?.bodyHash ?? null),
-    column((change) => (change.idempotency ? String(change.idempotency.responseStatus) : null)),
-    column((change) => change.idempotency?.responseBody ?? null),
-    column((change) => change.idempotency?.expiresAt.toISOString() ?? null),
-  ]);
-  return new Set(rows.map((row) => row.id));
+  const values = (change: StatusChange): (string | null)[] => [
+    change.campaignId,
+    String(change.expectedVersion),
+    change.to,
+    change.at.toISOString(),
+    Bun.randomUUIDv7(),
+    change.tenantId,
+    change.action,
+    change.from,
+    change.actorType,
+    change.actorId,
+    change.requestId,
+    change.idempotency?.key ?? null,
+    change.idempotency?.bodyHash ?? null,
+    change.idempotency ? String(change.idempotency.responseStatus) : null,
+    change.idempotency?.responseBody ?? null,
+    change.idempotency?.expiresAt.toISOString() ?? null,
+  ];
+  const rows = changes.map(values);
+  const [only] = rows;
+  const updated =
+    rows.length === 1 && only
+      ? await runStatement<{ id: string }>(raw, COMMIT_ONE_STATUS_CHANGE, only)
+      : await runStatement<{ id: string }>(
+          raw,
+          COMMIT_STATUS_CHANGES,
+          CHANGE_COLUMNS.map((_, column) => arrayLiteral(rows.map((row) => row[column] ?? null))),
+        );
+  return new Set(updated.map((row) => row.id));
 }
 
-const COMMIT_STATUS_CHANGES = `
-  with change as (
-    select * from unnest($1::uuid[], $2::int[], $3::text[], $4::timestamptz[], $5::uuid[],
-      $6::uuid[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[],
-      $13::text[], $14::int[], $15::text[], $16::timestamptz[])
-      as c(campaign_id, expected_version, to_status, at, history_id, tenant_id, action,
-        from_status, actor_type, actor_id, request_id, key, body_hash, response_status,
-        response_body, expires_at)),
+/** The columns of a status change, in the order of its parameters, with their types. */
+const CHANGE_COLUMNS = [
+  ["campaign_id", "uuid"],
+  ["expected_version", "int"],
+  ["to_status", "text"],
+  ["at", "timestamptz"],
+  ["history_id", "uuid"],
+  ["tenant_id", "uuid"],
+  ["action", "text"],
+  ["from_status", "text"],
+  ["actor_type", "text"],
+  ["actor_id", "text"],
+  ["request_id", "text"],
+  ["key", "text"],
+  ["body_hash", "text"],
+  ["response_status", "int"],
+  ["response_body", "text"],
+  ["expires_at", "timestamptz"],
+] as const;
+
+/** The writes of a status change, given its rows as `change` and the campaigns to update. */
+const statusChangeWrites = (campaignsToUpdate: string) => `
   updated as (
     update campaigns set status = c.to_status, version = campaigns.version + 1, updated_at = c.at
     from change c
-    where campaigns.id = c.campaign_id and campaigns.version = c.expected_version
+    where ${campaignsToUpdate} and campaigns.id = c.campaign_id
+      and campaigns.version = c.expected_version
     returning campaigns.id),
   history as (
     insert into campaign_status_changes
@@ -213,3 +237,19 @@ const COMMIT_STATUS_CHANGES = `
       response_status = excluded.response_status, response_body = excluded.response_body,
       expires_at = excluded.expires_at)
   select id::text from updated`;
+
+/**
+ * One change alone (the usual case below a few hundred changes a second) names its campaign
+ * as a parameter, so the update is planned as a primary-key lookup; planned over an `unnest`
+ * of unknown length, a small campaigns table was scanned whole for every change.
+ */
+const COMMIT_ONE_STATUS_CHANGE = `
+  with change as (
+    select ${CHANGE_COLUMNS.map(([name, type], index) => `$${index + 1}::${type} as ${name}`).join(", ")}),
+  ${statusChangeWrites("campaigns.id = $1::uuid")}`;
+
+const COMMIT_STATUS_CHANGES = `
+  with change as (
+    select * from unnest(${CHANGE_COLUMNS.map(([, type], index) => `$${index + 1}::${type}[]`).join(", ")})
+      as c(${CHANGE_COLUMNS.map(([name]) => name).join(", ")})),
+  ${statusChangeWrites("true")}`;

@@ -162,6 +162,8 @@ describe("status changes committed together", () => {
       change(other, 1),
     ]);
     expect([...updated]).toEqual([other]);
+    // Alone, a change goes by a statement of its own, with the same rule.
+    expect([...(await commitStatusChanges(w.deps.rawDb, [change(campaignId, 7)]))]).toEqual([]);
     const keys = rowsOf<{ key: string }>(
       await w.deps.db.execute(sql`select key from campaign_idempotency_keys`),
     );
