@@ -7,7 +7,7 @@ export interface IdempotencyEntry {
   bodyHash: string;
   status: number;
   /** The reply's JSON text: serialised once, then sent, stored and replayed as it is. */
-  body: string;
+  text: string;
   expiresAt: number;
 }
 

@@ -97,7 +97,7 @@ describe("idempotency window", () => {
     key: "k-1",
     bodyHash: bodyHashOf(body),
     status: 200,
-    body: JSON.stringify({ status: "success", data: {} }),
+    text: JSON.stringify({ status: "success", data: {} }),
     expiresAt: now + IDEMPOTENCY_WINDOW_MS,
   });
 
@@ -163,7 +163,7 @@ describe("window pruning", () => {
       key,
       bodyHash: "h",
       status: 200,
-      body: "{}",
+      text: "{}",
       expiresAt,
     });
     // Given out of order, as rows may come back from the database.

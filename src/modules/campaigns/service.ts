@@ -311,13 +311,7 @@ export function changeCampaignStatus(
     const remember = (status: number, text: string): IdempotencyEntry | undefined =>
       idempotencyKey === undefined
         ? undefined
-        : {
-            key: idempotencyKey,
-            bodyHash,
-            status,
-            body: text,
-            expiresAt: now + IDEMPOTENCY_WINDOW_MS,
-          };
+        : { key: idempotencyKey, bodyHash, status, text, expiresAt: now + IDEMPOTENCY_WINDOW_MS };
 
     const before = actor.getSnapshot();
     const campaign = before.context.campaign;
@@ -334,7 +328,7 @@ export function changeCampaignStatus(
       if (!entry) throw refusal;
       await insertIdempotencyKey(deps.db, entryRow(id, entry));
       actor.send({ type: "idempotency.recorded", entry });
-      return { status: entry.status, text: entry.body, replayed: false };
+      return { status: entry.status, text: entry.text, replayed: false };
     }
 
     const next = adoptedCampaign(campaign, to, committed);
@@ -370,12 +364,12 @@ function earlierReply(
       "Idempotency-Key was already used with a different body",
     );
   }
-  return { status: found.entry.status, text: found.entry.body, replayed: true };
+  return { status: found.entry.status, text: found.entry.text, replayed: true };
 }
 
 /** Status changes in batches of at most this many (one statement each). */
 const STATUS_BATCH = 200;
-/** Batches written at once: one per connection of the default pool. */
+/** Batches written at once: while one commits, the next is already on its way. */
 const STATUS_BATCHES_AT_ONCE = 2;
 
 /**
@@ -483,7 +477,7 @@ const entryRow = (campaignId: string, entry: IdempotencyEntry) => ({
   key: entry.key,
   bodyHash: entry.bodyHash,
   responseStatus: entry.status,
-  responseBody: entry.body,
+  responseBody: entry.text,
   expiresAt: new Date(entry.expiresAt),
 });
 

@@ -34,7 +34,7 @@ const windowOf = (rows: IdempotencyRow[]) =>
       key: row.key,
       bodyHash: row.bodyHash,
       status: row.responseStatus,
-      body: row.responseBody,
+      text: row.responseBody,
       expiresAt: row.expiresAt.getTime(),
     })),
   );
