@@ -21,8 +21,9 @@
  *      connection always busy, as in (i) and (ii), latency is connections ÷ throughput
  *      whatever the server does, so the latency at a given load is measured apart, from the
  *      moment each request was due, with at most `--connections` in flight;
- *  (b) one request replayed (same key, same body; the actor answers it from memory) against a
- *      bare Elysia route answering small JSON in its own `bun` process (bench/campaigns-bare.ts);
+ *  (b) one request replayed (same key, same body; the actor answers it from memory) against
+ *      bare Elysia routes answering small JSON in their own `bun` process
+ *      (bench/campaigns-bare.ts): a `GET`, and a `POST` given the replay's headers and body;
  *  (c) start-up: `--startup-campaigns` campaigns (half running, half draft) and 100 open
  *      idempotency keys are inserted with SQL while the server is down; the server is then
  *      started and timed from spawn until it answers HTTP (it has logged "campaign actors
@@ -99,7 +100,7 @@ interface LoadResult {
   /** CPU seconds used during the run by the server, the PostgreSQL cluster and the client. */
   serverCpu: number;
   databaseCpu: number;
-  wrkCpu: number;
+  clientCpu: number;
 }
 
 async function load(
@@ -158,7 +159,7 @@ async function load(
   const serverCpu = cpuSeconds(server.pid) - cpuBefore[0];
   const dbCpu = databaseCpu() - cpuBefore[1];
   const usage = child.resourceUsage();
-  const wrkCpu = usage ? Number(usage.cpuTime.user + usage.cpuTime.system) / 1e6 : Number.NaN;
+  const clientCpu = usage ? Number(usage.cpuTime.user + usage.cpuTime.system) / 1e6 : Number.NaN;
   if (code !== 0) throw new Error(`${cmd[0]} exited with ${code}: ${err}${out}`);
   const counts = JSON.parse(/^BENCH_COUNTS (.*)$/m.exec(out)?.[1] ?? "{}") as Record<
     string,
@@ -178,7 +179,7 @@ async function load(
     peakRss,
     serverCpu,
     databaseCpu: dbCpu,
-    wrkCpu,
+    clientCpu,
   };
 }
 
@@ -463,7 +464,7 @@ async function main() {
     round(median(runs.map((run) => (run.databaseCpu * 1000) / run.requests)), 3),
     round(median(runs.map((run) => run.serverCpu / run.seconds)), 2),
     round(median(runs.map((run) => run.databaseCpu / run.seconds)), 2),
-    round(median(runs.map((run) => run.wrkCpu / run.seconds)), 2),
+    round(median(runs.map((run) => run.clientCpu / run.seconds)), 2),
   ];
   console.log(
     `## (a) status changes, unique Idempotency-Keys, ${connections} connections, ${duration} s × ${rounds}\n\n` +
