@@ -51,7 +51,7 @@ export async function withBulkTransaction<T>(
   };
   try {
     if (raw.kind === "postgres") {
-      return (await raw.bulk.begin((sql) =>
+      return (await raw.longWork.begin((sql) =>
         guarded({
           query: async (text, params = []) => (await sql.unsafe(text, params as never[])) as never,
           execute: async (text, params = []) => (await sql.unsafe(text, params as never[])).count,

@@ -24,8 +24,8 @@ export type DatabaseKind = "pglite" | "postgres";
 /** The driver underneath, for what Drizzle does not do (COPY for bulk imports). */
 export type RawClient =
   | { kind: "pglite"; client: PGlite }
-  /** `bulk`: the pool for long work (imports, reports, clean-ups), off `client`'s few connections. */
-  | { kind: "postgres"; client: postgres.Sql; bulk: postgres.Sql };
+  /** `longWork`: the pool for imports, reports and clean-ups, off `client`'s few connections. */
+  | { kind: "postgres"; client: postgres.Sql; longWork: postgres.Sql };
 
 export interface DatabaseHandle {
   db: Database;
@@ -57,21 +57,21 @@ export interface DatabaseOptions {
 export const defaultPoolSize = () => Math.max(2, navigator.hardwareConcurrency);
 
 /** Imports, reports and clean-ups running at once on the pool for long work; more wait their turn. */
-const BULK_POOL_SIZE = 4;
+const LONG_WORK_POOL_SIZE = 4;
 
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
   if (options.databaseUrl) {
     const client = postgresClient(options.databaseUrl, options.poolSize ?? defaultPoolSize());
-    const bulk = postgresClient(options.databaseUrl, BULK_POOL_SIZE);
+    const longWorkPool = postgresClient(options.databaseUrl, LONG_WORK_POOL_SIZE);
     const db = drizzlePostgres({ client, schema }) as unknown as Database;
-    const longWork = drizzlePostgres({ client: bulk, schema }) as unknown as Database;
+    const longWork = drizzlePostgres({ client: longWorkPool, schema }) as unknown as Database;
     return {
       db,
       longWork,
       kind: "postgres",
-      raw: { kind: "postgres", client, bulk },
+      raw: { kind: "postgres", client, longWork: longWorkPool },
       close: async () => {
-        await Promise.all([client.end({ timeout: 5 }), bulk.end({ timeout: 5 })]);
+        await Promise.all([client.end({ timeout: 5 }), longWorkPool.end({ timeout: 5 })]);
       },
     };
   }

@@ -48,15 +48,14 @@ const Query = t.Object({ token: t.Optional(t.String()), tenant_id: t.Optional(t.
  */
 async function admit(
   deps: ServiceDeps,
+  allowedOrigins: readonly string[],
   request: Request,
   query: { token?: string | undefined; tenant_id?: string | undefined },
   permission: "realtime.supervisor" | "realtime.agent",
 ): Promise<SocketSession> {
-  const allowed = deps.config.WS_ALLOWED_ORIGINS?.split(",")
-    .map((origin) => origin.trim())
-    .filter(Boolean);
   const origin = request.headers.get("origin");
-  if (allowed?.length && origin && !allowed.includes(origin)) throw forbidden("origin not allowed");
+  if (allowedOrigins.length && origin && !allowedOrigins.includes(origin))
+    throw forbidden("origin not allowed");
   const token = query.token;
   if (!token) throw unauthenticated("missing token");
   if (token.startsWith(API_KEY_PREFIX) || token.startsWith(NODE_KEY_PREFIX)) {
@@ -103,12 +102,16 @@ function upgradeRoute(
   permission: typeof SUPERVISOR | typeof AGENT,
   handlers: SocketHandlers,
 ) {
+  const allowedOrigins = (deps.config.WS_ALLOWED_ORIGINS ?? "")
+    .split(",")
+    .map((origin) => origin.trim())
+    .filter(Boolean);
   return async (context: {
     request: Request;
     query: { token?: string; tenant_id?: string };
     server: Server<SocketData> | null;
   }) => {
-    const session = await admit(deps, context.request, context.query, permission);
+    const session = await admit(deps, allowedOrigins, context.request, context.query, permission);
     const upgraded = context.server?.upgrade(context.request, {
       headers: { "x-request-id": requestIdOf(context.request) },
       data: socketData(handlers, session),

@@ -336,7 +336,7 @@ export function changeCampaignStatus(
     const reply = remember(200, text);
     await commitStatus(deps.statusCommits, {
       campaign,
-      next,
+      to,
       action,
       actor: auditActorOf(principal),
       requestId: meta.requestId,
@@ -394,7 +394,7 @@ async function commitStatus(
   commits: ServiceDeps["statusCommits"],
   change: {
     campaign: CampaignRecord;
-    next: CampaignRecord;
+    to: CampaignStatus;
     action: string;
     actor: { actorType: string; actorId: string | null };
     requestId: string | null;
@@ -402,14 +402,14 @@ async function commitStatus(
     entry?: IdempotencyEntry | undefined;
   },
 ) {
-  const { campaign, next, entry } = change;
+  const { campaign, entry } = change;
   const updated = await commits.submit({
     campaignId: campaign.id,
     tenantId: campaign.tenantId,
     expectedVersion: campaign.version,
     action: change.action,
     from: campaign.status,
-    to: next.status,
+    to: change.to,
     ...change.actor,
     requestId: change.requestId,
     at: change.at,
@@ -445,7 +445,7 @@ async function completeIfDone(deps: ServiceDeps, actor: CampaignActor) {
   if (to === undefined) return;
   await commitStatus(deps.statusCommits, {
     campaign,
-    next: adoptedCampaign(campaign, to, committed),
+    to,
     action: "complete",
     actor: { actorType: "system", actorId: null },
     requestId: null,
