@@ -412,14 +412,7 @@ export class Api {
 
 // ---------------------------------------------------------------- numbers
 
-export const median = (values: number[]): number => {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2
-    ? (sorted[middle] as number)
-    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
-};
+export { median, medianOfRoundRatios } from "./lib/stats.ts";
 
 export const round = (value: number, digits = 1) => {
   const factor = 10 ** digits;

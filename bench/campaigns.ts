@@ -44,6 +44,7 @@ import {
   databasesOf,
   grouped,
   median,
+  medianOfRoundRatios,
   option,
   progress,
   ROOT,
@@ -521,14 +522,12 @@ async function main() {
   const rate200 = (runs: LoadResult[]) => median(runs.map((run) => perSecond(run, "200")));
   const cpuPerRequest = (runs: LoadResult[]) =>
     round(median(runs.map((run) => (run.serverCpu * 1e6) / run.requests)));
-  // The rounds run replay, bare GET and bare POST one after another: the ratio within a round
-  // is steadier than the ratio of medians when a noisy neighbour slows a whole round.
+  // The rounds run replay, bare GET and bare POST one after another (see medianOfRoundRatios).
   const perRound = (replay: LoadResult[], bare: LoadResult[]) =>
     round(
-      median(
-        replay.map(
-          (run, index) => perSecond(run, "200") / perSecond(bare[index] as LoadResult, "200"),
-        ),
+      medianOfRoundRatios(
+        replay.map((run) => perSecond(run, "200")),
+        bare.map((run) => perSecond(run, "200")),
       ),
       2,
     );

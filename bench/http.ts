@@ -37,7 +37,7 @@ import {
   type Seeded,
   seedThroughApi,
 } from "./lib/seed.ts";
-import { median, round } from "./lib/stats.ts";
+import { median, medianOfRoundRatios, round } from "./lib/stats.ts";
 import { runWrk, type WrkResult, wrkAvailable } from "./lib/wrk.ts";
 
 type DatabaseName = "pglite" | "postgres";
@@ -311,8 +311,7 @@ function ratiosTable(summaries: Map<string, Summary>, databases: DatabaseName[])
     const a = summaries.get(over);
     const b = summaries.get(under);
     if (!a || !b) return { ofMedians: Number.NaN, ofRounds: Number.NaN };
-    const perRound = a.rpsByRound.map((rps, index) => rps / (b.rpsByRound[index] ?? Number.NaN));
-    return { ofMedians: a.rps / b.rps, ofRounds: median(perRound) };
+    return { ofMedians: a.rps / b.rps, ofRounds: medianOfRoundRatios(a.rpsByRound, b.rpsByRound) };
   };
   const lines = [
     "| database | ratio | of the medians | median of the rounds' ratios | goal |",

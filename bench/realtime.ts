@@ -42,6 +42,7 @@ import {
   databasesOf,
   grouped,
   median,
+  medianOfRoundRatios,
   option,
   progress,
   ROOT,
@@ -516,10 +517,9 @@ function report(samples: Map<string, Sample[]>, started: number) {
     if (label === rawTarget.label) continue;
     const p99 = med(list, (s) => s.latency.p99);
     const perSocket = med(list, (s) => s.perSocketKiB);
-    // A noisy neighbour slows whole rounds: the ratio within each round (the two runs a
-    // few seconds apart) is steadier than the ratio of medians.
-    const perRound = median(
-      list.map((sample, index) => sample.latency.p99 / (raw[index]?.latency.p99 ?? Number.NaN)),
+    const perRound = medianOfRoundRatios(
+      list.map((sample) => sample.latency.p99),
+      raw.map((sample) => sample.latency.p99),
     );
     console.log(
       `${label}: p99 ${round(p99, 2)} ms (${p99 < P99_GOAL_MS ? "meets" : "misses"} < ${P99_GOAL_MS} ms), ` +

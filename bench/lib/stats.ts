@@ -8,6 +8,14 @@ export function median(values: readonly number[]): number {
     : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 
+/**
+ * The median of the ratios within each round, `over[i] ÷ under[i]`: two targets measured
+ * seconds apart in one round, so a neighbour's load that comes and goes between rounds
+ * cancels out, where the ratio of the two medians keeps it.
+ */
+export const medianOfRoundRatios = (over: readonly number[], under: readonly number[]) =>
+  median(over.map((value, index) => value / (under[index] ?? Number.NaN)));
+
 export const round = (value: number, digits = 0) => {
   const factor = 10 ** digits;
   return Math.round(value * factor) / factor;
