@@ -9,7 +9,12 @@ import {
   type StatusAction,
   statusAfter,
 } from "../../actors/campaign.machine.ts";
-import { bodyHashOf, IDEMPOTENCY_WINDOW_MS, IdempotencyWindow } from "../../actors/idempotency.ts";
+import {
+  bodyHashOf,
+  IDEMPOTENCY_WINDOW_MS,
+  type IdempotencyEntry,
+  IdempotencyWindow,
+} from "../../actors/idempotency.ts";
 import { contextWith } from "../helpers/campaigns.ts";
 
 const STATUSES: CampaignStatus[] = ["draft", "running", "paused", "stopped", "completed"];
@@ -154,6 +159,23 @@ describe("idempotency window", () => {
       .context.idempotency.lookup("k-1", bodyHashOf(body), clock.now());
     expect(lookup.kind).toBe("replay");
     expect(restored.getSnapshot().can({ type: "campaign.pause", ...committed })).toBe(true);
+  });
+});
+
+describe("window entries", () => {
+  test("come back exactly as recorded, whatever their hash and text hold", () => {
+    const entries = [
+      { key: "a:1", bodyHash: "x:y", status: 409, text: '{"a":":1:2:"}', expiresAt: 1_000 },
+      { key: "b", bodyHash: "", status: 200, text: "", expiresAt: 1_764_000_000_000 },
+      { key: "c", bodyHash: "h".repeat(64), status: 422, text: "ünïcode ✓", expiresAt: 2e12 },
+    ];
+    const [first, , third] = entries as [IdempotencyEntry, IdempotencyEntry, IdempotencyEntry];
+    const window = IdempotencyWindow.from(entries);
+    expect(Object.values(window.toJSON())).toEqual(entries);
+    expect(window.lookup("a:1", "x:y", 999)).toEqual({ kind: "replay", entry: first });
+    expect(window.lookup("a:1", "x", 999).kind).toBe("mismatch");
+    expect(window.lookup("a:1", "x:y", 1_000).kind).toBe("miss");
+    expect(window.lookup("c", "h".repeat(64), 0)).toEqual({ kind: "replay", entry: third });
   });
 });
 
