@@ -207,9 +207,36 @@ describe("tenant isolation", () => {
         { current_password: "first password 123", new_password: "second password 123" },
         await login("first password 123"),
       );
-      const other = await connect("/ws/supervisor", `token=${await login("second password 123")}`);
+      const otherToken = await login("second password 123");
+      const other = await connect("/ws/supervisor", `token=${otherToken}`);
       const snapshot = await other.next("snapshot");
       expect(snapshot.campaigns).toEqual([]);
+      // Only a platform admin may watch a tenant by naming it.
+      const ownTenant = (
+        (await (
+          await fetch(`${server.baseUrl}/api/v1/auth/me`, {
+            headers: { authorization: `Bearer ${token}` },
+          })
+        ).json()) as { data: { user: { tenant_id: string } } }
+      ).data.user.tenant_id;
+      expect(
+        await upgradeStatus("/ws/supervisor", `token=${otherToken}&tenant_id=${ownTenant}`),
+      ).toBe(403);
+      const watcher = await connect("/ws/supervisor", `token=${token}&tenant_id=${tenant?.id}`);
+      expect((await watcher.next("snapshot")).campaigns).toEqual([]);
+      const theirs = (await post(`/api/v1/campaigns?tenant_id=${tenant?.id}`, { name: "Theirs" }))
+        .data.campaign;
+      await post(`/api/v1/campaigns/${theirs?.id}/status?tenant_id=${tenant?.id}`, {
+        action: "start",
+      });
+      for (const socket of [watcher, other])
+        expect(await socket.next("campaign.status")).toMatchObject({
+          campaign_id: theirs?.id,
+          status: "running",
+        });
+      watcher.socket.close();
+      await other.next("campaign.stats");
+      other.messages.length = 0;
       const campaign = (await post("/api/v1/campaigns", { name: "Private" })).data.campaign;
       await post(`/api/v1/campaigns/${campaign?.id}/status`, { action: "start" });
       const mine = await connect("/ws/supervisor", `token=${token}`);
