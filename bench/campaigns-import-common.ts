@@ -294,6 +294,8 @@ export interface Cluster {
   url(name?: string): string;
   /** The pid of the postmaster, whose children are the cluster's processes. */
   postmasterPid(): number;
+  /** Stops the cluster now (it is stopped on exit anyway). */
+  stop(): void;
 }
 
 const asPostgres = (cmd: string[]) =>
@@ -310,9 +312,10 @@ export const postgresInstalled = () =>
 /**
  * A new cluster in a temporary directory, run by the `postgres` user, with stock settings
  * (durable: fsync, full_page_writes and synchronous_commit stay on) except that it listens on
- * 127.0.0.1 at a free port and keeps its socket in its own directory. It is stopped on exit.
+ * 127.0.0.1 at a free port and keeps its socket in its own directory, and any `settings`
+ * given (`name=value`, passed as `-c`). It is stopped on exit.
  */
-export function startCluster(): Cluster {
+export function startCluster(settings: string[] = []): Cluster {
   const root = mkdtempSync(join(tmpdir(), "bench-import-campaigns-pg-"));
   onExit(() => rmSync(root, { recursive: true, force: true }));
   const dataDir = join(root, "data");
@@ -327,10 +330,12 @@ export function startCluster(): Cluster {
     "initdb",
   );
   const port = freePort();
-  const settings = `-c listen_addresses=127.0.0.1 -p ${port} -k ${root}`;
+  const options = [`-c listen_addresses=127.0.0.1 -p ${port} -k ${root}`]
+    .concat(settings.map((setting) => `-c ${setting}`))
+    .join(" ");
   const log = join(root, "postgres.log");
   runAsPostgres(
-    [join(PG_BIN, "pg_ctl"), "-D", dataDir, "-l", log, "-o", settings, "-w", "start"],
+    [join(PG_BIN, "pg_ctl"), "-D", dataDir, "-l", log, "-o", options, "-w", "start"],
     "pg_ctl start",
   );
   const stop = () =>
@@ -347,6 +352,7 @@ export function startCluster(): Cluster {
     url: (name = "postgres") => `postgres://postgres@127.0.0.1:${port}/${name}`,
     postmasterPid: () =>
       Number(readFileSync(join(dataDir, "postmaster.pid"), "utf8").split("\n")[0]),
+    stop,
   };
 }
 
@@ -411,6 +417,33 @@ export class Api {
 }
 
 // ---------------------------------------------------------------- numbers
+
+/** Creates `count` campaigns through the API, eight at a time; returns their ids in order. */
+export async function createCampaigns(api: Api, count: number): Promise<string[]> {
+  const ids: string[] = new Array(count);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      while (next < count) {
+        const index = next++;
+        ids[index] = await api.createCampaign(`Status benchmark ${index}`);
+      }
+    }),
+  );
+  return ids;
+}
+
+/** Writes "<id> <status>" lines for `ids`, with each campaign's status as the API reports it. */
+export async function writeCampaignFile(api: Api, ids: string[], path: string) {
+  const status = new Map<string, string>();
+  for (let offset = 0; ; offset += 500) {
+    const page = await api.call("GET", `/api/v1/campaigns?limit=500&offset=${offset}`);
+    for (const item of page.data.items as { id: string; status: string }[])
+      status.set(item.id, item.status);
+    if (page.data.items.length < 500) break;
+  }
+  await Bun.write(path, ids.map((id) => `${id} ${status.get(id)}\n`).join(""));
+}
 
 export { median, medianOfRoundRatios } from "./lib/stats.ts";
 

@@ -13,7 +13,8 @@
  * Campaigns come from <campaign-file> ("<id> <status>" lines) and are visited in turn, each
  * with the action that is valid for the status the last request left it in, never two at
  * once on one campaign. Every request has its own Idempotency-Key (<tag>-<n>). The output has
- * the lines bench/campaigns-status.lua prints, so the caller reads both alike.
+ * the lines bench/campaigns-status.lua prints, so the caller reads both alike, and one more:
+ * `BENCH_P99_BY_10S`, the p99 (µs) of the requests due in each 10 s of the run.
  */
 const [baseUrl, campaignFile, token, tag, rateArg, secondsArg, connectionsArg] =
   process.argv.slice(2);
@@ -45,6 +46,8 @@ const campaigns: Campaign[] = (await Bun.file(campaignFile).text())
 
 const counts: Record<string, number> = {};
 const latenciesUs: number[] = [];
+/** Latencies by the 10 s of the run their request was due in. */
+const latenciesBy10s: number[][] = [];
 let errors = 0;
 let sent = 0;
 let inFlight = 0;
@@ -83,7 +86,11 @@ async function send(dueAt: number): Promise<void> {
     });
     await response.arrayBuffer();
     counts[response.status] = (counts[response.status] ?? 0) + 1;
-    latenciesUs.push((performance.now() - dueAt) * 1000);
+    const latencyUs = (performance.now() - dueAt) * 1000;
+    latenciesUs.push(latencyUs);
+    const tens = Math.floor((dueAt - started) / 10_000);
+    latenciesBy10s[tens] ??= [];
+    latenciesBy10s[tens].push(latencyUs);
   } catch {
     errors++;
   } finally {
@@ -112,13 +119,15 @@ while (issued < total) {
 while (inFlight > 0 || waiting.length > 0) await Bun.sleep(5);
 const elapsedUs = Math.round((performance.now() - started) * 1000);
 
+const at = (fraction: number, sorted = latenciesUs) =>
+  Math.round(sorted[Math.min(sorted.length - 1, Math.floor(fraction * sorted.length))] ?? 0);
 latenciesUs.sort((a, b) => a - b);
-const at = (fraction: number) =>
-  Math.round(
-    latenciesUs[Math.min(latenciesUs.length - 1, Math.floor(fraction * latenciesUs.length))] ?? 0,
-  );
+for (const slice of latenciesBy10s) slice?.sort((a, b) => a - b);
 console.log(`BENCH_COUNTS ${JSON.stringify(counts)}`);
 console.log(`BENCH_SUMMARY ${latenciesUs.length} ${elapsedUs} ${errors} 0`);
 console.log(`BENCH_LATENCY ${at(0.5)} ${at(0.99)} ${Math.round(latenciesUs.at(-1) ?? 0)}`);
+console.log(
+  `BENCH_P99_BY_10S ${Array.from(latenciesBy10s, (slice) => at(0.99, slice ?? [])).join(" ")}`,
+);
 
 export {};

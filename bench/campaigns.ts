@@ -40,6 +40,7 @@ import {
   Api,
   type Cluster,
   cpuSeconds,
+  createCampaigns,
   type DatabaseName,
   databasesOf,
   grouped,
@@ -60,6 +61,7 @@ import {
   tempDir,
   treeCpuSeconds,
   waitForHttp,
+  writeCampaignFile,
 } from "./campaigns-import-common.ts";
 
 const args = process.argv.slice(2);
@@ -242,32 +244,6 @@ function freshLocation(database: DatabaseName, purpose: string): Promise<Locatio
 }
 
 // ---------------------------------------------------------------- (a) and (b)
-
-async function createCampaigns(api: Api, count: number): Promise<string[]> {
-  const ids: string[] = new Array(count);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: 8 }, async () => {
-      while (next < count) {
-        const index = next++;
-        ids[index] = await api.createCampaign(`Status benchmark ${index}`);
-      }
-    }),
-  );
-  return ids;
-}
-
-/** Writes "<id> <status>" lines for `ids`, with each campaign's status as the API reports it. */
-async function writeCampaignFile(api: Api, ids: string[], path: string) {
-  const status = new Map<string, string>();
-  for (let offset = 0; ; offset += 500) {
-    const page = await api.call("GET", `/api/v1/campaigns?limit=500&offset=${offset}`);
-    for (const item of page.data.items as { id: string; status: string }[])
-      status.set(item.id, item.status);
-    if (page.data.items.length < 500) break;
-  }
-  await Bun.write(path, ids.map((id) => `${id} ${status.get(id)}\n`).join(""));
-}
 
 interface StatusResults {
   one: LoadResult[];
