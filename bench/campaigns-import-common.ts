@@ -1,7 +1,8 @@
 /**
- * What bench/import.ts and bench/campaigns.ts share: a throwaway PostgreSQL 15 cluster, the
- * real server as its own process, its resident memory, and a small client for the HTTP API.
- * Everything listens on 127.0.0.1 only, and everything started here is stopped on exit.
+ * What the import and campaign benchmarks (bench/import.ts, bench/campaigns*.ts) share: a
+ * throwaway PostgreSQL 15 cluster, the real server as its own process, its resident memory,
+ * and a small client for the HTTP API. Everything listens on 127.0.0.1 only, and everything
+ * started here is stopped on exit.
  */
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -416,8 +417,6 @@ export class Api {
   }
 }
 
-// ---------------------------------------------------------------- numbers
-
 /** Creates `count` campaigns through the API, eight at a time; returns their ids in order. */
 export async function createCampaigns(api: Api, count: number): Promise<string[]> {
   const ids: string[] = new Array(count);
@@ -444,6 +443,8 @@ export async function writeCampaignFile(api: Api, ids: string[], path: string) {
   }
   await Bun.write(path, ids.map((id) => `${id} ${status.get(id)}\n`).join(""));
 }
+
+// ---------------------------------------------------------------- numbers
 
 export { median, medianOfRoundRatios } from "./lib/stats.ts";
 
