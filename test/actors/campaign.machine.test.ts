@@ -177,6 +177,35 @@ describe("window entries", () => {
     expect(window.lookup("a:1", "x:y", 1_000).kind).toBe("miss");
     expect(window.lookup("c", "h".repeat(64), 0)).toEqual({ kind: "replay", entry: third });
   });
+  test("keys whose digests collide are kept apart, pruned and recorded again", () => {
+    const entry = (key: string, expiresAt: number) => ({
+      key,
+      bodyHash: "h",
+      status: 200,
+      text: `{"key":"${key}"}`,
+      expiresAt,
+    });
+    const window = new IdempotencyWindow(() => 7);
+    for (const [key, expiresAt] of [
+      ["a", 60_100],
+      ["b", 60_200],
+      ["c", 60_300],
+    ] as const)
+      window.record(entry(key, expiresAt));
+    expect(window.size).toBe(3);
+    expect(window.lookup("a", "h", 0)).toEqual({ kind: "replay", entry: entry("a", 60_100) });
+    expect(window.lookup("b", "h", 0)).toEqual({ kind: "replay", entry: entry("b", 60_200) });
+    expect(window.lookup("c", "x", 0)).toEqual({ kind: "mismatch", entry: entry("c", 60_300) });
+    expect(window.lookup("d", "h", 0).kind).toBe("miss");
+    // b again once a and b have expired: both go, and b is filed where a was.
+    window.record(entry("b", 120_250));
+    expect(window.size).toBe(2);
+    expect(window.lookup("a", "h", 60_250).kind).toBe("miss");
+    expect(window.lookup("b", "h", 60_250)).toEqual({ kind: "replay", entry: entry("b", 120_250) });
+    expect(window.lookup("c", "h", 60_250)).toEqual({ kind: "replay", entry: entry("c", 60_300) });
+    expect(Object.keys(window.toJSON())).toEqual(["c", "b"]);
+    expect(IdempotencyWindow.from(window).toJSON()).toEqual(window.toJSON());
+  });
 });
 
 describe("window pruning", () => {
