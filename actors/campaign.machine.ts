@@ -51,6 +51,7 @@ export type CampaignEvent =
   | ({ type: "campaign.complete" } & Committed)
   | { type: "campaign.updated"; campaign: CampaignRecord }
   | { type: "idempotency.recorded"; entry: IdempotencyEntry }
+  | { type: "idempotency.expired"; now: number }
   | DialingEvent;
 
 export type CampaignEmitted = {
@@ -138,6 +139,9 @@ export const campaignMachine = setup({
     // In place: see IdempotencyWindow.
     "idempotency.recorded": {
       actions: ({ context, event }) => context.idempotency.record(event.entry),
+    },
+    "idempotency.expired": {
+      actions: ({ context, event }) => context.idempotency.prune(event.now),
     },
     // Dialing facts apply once the state is loaded; before that the database has them all.
     "dialing.*": {

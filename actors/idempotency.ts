@@ -81,6 +81,12 @@ export class IdempotencyWindow {
     pruneOldEnd(this.collided, now);
   }
 
+  /** When the oldest entry expires (epoch milliseconds), if there is one. */
+  get oldestExpiresAt(): number | undefined {
+    const first = [firstOf(this.byDigest), firstOf(this.collided)].filter((p) => p !== undefined);
+    return first.length === 0 ? undefined : Math.min(...first.map(expiresAtOf));
+  }
+
   /** Every entry, oldest first. */
   all(): IdempotencyEntry[] {
     return [...this.byDigest.values(), ...this.collided.values()]
@@ -114,6 +120,11 @@ export class IdempotencyWindow {
 }
 
 const MISS: IdempotencyLookup = { kind: "miss" };
+
+function firstOf<K>(entries: Map<K, string>): string | undefined {
+  for (const packed of entries.values()) return packed;
+  return undefined;
+}
 
 function pruneOldEnd<K>(entries: Map<K, string>, now: number): void {
   for (const [filedUnder, packed] of entries) {

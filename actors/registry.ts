@@ -122,6 +122,23 @@ export class CampaignRegistry {
     });
   }
 
+  /**
+   * Forgets the expired replies of windows that no change has pruned for `idleMs`: a busy
+   * window prunes itself as it records, but an idle one would hold its last burst for good.
+   * Busy windows are left alone, so a sweep costs nothing per change. Returns how many it pruned.
+   */
+  forgetIdleReplies(idleMs: number): number {
+    const now = this.clock.now();
+    let pruned = 0;
+    for (const actor of this.actors.values()) {
+      const oldest = actor.getSnapshot().context.idempotency.oldestExpiresAt;
+      if (oldest === undefined || oldest > now - idleMs) continue;
+      actor.send({ type: "idempotency.expired", now });
+      pruned++;
+    }
+    return pruned;
+  }
+
   /** The live context of a loaded campaign, without waiting for its queue. */
   peek(campaignId: string): CampaignContext | undefined {
     return this.actors.get(campaignId)?.getSnapshot().context;

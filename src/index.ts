@@ -8,6 +8,9 @@ import { sweepExpiredCalls } from "./dialer/service.ts";
 import { createLogger } from "./logger.ts";
 import { deleteExpiredReplies } from "./modules/campaigns/service.ts";
 
+/** How often expired calls and idempotency records are swept. */
+const SWEEP_MS = 5_000;
+
 async function main() {
   let config: ReturnType<typeof loadConfig>;
   try {
@@ -61,10 +64,12 @@ async function main() {
   });
 
   // Calls whose lease ran out are failed and their leads retried; idempotency records past
-  // their window are deleted, a little at every sweep rather than many at once.
+  // their window are deleted, a little at every sweep rather than many at once, and idle
+  // campaigns' actors forget theirs.
   let cleaning = false;
   const sweeper = setInterval(() => {
     sweepExpiredCalls(deps).catch((error) => logger.error("lease sweep failed", { error }));
+    deps.campaigns.forgetIdleReplies(SWEEP_MS);
     if (cleaning) return;
     cleaning = true;
     deleteExpiredReplies(deps)
@@ -72,7 +77,7 @@ async function main() {
       .finally(() => {
         cleaning = false;
       });
-  }, 5_000);
+  }, SWEEP_MS);
 
   let stopping = false;
   const drain = async (signal: string) => {

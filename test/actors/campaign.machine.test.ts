@@ -204,6 +204,8 @@ describe("window entries", () => {
     expect(window.lookup("b", "h", 60_250)).toEqual({ kind: "replay", entry: entry("b", 120_250) });
     expect(window.lookup("c", "h", 60_250)).toEqual({ kind: "replay", entry: entry("c", 60_300) });
     expect(Object.keys(window.toJSON())).toEqual(["c", "b"]);
+    // c, filed by its key, is older than b, filed under the digest.
+    expect(window.oldestExpiresAt).toBe(60_300);
     expect(IdempotencyWindow.from(window).toJSON()).toEqual(window.toJSON());
   });
 });
@@ -229,5 +231,6 @@ describe("window pruning", () => {
     const empty = new IdempotencyWindow();
     empty.prune(1);
     expect(empty.size).toBe(0);
+    expect(empty.oldestExpiresAt).toBeUndefined();
   });
 });

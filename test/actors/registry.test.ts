@@ -97,6 +97,37 @@ describe("campaign registry", () => {
     expect(store.loads).toBe(2);
   });
 
+  test("campaigns idle for a while forget their expired replies; open replies stay", async () => {
+    const ids = ["c-idle", "c-busy", "c-open"];
+    const store = memoryStore(
+      ids.map((id) => ({ campaign: campaignRecord({ id, status: "running" }), idempotency: {} })),
+    );
+    const clock = new SimulatedClock();
+    clock.set(1_000_000);
+    const registry = new CampaignRegistry(store, clock, silentLogger);
+    await registry.hydrateActive();
+    const record = (id: string, key: string, expiresAt: number) =>
+      registry.withCampaign(tenantId, id, async (actor) =>
+        actor.send({
+          type: "idempotency.recorded",
+          entry: { key, bodyHash: "h", status: 200, text: "{}", expiresAt },
+        }),
+      );
+    await record("c-idle", "k1", 1_010_000);
+    await record("c-busy", "k2", 1_022_000);
+    await record("c-open", "k3", 1_100_000);
+    clock.set(1_026_000);
+    const sizes = () => ids.map((id) => registry.peek(id)?.idempotency.size);
+    expect(sizes()).toEqual([1, 1, 1]);
+    // c-busy's reply expired only 4 s ago: a change of its own may yet prune it.
+    expect(registry.forgetIdleReplies(5_000)).toBe(1);
+    expect(sizes()).toEqual([0, 1, 1]);
+    clock.set(1_028_000);
+    expect(registry.forgetIdleReplies(5_000)).toBe(1);
+    expect(sizes()).toEqual([0, 0, 1]);
+    expect(registry.forgetIdleReplies(5_000)).toBe(0);
+  });
+
   test("status changes are announced to subscribers; a failing subscriber harms no one", async () => {
     const store = memoryStore([{ campaign: campaignRecord({ id: "c1" }), idempotency: {} }]);
     const registry = new CampaignRegistry(store, new SimulatedClock(), silentLogger);
