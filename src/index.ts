@@ -69,7 +69,11 @@ async function main() {
   let cleaning = false;
   const sweeper = setInterval(() => {
     sweepExpiredCalls(deps).catch((error) => logger.error("lease sweep failed", { error }));
-    deps.campaigns.forgetIdleReplies(SWEEP_MS);
+    try {
+      deps.campaigns.forgetIdleReplies(SWEEP_MS);
+    } catch (error) {
+      logger.error("idle windows' clean-up failed", { error });
+    }
     if (cleaning) return;
     cleaning = true;
     deleteExpiredReplies(deps)
