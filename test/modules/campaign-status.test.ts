@@ -172,6 +172,29 @@ describe("status changes committed together", () => {
   });
 });
 
+describe("the campaigns table", () => {
+  // A status change writes status, version and updated_at; an index on any of them would make
+  // every change add entries to every index instead of updating the row in place (HOT).
+  test("no index covers a column a status change writes, and its pages keep room for updates", async () => {
+    const indexed = rowsOf<{ column: string }>(
+      await w.deps.db.execute(sql`
+        select a.attname as column from pg_index i
+        join pg_attribute a on a.attrelid = i.indrelid and a.attnum = any(i.indkey)
+        where i.indrelid = 'campaigns'::regclass`),
+    ).map((row) => row.column);
+    expect(indexed.length).toBeGreaterThan(0);
+    for (const written of ["status", "version", "updated_at"]) {
+      expect(indexed).not.toContain(written);
+    }
+    const [options] = rowsOf<{ reloptions: string[] | null }>(
+      await w.deps.db.execute(
+        sql`select reloptions from pg_class where oid = 'campaigns'::regclass`,
+      ),
+    );
+    expect(options?.reloptions).toEqual(["fillfactor=50"]);
+  });
+});
+
 describe("Idempotency-Key", () => {
   test("the same key and body replays the first response, marked as replayed", async () => {
     const first = await act("start", { key: "start-1" });
