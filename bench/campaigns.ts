@@ -4,7 +4,7 @@
  *   bun bench/campaigns.ts [--db pglite|postgres|both] [--duration 10] [--rounds 3]
  *                          [--warmup 3] [--connections 64] [--threads 2] [--campaigns 1000]
  *                          [--startup-campaigns 10000] [--rate 3000] [--cpu-prof DIR]
- *                          [--json FILE] [--app DIR]
+ *                          [--json FILE] [--app DIR] [--pg-settings name=value,…]
  *
  * Each database gets a fresh database and its own server process (`bun src/index.ts`, PORT=0
  * on 127.0.0.1), logged in as the bootstrap platform admin, which works in its own tenant.
@@ -32,6 +32,7 @@
  * Rounds are interleaved ((i), (ii), (i), (ii)…; replay, bare, replay, bare…) and the report
  * gives medians. A warm-up run precedes the measured rounds of each kind. `--app DIR` runs the
  * `src/index.ts` of another checkout (a copy that stays put while this one is edited).
+ * `--pg-settings` starts the PostgreSQL cluster with those settings instead of the stock ones.
  */
 import { join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
@@ -77,6 +78,7 @@ const pacedRate = Number(option(args, "rate", "3000"));
 const jsonFile = option(args, "json", "");
 setAppRoot(option(args, "app", ""));
 const cpuProfDir = option(args, "cpu-prof", "");
+const pgSettings = option(args, "pg-settings", "").split(",").filter(Boolean);
 const bunFlags = cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${cpuProfDir}`, "--cpu-prof-md"] : [];
 
 const LUA = join(ROOT, "bench/campaigns-status.lua");
@@ -221,7 +223,7 @@ function freshLocation(database: DatabaseName, purpose: string): Promise<Locatio
       },
     });
   }
-  cluster ??= startCluster();
+  cluster ??= startCluster(pgSettings);
   const name = `bench_${purpose}_${Date.now()}`;
   const url = cluster.url(name);
   return (async () => {
@@ -446,7 +448,8 @@ async function main() {
   console.log(
     `## (a) status changes, unique Idempotency-Keys, ${connections} connections, ${duration} s × ${rounds}\n\n` +
       `Closed loop (wrk, every connection always busy), then open loop at ${grouped(pacedRate)}/s ` +
-      `(latency from each request's due time; "client cores" is wrk's or the pacing client's).\n`,
+      `(latency from each request's due time; "client cores" is wrk's or the pacing client's).` +
+      `${pgSettings.length ? ` PostgreSQL settings: ${pgSettings.join(", ")}.` : ""}\n`,
   );
   console.log(
     table(
