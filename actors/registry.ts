@@ -126,6 +126,8 @@ export class CampaignRegistry {
    * Forgets the expired replies of windows that no change has pruned for `idleMs`: a busy
    * window prunes itself as it records, but an idle one would hold its last burst for good.
    * Busy windows are left alone, so a sweep costs nothing per change. Returns how many it pruned.
+   * The event skips the campaign's command queue: it drops only replies past their expiry,
+   * which every lookup already treats as absent, so no command can tell it happened.
    */
   forgetIdleReplies(idleMs: number): number {
     const now = this.clock.now();
