@@ -13,6 +13,7 @@ import { type LiveUser, liveUserOf, type TenantActor, tenantActorFrom } from "./
 export class TenantRegistry {
   private readonly actors = new Map<string, TenantActor>();
   private readonly loading = new Map<string, Promise<TenantActor | undefined>>();
+  private readonly userListeners = new Set<(user: LiveUser) => void>();
 
   constructor(
     private readonly store: TenantStore,
@@ -46,7 +47,14 @@ export class TenantRegistry {
   userChanged(row: UserRow): LiveUser {
     const user = liveUserOf(row);
     this.actors.get(row.tenantId)?.send({ type: "user.changed", user });
+    for (const listener of this.userListeners) listener(user);
     return user;
+  }
+
+  /** Hears every committed user change: open sockets are closed on a disable or a new role. */
+  onUserChanged(listener: (user: LiveUser) => void): () => void {
+    this.userListeners.add(listener);
+    return () => this.userListeners.delete(listener);
   }
 
   tenantChanged(row: TenantRow): void {

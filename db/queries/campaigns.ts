@@ -28,6 +28,20 @@ export const findTenantCampaign = async (db: Executor, tenantId: string, id: str
       .limit(1)
   )[0];
 
+/** Which of `ids` are campaigns of the tenant; ids of other tenants are left out as unknown. */
+export const tenantCampaignIds = async (
+  db: Executor,
+  params: { tenantId: string; ids: string[] },
+): Promise<string[]> =>
+  params.ids.length === 0
+    ? []
+    : (
+        await db
+          .select({ id: campaigns.id })
+          .from(campaigns)
+          .where(and(eq(campaigns.tenantId, params.tenantId), inArray(campaigns.id, params.ids)))
+      ).map((row) => row.id);
+
 export function listTenantCampaigns(
   db: Executor,
   tenantId: string,

@@ -318,7 +318,7 @@ function announce(
   deps.realtime.statsChanged(call.tenantId, call.campaignId);
   if (!agentMessage || !call.agentId) return;
   const lead = agentMessage !== "call.ended" && "lead" in call ? call.lead : undefined;
-  deps.realtime.toAgent(call.agentId, {
+  deps.realtime.toAgent(call.tenantId, call.agentId, {
     type: agentMessage,
     call: view,
     ...(lead ? { lead } : {}),
@@ -698,18 +698,14 @@ export async function setAgentState(
   if (current?.state === "wrap_up" && input.state === "ready") {
     throw conflict("the agent is in wrap-up: disposition the call first");
   }
-  let campaignId: string | null = null;
-  if (input.state === "ready") {
-    if (!input.campaign_id)
-      throw badRequest(INVALID_BODY, [{ field: "campaign_id", message: "required to be ready" }]);
-    const campaign = isUuid(input.campaign_id)
-      ? await findTenantCampaign(deps.db, principal.tenantId, input.campaign_id)
-      : undefined;
-    if (!campaign) throw notFound("campaign");
-    campaignId = campaign.id;
-  } else {
-    campaignId = input.campaign_id ?? current?.campaignId ?? null;
-  }
+  if (input.state === "ready" && !input.campaign_id)
+    throw badRequest(INVALID_BODY, [{ field: "campaign_id", message: "required to be ready" }]);
+  // Whatever the state, a named campaign must be one of the agent's tenant: the board never
+  // holds an entry for a campaign that does not exist or that another tenant owns.
+  const campaignId =
+    input.campaign_id === undefined
+      ? (current?.campaignId ?? null)
+      : await tenantCampaignId(deps, principal.tenantId, input.campaign_id);
   // A call reserved for an agent who leaves is released to be answered by another.
   const agent = deps.dialer.agents.set(
     {
@@ -725,6 +721,15 @@ export async function setAgentState(
     await releaseReservation(deps, principal.tenantId, current.campaignId, current.callId, now);
   }
   return { agent: agentView(agent) };
+}
+
+/** The id of a campaign of the tenant; any other value, malformed ones included, is 404. */
+async function tenantCampaignId(deps: ServiceDeps, tenantId: string, campaignId: string) {
+  const campaign = isUuid(campaignId)
+    ? await findTenantCampaign(deps.db, tenantId, campaignId)
+    : undefined;
+  if (!campaign) throw notFound("campaign");
+  return campaign.id;
 }
 
 export const agentView = (agent: AgentPresence) => ({

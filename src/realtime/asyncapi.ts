@@ -68,20 +68,33 @@ export const SERVER_MESSAGES = {
     campaign_ids: t.Union([t.Array(t.String()), t.Null()]),
   }),
   ack: t.Object({ type: t.Literal("ack"), for: t.String() }, { additionalProperties: true }),
-  error: t.Object({ type: t.Literal("error"), code: t.String(), message: t.String() }),
+  error: t.Object({
+    type: t.Literal("error"),
+    code: t.String(),
+    message: t.String(),
+    campaign_ids: t.Optional(t.Array(t.String(), { description: "the ids a subscribe left out" })),
+  }),
 };
+
+/** The most campaigns one supervisor socket follows by name; a `subscribe` replaces the last. */
+export const MAX_FOLLOWED_CAMPAIGNS = 500;
 
 export const SupervisorMessageSchema = t.Object(
   {
     type: t.Literal("subscribe"),
-    campaign_ids: t.Optional(t.Array(t.String({ format: "uuid" }), { maxItems: 500 })),
+    campaign_ids: t.Optional(
+      t.Array(t.String({ format: "uuid" }), { maxItems: MAX_FOLLOWED_CAMPAIGNS }),
+    ),
   },
   { additionalProperties: false },
 );
 
 export const AgentMessageSchema = t.Union([
   t.Object({ type: t.Literal("ready"), campaign_id: t.String() }, { additionalProperties: false }),
-  t.Object({ type: t.Literal("pause") }, { additionalProperties: false }),
+  t.Object(
+    { type: t.Literal("pause"), campaign_id: t.Optional(t.String()) },
+    { additionalProperties: false },
+  ),
   t.Object(
     {
       type: t.Literal("disposition"),
@@ -121,7 +134,8 @@ export function asyncApiDocument() {
       version: "1.0.0",
       description:
         "Connect with `?token=<user token>`. Frames over 64 KiB close the socket (1009); a client that " +
-        "stops reading is closed at its backpressure limit; the socket closes when the token expires (4001).",
+        "stops reading is closed at its backpressure limit; the socket closes when the token expires (4001), " +
+        "when its user is disabled (4003) and when its user's role changes (4004).",
     },
     channels: {
       supervisor: {

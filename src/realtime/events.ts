@@ -15,7 +15,7 @@ export function connectRealtime(deps: ServiceDeps): void {
   deps.dialer.agents.subscribe((agent) => {
     const message = { type: "agent.state", agent: agentView(agent) };
     deps.realtime.toSupervisors(agent.tenantId, message);
-    deps.realtime.toAgent(agent.userId, message);
+    deps.realtime.toAgent(agent.tenantId, agent.userId, message);
     if (agent.campaignId) deps.realtime.statsChanged(agent.tenantId, agent.campaignId);
   });
 }

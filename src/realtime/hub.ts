@@ -6,12 +6,17 @@ export interface Publisher {
   subscriberCount(topic: string): number;
 }
 
+// Every topic starts with its tenant: a publish names the tenant it speaks to, so no code path
+// can reach another tenant's sockets by naming a campaign or a user of theirs.
+
 /** Every campaign message of a tenant: what an unnarrowed supervisor listens to. */
 export const campaignsTopic = (tenantId: string) => `tenant:${tenantId}:campaigns`;
 /** One campaign's messages: what a supervisor narrowed with `subscribe` listens to. */
-export const campaignTopic = (campaignId: string) => `campaign:${campaignId}`;
+export const campaignTopic = (tenantId: string, campaignId: string) =>
+  `tenant:${tenantId}:campaign:${campaignId}`;
 export const agentsTopic = (tenantId: string) => `tenant:${tenantId}:agents`;
-export const agentTopic = (userId: string) => `agent:${userId}`;
+export const agentTopic = (tenantId: string, userId: string) =>
+  `tenant:${tenantId}:agent:${userId}`;
 
 export const STATS_INTERVAL_MS = 250;
 
@@ -54,15 +59,15 @@ export class RealtimeHub {
 
   /** A campaign message, to supervisors of all the tenant's campaigns and of this one. */
   toCampaign(tenantId: string, campaignId: string, message: Record<string, unknown>): void {
-    this.publish([campaignsTopic(tenantId), campaignTopic(campaignId)], message);
+    this.publish([campaignsTopic(tenantId), campaignTopic(tenantId, campaignId)], message);
   }
 
   toSupervisors(tenantId: string, message: Record<string, unknown>): void {
     this.publish([agentsTopic(tenantId)], message);
   }
 
-  toAgent(userId: string, message: Record<string, unknown>): void {
-    this.publish([agentTopic(userId)], message);
+  toAgent(tenantId: string, userId: string, message: Record<string, unknown>): void {
+    this.publish([agentTopic(tenantId, userId)], message);
   }
 
   /** Asks for a `campaign.stats` push at the next flush; asks before it become one message. */
@@ -71,7 +76,7 @@ export class RealtimeHub {
     // Statistics cost work: compute them only for someone who listens.
     const listeners =
       this.publisher.subscriberCount(campaignsTopic(tenantId)) +
-      this.publisher.subscriberCount(campaignTopic(campaignId));
+      this.publisher.subscriberCount(campaignTopic(tenantId, campaignId));
     if (listeners === 0) return;
     this.statsDue.set(campaignId, tenantId);
     if (this.flushTimer) return;

@@ -1,7 +1,8 @@
 import { Value } from "@sinclair/typebox/value";
 import type { Server, ServerWebSocket } from "bun";
 import { Elysia, t } from "elysia";
-import { listTenantCampaigns } from "../../db/queries/campaigns.ts";
+import type { LiveUser } from "../../actors/tenant.machine.ts";
+import { listTenantCampaigns, tenantCampaignIds } from "../../db/queries/campaigns.ts";
 import type { ServiceDeps } from "../deps.ts";
 import { agentView, type DISPOSITIONS, dispositionCall, setAgentState } from "../dialer/service.ts";
 import { ApiError, badRequest, forbidden, unauthenticated } from "../errors.ts";
@@ -12,7 +13,7 @@ import { campaignView } from "../modules/campaigns/model.ts";
 import { campaignRecordOf } from "../modules/campaigns/store.ts";
 import { authenticate, authorize } from "../plugins/auth.ts";
 import { requestIdOf } from "../plugins/request-id.ts";
-import { AgentMessageSchema, SupervisorMessageSchema } from "./asyncapi.ts";
+import { AgentMessageSchema, MAX_FOLLOWED_CAMPAIGNS, SupervisorMessageSchema } from "./asyncapi.ts";
 import { agentsTopic, agentTopic, campaignsTopic, campaignTopic } from "./hub.ts";
 import { SnapshotBatcher } from "./snapshots.ts";
 
@@ -26,6 +27,14 @@ export const SOCKET_LIMITS = {
 } as const;
 
 const MAX_TIMER_MS = 2_147_000_000;
+
+/** Close codes beyond the standard ones; docs/API.md and the AsyncAPI document list them. */
+export const CLOSE = {
+  tokenExpired: { code: 4001, reason: "token expired" },
+  accountDisabled: { code: 4003, reason: "account disabled" },
+  roleChanged: { code: 4004, reason: "role changed" },
+} as const;
+type CloseReason = (typeof CLOSE)[keyof typeof CLOSE];
 
 interface SocketSession {
   principal: UserPrincipal;
@@ -78,6 +87,10 @@ interface SocketHandlers {
 interface SocketState {
   session: SocketSession;
   expiry?: ReturnType<typeof setTimeout>;
+  /** The campaigns a supervisor narrowed to, each checked to be of the socket's tenant. */
+  followed?: string[];
+  /** The socket's messages run one after another, in the order they came. */
+  inbox?: Promise<void>;
 }
 
 type SocketData = SocketHandlers & SocketState;
@@ -131,7 +144,17 @@ const errorMessage = (message: string, code = "invalid_request") => ({
 /** Closes a socket when its token expires. */
 function closeAtExpiry(ws: Socket, now: number) {
   const left = Math.min(MAX_TIMER_MS, Math.max(0, ws.data.session.principal.tokenExpiresAt - now));
-  ws.data.expiry = setTimeout(() => ws.close(4001, "token expired"), left);
+  ws.data.expiry = setTimeout(
+    () => ws.close(CLOSE.tokenExpired.code, CLOSE.tokenExpired.reason),
+    left,
+  );
+}
+
+/** Why a socket's user may no longer hold it: disabled (or gone), or given another role. */
+function revocationOf(session: SocketSession, user: LiveUser | undefined): CloseReason | undefined {
+  if (!user || user.status === "disabled") return CLOSE.accountDisabled;
+  if (user.role !== session.principal.role) return CLOSE.roleChanged;
+  return undefined;
 }
 
 /** A frame's JSON value, or undefined when it is not JSON text. */
@@ -168,6 +191,8 @@ function parse<T>(
 export function realtimeModule(deps: ServiceDeps) {
   const openSockets = new Map<string, number>();
   const graceTimers = new Map<string, ReturnType<typeof setTimeout>>();
+  /** Every open socket by its user, so that a change to the user reaches them at once. */
+  const socketsOfUser = new Map<string, Set<Socket>>();
   const snapshots = new SnapshotBatcher(async (tenantId) => {
     const { items } = await listTenantCampaigns(deps.db, tenantId, {}, { limit: 500, offset: 0 });
     return JSON.stringify({
@@ -177,9 +202,115 @@ export function realtimeModule(deps: ServiceDeps) {
     });
   });
 
+  const track = (ws: Socket) => {
+    const userId = ws.data.session.principal.user.id;
+    const sockets = socketsOfUser.get(userId) ?? new Set<Socket>();
+    sockets.add(ws);
+    socketsOfUser.set(userId, sockets);
+  };
+  const untrack = (ws: Socket) => {
+    const userId = ws.data.session.principal.user.id;
+    const sockets = socketsOfUser.get(userId);
+    sockets?.delete(ws);
+    if (sockets?.size === 0) socketsOfUser.delete(userId);
+  };
+
+  /**
+   * The socket's principal as the tenant's actor holds it now, or undefined once the socket is
+   * closed because its user was disabled or given another role since the upgrade.
+   */
+  async function livePrincipal(ws: Socket): Promise<UserPrincipal | undefined> {
+    const { principal } = ws.data.session;
+    const user = await deps.tenants.user(principal.tenantId, principal.user.id);
+    const revoked = revocationOf(ws.data.session, user);
+    if (revoked || !user) {
+      ws.close(revoked?.code ?? CLOSE.accountDisabled.code, revoked?.reason);
+      return undefined;
+    }
+    return { ...principal, user };
+  }
+
+  /**
+   * Runs a socket's message after the ones before it, refused when the user lost the socket
+   * meanwhile; a failure is answered on the socket, never left to end the process.
+   */
+  function receive(ws: Socket, handle: (principal: UserPrincipal) => Promise<void>) {
+    ws.data.inbox = (ws.data.inbox ?? Promise.resolve()).then(async () => {
+      try {
+        const principal = await livePrincipal(ws);
+        if (principal) await handle(principal);
+      } catch (error) {
+        if (error instanceof ApiError) send(ws, errorMessage(error.message, error.code));
+        else {
+          deps.logger.error("socket message failed", { error });
+          send(ws, errorMessage("internal error", "internal_error"));
+        }
+      }
+    });
+  }
+
+  /** Follows the named campaigns of the socket's tenant alone, in place of those followed before. */
+  async function follow(ws: Socket, requested: string[] | undefined) {
+    const { tenantId } = ws.data.session;
+    for (const id of ws.data.followed ?? []) ws.unsubscribe(campaignTopic(tenantId, id));
+    ws.data.followed = undefined;
+    if (!requested?.length) {
+      ws.subscribe(campaignsTopic(tenantId));
+      send(ws, { type: "subscribed", campaign_ids: null });
+      return;
+    }
+    ws.unsubscribe(campaignsTopic(tenantId));
+    const wanted = [...new Set(requested.map((id) => id.toLowerCase()))].slice(
+      0,
+      MAX_FOLLOWED_CAMPAIGNS,
+    );
+    const known = new Set(await tenantCampaignIds(deps.db, { tenantId, ids: wanted }));
+    const followed = wanted.filter((id) => known.has(id));
+    const unknown = wanted.filter((id) => !known.has(id));
+    for (const id of followed) ws.subscribe(campaignTopic(tenantId, id));
+    ws.data.followed = followed;
+    if (unknown.length) {
+      send(ws, { ...errorMessage("campaign not found", "not_found"), campaign_ids: unknown });
+    }
+    send(ws, { type: "subscribed", campaign_ids: followed });
+  }
+
+  /**
+   * Closes the open sockets of a user who was disabled or given another role. A disabled agent
+   * is signed out at once rather than after the grace period: no call may be reserved for them.
+   */
+  function userChanged(user: LiveUser) {
+    for (const ws of socketsOfUser.get(user.id) ?? []) {
+      const revoked = revocationOf(ws.data.session, user);
+      if (revoked) ws.close(revoked.code, revoked.reason);
+    }
+    if (user.status === "disabled") signOut(user.id);
+  }
+
+  /** Takes an agent who is not on a call offline, releasing a call reserved for them. */
+  function signOut(userId: string) {
+    const agent = deps.dialer.agents.get(userId);
+    if (!agent || agent.state === "on_call" || agent.state === "wrap_up") return;
+    const user = deps.tenants.loadedUser(agent.tenantId, userId);
+    if (!user) return;
+    const principal: UserPrincipal = {
+      kind: "user",
+      user,
+      tenantId: agent.tenantId,
+      role: user.role,
+      tokenExpiresAt: 0,
+    };
+    setAgentState(deps, principal, { state: "offline" }).catch((error) =>
+      deps.logger.warn("could not sign out an agent", { error }),
+    );
+  }
+
+  deps.tenants.onUserChanged(userChanged);
+
   const supervisor: SocketHandlers = {
     async open(ws) {
       const { tenantId } = ws.data.session;
+      track(ws);
       ws.subscribe(campaignsTopic(tenantId));
       ws.subscribe(agentsTopic(tenantId));
       closeAtExpiry(ws, deps.clock.now());
@@ -199,26 +330,20 @@ export function realtimeModule(deps: ServiceDeps) {
         raw,
       );
       if (!message) return;
-      const { tenantId } = ws.data.session;
-      const narrowed = message.campaign_ids;
-      // Narrowing swaps the tenant-wide campaign topic for one topic per campaign.
-      if (narrowed?.length) {
-        ws.unsubscribe(campaignsTopic(tenantId));
-        for (const id of narrowed) ws.subscribe(campaignTopic(id));
-      } else {
-        ws.subscribe(campaignsTopic(tenantId));
-      }
-      send(ws, { type: "subscribed", campaign_ids: narrowed ?? null });
+      receive(ws, () => follow(ws, message.campaign_ids));
     },
     close(ws) {
       clearTimeout(ws.data.expiry);
+      untrack(ws);
     },
   };
 
   const agentSocket: SocketHandlers = {
     open(ws) {
-      const userId = ws.data.session.principal.user.id;
-      ws.subscribe(agentTopic(userId));
+      const { principal } = ws.data.session;
+      const userId = principal.user.id;
+      track(ws);
+      ws.subscribe(agentTopic(principal.tenantId, userId));
       openSockets.set(userId, (openSockets.get(userId) ?? 0) + 1);
       clearTimeout(graceTimers.get(userId));
       graceTimers.delete(userId);
@@ -231,10 +356,10 @@ export function realtimeModule(deps: ServiceDeps) {
           : { user_id: userId, state: "offline", campaign_id: null, call_id: null, since: null },
       });
     },
-    async message(ws, raw) {
+    message(ws, raw) {
       const message = parse<
         | { type: "ready"; campaign_id: string }
-        | { type: "pause" }
+        | { type: "pause"; campaign_id?: string }
         | {
             type: "disposition";
             call_id: string;
@@ -243,31 +368,21 @@ export function realtimeModule(deps: ServiceDeps) {
           }
       >(ws, AgentMessageSchema, raw);
       if (!message) return;
-      const { principal } = ws.data.session;
-      try {
+      receive(ws, async (principal) => {
         if (message.type === "disposition") {
           const result = await dispositionCall(deps, principal, message.call_id, message);
           send(ws, { type: "ack", for: "disposition", call: result.call });
-        } else {
-          const input =
-            message.type === "ready"
-              ? { state: "ready" as const, campaign_id: message.campaign_id }
-              : { state: "paused" as const };
-          await setAgentState(deps, principal, input);
-          send(ws, { type: "ack", for: message.type });
+          return;
         }
-      } catch (error) {
-        if (error instanceof ApiError) send(ws, errorMessage(error.message, error.code));
-        else {
-          deps.logger.error("agent socket message failed", { error });
-          send(ws, errorMessage("internal error", "internal_error"));
-        }
-      }
+        const state = message.type === "ready" ? ("ready" as const) : ("paused" as const);
+        await setAgentState(deps, principal, { state, campaign_id: message.campaign_id });
+        send(ws, { type: "ack", for: message.type });
+      });
     },
     close(ws) {
       clearTimeout(ws.data.expiry);
-      const { principal } = ws.data.session;
-      const userId = principal.user.id;
+      untrack(ws);
+      const userId = ws.data.session.principal.user.id;
       const left = (openSockets.get(userId) ?? 1) - 1;
       if (left > 0) {
         openSockets.set(userId, left);
@@ -279,12 +394,7 @@ export function realtimeModule(deps: ServiceDeps) {
         userId,
         setTimeout(() => {
           graceTimers.delete(userId);
-          if (openSockets.has(userId)) return;
-          const agent = deps.dialer.agents.get(userId);
-          if (!agent || agent.state === "on_call" || agent.state === "wrap_up") return;
-          setAgentState(deps, principal, { state: "offline" }).catch((error) =>
-            deps.logger.warn("could not sign out a disconnected agent", { error }),
-          );
+          if (!openSockets.has(userId)) signOut(userId);
         }, deps.config.AGENT_DISCONNECT_GRACE_SECONDS * 1000),
       );
     },

@@ -50,8 +50,8 @@ describe("campaign.stats pushes", () => {
     expect(new Set(published.map((entry) => entry.turn)).size).toBe(1);
     expect(published.map((entry) => entry.topic).sort()).toEqual(
       [
-        campaignTopic("a"),
-        campaignTopic("b"),
+        campaignTopic(TENANT, "a"),
+        campaignTopic(TENANT, "b"),
         campaignsTopic(TENANT),
         campaignsTopic(TENANT),
       ].sort(),
@@ -71,7 +71,7 @@ describe("campaign.stats pushes", () => {
     }
     await Bun.sleep(STATS_INTERVAL_MS + 50);
     const times = published
-      .filter((entry) => entry.topic === campaignTopic("a"))
+      .filter((entry) => entry.topic === campaignTopic(TENANT, "a"))
       .map((entry) => entry.at);
     expect(times.length).toBeGreaterThanOrEqual(4);
     expect(times.length).toBeLessThanOrEqual(6);
