@@ -1,3 +1,4 @@
+import { databaseFailureOf } from "../db/availability.ts";
 import { KeyedMutex } from "../src/lib/keyed-mutex.ts";
 import type { Logger } from "../src/logger.ts";
 import {
@@ -15,6 +16,9 @@ import type { CampaignStore, Clock } from "./ports.ts";
 
 export type CampaignListener = (event: CampaignEmitted) => void;
 
+/** Commands waiting in one campaign's line at most; more are refused (503) until it moves. */
+export const MAX_WAITING_COMMANDS = 1_000;
+
 /**
  * Owns the lifecycle of campaign actors. An actor is restored from the store before it takes
  * any event (the init gate), commands to one campaign run one at a time, and an actor that
@@ -23,7 +27,7 @@ export type CampaignListener = (event: CampaignEmitted) => void;
 export class CampaignRegistry {
   private readonly actors = new Map<string, CampaignActor>();
   private readonly loading = new Map<string, Promise<CampaignActor | undefined>>();
-  private readonly queue = new KeyedMutex();
+  private readonly queue = new KeyedMutex(MAX_WAITING_COMMANDS);
   private readonly listeners = new Set<CampaignListener>();
   /** Running campaigns by tenant: where claims look for work. */
   private readonly running = new Map<string, Set<string>>();
@@ -118,8 +122,29 @@ export class CampaignRegistry {
       const actor = await this.actorFor(campaignId);
       if (!actor || actor.getSnapshot().context.campaign.tenantId !== tenantId)
         return { found: false };
-      return { found: true, value: await command(actor) };
+      try {
+        return { found: true, value: await command(actor) };
+      } catch (error) {
+        this.forgetIfUncertain(campaignId, actor, error);
+        throw error;
+      }
     });
+  }
+
+  /**
+   * A write whose outcome is unknown (the connection dropped during its commit) leaves the
+   * actor unsure of what the database holds: it is forgotten and restored from the database on
+   * its next command, so that memory never claims a change the database may not have, nor
+   * misses one it has (a retry with the same idempotency key then finds the stored reply).
+   */
+  forgetIfUncertain(campaignId: string, actor: CampaignActor, error: unknown): void {
+    if (databaseFailureOf(error) !== "outcome_unknown") return;
+    if (this.actors.get(campaignId) !== actor) return;
+    this.logger.warn("campaign actor forgotten after a commit of unknown outcome", {
+      campaign_id: campaignId,
+    });
+    actor.stop();
+    this.actors.delete(campaignId);
   }
 
   /**

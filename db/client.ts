@@ -3,7 +3,8 @@ import type { ExtractTablesWithRelations } from "drizzle-orm";
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from "drizzle-orm/pg-core";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
-import type postgres from "postgres";
+import postgres from "postgres";
+import { DatabaseAvailability } from "./availability.ts";
 import { pgliteClient } from "./pglite-client.ts";
 import { postgresClient } from "./postgres-client.ts";
 import * as schema from "./schema/index.ts";
@@ -37,6 +38,8 @@ export interface DatabaseHandle {
   longWork: Database;
   kind: DatabaseKind;
   raw: RawClient;
+  /** Whether the database answers: requests are refused at once while it does not. */
+  availability: DatabaseAvailability;
   close(): Promise<void>;
 }
 
@@ -45,7 +48,19 @@ export interface DatabaseOptions {
   dataDir: string;
   /** PostgreSQL connections at most; postgres.js pipelines queries on busy ones. */
   poolSize?: number;
+  /** How long connecting, or the availability probe, may take before the database counts as down. */
+  timeoutMs?: number;
+  /** PostgreSQL's `statement_timeout` on the main pool, and on the pool for long work. */
+  statementTimeoutMs?: number;
+  longStatementTimeoutMs?: number;
+  /** Hears the database go down and come back, for the log. */
+  onAvailabilityChange?: (available: boolean, reason?: string) => void;
 }
+
+const DEFAULT_TIMEOUT_MS = 2_000;
+/** The probe checks a healthy database this often, and a missing one this often. */
+const PROBE_UP_MS = 1_000;
+const PROBE_DOWN_MS = 250;
 
 /**
  * One connection per core of this host, at least two: PostgreSQL runs no more queries at once
@@ -61,8 +76,28 @@ const LONG_WORK_POOL_SIZE = 4;
 
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
   if (options.databaseUrl) {
-    const client = postgresClient(options.databaseUrl, options.poolSize ?? defaultPoolSize());
-    const longWorkPool = postgresClient(options.databaseUrl, LONG_WORK_POOL_SIZE);
+    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const prober = postgres(options.databaseUrl, {
+      max: 1,
+      onnotice: () => {},
+      connect_timeout: timeoutMs / 1000,
+      backoff: () => 0,
+    });
+    const availability = new DatabaseAvailability({
+      probe: () => withTimeout(prober`select 1`.execute(), timeoutMs),
+      upIntervalMs: PROBE_UP_MS,
+      downIntervalMs: PROBE_DOWN_MS,
+      onChange: options.onAvailabilityChange,
+    });
+    const pool = (poolSize: number, statementTimeoutMs: number | undefined) =>
+      postgresClient(options.databaseUrl as string, {
+        poolSize,
+        connectTimeoutMs: timeoutMs,
+        statementTimeoutMs,
+        availability,
+      });
+    const client = pool(options.poolSize ?? defaultPoolSize(), options.statementTimeoutMs);
+    const longWorkPool = pool(LONG_WORK_POOL_SIZE, options.longStatementTimeoutMs);
     const db = drizzlePostgres({ client, schema }) as unknown as Database;
     const longWork = drizzlePostgres({ client: longWorkPool, schema }) as unknown as Database;
     return {
@@ -70,8 +105,14 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
       longWork,
       kind: "postgres",
       raw: { kind: "postgres", client, longWork: longWorkPool },
+      availability,
       close: async () => {
-        await Promise.all([client.end({ timeout: 5 }), longWorkPool.end({ timeout: 5 })]);
+        availability.stop();
+        await Promise.all([
+          client.end({ timeout: 5 }),
+          longWorkPool.end({ timeout: 5 }),
+          prober.end({ timeout: 1 }),
+        ]);
       },
     };
   }
@@ -82,6 +123,17 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
     longWork: db,
     kind: "pglite",
     raw: { kind: "pglite", client },
+    // In-process: it cannot become unreachable, only fail to write its files (for good).
+    availability: new DatabaseAvailability(),
     close: () => client.close(),
   };
+}
+
+/** Rejects when `promise` has not settled within `ms`. */
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

@@ -1,4 +1,9 @@
 import postgres from "postgres";
+import {
+  type DatabaseAvailability,
+  DatabaseUnavailableError,
+  databaseFailureOf,
+} from "./availability.ts";
 
 type Scope = (sql: postgres.Sql) => unknown;
 
@@ -17,20 +22,55 @@ type Scope = (sql: postgres.Sql) => unknown;
  * transaction's own; the BEGIN then fails as UNSAFE_TRANSACTION after the server has opened
  * the transaction on a shared connection (seen under a few hundred calls per second). Here a
  * transaction first reserves an idle connection and runs BEGIN, COMMIT or ROLLBACK on it.
+ *
+ * Faults: connecting gives up after `connectTimeoutMs` and is retried without postgres.js's
+ * growing back-off (up to 20 s between attempts, which held requests for seconds after the
+ * database came back); every statement has `statementTimeoutMs`; and while `availability`
+ * says the database is down, every query is refused at once instead of queueing on a
+ * connection attempt.
  */
-export function postgresClient(url: string, poolSize: number): postgres.Sql {
-  return preparing(postgres(url, { max: poolSize, onnotice: () => {} }));
+export interface PostgresClientOptions {
+  poolSize: number;
+  connectTimeoutMs?: number;
+  statementTimeoutMs?: number;
+  availability?: DatabaseAvailability;
 }
 
-function preparing(sql: postgres.Sql): postgres.Sql {
+/** Reconnecting waits this long after a lost connection, whatever the number of attempts. */
+const RECONNECT_SECONDS = 0.05;
+
+export function postgresClient(url: string, options: PostgresClientOptions): postgres.Sql {
+  const sql = postgres(url, {
+    max: options.poolSize,
+    onnotice: () => {},
+    backoff: () => RECONNECT_SECONDS,
+    ...(options.connectTimeoutMs ? { connect_timeout: options.connectTimeoutMs / 1000 } : {}),
+    ...(options.statementTimeoutMs
+      ? { connection: { statement_timeout: options.statementTimeoutMs } }
+      : {}),
+  });
+  return preparing(sql, options.availability);
+}
+
+function preparing(
+  sql: postgres.Sql,
+  availability: DatabaseAvailability | undefined,
+): postgres.Sql {
   let savepoints = 0;
   const wrapped: postgres.Sql = new Proxy(sql, {
     get(target, property, receiver) {
       if (property === "unsafe") {
-        return (query: string, args?: postgres.ParameterOrJSON<never>[], options = {}) =>
-          target.unsafe(query, args, { ...options, prepare: true });
+        return (query: string, args?: postgres.ParameterOrJSON<never>[], options = {}) => {
+          availability?.assertAvailable();
+          return target.unsafe(query, args, { ...options, prepare: true });
+        };
       }
-      if (property === "begin") return (...args: unknown[]) => transaction(target, args);
+      if (property === "begin") {
+        return (...args: unknown[]) => {
+          availability?.assertAvailable();
+          return transaction(target, args, availability);
+        };
+      }
       if (property === "savepoint") {
         return (scope: Scope) => savepoint(wrapped, `s${savepoints++}`, scope);
       }
@@ -40,21 +80,41 @@ function preparing(sql: postgres.Sql): postgres.Sql {
   return wrapped;
 }
 
-/** `sql.begin([mode], scope)` on a connection of its own. */
-async function transaction(sql: postgres.Sql, args: unknown[]) {
+/**
+ * `sql.begin([mode], scope)` on a connection of its own. A connection lost before COMMIT was
+ * sent rolls the transaction back (the server aborts it), so nothing happened; lost during
+ * COMMIT, nobody knows, and the error says so.
+ */
+async function transaction(
+  sql: postgres.Sql,
+  args: unknown[],
+  availability: DatabaseAvailability | undefined,
+) {
   const scope = args.pop() as Scope;
   const mode = typeof args[0] === "string" ? args[0].replace(/[^a-z ]/gi, "") : "";
   const connection = await sql.reserve();
   try {
     await connection.unsafe(`begin ${mode}`);
+    let result: unknown;
     try {
-      const result = await scope(preparing(connection));
-      await connection.unsafe("commit");
-      return result;
+      result = await scope(preparing(connection, availability));
     } catch (error) {
       await connection.unsafe("rollback").catch(() => {});
-      throw error;
+      throw databaseFailureOf(error) === "outcome_unknown"
+        ? new DatabaseUnavailableError("unreachable", "database connection lost", { cause: error })
+        : error;
     }
+    try {
+      await connection.unsafe("commit");
+    } catch (error) {
+      if (databaseFailureOf(error) !== "outcome_unknown") throw error;
+      throw new DatabaseUnavailableError(
+        "outcome_unknown",
+        "database connection lost during COMMIT",
+        { cause: error },
+      );
+    }
+    return result;
   } finally {
     connection.release();
   }

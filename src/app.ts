@@ -1,7 +1,7 @@
 import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
 import type { Clock } from "../actors/ports.ts";
-import { CampaignRegistry } from "../actors/registry.ts";
+import { CampaignRegistry, MAX_WAITING_COMMANDS } from "../actors/registry.ts";
 import { TenantRegistry } from "../actors/tenant-registry.ts";
 import type { DatabaseHandle } from "../db/client.ts";
 import type { Config } from "./config.ts";
@@ -24,6 +24,7 @@ import { campaignStore } from "./modules/campaigns/store.ts";
 import { cdrsModule } from "./modules/cdrs/index.ts";
 import { dncModule } from "./modules/dnc/index.ts";
 import { edgeNodesModule, nodeProtocolModule } from "./modules/edge-nodes/index.ts";
+import { healthModule } from "./modules/health/index.ts";
 import { leadsModule } from "./modules/leads/index.ts";
 import { tenantsModule } from "./modules/tenants/index.ts";
 import { tenantStore } from "./modules/tenants/store.ts";
@@ -50,6 +51,8 @@ export function createServiceDeps(input: ServiceDepsInput): ServiceDeps {
     db: input.database.db,
     longWorkDb: input.database.longWork,
     rawDb: input.database.raw,
+    availability: input.database.availability,
+    lifecycle: { accepting: true },
     config: input.config,
     clock: input.clock,
     logger: input.logger,
@@ -61,7 +64,7 @@ export function createServiceDeps(input: ServiceDepsInput): ServiceDeps {
     loginThrottle: new RateLimiter(),
     dialer: {
       agents: new AgentBoard(),
-      gate: new KeyedMutex(),
+      gate: new KeyedMutex(MAX_WAITING_COMMANDS),
       cursors: new Map(),
       pacer: PACER_DEFAULTS,
       paced: new Map(),
@@ -100,7 +103,7 @@ export function createApp(deps: ServiceDeps) {
   const auth = authPlugin(deps);
   return new Elysia({ normalize: false, websocket: SOCKET_LIMITS })
     .use(requestIdPlugin)
-    .use(errorsPlugin(deps.logger))
+    .use(errorsPlugin(deps.logger, deps.availability))
     .use(jsonBodyPlugin)
     .use(
       openapi({
@@ -110,6 +113,7 @@ export function createApp(deps: ServiceDeps) {
         exclude: { paths: ["/docs", "/api/v1/openapi.json"] },
       }),
     )
+    .use(healthModule(deps))
     .use(authModule(deps, auth))
     .use(tenantsModule(deps, auth))
     .use(usersModule(deps, auth))

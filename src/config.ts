@@ -8,6 +8,17 @@ export const ConfigSchema = Type.Object({
   DATABASE_URL: Type.Optional(Type.String({ pattern: "^postgres(ql)?://" })),
   DATA_DIR: Type.String({ minLength: 1, default: "./data" }),
   DATABASE_POOL_SIZE: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+  DATABASE_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 2_000 }),
+  DATABASE_STATEMENT_TIMEOUT_MS: Type.Integer({
+    minimum: 100,
+    maximum: 3_600_000,
+    default: 15_000,
+  }),
+  DATABASE_LONG_STATEMENT_TIMEOUT_MS: Type.Integer({
+    minimum: 100,
+    maximum: 86_400_000,
+    default: 600_000,
+  }),
   AUTH_JWT_SECRET: Type.Optional(Type.String()),
   AUTH_JWT_TTL_SECONDS: Type.Integer({ minimum: 1, maximum: 31_536_000, default: 43_200 }),
   BOOTSTRAP_ADMIN_EMAIL: Type.Optional(Type.String({ pattern: "^[^@\\s]+@[^@\\s]+$" })),

@@ -1,6 +1,7 @@
 import type { Clock } from "../actors/ports.ts";
 import type { CampaignRegistry } from "../actors/registry.ts";
 import type { TenantRegistry } from "../actors/tenant-registry.ts";
+import type { DatabaseAvailability } from "../db/availability.ts";
 import type { Database, RawClient } from "../db/client.ts";
 import type { StatusChange } from "../db/queries/campaigns.ts";
 import type { Config } from "./config.ts";
@@ -22,6 +23,10 @@ export interface ServiceDeps {
   longWorkDb: Database;
   /** The driver itself, for bulk work Drizzle does not do (COPY). */
   rawDb: RawClient;
+  /** Whether the database answers; `/readyz` and the 503s of an outage follow it. */
+  availability: DatabaseAvailability;
+  /** False from the start of a drain: `/readyz` then turns load balancers away. */
+  lifecycle: { accepting: boolean };
   config: Config;
   clock: Clock;
   logger: Logger;

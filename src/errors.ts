@@ -15,7 +15,8 @@ export type ErrorCode =
   | "idempotency_key_reused"
   | "rate_limited"
   | "internal_error"
-  | "unavailable";
+  | "unavailable"
+  | "outcome_unknown";
 
 export interface FieldError {
   field: string;

@@ -27,6 +27,13 @@ async function main() {
     databaseUrl: config.DATABASE_URL,
     dataDir: config.DATA_DIR,
     poolSize: config.DATABASE_POOL_SIZE,
+    timeoutMs: config.DATABASE_TIMEOUT_MS,
+    statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+    longStatementTimeoutMs: config.DATABASE_LONG_STATEMENT_TIMEOUT_MS,
+    onAvailabilityChange: (available, reason) =>
+      available
+        ? logger.info("database available again")
+        : logger.error("database unavailable: requests answer 503 until it is back", { reason }),
   });
   await runMigrations(database);
   // PGlite's first start leaves hundreds of MiB of garbage that only a full collection frees.
@@ -44,6 +51,7 @@ async function main() {
     }
   }
   const deps = createServiceDeps({ database, config, clock: systemClock, logger, jwtSecret });
+  database.availability.start();
   const hydrateStarted = performance.now();
   const restored = await deps.campaigns.hydrateActive();
   logger.info("campaign actors restored", {
@@ -68,6 +76,8 @@ async function main() {
   // campaigns' actors forget theirs.
   let cleaning = false;
   const sweeper = setInterval(() => {
+    // The sweeps resume by themselves once the database is back.
+    if (!database.availability.available) return;
     sweepExpiredCalls(deps).catch((error) => logger.error("lease sweep failed", { error }));
     try {
       deps.campaigns.forgetIdleReplies(SWEEP_MS);
@@ -87,6 +97,7 @@ async function main() {
   const drain = async (signal: string) => {
     if (stopping) return;
     stopping = true;
+    deps.lifecycle.accepting = false;
     logger.info("draining", { signal });
     // stop() without force stops accepting and resolves once in-flight requests are answered.
     clearInterval(sweeper);

@@ -422,10 +422,15 @@ async function onCall<T>(
   const outcome = await deps.dialer.gate.run(`call:${target.callId}`, async () => {
     const actor = deps.campaigns.dialingActor(target.tenantId, target.campaignId);
     if (!actor) return deps.campaigns.withDialing(target.tenantId, target.campaignId, change);
-    return {
-      found: true as const,
-      value: await change(actor, actor.getSnapshot().context.dialing as DialingState),
-    };
+    try {
+      return {
+        found: true as const,
+        value: await change(actor, actor.getSnapshot().context.dialing as DialingState),
+      };
+    } catch (error) {
+      deps.campaigns.forgetIfUncertain(target.campaignId, actor, error);
+      throw error;
+    }
   });
   if (outcome.found) await completeCampaignIfDone(deps, target.tenantId, target.campaignId);
   return outcome;

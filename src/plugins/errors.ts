@@ -1,7 +1,9 @@
 import { ValueErrorType } from "@sinclair/typebox/errors";
 import { Elysia, ParseError, ValidationError } from "elysia";
+import type { DatabaseAvailability, DatabaseFailure } from "../../db/availability.ts";
 import { JSON_MEDIA_TYPE } from "../envelope.ts";
 import { ApiError, badRequest, type FieldError, INVALID_BODY, notFound } from "../errors.ts";
+import { QueueFullError } from "../lib/keyed-mutex.ts";
 import type { Logger } from "../logger.ts";
 import { requestIdOf } from "./request-id.ts";
 
@@ -36,6 +38,17 @@ function fieldErrorsOf(error: ValidationError): FieldError[] {
 /** Maps anything thrown while handling a request to one ApiError. */
 export function toApiError(code: string | number, error: unknown): ApiError | undefined {
   if (error instanceof ApiError) return error;
+  if (error instanceof QueueFullError) {
+    return new ApiError(
+      503,
+      "unavailable",
+      "too many requests waiting; try again shortly",
+      undefined,
+      {
+        "retry-after": RETRY_AFTER_SECONDS,
+      },
+    );
+  }
   // Elysia wraps whatever a parser throws; our own parser's refusals are already ApiErrors.
   if (error instanceof ParseError && error.cause instanceof ApiError) return error.cause;
   if (error instanceof ValidationError) {
@@ -57,6 +70,34 @@ export function toApiError(code: string | number, error: unknown): ApiError | un
   return undefined;
 }
 
+/** Seconds a client should wait before trying again while the database is away. */
+const RETRY_AFTER_SECONDS = "1";
+
+const DATABASE_MESSAGES: Record<DatabaseFailure, string> = {
+  unreachable: "the database is unavailable; nothing was changed, try again shortly",
+  timeout: "the database did not answer in time; nothing was changed, try again shortly",
+  outcome_unknown:
+    "the database connection was lost while the change was being committed: it may or may not " +
+    "have been made; read before retrying, or retry with the same Idempotency-Key",
+  storage: "the database cannot write its files; nothing was changed",
+};
+
+/**
+ * The answer to a database failure: 503 with `Retry-After`. A read never changed anything, so
+ * a lost connection under it is plainly `unavailable`; only a write can have an unknown outcome.
+ */
+export function databaseError(failure: DatabaseFailure, method: string): ApiError {
+  const unknown = failure === "outcome_unknown" && method !== "GET" && method !== "HEAD";
+  const shown = failure === "outcome_unknown" && !unknown ? "unreachable" : failure;
+  return new ApiError(
+    503,
+    unknown ? "outcome_unknown" : "unavailable",
+    DATABASE_MESSAGES[shown],
+    undefined,
+    { "retry-after": RETRY_AFTER_SECONDS },
+  );
+}
+
 /** The error envelope's body; also what an idempotency window keeps of a refused command. */
 export const errorEnvelope = (error: ApiError, requestId: string) => ({
   status: "error" as const,
@@ -68,13 +109,21 @@ export const errorEnvelope = (error: ApiError, requestId: string) => ({
 
 /**
  * The one place where errors become envelopes: `status: "error"`, `message`, `code`,
- * `request_id`, and `field_errors` for validation failures. Unexpected errors are logged
- * with the request id and answered as a bare 500, with no detail of their cause.
+ * `request_id`, and `field_errors` for validation failures. A database failure is a 503 and
+ * opens the availability breaker. Unexpected errors are logged with the request id and
+ * answered as a bare 500, with no detail of their cause.
  */
-export const errorsPlugin = (logger: Logger) =>
+export const errorsPlugin = (logger: Logger, availability?: DatabaseAvailability) =>
   new Elysia({ name: "errors" }).onError({ as: "global" }, ({ code, error, set, request }) => {
     const requestId = requestIdOf(request);
     let apiError = toApiError(code, error);
+    if (!apiError) {
+      const failure = availability?.report(error);
+      if (failure) {
+        apiError = databaseError(failure, request.method);
+        logger.warn("database unavailable", { request_id: requestId, failure, error });
+      }
+    }
     if (!apiError) {
       logger.error("unhandled error", { request_id: requestId, error });
       apiError = new ApiError(500, "internal_error", "internal server error");

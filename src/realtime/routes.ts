@@ -193,6 +193,7 @@ export function realtimeModule(deps: ServiceDeps) {
   const graceTimers = new Map<string, ReturnType<typeof setTimeout>>();
   /** Every open socket by its user, so that a change to the user reaches them at once. */
   const socketsOfUser = new Map<string, Set<Socket>>();
+  const supervisorSockets = new Set<Socket>();
   const snapshots = new SnapshotBatcher(async (tenantId) => {
     const { items } = await listTenantCampaigns(deps.db, tenantId, {}, { limit: 500, offset: 0 });
     return JSON.stringify({
@@ -306,11 +307,34 @@ export function realtimeModule(deps: ServiceDeps) {
   }
 
   deps.tenants.onUserChanged(userChanged);
+  deps.availability.onRecovered(() => void resendSnapshots());
+
+  /**
+   * After a database outage, supervisors get a fresh snapshot: changes they missed while
+   * pushes could not be computed are in it. Agents get their state again.
+   */
+  async function resendSnapshots() {
+    for (const ws of supervisorSockets) {
+      try {
+        ws.send(await snapshots.of(ws.data.session.tenantId));
+      } catch (error) {
+        deps.logger.warn("supervisor snapshot after an outage failed", { error });
+      }
+    }
+    for (const sockets of socketsOfUser.values()) {
+      for (const ws of sockets) {
+        if (supervisorSockets.has(ws)) continue;
+        const agent = deps.dialer.agents.get(ws.data.session.principal.user.id);
+        if (agent) send(ws, { type: "agent.state", agent: agentView(agent) });
+      }
+    }
+  }
 
   const supervisor: SocketHandlers = {
     async open(ws) {
       const { tenantId } = ws.data.session;
       track(ws);
+      supervisorSockets.add(ws);
       ws.subscribe(campaignsTopic(tenantId));
       ws.subscribe(agentsTopic(tenantId));
       closeAtExpiry(ws, deps.clock.now());
@@ -335,6 +359,7 @@ export function realtimeModule(deps: ServiceDeps) {
     close(ws) {
       clearTimeout(ws.data.expiry);
       untrack(ws);
+      supervisorSockets.delete(ws);
     },
   };
 

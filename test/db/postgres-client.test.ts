@@ -12,7 +12,7 @@ const url = process.env.DATABASE_URL;
 describe.skipIf(!url)("the postgres.js client", () => {
   let sql: postgres.Sql;
   beforeAll(async () => {
-    sql = postgresClient(url as string, 10);
+    sql = postgresClient(url as string, { poolSize: 10 });
     await sql.unsafe("create table if not exists client_probe (id int primary key, note text)");
   });
   afterAll(async () => {

@@ -1,0 +1,39 @@
+import { Elysia, t } from "elysia";
+import type { ServiceDeps } from "../../deps.ts";
+import { ok } from "../../envelope.ts";
+import { ApiError } from "../../errors.ts";
+
+const detail = (summary: string, description: string) => ({
+  summary,
+  description,
+  security: [],
+  tags: ["operations"],
+  ["x-permission" as string]: "public",
+});
+
+/**
+ * Probes for load balancers and orchestrators, outside `/api/v1` and without credentials.
+ * Their bodies say live or ready and nothing else: no versions, no database names, no reasons.
+ */
+export const healthModule = (deps: Pick<ServiceDeps, "availability" | "lifecycle">) =>
+  new Elysia({ name: "health" })
+    .get("/healthz", () => ok({ live: true }), {
+      response: t.Object({ status: t.Literal("success"), data: t.Object({ live: t.Boolean() }) }),
+      detail: detail("Liveness", "200 while the process answers, whatever the database does."),
+    })
+    .get(
+      "/readyz",
+      () => {
+        if (!deps.lifecycle.accepting || !deps.availability.available) {
+          throw new ApiError(503, "unavailable", "not ready", undefined, { "retry-after": "1" });
+        }
+        return ok({ ready: true });
+      },
+      {
+        detail: detail(
+          "Readiness",
+          "200 when the database answers and the migrations are done; 503 `unavailable` while " +
+            "the database is away or the process drains.",
+        ),
+      },
+    );
