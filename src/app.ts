@@ -56,7 +56,9 @@ export function createServiceDeps(input: ServiceDepsInput): ServiceDeps {
     tokens: new TokenService(input.jwtSecret, input.config.AUTH_JWT_TTL_SECONDS, input.clock),
     tenants: new TenantRegistry(tenantStore(input.database.db), input.logger),
     campaigns: new CampaignRegistry(campaignStore(input.database.db), input.clock, input.logger),
-    credentials: new CredentialDirectory(input.database.db, input.logger),
+    credentials: new CredentialDirectory(input.database.db, input.logger, {
+      now: () => input.clock.now(),
+    }),
     rateLimiter: new RateLimiter(),
     loginThrottle: new RateLimiter(),
     dialer: {
