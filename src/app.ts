@@ -32,6 +32,7 @@ import { authPlugin } from "./plugins/auth.ts";
 import { errorsPlugin } from "./plugins/errors.ts";
 import { jsonBodyPlugin } from "./plugins/json-body.ts";
 import { requestIdPlugin } from "./plugins/request-id.ts";
+import { storableTextPlugin } from "./plugins/storable-text.ts";
 import { asyncApiModule } from "./realtime/asyncapi.ts";
 import { connectRealtime } from "./realtime/events.ts";
 import { RealtimeHub } from "./realtime/hub.ts";
@@ -104,6 +105,7 @@ export function createApp(deps: ServiceDeps) {
     .use(requestIdPlugin)
     .use(errorsPlugin(deps.logger))
     .use(jsonBodyPlugin)
+    .use(storableTextPlugin)
     .use(
       openapi({
         path: "/docs",
