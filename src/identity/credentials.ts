@@ -11,7 +11,7 @@ import type { Logger } from "../logger.ts";
 
 const KNOWN_ENTRIES = 10_000;
 const UNKNOWN_ENTRIES = 10_000;
-/** Database lookups of digests never seen before, per second, for keys and nodes together. */
+/** Database lookups that find no key, per second, for keys and nodes together. */
 const UNKNOWN_LOOKUPS_PER_SECOND = 100;
 const FLUSH_MS = 10_000;
 
@@ -44,8 +44,10 @@ class Lru<V> {
 }
 
 /**
- * A token bucket of database lookups for digests the cache has never seen. Past it, an
- * unseen digest is answered without a query, so guessing keys cannot turn into a query each.
+ * A token bucket of database lookups that find nothing. A lookup of an unseen digest holds a
+ * token and gives it back when it finds a real key, so warming the cache after a restart
+ * costs none; once guesses have spent the bucket, an unseen digest is answered without a
+ * query, so guessing keys cannot turn into a query each.
  */
 class LookupBudget {
   private tokens: number;
@@ -65,6 +67,9 @@ class LookupBudget {
     if (this.tokens < 1) return false;
     this.tokens -= 1;
     return true;
+  }
+  giveBack(): void {
+    this.tokens = Math.min(this.perSecond, this.tokens + 1);
   }
 }
 
@@ -128,6 +133,7 @@ class CredentialCache<Row extends Revocable> {
     lookup.result = (async () => {
       try {
         const row = await this.find(hash);
+        if (row) this.budget.giveBack();
         // The read may predate a change committed meanwhile (a revocation): the change wins.
         if (lookup.overtakenBy) return lookup.overtakenBy;
         if (row) this.known.set(hash, row);
@@ -188,7 +194,7 @@ export class CredentialDirectory {
     this.nodes = new CredentialCache((hash) => finders.node(hash), budget, sizes);
   }
 
-  /** The key with this digest; a 503 when too many unseen digests were looked up this second. */
+  /** The key with this digest; a 503 when guesses have spent this second's lookups. */
   apiKey(hash: string): Promise<ApiKeyRow | undefined> {
     return this.keys.get(hash);
   }
