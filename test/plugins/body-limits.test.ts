@@ -88,6 +88,19 @@ describe("request bodies are capped before authentication, whatever their media 
       expect(response.body.status).toBe("error");
       expect(pulled.bytes).toBeLessThanOrEqual(MAX_JSON_BYTES + CHUNK);
     });
+
+    test(`a multipart body to ${path} with a valid token is 400, unread`, async () => {
+      const token = await w.login("admin@acme.test");
+      const { stream, pulled } = countedBody(TEN_MB);
+      const response = await send(
+        path,
+        { "content-type": "multipart/form-data; boundary=xyz", authorization: `Bearer ${token}` },
+        stream,
+      );
+      expect(response.status).toBe(400);
+      expect(response.body.code).toBe("invalid_request");
+      expect(pulled.bytes).toBeLessThanOrEqual(CHUNK);
+    });
   }
 
   test("a declared length smaller than the body sent is measured again", async () => {
