@@ -33,6 +33,7 @@ import { authPlugin } from "./plugins/auth.ts";
 import { errorsPlugin } from "./plugins/errors.ts";
 import { jsonBodyPlugin } from "./plugins/json-body.ts";
 import { requestIdPlugin } from "./plugins/request-id.ts";
+import { storableTextPlugin } from "./plugins/storable-text.ts";
 import { asyncApiModule } from "./realtime/asyncapi.ts";
 import { connectRealtime } from "./realtime/events.ts";
 import { RealtimeHub } from "./realtime/hub.ts";
@@ -59,7 +60,9 @@ export function createServiceDeps(input: ServiceDepsInput): ServiceDeps {
     tokens: new TokenService(input.jwtSecret, input.config.AUTH_JWT_TTL_SECONDS, input.clock),
     tenants: new TenantRegistry(tenantStore(input.database.db), input.logger),
     campaigns: new CampaignRegistry(campaignStore(input.database.db), input.clock, input.logger),
-    credentials: new CredentialDirectory(input.database.db, input.logger),
+    credentials: new CredentialDirectory(input.database.db, input.logger, {
+      now: () => input.clock.now(),
+    }),
     rateLimiter: new RateLimiter(),
     loginThrottle: new RateLimiter(),
     dialer: {
@@ -105,6 +108,7 @@ export function createApp(deps: ServiceDeps) {
     .use(requestIdPlugin)
     .use(errorsPlugin(deps.logger, deps.availability))
     .use(jsonBodyPlugin)
+    .use(storableTextPlugin)
     .use(
       openapi({
         path: "/docs",

@@ -7,7 +7,8 @@ import { QueueFullError } from "../lib/keyed-mutex.ts";
 import type { Logger } from "../logger.ts";
 import { requestIdOf } from "./request-id.ts";
 
-const VALIDATION_MESSAGES: Record<string, string> = {
+/** The message of a refused request, by the part of it that was refused. */
+export const VALIDATION_MESSAGES: Record<string, string> = {
   body: INVALID_BODY,
   query: "invalid query parameters",
   params: "invalid path parameters",

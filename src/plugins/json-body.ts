@@ -10,14 +10,17 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 /**
  * Reads at most `limit` bytes of the body, refusing more before any parsing happens. A body
- * with a declared length is read in one piece (HTTP framing holds it to that length); only a
+ * with a declared length is read in one piece (HTTP framing holds it to that length) and
+ * measured again, for a caller in the process that declared less than it sent; only a
  * chunked body is streamed and counted, which costs several times more per request.
  */
 async function readBounded(request: Request, limit: number): Promise<string> {
   const declared = request.headers.get("content-length");
   if (declared !== null) {
     if (Number(declared) > limit) throw tooLarge();
-    return utf8.decode(await request.arrayBuffer());
+    const bytes = await request.arrayBuffer();
+    if (bytes.byteLength > limit) throw tooLarge();
+    return utf8.decode(bytes);
   }
   if (!request.body) return "";
   const chunks: Uint8Array[] = [];
@@ -32,8 +35,11 @@ async function readBounded(request: Request, limit: number): Promise<string> {
 
 const isJson = (contentType: string) => /^application\/([\w.+-]+\+)?json\b/i.test(contentType);
 const isMultipart = (contentType: string) => /^multipart\/form-data\b/i.test(contentType);
-const isUrlEncoded = (contentType: string) =>
-  /^application\/x-www-form-urlencoded\b/i.test(contentType);
+/** A body declared empty: clients such as `curl -d ''` send a form type with nothing in it. */
+const declaredEmpty = (request: Request) => request.headers.get("content-length") === "0";
+
+const unsupported = (type: string) =>
+  new ApiError(415, "unsupported_media_type", `unsupported content type ${type.split(";")[0]}`);
 
 /**
  * The body of a multipart request: left unread, for the route that streams it itself.
@@ -43,20 +49,18 @@ export const UNREAD_MULTIPART = Object.freeze({ multipart: "unread" as const });
 
 /**
  * Parses JSON bodies with a size cap and turns any malformed body into the envelope's 400.
- * Multipart bodies are left unread for streaming; any other media type but a form is 415.
+ * Multipart bodies are left unread for streaming (a JSON route then fails validation without
+ * having read them); any other media type, forms included, is 415 before a byte is read, so
+ * no body reaches a parser that would buffer it whole. It runs before authentication.
  */
 export const jsonBodyPlugin = new Elysia({ name: "json-body" }).onParse(
   { as: "global" },
   async ({ request, contentType }) => {
     const type = contentType ?? "";
     if (isMultipart(type)) return UNREAD_MULTIPART;
-    if (isUrlEncoded(type)) return undefined;
     if (type !== "" && !isJson(type)) {
-      throw new ApiError(
-        415,
-        "unsupported_media_type",
-        `unsupported content type ${type.split(";")[0]}`,
-      );
+      if (declaredEmpty(request)) return undefined;
+      throw unsupported(type);
     }
     let text: string;
     try {

@@ -9,6 +9,7 @@ import { ApiError, badRequest, forbidden, unauthenticated } from "../errors.ts";
 import type { UserPrincipal } from "../identity/principal.ts";
 import { API_KEY_PREFIX, NODE_KEY_PREFIX } from "../identity/secrets.ts";
 import { resolveTenant } from "../identity/tenant-scope.ts";
+import { UNSTORABLE_TEXT, unstorableTextPaths } from "../lib/storable-text.ts";
 import { campaignView } from "../modules/campaigns/model.ts";
 import { campaignRecordOf } from "../modules/campaigns/store.ts";
 import { authenticate, authorize } from "../plugins/auth.ts";
@@ -183,6 +184,11 @@ function parse<T>(
       ws,
       errorMessage(`invalid message${first ? `: ${first.path || "/"} ${first.message}` : ""}`),
     );
+    return undefined;
+  }
+  const unstorable = unstorableTextPaths(message);
+  if (unstorable.length > 0) {
+    send(ws, errorMessage(`invalid message: ${unstorable.join(", ")} ${UNSTORABLE_TEXT}`));
     return undefined;
   }
   return message as T;

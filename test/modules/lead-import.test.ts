@@ -409,3 +409,26 @@ describe("property: every data row is counted once", () => {
     );
   });
 });
+
+describe("work after the commit", () => {
+  test("a failure after the import committed still answers the report, and the work is retried", async () => {
+    const campaigns = w.deps.campaigns;
+    const withCampaign = campaigns.withCampaign.bind(campaigns);
+    let attempts = 0;
+    campaigns.withCampaign = ((...args: Parameters<typeof withCampaign>) => {
+      attempts++;
+      if (attempts === 1) return Promise.reject(new Error("campaign actor unavailable"));
+      return withCampaign(...args);
+    }) as typeof withCampaign;
+    const warnings: string[] = [];
+    w.deps.logger = { ...w.deps.logger, warn: (message) => warnings.push(message) };
+    const response = await upload("phone,timezone\n+14155552671,America/Chicago\n");
+    expect(response.status).toBe(200);
+    expect(response.body.data.import).toMatchObject({ imported: 1, rejected: 0 });
+    expect((await leads()).data.items).toHaveLength(1);
+    expect(await listCount()).toBe(1);
+    expect(warnings).toEqual(["import follow-up failed: lead counts"]);
+    await Bun.sleep(1_200);
+    expect(attempts).toBe(2);
+  });
+});

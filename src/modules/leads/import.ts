@@ -163,6 +163,11 @@ function regionOf(upload: ImportUpload): CountryCode | undefined {
  */
 const ANALYZE_AFTER_ROWS = 1_000;
 
+/** Refreshes the planner's statistics after a large import; runs after the import committed. */
+export async function refreshLeadStatistics(deps: ServiceDeps, imported: number): Promise<void> {
+  if (imported >= ANALYZE_AFTER_ROWS) await analyzeLeads(deps.db);
+}
+
 /**
  * Imports a spooled CSV into a lead list, all or nothing. Rows are judged as they stream and
  * copied into a staging table; duplicates (within the file or already in the list) are then
@@ -224,14 +229,14 @@ export async function runImport(
         now: () => new Date(deps.clock.now()),
       });
     });
-    if (view.imported >= ANALYZE_AFTER_ROWS) await analyzeLeads(deps.db);
     return view;
   } catch (error) {
     if (error instanceof NotTextError)
       throw badRequest(error.message, [{ field: "file", message: error.message }]);
     throw error;
   } finally {
-    await rows.return(undefined);
+    // Closing the file must not fail an import that committed.
+    await rows.return(undefined).catch(() => undefined);
   }
 }
 

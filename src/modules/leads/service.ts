@@ -16,7 +16,8 @@ import { badRequest, INVALID_BODY, notFound } from "../../errors.ts";
 import { auditedWrite } from "../../identity/audit.ts";
 import { auditActorOf, type Principal } from "../../identity/principal.ts";
 import { isUuid } from "../../identity/tenant-scope.ts";
-import { runImport } from "./import.ts";
+import { attemptWithRetries } from "../../lib/retry.ts";
+import { refreshLeadStatistics, runImport } from "./import.ts";
 import { type CreateLeadListInput, importView, leadListView, leadView } from "./model.ts";
 import { normalisePhone } from "./normalise.ts";
 import { rejectedRowsCsv } from "./rejected-csv.ts";
@@ -131,10 +132,48 @@ export async function importLeadFile(
     const result = await deps.importGate.run(list.id, () =>
       runImport(deps, principal, list, upload, meta),
     );
-    if (result.imported > 0) await recountLeads(deps, tenantId, list.campaignId);
+    await followUpImport(deps, {
+      tenantId,
+      campaignId: list.campaignId,
+      importId: result.id,
+      imported: result.imported,
+    });
     return { import: result };
   } finally {
-    await upload.discard();
+    await upload
+      .discard()
+      .catch((error) => deps.logger.warn("could not remove an upload", { error }));
+  }
+}
+
+/** Back-off between retries of the work that follows a committed import. */
+export const IMPORT_FOLLOW_UP_RETRY_MS = [1_000, 5_000, 30_000] as const;
+
+/**
+ * The work that follows a committed import: planner statistics, then the live campaign's
+ * lead counts and its stats push. The import already stands, so a failure here is logged and
+ * retried in the background, and the caller still gets its report.
+ */
+async function followUpImport(
+  deps: ServiceDeps,
+  job: { tenantId: string; campaignId: string; importId: string; imported: number },
+) {
+  if (job.imported === 0) return;
+  const steps: [string, () => Promise<void>][] = [
+    ["lead statistics", () => refreshLeadStatistics(deps, job.imported)],
+    ["lead counts", () => recountLeads(deps, job.tenantId, job.campaignId)],
+  ];
+  for (const [step, task] of steps) {
+    await attemptWithRetries(task, {
+      delaysMs: IMPORT_FOLLOW_UP_RETRY_MS,
+      onFailure: (error, attempt, final) =>
+        deps.logger[final ? "error" : "warn"](`import follow-up failed: ${step}`, {
+          import_id: job.importId,
+          campaign_id: job.campaignId,
+          attempt,
+          error,
+        }),
+    });
   }
 }
 

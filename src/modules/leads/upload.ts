@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ApiError, badRequest, type FieldError, INVALID_BODY } from "../../errors.ts";
 import { boundaryOf, MultipartError, readMultipart, readTextPart } from "../../lib/multipart.ts";
+import { isStorableText, UNSTORABLE_TEXT } from "../../lib/storable-text.ts";
 
 /** A received import request: its text fields, and the file spooled to a temporary path. */
 export interface ImportUpload {
@@ -85,5 +86,11 @@ export function requestFieldErrors(upload: ImportUpload): FieldError[] {
   for (const field of ["phone_column", "timezone_column"]) {
     if (!upload.fields.get(field)) errors.push({ field, message: "required" });
   }
+  // The form's text is held to the same rule as every JSON body (see storable-text.ts).
+  for (const [field, value] of upload.fields) {
+    if (!isStorableText(value)) errors.push({ field, message: UNSTORABLE_TEXT });
+  }
+  if (upload.file?.name !== undefined && !isStorableText(upload.file.name))
+    errors.push({ field: "file", message: `file name ${UNSTORABLE_TEXT}` });
   return errors;
 }
