@@ -145,7 +145,10 @@ export class DatabaseAvailability {
   report(error: unknown): DatabaseFailure | undefined {
     const failure = databaseFailureOf(error);
     if (failure === "storage") this.broken = true;
-    if (failure === "unreachable" || failure === "outcome_unknown" || failure === "storage") {
+    // Without a probe (the embedded database) nothing would close the breaker again, and
+    // nothing can cut an in-process database's connection: only its storage opens it.
+    const connectionLost = failure === "unreachable" || failure === "outcome_unknown";
+    if (failure === "storage" || (connectionLost && this.options)) {
       this.open(messagesOf(error).split("\n")[0] ?? failure);
     }
     return failure;

@@ -116,15 +116,16 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
       },
     };
   }
-  const client = await pgliteClient(options.dataDir);
+  // In-process: it cannot become unreachable, only fail to write its files (for good).
+  const availability = new DatabaseAvailability();
+  const client = await pgliteClient(options.dataDir, availability);
   const db = drizzlePglite({ client, schema }) as unknown as Database;
   return {
     db,
     longWork: db,
     kind: "pglite",
     raw: { kind: "pglite", client },
-    // In-process: it cannot become unreachable, only fail to write its files (for good).
-    availability: new DatabaseAvailability(),
+    availability,
     close: () => client.close(),
   };
 }

@@ -8,6 +8,8 @@ import {
   types,
 } from "@electric-sql/pglite";
 
+import type { DatabaseAvailability } from "./availability.ts";
+
 const asText = (value: string) => value;
 
 /**
@@ -48,7 +50,10 @@ const MAX_STATEMENTS = 500;
  * copies its whole table of parsers to merge them in (7% of the simulator's CPU). The client
  * is created with them instead. Raw queries on this client read those types as text too.
  */
-export async function pgliteClient(dataDir: string): Promise<PGlite> {
+export async function pgliteClient(
+  dataDir: string,
+  availability?: DatabaseAvailability,
+): Promise<PGlite> {
   // A smaller buffer pool than PostgreSQL's default: about 120 MiB less resident memory.
   const settings = ["shared_buffers=16MB"];
   if (dataDir.startsWith("memory://")) settings.push(...IN_MEMORY_SETTINGS);
@@ -57,17 +62,31 @@ export async function pgliteClient(dataDir: string): Promise<PGlite> {
     parsers: Object.fromEntries(DRIZZLE_TEXT_TYPES.map((type) => [type, asText])),
   });
   const statements = new PreparedStatements(client);
+  // A failed write to its files leaves the database's memory and its files apart: after one,
+  // every query is refused until a restart recovers from the files.
+  const guarded = <T>(run: () => Promise<T>): Promise<T> => {
+    availability?.assertAvailable();
+    return run().catch((error: unknown) => {
+      availability?.report(error);
+      throw error;
+    });
+  };
   return new Proxy(client, {
     get(target, property) {
       if (property === "query") {
         return (text: string, params?: unknown[], options?: QueryOptions) =>
-          params?.length && !options?.blob
-            ? target._runExclusiveTransaction(() => statements.run(text, params, options, true))
-            : target.query(text, params, withoutParsers(options));
+          guarded(() =>
+            params?.length && !options?.blob
+              ? target._runExclusiveTransaction(() => statements.run(text, params, options, true))
+              : target.query(text, params, withoutParsers(options)),
+          );
       }
       if (property === "transaction") {
         return <T>(scope: (tx: Transaction) => Promise<T>) =>
-          target.transaction((tx) => scope(preparedIn(tx, statements)));
+          guarded(() => target.transaction((tx) => scope(preparedIn(tx, statements))));
+      }
+      if (property === "exec") {
+        return (text: string, options?: QueryOptions) => guarded(() => target.exec(text, options));
       }
       const value = Reflect.get(target, property, target);
       return typeof value === "function" ? value.bind(target) : value;

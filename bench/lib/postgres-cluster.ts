@@ -62,12 +62,42 @@ export function startCluster(port: number): Cluster {
     ],
     "initdb",
   );
-  const serverOptions = `-c listen_addresses=127.0.0.1 -p ${port} -k ${root}`;
+  const cluster = {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    port,
+    root,
+    dataDir,
+    logFile,
+  };
+  startAgain(cluster);
+  return cluster;
+}
+
+/** Starts a cluster's server (again, after a stop), waiting until it accepts connections. */
+export function startAgain(cluster: Cluster): void {
+  const serverOptions = `-c listen_addresses=127.0.0.1 -p ${cluster.port} -k ${cluster.root}`;
   run(
-    [join(PG_BIN, "pg_ctl"), "-D", dataDir, "-l", logFile, "-o", serverOptions, "-w", "start"],
+    [
+      join(PG_BIN, "pg_ctl"),
+      "-D",
+      cluster.dataDir,
+      "-l",
+      cluster.logFile,
+      "-o",
+      serverOptions,
+      "-w",
+      "start",
+    ],
     "pg_ctl start",
   );
-  return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, port, root, dataDir, logFile };
+}
+
+/** Stops the server as a crash would (`-m immediate`): connections are cut, nothing is flushed. */
+export function crash(cluster: Cluster): void {
+  run(
+    [join(PG_BIN, "pg_ctl"), "-D", cluster.dataDir, "-m", "immediate", "-w", "stop"],
+    "pg_ctl stop -m immediate",
+  );
 }
 
 /** Fast shutdown; synchronous so that it also works from the exit trap. */

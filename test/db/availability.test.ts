@@ -1,0 +1,110 @@
+import { describe, expect, test } from "bun:test";
+import {
+  DatabaseAvailability,
+  DatabaseUnavailableError,
+  databaseFailureOf,
+} from "../../db/availability.ts";
+import { databaseError } from "../../src/plugins/errors.ts";
+import { createHarness } from "../helpers/app.ts";
+
+const driverError = (code: string, message = code) => Object.assign(new Error(message), { code });
+/** Drizzle wraps what the driver throws: the failure is found through `cause`. */
+const wrapped = (cause: unknown) => Object.assign(new Error("Failed query: insert …"), { cause });
+
+describe("database failures", () => {
+  const cases: [string, unknown, string | undefined][] = [
+    ["refused", driverError("ECONNREFUSED"), "unreachable"],
+    ["connect time-out", wrapped(driverError("CONNECT_TIMEOUT")), "unreachable"],
+    ["server starting", driverError("57P03", "the database system is starting up"), "unreachable"],
+    ["closed mid-query", wrapped(driverError("CONNECTION_CLOSED")), "outcome_unknown"],
+    ["admin shutdown", driverError("57P01", "terminating connection"), "outcome_unknown"],
+    ["statement time-out", wrapped(driverError("57014", "canceling statement")), "timeout"],
+    ["full disk", new Error("ENOSPC: no space left on device, write"), "storage"],
+    ["breaker", new DatabaseUnavailableError("unreachable", "refused"), "unreachable"],
+    ["unique violation", driverError("23505", "duplicate key"), undefined],
+    ["bug", new TypeError("a bug"), undefined],
+  ];
+  test("each error is classified by what it means for the request", () => {
+    for (const [label, error, failure] of cases) {
+      expect([label, databaseFailureOf(error)]).toEqual([label, failure]);
+    }
+  });
+
+  test("a read never has an unknown outcome; a write says it may have happened", () => {
+    expect(databaseError("outcome_unknown", "GET").code).toBe("unavailable");
+    const write = databaseError("outcome_unknown", "POST");
+    expect(write.code).toBe("outcome_unknown");
+    expect(write.status).toBe(503);
+    expect(write.headers?.["retry-after"]).toBe("1");
+    expect(databaseError("timeout", "POST").message).toMatch(/did not answer in time/);
+  });
+});
+
+describe("the availability breaker", () => {
+  test("opens on a connection failure, refuses at once, and closes when the probe answers", async () => {
+    let answering = true;
+    const changes: boolean[] = [];
+    const availability = new DatabaseAvailability({
+      probe: async () => {
+        if (!answering) throw driverError("ECONNREFUSED");
+      },
+      upIntervalMs: 1_000,
+      downIntervalMs: 10,
+      onChange: (available) => changes.push(available),
+    });
+    let recovered = 0;
+    availability.onRecovered(() => recovered++);
+    availability.start();
+    expect(availability.available).toBe(true);
+    answering = false;
+    expect(availability.report(wrapped(driverError("ECONNREFUSED")))).toBe("unreachable");
+    expect(availability.available).toBe(false);
+    expect(() => availability.assertAvailable()).toThrow(DatabaseUnavailableError);
+    // Errors that are not the database's leave it alone.
+    availability.report(driverError("23505"));
+    await Bun.sleep(50);
+    expect(availability.available).toBe(false);
+    answering = true;
+    await Bun.sleep(50);
+    expect(availability.available).toBe(true);
+    expect(changes).toEqual([false, true]);
+    expect(recovered).toBe(1);
+    availability.stop();
+  });
+
+  test("a storage failure keeps it open for good: files and memory may disagree", async () => {
+    const availability = new DatabaseAvailability({
+      probe: async () => {},
+      upIntervalMs: 10,
+      downIntervalMs: 10,
+    });
+    availability.start();
+    availability.report(new Error("could not write to file: No space left on device"));
+    await Bun.sleep(60);
+    expect(availability.available).toBe(false);
+    availability.stop();
+  });
+});
+
+describe("health probes", () => {
+  test("/healthz and /readyz need no credentials and say live or ready, nothing more", async () => {
+    const h = await createHarness();
+    const live = await h.request("GET", "/healthz");
+    expect([live.status, live.body]).toEqual([200, { status: "success", data: { live: true } }]);
+    const ready = await h.request("GET", "/readyz");
+    expect([ready.status, ready.body]).toEqual([200, { status: "success", data: { ready: true } }]);
+
+    h.deps.availability.report(driverError("ECONNREFUSED"));
+    const down = await h.request("GET", "/readyz");
+    expect(down.status).toBe(503);
+    expect(down.body).toMatchObject({ status: "error", code: "unavailable", message: "not ready" });
+    expect(down.headers.get("retry-after")).toBe("1");
+    expect((await h.request("GET", "/healthz")).status).toBe(200);
+  });
+
+  test("a draining process is not ready", async () => {
+    const h = await createHarness();
+    h.deps.lifecycle.accepting = false;
+    expect((await h.request("GET", "/readyz")).status).toBe(503);
+  });
+});
