@@ -94,7 +94,10 @@ describe("health probes", () => {
     const ready = await h.request("GET", "/readyz");
     expect([ready.status, ready.body]).toEqual([200, { status: "success", data: { ready: true } }]);
 
-    h.deps.availability.report(driverError("ECONNREFUSED"));
+    // A breaker of its own: the suite's database handle (and its breaker) is shared.
+    const broken = new DatabaseAvailability();
+    broken.report(new Error("ENOSPC: no space left on device"));
+    h.deps.availability = broken;
     const down = await h.request("GET", "/readyz");
     expect(down.status).toBe(503);
     expect(down.body).toMatchObject({ status: "error", code: "unavailable", message: "not ready" });
