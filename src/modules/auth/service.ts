@@ -154,25 +154,36 @@ async function accountsFor(deps: ServiceDeps, email: string, tenantDomain: strin
   return fallback ? [{ tenantId: fallback.id, email, user: undefined }] : [];
 }
 
-/** Refuses a client address that tries more logins a minute than a person would. */
-function throttleAddress(deps: ServiceDeps, ip: string | undefined) {
-  if (!ip) return;
-  const decision = deps.loginThrottle.take(
-    ip,
-    deps.config.LOGIN_RATE_LIMIT_PER_MINUTE,
-    deps.clock.now(),
-  );
-  if (!decision.allowed) {
-    throw new ApiError(
-      429,
-      "rate_limited",
-      "too many login attempts from this address",
-      undefined,
-      {
-        "retry-after": String(decision.resetSeconds),
-      },
-    );
-  }
+const tooManyFailures = (resetSeconds: number) =>
+  new ApiError(429, "rate_limited", "too many failed logins from this address", undefined, {
+    "retry-after": String(resetSeconds),
+  });
+
+/**
+ * Refuses a client address whose failed logins this minute reached the limit. Successes never
+ * count: a call centre's agents sign in from one address at the start of a shift.
+ */
+function assertAddressBudget(deps: ServiceDeps, address: string | undefined) {
+  if (!address) return;
+  const limit = deps.config.LOGIN_RATE_LIMIT_PER_MINUTE;
+  const decision = deps.loginThrottle.peek(address, limit, deps.clock.now());
+  if (!decision.allowed) throw tooManyFailures(decision.resetSeconds);
+}
+
+/** Guessing: wrong credentials, or any attempt on a locked account. */
+const isFailedLogin = (error: unknown) =>
+  error instanceof ApiError && (error.status === 401 || error.code === "account_locked");
+
+function countAddressFailure(deps: ServiceDeps, address: string | undefined) {
+  if (!address) return;
+  deps.loginThrottle.take(address, deps.config.LOGIN_RATE_LIMIT_PER_MINUTE, deps.clock.now());
+}
+
+async function signIn(deps: ServiceDeps, input: LoginInput, meta: RequestMeta) {
+  const email = input.email.trim().toLowerCase();
+  const accounts: Account[] = await accountsFor(deps, email, input.tenant_domain);
+  if (accounts.length === 0) await refuseUnknownWorkspace(deps, email, input.password, meta);
+  return checkCredentials(deps, { accounts, password: input.password, purpose: "login", meta });
 }
 
 /** No workspace to count against: pay for a verification all the same, and record the attempt. */
@@ -195,16 +206,15 @@ async function refuseUnknownWorkspace(
 }
 
 export async function login(deps: ServiceDeps, input: LoginInput, meta: RequestMeta) {
-  throttleAddress(deps, meta.ip);
-  const email = input.email.trim().toLowerCase();
-  const accounts: Account[] = await accountsFor(deps, email, input.tenant_domain);
-  if (accounts.length === 0) await refuseUnknownWorkspace(deps, email, input.password, meta);
-  const user = await checkCredentials(deps, {
-    accounts,
-    password: input.password,
-    purpose: "login",
-    meta,
-  });
+  const address = meta.ip;
+  assertAddressBudget(deps, address);
+  let user: UserRow;
+  try {
+    user = await signIn(deps, input, meta);
+  } catch (error) {
+    if (isFailedLogin(error)) countAddressFailure(deps, address);
+    throw error;
+  }
   deps.tenants.userChanged(user);
   const issued = await deps.tokens.issue(user);
   return { token: issued.token, expires_at: issued.expiresAt.toISOString(), user: userView(user) };
