@@ -61,15 +61,19 @@ export class TenantRegistry {
 
   /**
    * Tells the tenant's actor, if it is loaded or loading, of a committed user change. The
-   * actor keeps the row only if it is newer than the one it holds.
+   * actor keeps the row only if it is newer than the one it holds. Returns the user as
+   * memory now holds it: the row, or the newer state the actor already had.
    */
   userChanged(row: UserRow): LiveUser {
     const user = liveUserOf(row);
     const event = { type: "user.changed" as const, user };
     const live = this.actors.get(row.tenantId);
+    if (live) {
+      live.send(event);
+      return live.getSnapshot().context.users[row.id] ?? user;
+    }
     // A load under way may have read the row before this change committed: tell it after.
-    if (live) live.send(event);
-    else void this.loading.get(row.tenantId)?.then((actor) => actor?.send(event));
+    void this.loading.get(row.tenantId)?.then((actor) => actor?.send(event));
     return user;
   }
 

@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, test } from "bun:test";
 import type { UserAccessChange } from "../../actors/tenant-registry.ts";
 import { findTenantUser, type UserRow, updateUser } from "../../db/queries/users.ts";
-import { createWorkspace } from "../helpers/app.ts";
+import { createWorkspace, PASSWORD } from "../helpers/app.ts";
 
 let w: Awaited<ReturnType<typeof createWorkspace>>;
 beforeEach(async () => {
@@ -110,5 +110,25 @@ describe("user access changes", () => {
     stop();
     await patch({ status: "active" });
     expect(heard).toHaveLength(2);
+  });
+});
+
+describe("a login answers from the newest user state", () => {
+  test("a user disabled or demoted during the password check gets no token for the old state", async () => {
+    const agent = await w.user(w.acme.id, "agent@acme.test", "supervisor");
+    await w.deps.tenants.user(w.acme.id, agent.id);
+    // Memory learns of a newer row than the one the login is about to read.
+    w.deps.tenants.userChanged({ ...agent, role: "agent", version: agent.version + 1 });
+    const demoted = await w.request("POST", "/api/v1/auth/login", {
+      body: { email: "agent@acme.test", password: PASSWORD },
+    });
+    expect(demoted.status).toBe(200);
+    expect(demoted.body.data.user.role).toBe("agent");
+    w.deps.tenants.userChanged({ ...agent, status: "disabled", version: agent.version + 2 });
+    const disabled = await w.request("POST", "/api/v1/auth/login", {
+      body: { email: "agent@acme.test", password: PASSWORD },
+    });
+    expect(disabled.status).toBe(403);
+    expect(disabled.body.code).toBe("account_disabled");
   });
 });

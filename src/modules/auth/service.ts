@@ -215,9 +215,16 @@ export async function login(deps: ServiceDeps, input: LoginInput, meta: RequestM
     if (isFailedLogin(error)) countAddressFailure(deps, address);
     throw error;
   }
-  deps.tenants.userChanged(user);
-  const issued = await deps.tokens.issue(user);
-  return { token: issued.token, expires_at: issued.expiresAt.toISOString(), user: userView(user) };
+  // The row was read before the slow password check; an admin may have changed the user since.
+  const current = deps.tenants.userChanged(user);
+  if (current.status === "disabled")
+    throw new ApiError(403, "account_disabled", "account disabled");
+  const issued = await deps.tokens.issue(current);
+  return {
+    token: issued.token,
+    expires_at: issued.expiresAt.toISOString(),
+    user: userView(current),
+  };
 }
 
 /** The caller and its tenant: the user (from the tenant actor's memory) or the API key. */
