@@ -56,18 +56,20 @@ export function clientAddress(
 }
 
 /**
- * The audit facts of a request. The client address is looked up only when something reads it
- * (an audit entry, the login throttle), since asking the server for it is not free.
+ * The audit facts of a request. The client address is looked up once, and only when something
+ * reads it (an audit entry, the login throttle), since asking the server for it is not free.
  */
 export function requestMeta(
   request: Request,
   server: Server,
   settings: ProxySettings,
 ): RequestMeta {
+  let address: { ip: string | undefined } | undefined;
   return {
     requestId: requestIdOf(request),
     get ip() {
-      return clientAddress(request, server, settings);
+      address ??= { ip: clientAddress(request, server, settings) };
+      return address.ip;
     },
   };
 }

@@ -161,7 +161,9 @@ const tooManyFailures = (resetSeconds: number) =>
 
 /**
  * Refuses a client address whose failed logins this minute reached the limit. Successes never
- * count: a call centre's agents sign in from one address at the start of a shift.
+ * count: a call centre's agents sign in from one address at the start of a shift. A failure is
+ * known only after the password check, so attempts sent all at once are judged by the
+ * failures recorded before them; the per-account lockout stays exact whatever their number.
  */
 function assertAddressBudget(deps: ServiceDeps, address: string | undefined) {
   if (!address) return;
