@@ -73,7 +73,11 @@ export class TenantRegistry {
       return live.getSnapshot().context.users[row.id] ?? user;
     }
     // A load under way may have read the row before this change committed: tell it after.
-    void this.loading.get(row.tenantId)?.then((actor) => actor?.send(event));
+    // A failed load is reported where it is awaited; the change then has no actor to reach.
+    void this.loading.get(row.tenantId)?.then(
+      (actor) => actor?.send(event),
+      () => undefined,
+    );
     return user;
   }
 

@@ -78,6 +78,16 @@ describe("user rows are adopted newest first", () => {
   });
 });
 
+describe("a change reported while the tenant loads", () => {
+  test("reaches the actor once it is loaded", async () => {
+    const loading = w.deps.tenants.tenant(w.acme.id);
+    // Stands for a change committed after the load read its rows.
+    w.deps.tenants.userChanged({ ...w.admin, role: "supervisor", version: w.admin.version + 1 });
+    await loading;
+    expect(w.deps.tenants.loadedUser(w.acme.id, w.admin.id)?.role).toBe("supervisor");
+  });
+});
+
 describe("user access changes", () => {
   test("listeners hear of every committed change of role or status, and nothing else", async () => {
     const agent = await w.user(w.acme.id, "agent@acme.test", "agent");
