@@ -3,7 +3,23 @@ import type { UserRow } from "../db/queries/users.ts";
 import { isUuid } from "../src/identity/tenant-scope.ts";
 import type { Logger } from "../src/logger.ts";
 import type { TenantStore } from "./ports.ts";
-import { type LiveUser, liveUserOf, type TenantActor, tenantActorFrom } from "./tenant.machine.ts";
+import {
+  type LiveUser,
+  liveUserOf,
+  type TenantActor,
+  tenantActorFrom,
+  type UserAccess,
+} from "./tenant.machine.ts";
+
+/** A committed change of a user's role or status, as the tenant's actor adopted it. */
+export interface UserAccessChange {
+  tenantId: string;
+  userId: string;
+  before: UserAccess;
+  after: UserAccess;
+}
+
+export type UserAccessListener = (change: UserAccessChange) => void;
 
 /**
  * One actor per tenant, created on first use from the store (tenant and users in one load)
@@ -13,7 +29,7 @@ import { type LiveUser, liveUserOf, type TenantActor, tenantActorFrom } from "./
 export class TenantRegistry {
   private readonly actors = new Map<string, TenantActor>();
   private readonly loading = new Map<string, Promise<TenantActor | undefined>>();
-  private readonly userListeners = new Set<(user: LiveUser) => void>();
+  private readonly accessListeners = new Set<UserAccessListener>();
 
   constructor(
     private readonly store: TenantStore,
@@ -43,18 +59,36 @@ export class TenantRegistry {
     return loaded;
   }
 
-  /** Tells the tenant's actor, if it is loaded, of a committed user change. */
+  /**
+   * Tells the tenant's actor, if it is loaded or loading, of a committed user change. The
+   * actor keeps the row only if it is newer than the one it holds. Returns the user as
+   * memory now holds it: the row, or the newer state the actor already had.
+   */
   userChanged(row: UserRow): LiveUser {
     const user = liveUserOf(row);
-    this.actors.get(row.tenantId)?.send({ type: "user.changed", user });
-    for (const listener of this.userListeners) listener(user);
+    const event = { type: "user.changed" as const, user };
+    const live = this.actors.get(row.tenantId);
+    if (live) {
+      live.send(event);
+      return live.getSnapshot().context.users[row.id] ?? user;
+    }
+    // A load under way may have read the row before this change committed: tell it after.
+    // A failed load is reported where it is awaited; the change then has no actor to reach.
+    void this.loading.get(row.tenantId)?.then(
+      (actor) => actor?.send(event),
+      () => undefined,
+    );
     return user;
   }
 
-  /** Hears every committed user change: open sockets are closed on a disable or a new role. */
-  onUserChanged(listener: (user: LiveUser) => void): () => void {
-    this.userListeners.add(listener);
-    return () => this.userListeners.delete(listener);
+  /**
+   * Calls `listener` whenever a committed change gives a user another role or status (for
+   * instance, to close that user's open sockets). Only users of loaded tenants can have
+   * sessions, so only their changes are reported. Returns the unsubscribe function.
+   */
+  onUserAccessChanged(listener: UserAccessListener): () => void {
+    this.accessListeners.add(listener);
+    return () => this.accessListeners.delete(listener);
   }
 
   tenantChanged(row: TenantRow): void {
@@ -64,6 +98,21 @@ export class TenantRegistry {
   stopAll(): void {
     for (const actor of this.actors.values()) actor.stop();
     this.actors.clear();
+  }
+
+  /** A failing listener is logged and the others still hear of the change. */
+  private announceAccessChange(change: UserAccessChange) {
+    for (const listener of this.accessListeners) {
+      try {
+        listener(change);
+      } catch (error) {
+        this.logger.error("user access listener failed", {
+          tenant_id: change.tenantId,
+          user_id: change.userId,
+          error,
+        });
+      }
+    }
   }
 
   private actorFor(tenantId: string): Promise<TenantActor | undefined> {
@@ -77,6 +126,9 @@ export class TenantRegistry {
         .then((context) => {
           if (!context) return undefined;
           const actor = tenantActorFrom(context);
+          actor.on("user.accessChanged", ({ userId, before, after }) =>
+            this.announceAccessChange({ tenantId, userId, before, after }),
+          );
           actor.subscribe({
             error: (error) => {
               // Contained: the tenant is reloaded from the database on its next request.

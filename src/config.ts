@@ -1,5 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
+import { parseRangeList } from "./lib/ip-ranges.ts";
 
 /** Environment settings, validated once at start. Names match the deployment docs. */
 export const ConfigSchema = Type.Object({
@@ -27,6 +28,8 @@ export const ConfigSchema = Type.Object({
   RATE_LIMIT_DEFAULT_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 10_000, default: 600 }),
   LOGIN_RATE_LIMIT_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 10_000, default: 30 }),
   TRUST_PROXY: Type.Boolean({ default: false }),
+  /** Proxies whose `X-Forwarded-For` is believed: loopback only, unless the operator names more. */
+  TRUSTED_PROXIES: Type.String({ default: "127.0.0.0/8,::1" }),
   IMPORT_MAX_BYTES: Type.Integer({ minimum: 1, default: 104_857_600 }),
   IMPORT_MAX_ROWS: Type.Integer({ minimum: 1, default: 1_000_000 }),
   WS_ALLOWED_ORIGINS: Type.Optional(Type.String()),
@@ -71,6 +74,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(
       `invalid setting AUTH_JWT_SECRET: must be at least ${MIN_SECRET_BYTES} bytes`,
     );
+  }
+  try {
+    parseRangeList(config.TRUSTED_PROXIES);
+  } catch (error) {
+    throw new ConfigError(`invalid setting TRUSTED_PROXIES: ${(error as Error).message}`);
   }
   return config;
 }

@@ -39,7 +39,7 @@ export interface ServiceDeps {
   credentials: CredentialDirectory;
   /** Per-key request counts over the rolling minute. */
   rateLimiter: RateLimiter;
-  /** Login attempts per client address, a stricter limit than the API's. */
+  /** Failed logins per client address over the rolling minute; successes are never counted. */
   loginThrottle: RateLimiter;
   /**
    * Agents' presence, claim serialisation per node, fair-share cursors per tenant, and the

@@ -30,6 +30,19 @@ describe("configuration", () => {
     expect(config.DATABASE_URL).toBe("postgres://u@h/db");
   });
 
+  test("trusted proxies are loopback unless named, as addresses or CIDR ranges", () => {
+    expect(loadConfig({}).TRUSTED_PROXIES).toBe("127.0.0.0/8,::1");
+    expect(loadConfig({}).TRUST_PROXY).toBe(false);
+    const named = loadConfig({
+      TRUST_PROXY: "true",
+      TRUSTED_PROXIES: "10.0.0.0/8, fd00::/8, 192.0.2.1",
+    });
+    expect(named.TRUSTED_PROXIES).toBe("10.0.0.0/8, fd00::/8, 192.0.2.1");
+    expect(() => loadConfig({ TRUSTED_PROXIES: "10.0.0.0/8,proxy.internal" })).toThrow(
+      'invalid setting TRUSTED_PROXIES: "proxy.internal" is not an IP address or CIDR range',
+    );
+  });
+
   test("a secret under 32 bytes is refused; 32 bytes are accepted", () => {
     expect(() => loadConfig({ AUTH_JWT_SECRET: "x".repeat(31) })).toThrow(ConfigError);
     expect(loadConfig({ AUTH_JWT_SECRET: "x".repeat(32) }).AUTH_JWT_SECRET).toHaveLength(32);
@@ -44,6 +57,8 @@ describe("configuration", () => {
       ["DEFAULT_TENANT_DOMAIN", "Not A Domain"],
       ["DATABASE_POOL_SIZE", "0"],
       ["DATABASE_POOL_SIZE", "many"],
+      ["TRUSTED_PROXIES", "10.0.0.0/8,proxy.internal"],
+      ["TRUSTED_PROXIES", "10.0.0.0/33"],
     ]) {
       expect(() => loadConfig({ [name as string]: value })).toThrow(
         new RegExp(`^invalid setting ${name}`),

@@ -62,16 +62,19 @@ export const cdrsBefore = (
     .orderBy(desc(cdrs.createdAt), desc(cdrs.id))
     .limit(limit);
 
-/** Adds a number to the tenant's do-not-call list; an existing entry is kept as it was. */
+/**
+ * Adds a number to the tenant's do-not-call list; an existing entry is kept as it was.
+ * `added` says whether this call wrote it.
+ */
 export async function addDnc(db: Executor, row: DncRow) {
-  await db.insert(dncNumbers).values(row).onConflictDoNothing();
-  return (
-    await db
-      .select()
-      .from(dncNumbers)
-      .where(and(eq(dncNumbers.tenantId, row.tenantId), eq(dncNumbers.phone, row.phone)))
-      .limit(1)
-  )[0] as DncRow;
+  const inserted = await db.insert(dncNumbers).values(row).onConflictDoNothing().returning();
+  if (inserted[0]) return { entry: inserted[0], added: true };
+  const existing = await db
+    .select()
+    .from(dncNumbers)
+    .where(and(eq(dncNumbers.tenantId, row.tenantId), eq(dncNumbers.phone, row.phone)))
+    .limit(1);
+  return { entry: existing[0] as DncRow, added: false };
 }
 
 export const findDnc = async (db: Executor, tenantId: string, phone: string) =>

@@ -79,6 +79,7 @@ export function listTenantUsers(
   return paged(prepared.items.execute({ tenantId, ...page }), prepared.total.execute({ tenantId }));
 }
 
+/** Every update raises the row's version, which the tenant actors order rows by. */
 export const updateUser = async (
   db: Executor,
   tenantId: string,
@@ -89,7 +90,7 @@ export const updateUser = async (
   (
     await db
       .update(users)
-      .set({ ...patch, updatedAt: now })
+      .set({ ...patch, updatedAt: now, version: sql`${users.version} + 1` })
       .where(and(eq(users.tenantId, tenantId), eq(users.id, id)))
       .returning()
   )[0];

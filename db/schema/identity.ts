@@ -32,6 +32,8 @@ export const users = pgTable(
     role: text("role", { enum: ["agent", "supervisor", "admin", "platform_admin"] }).notNull(),
     status: text("status", { enum: ["active", "disabled"] }).notNull(),
     mustChangePassword: boolean("must_change_password").notNull(),
+    /** Raised by every update, so that memory never takes an older row over a newer one. */
+    version: integer("version").notNull().default(1),
     ...timestamps(),
   },
   (table) => [

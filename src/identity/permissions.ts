@@ -1,5 +1,5 @@
 import type { ScopeLevel, Scopes } from "../../db/schema/access.ts";
-import type { Role } from "./roles.ts";
+import { ROLES, type Role } from "./roles.ts";
 
 const AGENT_UP: Role[] = ["agent", "supervisor", "admin", "platform_admin"];
 const SUPERVISOR_UP: Role[] = ["supervisor", "admin", "platform_admin"];
@@ -16,6 +16,12 @@ export interface PermissionRule {
   scope?: { resource: ScopedResource; level: "read" | "write" };
   /** Open to users who must still change their password. */
   allowPendingPassword?: boolean;
+  /**
+   * The highest role of the users an API key may create or change through this permission.
+   * A key is an integration's credential, not a person's: it must never mint or alter the
+   * accounts that administer the tenant.
+   */
+  keyRoleCeiling?: Role;
 }
 
 /**
@@ -30,7 +36,11 @@ export const PERMISSIONS = {
   "tenants.write": { roles: ["platform_admin"] },
   "tenants.settings": { roles: ADMIN_UP },
   "users.read": { roles: ADMIN_UP, scope: { resource: "users", level: "read" } },
-  "users.write": { roles: ADMIN_UP, scope: { resource: "users", level: "write" } },
+  "users.write": {
+    roles: ADMIN_UP,
+    scope: { resource: "users", level: "write" },
+    keyRoleCeiling: "supervisor",
+  },
   "audit.read": { roles: ADMIN_UP },
   "api_keys.manage": { roles: ADMIN_UP },
   "edge_nodes.manage": { roles: ADMIN_UP },
@@ -60,3 +70,20 @@ const LEVEL_RANK: Record<ScopeLevel, number> = { none: 0, read: 1, write: 2 };
 /** Whether scopes grant a level on a resource; write includes read, a missing resource is none. */
 export const scopeGrants = (scopes: Scopes, resource: ScopedResource, level: "read" | "write") =>
   LEVEL_RANK[scopes[resource] ?? "none"] >= LEVEL_RANK[level];
+
+const roleRank = (role: Role) => ROLES.indexOf(role);
+
+/**
+ * Whether a caller holding a permission may act on a user of `role` (create one, change one,
+ * or give one that role). Users are bounded by the service's own rules; API keys by the
+ * permission's `keyRoleCeiling`.
+ */
+export function reachesRole(
+  caller: { kind: "user" | "api_key" },
+  permission: Permission,
+  role: Role,
+): boolean {
+  const ceiling: Role | undefined = (PERMISSIONS[permission] as PermissionRule).keyRoleCeiling;
+  if (caller.kind !== "api_key" || ceiling === undefined) return true;
+  return roleRank(role) <= roleRank(ceiling);
+}

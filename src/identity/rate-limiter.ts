@@ -76,6 +76,26 @@ export class RateLimiter {
     };
   }
 
+  /**
+   * The decision `take` would make now, counting nothing: for budgets spent only by some
+   * outcomes (failed logins), checked before the attempt and taken after it.
+   */
+  peek(key: string, limit: number, now: number): RateDecision {
+    const window = this.windows.get(key);
+    if (!window) return { allowed: true, limit, remaining: limit, resetSeconds: 1 };
+    window.roll(Math.floor(now / BUCKET_MS));
+    if (window.total >= limit) {
+      const wait = window.msUntilAtMost(limit - 1, now);
+      return { allowed: false, limit, remaining: 0, resetSeconds: secondsOf(wait) };
+    }
+    return {
+      allowed: true,
+      limit,
+      remaining: limit - window.total,
+      resetSeconds: secondsOf(window.msUntilAtMost(window.total - 1, now)),
+    };
+  }
+
   forget(key: string): void {
     this.windows.delete(key);
   }

@@ -1,7 +1,7 @@
 import { Value } from "@sinclair/typebox/value";
 import type { Server, ServerWebSocket } from "bun";
 import { Elysia, t } from "elysia";
-import type { LiveUser } from "../../actors/tenant.machine.ts";
+import type { UserAccess } from "../../actors/tenant.machine.ts";
 import { listTenantCampaigns, tenantCampaignIds } from "../../db/queries/campaigns.ts";
 import type { ServiceDeps } from "../deps.ts";
 import { agentView, type DISPOSITIONS, dispositionCall, setAgentState } from "../dialer/service.ts";
@@ -152,7 +152,10 @@ function closeAtExpiry(ws: Socket, now: number) {
 }
 
 /** Why a socket's user may no longer hold it: disabled (or gone), or given another role. */
-function revocationOf(session: SocketSession, user: LiveUser | undefined): CloseReason | undefined {
+function revocationOf(
+  session: SocketSession,
+  user: UserAccess | undefined,
+): CloseReason | undefined {
   if (!user || user.status === "disabled") return CLOSE.accountDisabled;
   if (user.role !== session.principal.role) return CLOSE.roleChanged;
   return undefined;
@@ -286,12 +289,12 @@ export function realtimeModule(deps: ServiceDeps) {
    * Closes the open sockets of a user who was disabled or given another role. A disabled agent
    * is signed out at once rather than after the grace period: no call may be reserved for them.
    */
-  function userChanged(user: LiveUser) {
-    for (const ws of socketsOfUser.get(user.id) ?? []) {
-      const revoked = revocationOf(ws.data.session, user);
+  function userAccessChanged(userId: string, access: UserAccess) {
+    for (const ws of socketsOfUser.get(userId) ?? []) {
+      const revoked = revocationOf(ws.data.session, access);
       if (revoked) ws.close(revoked.code, revoked.reason);
     }
-    if (user.status === "disabled") signOut(user.id);
+    if (access.status === "disabled") signOut(userId);
   }
 
   /** Takes an agent who is not on a call offline, releasing a call reserved for them. */
@@ -312,7 +315,7 @@ export function realtimeModule(deps: ServiceDeps) {
     );
   }
 
-  deps.tenants.onUserChanged(userChanged);
+  deps.tenants.onUserAccessChanged(({ userId, after }) => userAccessChanged(userId, after));
   deps.availability.onRecovered(() => void resendSnapshots());
 
   /**

@@ -96,6 +96,27 @@ async function call(route: RouteUnderTest, token: string, tenantId?: string) {
   });
 }
 
+const ruleOf = (route: RouteUnderTest): PermissionRule | undefined =>
+  PERMISSIONS[route.permission as Permission];
+
+/** Each probe acts on users of one role through the route; it answers a status per attempt. */
+type CeilingProbe = (token: string, role: Role) => Promise<[string, number][]>;
+const targetOf = (role: Role) => w.user(w.acme.id, `${crypto.randomUUID()}@acme.test`, role);
+const CEILING_PROBES: Record<string, CeilingProbe> = {
+  "POST /api/v1/users": async (token, role) => {
+    const body = { email: `${crypto.randomUUID()}@acme.test`, password: "twelve chars!", role };
+    return [[`create ${role}`, (await w.request("POST", "/api/v1/users", { token, body })).status]];
+  },
+  "PATCH /api/v1/users/:id": async (token, role) => {
+    const patch = async (id: string, body: Record<string, string>) =>
+      (await w.request("PATCH", `/api/v1/users/${id}`, { token, body })).status;
+    return [
+      [`disable a ${role}`, await patch((await targetOf(role)).id, { status: "disabled" })],
+      [`promote an agent to ${role}`, await patch((await targetOf("agent")).id, { role })],
+    ];
+  },
+};
+
 const expectOutcome = (label: string, status: number, allowed: boolean) => {
   if (allowed) expect([label, [401, 403].includes(status)]).toEqual([label, false]);
   else expect([label, status]).toEqual([label, 403]);
@@ -164,6 +185,32 @@ describe("permission matrix", () => {
               false,
             );
           }
+        }
+      }
+    }
+  });
+
+  test("API keys: each permission's role ceiling, on every route that names it", async () => {
+    const ceilingRoutes = routesUnderTest().filter(
+      (route) => ruleOf(route)?.keyRoleCeiling !== undefined,
+    );
+    expect(ceilingRoutes.map((route) => `${route.method} ${route.path}`).sort()).toEqual(
+      Object.keys(CEILING_PROBES).sort(),
+    );
+    for (const route of ceilingRoutes) {
+      const rule = ruleOf(route) as PermissionRule & { keyRoleCeiling: Role };
+      const probe = CEILING_PROBES[`${route.method} ${route.path}`] as CeilingProbe;
+      const key = keyTokens.get(`${rule.scope?.resource}:write`) as string;
+      const admin = userTokens.get("admin") as string;
+      for (const role of ROLES) {
+        const withinCeiling = ROLES.indexOf(role) <= ROLES.indexOf(rule.keyRoleCeiling);
+        for (const [label, status] of await probe(key, role)) {
+          expectOutcome(`key ${route.method} ${route.path} ${label}`, status, withinCeiling);
+        }
+        // The ceiling binds keys only: an admin user still manages admins of its tenant.
+        if (role === "platform_admin") continue;
+        for (const [label, status] of await probe(admin, role)) {
+          expectOutcome(`admin ${route.method} ${route.path} ${label}`, status, true);
         }
       }
     }

@@ -203,20 +203,4 @@ describe("rate limits", () => {
     expect(refused.status).toBe(403);
     expect(refused.headers.get("ratelimit")).toContain("r=4");
   });
-
-  test("logins are throttled per client address", async () => {
-    const throttled = await createWorkspace({
-      env: { LOGIN_RATE_LIMIT_PER_MINUTE: "3", TRUST_PROXY: "true" },
-    });
-    const attempt = (ip: string) =>
-      throttled.request("POST", "/api/v1/auth/login", {
-        body: { email: `nobody${ip}@acme.test`, password: "whatever password" },
-        headers: { "x-forwarded-for": ip },
-      });
-    for (let i = 0; i < 3; i++) expect((await attempt("203.0.113.7")).status).toBe(401);
-    const refused = await attempt("203.0.113.7");
-    expect(refused.status).toBe(429);
-    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
-    expect((await attempt("203.0.113.8")).status).toBe(401);
-  });
 });

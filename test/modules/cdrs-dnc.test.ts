@@ -48,6 +48,47 @@ describe("do-not-call list", () => {
     ).toBe(404);
   });
 
+  test("additions and removals are audited with who, which number and when", async () => {
+    const key = await w.request("POST", "/api/v1/api-keys", {
+      token: adminToken,
+      body: { name: "crm", scopes: { leads: "write" } },
+    });
+    const addedAt = new Date(w.clock.now()).toISOString();
+    const added = await w.request("POST", "/api/v1/dnc", {
+      token: key.body.data.key,
+      body: { phone: "+1 415 555 2671" },
+      headers: { "x-request-id": "dnc-add-0001" },
+    });
+    expect(added.status).toBe(201);
+    // Adding a number already listed writes nothing, so it records nothing.
+    await w.request("POST", "/api/v1/dnc", { token: adminToken, body: { phone: "+14155552671" } });
+    w.clock.advance(5_000);
+    const removedAt = new Date(w.clock.now()).toISOString();
+    const removed = await w.request("DELETE", "/api/v1/dnc/%2B14155552671", { token: adminToken });
+    expect(removed.status).toBe(200);
+    const trail = await w.request("GET", "/api/v1/audit-events?limit=2", { token: adminToken });
+    expect(trail.body.data.items).toMatchObject([
+      {
+        action: "dnc.removed",
+        actor_type: "user",
+        actor_id: w.admin.id,
+        target_type: "dnc_entry",
+        target_id: "+14155552671",
+        details: { phone: "+14155552671" },
+        created_at: removedAt,
+      },
+      {
+        action: "dnc.added",
+        actor_type: "api_key",
+        actor_id: key.body.data.api_key.id,
+        target_id: "+14155552671",
+        request_id: "dnc-add-0001",
+        details: { phone: "+14155552671" },
+        created_at: addedAt,
+      },
+    ]);
+  });
+
   test("imports refuse numbers on the list", async () => {
     await w.request("POST", "/api/v1/dnc", { token: adminToken, body: { phone: "+14155552672" } });
     const campaign = (

@@ -1,4 +1,6 @@
 import { beforeEach, describe, expect, test } from "bun:test";
+import { sql } from "drizzle-orm";
+import { rowsOf } from "../../db/rows.ts";
 import { createWorkspace, PASSWORD } from "../helpers/app.ts";
 
 let w: Awaited<ReturnType<typeof createWorkspace>>;
@@ -84,5 +86,77 @@ describe("login lockout", () => {
     }
     await fail(5);
     expect((await attempt(PASSWORD)).status).toBe(403);
+  });
+});
+
+describe("a lock reveals nothing, with the e-mail in two workspaces", () => {
+  const OTHER_PASSWORD = "another password 123";
+  let other: Awaited<ReturnType<typeof w.user>>;
+  beforeEach(async () => {
+    const tenant = await w.tenant("other.test");
+    other = await w.user(tenant.id, "admin@acme.test", "agent", { password: OTHER_PASSWORD });
+  });
+  const login = (password: string, tenantDomain?: string) =>
+    w.request("POST", "/api/v1/auth/login", {
+      body: {
+        email: "admin@acme.test",
+        password,
+        ...(tenantDomain ? { tenant_domain: tenantDomain } : {}),
+      },
+    });
+  const lockAcme = async () => {
+    for (let i = 0; i < 10; i++)
+      expect((await login("wrong password!", "acme.test")).status).toBe(401);
+  };
+  const answerOf = (response: Awaited<ReturnType<typeof login>>) => ({
+    status: response.status,
+    code: response.body.code,
+    message: response.body.message,
+    retryAfter: response.headers.get("retry-after"),
+  });
+  const failuresOf = async (tenantId: string) => {
+    const result = await w.deps.db.execute(
+      sql`select failed_count from login_failures where tenant_id = ${tenantId}`,
+    );
+    return rowsOf<{ failed_count: number }>(result)[0]?.failed_count ?? 0;
+  };
+
+  test("the right and a wrong password of the locked account get the same answer", async () => {
+    await lockAcme();
+    const locked = {
+      status: 403,
+      code: "account_locked",
+      message: "account temporarily locked",
+      retryAfter: String(15 * 60),
+    };
+    expect(answerOf(await login(PASSWORD))).toEqual(locked);
+    expect(answerOf(await login("wrong password!"))).toEqual(locked);
+    expect(answerOf(await login(PASSWORD, "acme.test"))).toEqual(locked);
+    expect(answerOf(await login("wrong password!", "acme.test"))).toEqual(locked);
+  });
+
+  test("the other workspace's account still signs in without a domain", async () => {
+    await lockAcme();
+    const response = await login(OTHER_PASSWORD);
+    expect(response.status).toBe(200);
+    expect(response.body.data.user.id).toBe(other.id);
+  });
+
+  test("guesses while one account is locked still count against the other", async () => {
+    await lockAcme();
+    for (let i = 0; i < 9; i++) await login(`guess ${i} is wrong`);
+    expect(await failuresOf(other.tenantId)).toBe(9);
+    expect((await login("the tenth guess")).status).toBe(403);
+    expect((await login(OTHER_PASSWORD, "other.test")).body.code).toBe("account_locked");
+  });
+
+  test("a password matching both accounts names no account and counts against both", async () => {
+    const tenant = await w.tenant("third.test");
+    await w.user(tenant.id, "admin@acme.test", "agent");
+    const response = await login(PASSWORD);
+    expect(response.status).toBe(401);
+    expect(await failuresOf(w.acme.id)).toBe(1);
+    expect(await failuresOf(tenant.id)).toBe(1);
+    expect(await failuresOf(other.tenantId)).toBe(1);
   });
 });

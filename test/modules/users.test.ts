@@ -308,3 +308,78 @@ describe("audit trail", () => {
     ).toBe(true);
   });
 });
+
+describe("an API key's role ceiling", () => {
+  let key: string;
+  beforeEach(async () => {
+    const created = await w.request("POST", "/api/v1/api-keys", {
+      token: adminToken,
+      body: { name: "hr sync", scopes: { users: "write" } },
+    });
+    key = created.body.data.key;
+  });
+  const patch = (id: string, body: Record<string, unknown>) =>
+    w.request("PATCH", `/api/v1/users/${id}`, { token: key, body });
+  const expectForbidden = (response: { status: number; body: { code: string } }) => {
+    expect(response.status).toBe(403);
+    expect(response.body.code).toBe("forbidden");
+  };
+
+  test("a key cannot create an admin or a platform admin", async () => {
+    for (const role of ["admin", "platform_admin"]) {
+      expectForbidden(
+        await createUser(key, { email: `${role}@acme.test`, password: PASSWORD, role }),
+      );
+    }
+  });
+
+  test("a key cannot disable, demote or otherwise change an admin", async () => {
+    const other = await w.user(w.acme.id, "second-admin@acme.test", "admin");
+    expectForbidden(await patch(other.id, { status: "disabled" }));
+    expectForbidden(await patch(other.id, { role: "agent" }));
+    expectForbidden(await patch(other.id, { role: "admin", status: "active" }));
+    const unchanged = await w.request("GET", `/api/v1/users/${other.id}`, { token: adminToken });
+    expect(unchanged.body.data.user).toMatchObject({ role: "admin", status: "active" });
+  });
+
+  test("a key cannot promote an agent to admin", async () => {
+    const agent = await w.user(w.acme.id, "agent@acme.test", "agent");
+    expectForbidden(await patch(agent.id, { role: "admin" }));
+    expectForbidden(await patch(agent.id, { role: "platform_admin" }));
+  });
+
+  test("a key manages agents and supervisors", async () => {
+    const created = await createUser(key, {
+      email: "new-agent@acme.test",
+      password: PASSWORD,
+      role: "agent",
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.data.user.id;
+    expect((await patch(id, { role: "supervisor" })).status).toBe(200);
+    const disabled = await patch(id, { status: "disabled" });
+    expect(disabled.status).toBe(200);
+    expect(disabled.body.data.user).toMatchObject({ role: "supervisor", status: "disabled" });
+    const supervisor = await createUser(key, {
+      email: "new-sup@acme.test",
+      password: PASSWORD,
+      role: "supervisor",
+    });
+    expect(supervisor.status).toBe(201);
+  });
+
+  test("an admin user still creates and manages admins", async () => {
+    const created = await createUser(adminToken, {
+      email: "deputy@acme.test",
+      password: PASSWORD,
+      role: "admin",
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.data.user.id;
+    const demoted = await w.request("PATCH", `/api/v1/users/${id}`, {
+      token: adminToken,
+      body: { role: "agent" },
+    });
+    expect(demoted.status).toBe(200);
+  });
+});

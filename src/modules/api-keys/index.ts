@@ -22,7 +22,7 @@ export const apiKeysModule = (deps: ServiceDeps, auth: AuthGuard) =>
           asUser(principal),
           tenantId,
           body,
-          requestMeta(request, server),
+          requestMeta(request, server, deps.config),
         );
         set.status = 201;
         return ok(result);
@@ -60,7 +60,7 @@ export const apiKeysModule = (deps: ServiceDeps, auth: AuthGuard) =>
             asUser(principal),
             tenantId,
             params.id,
-            requestMeta(request, server),
+            requestMeta(request, server, deps.config),
           ),
         );
       },

@@ -13,7 +13,7 @@ export const authModule = (deps: ServiceDeps, auth: AuthGuard) =>
     .post(
       "/login",
       async ({ body, request, server }) =>
-        ok(await login(deps, body, requestMeta(request, server, deps.config.TRUST_PROXY))),
+        ok(await login(deps, body, requestMeta(request, server, deps.config))),
       {
         ...jsonBody(LoginBody),
         detail: {
@@ -37,7 +37,14 @@ export const authModule = (deps: ServiceDeps, auth: AuthGuard) =>
     .post(
       "/me/password",
       async ({ principal, body, request, server }) =>
-        ok(await changePassword(deps, asUser(principal), body, requestMeta(request, server))),
+        ok(
+          await changePassword(
+            deps,
+            asUser(principal),
+            body,
+            requestMeta(request, server, deps.config),
+          ),
+        ),
       {
         auth: "session.password",
         ...jsonBody(ChangePasswordBody),
@@ -47,7 +54,7 @@ export const authModule = (deps: ServiceDeps, auth: AuthGuard) =>
     .post(
       "/logout",
       async ({ principal, request, server }) =>
-        ok(await logout(deps, asUser(principal), requestMeta(request, server))),
+        ok(await logout(deps, asUser(principal), requestMeta(request, server, deps.config))),
       {
         auth: "session.logout",
         detail: {

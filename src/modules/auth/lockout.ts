@@ -9,29 +9,43 @@ import { ApiError } from "../../errors.ts";
 export const LOCK_AFTER_FAILURES = 10;
 export const LOCK_MILLISECONDS = 15 * 60 * 1000;
 
-export const accountLocked = (retryAfterSeconds: number) =>
-  new ApiError(403, "account_locked", "account temporarily locked", undefined, {
-    "retry-after": String(Math.max(1, retryAfterSeconds)),
-  });
-
-/** Throws account_locked while the account's lock is in force. */
-export async function assertNotLocked(db: Executor, tenantId: string, email: string, now: number) {
-  const failures = await findLoginFailures(db, tenantId, email);
-  const lockedUntil = failures?.lockedUntil?.getTime();
-  if (lockedUntil !== undefined && lockedUntil > now) {
-    throw accountLocked(Math.ceil((lockedUntil - now) / 1000));
-  }
-  return failures;
+/** What the lockout counts by: a workspace and a lower-cased e-mail, with a user behind it or not. */
+export interface AccountKey {
+  tenantId: string;
+  email: string;
 }
 
-/** Counts a failed attempt; the tenth in a row locks the account for fifteen minutes. */
-export const countFailure = (db: Executor, tenantId: string, email: string, now: number) =>
+export interface LockState {
+  /** Whether failures are on record, so that a success has something to clear. */
+  counted: boolean;
+  /** When the lock in force ends (epoch milliseconds); undefined while none is. */
+  lockedUntil: number | undefined;
+}
+
+/** The one answer to any attempt on a locked account, whatever password it carried. */
+export const accountLocked = (lock: { lockedUntil: number; now: number }) =>
+  new ApiError(403, "account_locked", "account temporarily locked", undefined, {
+    "retry-after": String(Math.max(1, Math.ceil((lock.lockedUntil - lock.now) / 1000))),
+  });
+
+export async function lockStateOf(db: Executor, account: AccountKey, now: number) {
+  const failures = await findLoginFailures(db, account.tenantId, account.email);
+  const lockedUntil = failures?.lockedUntil?.getTime();
+  return {
+    counted: failures !== undefined,
+    lockedUntil: lockedUntil !== undefined && lockedUntil > now ? lockedUntil : undefined,
+  } satisfies LockState;
+}
+
+/** Counts a failed attempt in one statement; the tenth in a row locks for fifteen minutes. */
+export const countFailure = (db: Executor, account: AccountKey, now: number) =>
   recordLoginFailure(db, {
-    tenantId,
-    email,
+    tenantId: account.tenantId,
+    email: account.email,
     now: new Date(now),
     lockAfter: LOCK_AFTER_FAILURES,
     lockUntil: new Date(now + LOCK_MILLISECONDS),
   });
 
-export const resetFailures = clearLoginFailures;
+export const resetFailures = (db: Executor, account: AccountKey) =>
+  clearLoginFailures(db, account.tenantId, account.email);

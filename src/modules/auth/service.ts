@@ -15,71 +15,133 @@ import type { Principal, UserPrincipal } from "../../identity/principal.ts";
 import { apiKeyView } from "../api-keys/model.ts";
 import { tenantView } from "../tenants/model.ts";
 import { userView } from "../users/model.ts";
-import { assertNotLocked, countFailure, resetFailures } from "./lockout.ts";
+import {
+  type AccountKey,
+  accountLocked,
+  countFailure,
+  lockStateOf,
+  resetFailures,
+} from "./lockout.ts";
 import type { LoginInput } from "./model.ts";
 
 /** One account a login may be for: a tenant and an e-mail, with or without a user behind it. */
-interface Account {
-  tenantId: string;
-  email: string;
+interface Account extends AccountKey {
   user: UserRow | undefined;
+}
+
+/** One credential check: the accounts it may be for, the password offered, and why. */
+interface CredentialAttempt {
+  accounts: Account[];
+  password: string;
+  purpose: "login" | "password_change";
+  meta: RequestMeta;
 }
 
 const accountKey = (account: Account) => `${account.tenantId}\u0000${account.email}`;
 
-/**
- * Runs one attempt against one account, serialised per account so that concurrent attempts
- * are counted exactly: refuse while locked, check the password, count or reset failures.
- */
-async function attempt(
+function auditAttempt(
   deps: ServiceDeps,
-  account: Account,
-  checkPassword: () => Promise<boolean>,
-  meta: RequestMeta,
-  action: "login" | "password_change",
-): Promise<UserRow> {
-  return deps.loginGate.run(accountKey(account), async () => {
-    const now = deps.clock.now();
-    const audit = (outcome: string, details: Record<string, unknown> = {}) =>
-      recordAudit(deps.db, {
-        tenantId: account.tenantId,
-        actorType: account.user ? "user" : "anonymous",
-        actorId: account.user?.id ?? null,
-        action: `${action}.${outcome}`,
-        targetType: "user",
-        targetId: account.user?.id ?? null,
-        requestId: meta.requestId,
-        details: { email: account.email, ip: meta.ip, ...details },
-        at: new Date(now),
-      });
-    let failures: Awaited<ReturnType<typeof assertNotLocked>>;
-    try {
-      failures = await assertNotLocked(deps.db, account.tenantId, account.email, now);
-    } catch (error) {
-      await audit("locked");
-      throw error;
-    }
-    // Always pay for a verification (a decoy when there is no user) so timing reveals nothing.
-    const valid = (await checkPassword()) && account.user !== undefined;
-    if (!valid || !account.user) {
-      const counted = await countFailure(deps.db, account.tenantId, account.email, now);
-      await audit("failed", {
-        consecutive_failures: counted.failedCount,
-        locked: counted.lockedUntil !== null,
-      });
-      throw unauthenticated();
-    }
-    if (failures) await resetFailures(deps.db, account.tenantId, account.email);
-    if (account.user.status === "disabled") {
-      await audit("refused", { reason: "account_disabled" });
-      throw new ApiError(403, "account_disabled", "account disabled");
-    }
-    if (action === "login") await audit("succeeded");
-    return account.user;
+  attempt: CredentialAttempt,
+  record: { account: Account; outcome: string; details?: Record<string, unknown> },
+) {
+  const { account } = record;
+  return recordAudit(deps.db, {
+    tenantId: account.tenantId,
+    actorType: account.user ? "user" : "anonymous",
+    actorId: account.user?.id ?? null,
+    action: `${attempt.purpose}.${record.outcome}`,
+    targetType: "user",
+    targetId: account.user?.id ?? null,
+    requestId: attempt.meta.requestId,
+    details: { email: account.email, ip: attempt.meta.ip, ...record.details },
+    at: new Date(deps.clock.now()),
   });
 }
 
-/** SPEC login rule 1: the named domain, else the e-mail's only tenant, else the password decides. */
+/** A real verification, or a decoy's when no user is behind the account: the same time either way. */
+const passwordMatches = (account: Account, password: string) =>
+  account.user ? verifyPassword(password, account.user.passwordHash) : verifyDecoy(password);
+
+/**
+ * Decides a credential check. Every candidate's hash is verified, locked or not, so the time
+ * taken says nothing. The attempt is for an account only when exactly one unlocked candidate's
+ * password matches; anything else is a failure against every candidate, so the answer never
+ * tells a right password from a wrong one for a locked account, and nobody learns about a
+ * same-e-mail account of another workspace from the account they hold themselves.
+ */
+async function checkCredentials(deps: ServiceDeps, attempt: CredentialAttempt) {
+  const { accounts, password } = attempt;
+  const matches = await Promise.all(accounts.map((account) => passwordMatches(account, password)));
+  const now = deps.clock.now();
+  const locks = await Promise.all(accounts.map((account) => lockStateOf(deps.db, account, now)));
+  const open = accounts.filter((_, i) => matches[i] && locks[i]?.lockedUntil === undefined);
+  if (open.length === 1) return admit(deps, attempt, open[0] as Account);
+  return refuse(deps, attempt);
+}
+
+/**
+ * The password matched this account. Under the account's gate, so that a lock set by a
+ * concurrent failure still holds: clear the failures, then refuse a disabled account (only
+ * now, so that its state is never revealed to a guesser).
+ */
+function admit(deps: ServiceDeps, attempt: CredentialAttempt, account: Account) {
+  return deps.loginGate.run(accountKey(account), async (): Promise<UserRow> => {
+    const now = deps.clock.now();
+    const lock = await lockStateOf(deps.db, account, now);
+    if (lock.lockedUntil !== undefined) {
+      await auditAttempt(deps, attempt, { account, outcome: "locked" });
+      throw accountLocked({ lockedUntil: lock.lockedUntil, now });
+    }
+    const user = account.user as UserRow;
+    if (lock.counted) await resetFailures(deps.db, account);
+    if (user.status === "disabled") {
+      await auditAttempt(deps, attempt, {
+        account,
+        outcome: "refused",
+        details: { reason: "account_disabled" },
+      });
+      throw new ApiError(403, "account_disabled", "account disabled");
+    }
+    if (attempt.purpose === "login")
+      await auditAttempt(deps, attempt, { account, outcome: "succeeded" });
+    return user;
+  });
+}
+
+/**
+ * A failure against every unlocked candidate, each counted under its account's gate so that
+ * concurrent attempts count exactly. 403 `account_locked` while any candidate is locked (the
+ * attempt that sets a lock is still answered 401), else 401.
+ */
+async function refuse(deps: ServiceDeps, attempt: CredentialAttempt): Promise<never> {
+  const now = deps.clock.now();
+  const locks = await Promise.all(
+    attempt.accounts.map((account) =>
+      deps.loginGate.run(accountKey(account), async () => {
+        const lock = await lockStateOf(deps.db, account, deps.clock.now());
+        if (lock.lockedUntil !== undefined) {
+          await auditAttempt(deps, attempt, { account, outcome: "locked" });
+          return lock.lockedUntil;
+        }
+        const counted = await countFailure(deps.db, account, deps.clock.now());
+        await auditAttempt(deps, attempt, {
+          account,
+          outcome: "failed",
+          details: {
+            consecutive_failures: counted.failedCount,
+            locked: counted.lockedUntil !== null,
+          },
+        });
+        return undefined;
+      }),
+    ),
+  );
+  const lockedUntil = Math.max(...locks.map((until) => until ?? Number.NEGATIVE_INFINITY));
+  if (lockedUntil > now) throw accountLocked({ lockedUntil, now });
+  throw unauthenticated();
+}
+
+/** SPEC login rule 1: the named domain, else the e-mail's tenants, else the platform default. */
 async function accountsFor(deps: ServiceDeps, email: string, tenantDomain: string | undefined) {
   if (tenantDomain !== undefined) {
     const tenant = await findTenantByDomain(deps.db, tenantDomain.trim().toLowerCase());
@@ -92,90 +154,79 @@ async function accountsFor(deps: ServiceDeps, email: string, tenantDomain: strin
   return fallback ? [{ tenantId: fallback.id, email, user: undefined }] : [];
 }
 
-/** Refuses a client address that tries more logins a minute than a person would. */
-function throttleAddress(deps: ServiceDeps, ip: string | undefined) {
-  if (!ip) return;
-  const decision = deps.loginThrottle.take(
-    ip,
-    deps.config.LOGIN_RATE_LIMIT_PER_MINUTE,
-    deps.clock.now(),
-  );
-  if (!decision.allowed) {
-    throw new ApiError(
-      429,
-      "rate_limited",
-      "too many login attempts from this address",
-      undefined,
-      {
-        "retry-after": String(decision.resetSeconds),
-      },
-    );
-  }
+const tooManyFailures = (resetSeconds: number) =>
+  new ApiError(429, "rate_limited", "too many failed logins from this address", undefined, {
+    "retry-after": String(resetSeconds),
+  });
+
+/**
+ * Refuses a client address whose failed logins this minute reached the limit. Successes never
+ * count: a call centre's agents sign in from one address at the start of a shift. A failure is
+ * known only after the password check, so attempts sent all at once are judged by the
+ * failures recorded before them; the per-account lockout stays exact whatever their number.
+ */
+function assertAddressBudget(deps: ServiceDeps, address: string | undefined) {
+  if (!address) return;
+  const limit = deps.config.LOGIN_RATE_LIMIT_PER_MINUTE;
+  const decision = deps.loginThrottle.peek(address, limit, deps.clock.now());
+  if (!decision.allowed) throw tooManyFailures(decision.resetSeconds);
+}
+
+/** Guessing: wrong credentials, or any attempt on a locked account. */
+const isFailedLogin = (error: unknown) =>
+  error instanceof ApiError && (error.status === 401 || error.code === "account_locked");
+
+function countAddressFailure(deps: ServiceDeps, address: string | undefined) {
+  if (!address) return;
+  deps.loginThrottle.take(address, deps.config.LOGIN_RATE_LIMIT_PER_MINUTE, deps.clock.now());
+}
+
+async function signIn(deps: ServiceDeps, input: LoginInput, meta: RequestMeta) {
+  const email = input.email.trim().toLowerCase();
+  const accounts: Account[] = await accountsFor(deps, email, input.tenant_domain);
+  if (accounts.length === 0) await refuseUnknownWorkspace(deps, email, input.password, meta);
+  return checkCredentials(deps, { accounts, password: input.password, purpose: "login", meta });
+}
+
+/** No workspace to count against: pay for a verification all the same, and record the attempt. */
+async function refuseUnknownWorkspace(
+  deps: ServiceDeps,
+  email: string,
+  password: string,
+  meta: RequestMeta,
+): Promise<never> {
+  await verifyDecoy(password);
+  await recordAudit(deps.db, {
+    tenantId: null,
+    actorType: "anonymous",
+    action: "login.failed",
+    requestId: meta.requestId,
+    details: { email, ip: meta.ip, reason: "unknown_workspace" },
+    at: new Date(deps.clock.now()),
+  });
+  throw unauthenticated();
 }
 
 export async function login(deps: ServiceDeps, input: LoginInput, meta: RequestMeta) {
-  throttleAddress(deps, meta.ip);
-  const email = input.email.trim().toLowerCase();
-  const accounts: Account[] = await accountsFor(deps, email, input.tenant_domain);
+  const address = meta.ip;
+  assertAddressBudget(deps, address);
   let user: UserRow;
-  if (accounts.length === 0) {
-    await verifyDecoy(input.password);
-    await recordAudit(deps.db, {
-      tenantId: null,
-      actorType: "anonymous",
-      action: "login.failed",
-      requestId: meta.requestId,
-      details: { email, ip: meta.ip, reason: "unknown_workspace" },
-      at: new Date(deps.clock.now()),
-    });
-    throw unauthenticated();
+  try {
+    user = await signIn(deps, input, meta);
+  } catch (error) {
+    if (isFailedLogin(error)) countAddressFailure(deps, address);
+    throw error;
   }
-  if (accounts.length === 1) {
-    const [account] = accounts as [Account];
-    user = await attempt(
-      deps,
-      account,
-      () =>
-        account.user
-          ? verifyPassword(input.password, account.user.passwordHash)
-          : verifyDecoy(input.password),
-      meta,
-      "login",
-    );
-  } else {
-    user = await loginAmongTenants(deps, accounts, input.password, meta);
-  }
-  deps.tenants.userChanged(user);
-  const issued = await deps.tokens.issue(user);
-  return { token: issued.token, expires_at: issued.expiresAt.toISOString(), user: userView(user) };
-}
-
-/**
- * The e-mail exists in several tenants: the one whose password matches is the account.
- * No match counts a failure against each; a password valid in two is refused as ambiguous,
- * since the caller must then name the workspace.
- */
-async function loginAmongTenants(
-  deps: ServiceDeps,
-  accounts: Account[],
-  password: string,
-  meta: RequestMeta,
-) {
-  const checks = await Promise.all(
-    accounts.map((account) =>
-      account.user ? verifyPassword(password, account.user.passwordHash) : false,
-    ),
-  );
-  const matching = accounts.filter((_, index) => checks[index]);
-  if (matching.length === 1) {
-    return attempt(deps, matching[0] as Account, async () => true, meta, "login");
-  }
-  if (matching.length === 0) {
-    for (const account of accounts) {
-      await attempt(deps, account, async () => false, meta, "login").catch(() => undefined);
-    }
-  }
-  throw unauthenticated();
+  // The row was read before the slow password check; an admin may have changed the user since.
+  const current = deps.tenants.userChanged(user);
+  if (current.status === "disabled")
+    throw new ApiError(403, "account_disabled", "account disabled");
+  const issued = await deps.tokens.issue(current);
+  return {
+    token: issued.token,
+    expires_at: issued.expiresAt.toISOString(),
+    user: userView(current),
+  };
 }
 
 /** The caller and its tenant: the user (from the tenant actor's memory) or the API key. */
@@ -227,13 +278,12 @@ export async function changePassword(
     email: current.email.toLowerCase(),
     user: current,
   };
-  await attempt(
-    deps,
-    account,
-    () => verifyPassword(input.current_password, current.passwordHash),
+  await checkCredentials(deps, {
+    accounts: [account],
+    password: input.current_password,
+    purpose: "password_change",
     meta,
-    "password_change",
-  );
+  });
   if (input.new_password === input.current_password) {
     throw badRequest("new password must differ from the current one", [
       { field: "new_password", message: "must differ from current_password" },

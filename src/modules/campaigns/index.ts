@@ -39,7 +39,7 @@ export const campaignsModule = (deps: ServiceDeps, auth: AuthGuard) =>
           principal,
           tenantId,
           body,
-          requestMeta(request, server),
+          requestMeta(request, server, deps.config),
         );
         set.status = 201;
         return ok(result);
@@ -89,7 +89,7 @@ export const campaignsModule = (deps: ServiceDeps, auth: AuthGuard) =>
             tenantId,
             params.id,
             body,
-            requestMeta(request, server),
+            requestMeta(request, server, deps.config),
           ),
         );
       },
@@ -114,7 +114,7 @@ export const campaignsModule = (deps: ServiceDeps, auth: AuthGuard) =>
           params.id,
           body.action,
           headers["idempotency-key"],
-          requestMeta(request, server),
+          requestMeta(request, server, deps.config),
         );
         set.status = reply.status;
         if (reply.replayed) set.headers["idempotent-replayed"] = "true";

@@ -1,15 +1,16 @@
 import { Elysia, t } from "elysia";
-import { addDnc, type DncRow, listDnc, removeDnc } from "../../../db/queries/calls.ts";
+import { type DncRow, listDnc } from "../../../db/queries/calls.ts";
 import type { ServiceDeps } from "../../deps.ts";
 import { ok, okList } from "../../envelope.ts";
-import { badRequest, INVALID_BODY, notFound } from "../../errors.ts";
-import { auditActorOf } from "../../identity/principal.ts";
+import { badRequest, INVALID_BODY } from "../../errors.ts";
+import { requestMeta } from "../../http-meta.ts";
 import { resolveTenant } from "../../identity/tenant-scope.ts";
 import { PageQuery, parsePage } from "../../pagination.ts";
 import type { AuthGuard } from "../../plugins/auth.ts";
 import { jsonBody } from "../../plugins/json-body.ts";
 import { normalisePhone } from "../leads/normalise.ts";
 import { TenantQuery, Timestamp } from "../users/model.ts";
+import { addToDnc, removeFromDnc } from "./service.ts";
 
 export const DncEntrySchema = t.Object({
   phone: t.String({ description: "E.164" }),
@@ -66,14 +67,12 @@ export const dncModule = (deps: ServiceDeps, auth: AuthGuard) =>
     )
     .post(
       "",
-      async ({ principal, query, body, set }) => {
-        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
-        const row = await addDnc(deps.db, {
-          tenantId,
+      async ({ principal, query, body, request, server, set }) => {
+        const row = await addToDnc(deps, {
+          principal,
+          tenantId: await resolveTenant(deps, principal, query.tenant_id),
           phone: e164(body.phone, "phone"),
-          source: "api",
-          createdBy: auditActorOf(principal).actorId,
-          createdAt: new Date(deps.clock.now()),
+          meta: requestMeta(request, server, deps.config),
         });
         set.status = 201;
         return ok({ dnc_entry: dncView(row) });
@@ -89,14 +88,13 @@ export const dncModule = (deps: ServiceDeps, auth: AuthGuard) =>
     )
     .delete(
       "/:phone",
-      async ({ principal, query, params }) => {
-        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
-        const removed = await removeDnc(
-          deps.db,
-          tenantId,
-          e164(decodeURIComponent(params.phone), "phone"),
-        );
-        if (!removed) throw notFound("do-not-call entry");
+      async ({ principal, query, params, request, server }) => {
+        const removed = await removeFromDnc(deps, {
+          principal,
+          tenantId: await resolveTenant(deps, principal, query.tenant_id),
+          phone: e164(decodeURIComponent(params.phone), "phone"),
+          meta: requestMeta(request, server, deps.config),
+        });
         return ok({ dnc_entry: dncView(removed) });
       },
       {

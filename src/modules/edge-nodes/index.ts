@@ -24,7 +24,7 @@ export const edgeNodesModule = (deps: ServiceDeps, auth: AuthGuard) =>
           asUser(principal),
           tenantId,
           body,
-          requestMeta(request, server),
+          requestMeta(request, server, deps.config),
         );
         set.status = 201;
         return ok(result);
@@ -64,7 +64,7 @@ export const edgeNodesModule = (deps: ServiceDeps, auth: AuthGuard) =>
             asUser(principal),
             tenantId,
             params.id,
-            requestMeta(request, server),
+            requestMeta(request, server, deps.config),
           ),
         );
       },

@@ -40,7 +40,7 @@ export const leadsModule = (deps: ServiceDeps, auth: AuthGuard) =>
           tenantId,
           params.id,
           body,
-          requestMeta(request, server),
+          requestMeta(request, server, deps.config),
         );
         set.status = 201;
         return ok(result);
@@ -90,7 +90,7 @@ export const leadsModule = (deps: ServiceDeps, auth: AuthGuard) =>
       "/:list_id/import",
       async ({ principal, params, query, request, server }) => {
         const tenantId = await resolveTenant(deps, principal, query.tenant_id);
-        const meta = requestMeta(request, server);
+        const meta = requestMeta(request, server, deps.config);
         return ok(
           await importLeadFile(deps, principal, tenantId, params.id, params.list_id, request, meta),
         );

@@ -15,7 +15,12 @@ export const tenantsModule = (deps: ServiceDeps, auth: AuthGuard) =>
     .post(
       "",
       async ({ principal, body, request, server, set }) => {
-        const result = await createTenant(deps, principal, body, requestMeta(request, server));
+        const result = await createTenant(
+          deps,
+          principal,
+          body,
+          requestMeta(request, server, deps.config),
+        );
         set.status = 201;
         return ok(result);
       },
@@ -41,7 +46,15 @@ export const tenantsModule = (deps: ServiceDeps, auth: AuthGuard) =>
     .patch(
       "/:id",
       async ({ principal, params, body, request, server }) =>
-        ok(await patchTenant(deps, principal, params.id, body, requestMeta(request, server))),
+        ok(
+          await patchTenant(
+            deps,
+            principal,
+            params.id,
+            body,
+            requestMeta(request, server, deps.config),
+          ),
+        ),
       {
         auth: "tenants.settings",
         params: IdParams,

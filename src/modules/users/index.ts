@@ -23,7 +23,7 @@ export const usersModule = (deps: ServiceDeps, auth: AuthGuard) =>
           principal,
           tenantId,
           body,
-          requestMeta(request, server),
+          requestMeta(request, server, deps.config),
         );
         set.status = 201;
         return ok(result);
@@ -65,7 +65,14 @@ export const usersModule = (deps: ServiceDeps, auth: AuthGuard) =>
       async ({ principal, params, query, body, request, server }) => {
         const tenantId = await resolveTenant(deps, principal, query.tenant_id);
         return ok(
-          await patchUser(deps, principal, tenantId, params.id, body, requestMeta(request, server)),
+          await patchUser(
+            deps,
+            principal,
+            tenantId,
+            params.id,
+            body,
+            requestMeta(request, server, deps.config),
+          ),
         );
       },
       {

@@ -11,6 +11,7 @@ import type { Page } from "../../envelope.ts";
 import { conflict, forbidden, notFound } from "../../errors.ts";
 import { auditedWrite } from "../../identity/audit.ts";
 import { hashPassword } from "../../identity/passwords.ts";
+import { reachesRole } from "../../identity/permissions.ts";
 import { auditActorOf, type Principal } from "../../identity/principal.ts";
 import { PLATFORM_DOMAIN, type Role } from "../../identity/roles.ts";
 import { isUuid } from "../../identity/tenant-scope.ts";
@@ -18,6 +19,13 @@ import { type CreateUserInput, type PatchUserInput, userView } from "./model.ts"
 
 const emailTaken = () =>
   conflict("e-mail already in use in this tenant", [{ field: "email", message: "already in use" }]);
+
+/** The permission table's role ceiling: an API key manages agents and supervisors only. */
+function assertReaches(principal: Principal, role: Role) {
+  if (!reachesRole(principal, "users.write", role)) {
+    throw forbidden(`this credential cannot manage ${role} users`);
+  }
+}
 
 /** platform_admin exists only in the Platform tenant, and only a platform admin grants it. */
 async function assertRoleGrantable(
@@ -42,6 +50,7 @@ export async function createUser(
   input: CreateUserInput,
   meta: RequestMeta,
 ) {
+  assertReaches(principal, input.role);
   await assertRoleGrantable(deps, principal, tenantId, input.role);
   const now = new Date(deps.clock.now());
   const passwordHash = await hashPassword(input.password);
@@ -102,6 +111,8 @@ export async function patchUser(
   meta: RequestMeta,
 ) {
   const before = await loadUser(deps, tenantId, id);
+  assertReaches(principal, before.role);
+  if (input.role !== undefined) assertReaches(principal, input.role);
   const self = principal.kind === "user" && before.id === principal.user.id;
   if (self && (input.role !== undefined || input.status !== undefined)) {
     throw forbidden("you cannot change your own role or status");

@@ -1,0 +1,55 @@
+import type { Executor } from "../../../db/client.ts";
+import { addDnc, type DncRow, removeDnc } from "../../../db/queries/calls.ts";
+import type { RequestMeta, ServiceDeps } from "../../deps.ts";
+import { notFound } from "../../errors.ts";
+import { recordAudit } from "../../identity/audit.ts";
+import { auditActorOf, type Principal } from "../../identity/principal.ts";
+
+/** Who changes which tenant's list, and the request that did it. */
+export interface DncChange {
+  principal: Principal;
+  tenantId: string;
+  /** E.164. */
+  phone: string;
+  meta: RequestMeta;
+}
+
+/** The audit record of a list change, written in the change's own transaction. */
+const auditDnc = (tx: Executor, change: DncChange, action: string, at: Date) =>
+  recordAudit(tx, {
+    tenantId: change.tenantId,
+    ...auditActorOf(change.principal),
+    action,
+    targetType: "dnc_entry",
+    targetId: change.phone,
+    requestId: change.meta.requestId,
+    details: { phone: change.phone, ip: change.meta.ip },
+    at,
+  });
+
+/** Adds a number; adding one already listed changes nothing and records nothing. */
+export function addToDnc(deps: ServiceDeps, change: DncChange): Promise<DncRow> {
+  const now = new Date(deps.clock.now());
+  return deps.db.transaction(async (tx) => {
+    const { entry, added } = await addDnc(tx, {
+      tenantId: change.tenantId,
+      phone: change.phone,
+      source: "api",
+      createdBy: auditActorOf(change.principal).actorId,
+      createdAt: now,
+    });
+    if (added) await auditDnc(tx, change, "dnc.added", now);
+    return entry;
+  });
+}
+
+export async function removeFromDnc(deps: ServiceDeps, change: DncChange): Promise<DncRow> {
+  const now = new Date(deps.clock.now());
+  const removed = await deps.db.transaction(async (tx) => {
+    const row = await removeDnc(tx, change.tenantId, change.phone);
+    if (row) await auditDnc(tx, change, "dnc.removed", now);
+    return row;
+  });
+  if (!removed) throw notFound("do-not-call entry");
+  return removed;
+}
