@@ -31,6 +31,8 @@ export class RealtimeHub {
   private readonly statsDue = new Map<string, string>();
   private flushTimer: ReturnType<typeof setTimeout> | undefined;
   private lastFlushAt = Number.NEGATIVE_INFINITY;
+  /** A flush computes its stats asynchronously; the next waits for it to publish. */
+  private flushing = false;
 
   constructor(
     private readonly logger: Logger,
@@ -79,7 +81,15 @@ export class RealtimeHub {
       this.publisher.subscriberCount(campaignTopic(tenantId, campaignId));
     if (listeners === 0) return;
     this.statsDue.set(campaignId, tenantId);
-    if (this.flushTimer) return;
+    this.scheduleFlush();
+  }
+
+  /**
+   * The interval runs from one publish to the next, as clients see them: a flush whose stats
+   * took long to compute does not shorten the gap to the one after it.
+   */
+  private scheduleFlush(): void {
+    if (this.flushTimer || this.flushing || this.statsDue.size === 0) return;
     const wait = Math.max(0, this.lastFlushAt + STATS_INTERVAL_MS - Date.now());
     this.flushTimer = setTimeout(() => void this.flushStats(), wait);
   }
@@ -91,7 +101,7 @@ export class RealtimeHub {
    */
   private async flushStats(): Promise<void> {
     this.flushTimer = undefined;
-    this.lastFlushAt = Date.now();
+    this.flushing = true;
     const due = [...this.statsDue];
     this.statsDue.clear();
     const computed = await Promise.all(
@@ -112,6 +122,9 @@ export class RealtimeHub {
         stats: entry.stats,
       });
     }
+    this.lastFlushAt = Date.now();
+    this.flushing = false;
+    this.scheduleFlush();
   }
 
   close(): void {
