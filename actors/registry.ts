@@ -97,6 +97,16 @@ export class CampaignRegistry {
     return this.liveCalls.get(callId)?.campaignId;
   }
 
+  /** The calls in flight on a node, with their campaigns. */
+  liveCallsOnNode(nodeId: string): { callId: string; campaignId: string }[] {
+    const found: { callId: string; campaignId: string }[] = [];
+    if (!this.nodeLoad.has(nodeId)) return found;
+    for (const [callId, entry] of this.liveCalls) {
+      if (entry.nodeId === nodeId) found.push({ callId, campaignId: entry.campaignId });
+    }
+    return found;
+  }
+
   /** Calls in flight on a node, across its tenant's campaigns. */
   callsOnNode(nodeId: string): number {
     return this.nodeLoad.get(nodeId) ?? 0;

@@ -8,6 +8,7 @@ import type { Config } from "./config.ts";
 import { dashboardModule } from "./dashboard/index.ts";
 import type { ServiceDeps } from "./deps.ts";
 import { AgentBoard } from "./dialer/agents.ts";
+import { ClaimReplies } from "./dialer/claim-replies.ts";
 import { PACER_DEFAULTS } from "./dialer/predictive.ts";
 import { CredentialDirectory } from "./identity/credentials.ts";
 import { RateLimiter } from "./identity/rate-limiter.ts";
@@ -71,6 +72,7 @@ export function createServiceDeps(input: ServiceDepsInput): ServiceDeps {
       cursors: new Map(),
       pacer: PACER_DEFAULTS,
       paced: new Map(),
+      claimReplies: new ClaimReplies(input.clock.now()),
     },
     realtime: new RealtimeHub(input.logger, (tenantId, campaignId) =>
       campaignStatsFor(deps, tenantId, campaignId),

@@ -6,6 +6,7 @@ import type { Database, RawClient } from "../db/client.ts";
 import type { StatusChange } from "../db/queries/campaigns.ts";
 import type { Config } from "./config.ts";
 import type { AgentBoard } from "./dialer/agents.ts";
+import type { ClaimReplies } from "./dialer/claim-replies.ts";
 import type { Pacing } from "./dialer/pacing.ts";
 import type { PacerTuning } from "./dialer/predictive.ts";
 import type { CredentialDirectory } from "./identity/credentials.ts";
@@ -55,6 +56,8 @@ export interface ServiceDeps {
      * Kept beside the actors: claims probe pacing several times a second per campaign.
      */
     paced: Map<string, Pacing & { at: number }>;
+    /** Keyed claims' jobs of the last minute, for a node whose reply was lost. */
+    claimReplies: ClaimReplies;
   };
   /** Pushes state changes to supervisor and agent sockets. */
   realtime: RealtimeHub;

@@ -1,4 +1,18 @@
-import { and, desc, eq, gte, inArray, isNotNull, isNull, lt, min, ne, or, sql } from "drizzle-orm";
+import {
+  and,
+  asc,
+  desc,
+  eq,
+  gte,
+  inArray,
+  isNotNull,
+  isNull,
+  lt,
+  min,
+  ne,
+  or,
+  sql,
+} from "drizzle-orm";
 import type { HopperLead, LeadState } from "../../actors/dialing.ts";
 import type { Executor, RawClient } from "../client.ts";
 import { rowsOf } from "../rows.ts";
@@ -110,6 +124,8 @@ export async function claimLeads(
     timeoutSeconds: number;
     now: Date;
     leaseExpiresAt: Date;
+    /** The claim's `Idempotency-Key`, kept on each call it places. */
+    claimKey?: string | undefined;
   },
 ): Promise<{ id: string; prior: HopperLead["state"]; attempts: number }[]> {
   const { candidates } = params;
@@ -128,6 +144,7 @@ export async function claimLeads(
     params.edgeNodeId,
     params.timeoutSeconds,
     params.leaseExpiresAt.toISOString(),
+    params.claimKey ?? null,
   ]);
 }
 
@@ -148,12 +165,29 @@ const CLAIM_LEADS = `
   placed as (
     insert into calls (id, tenant_id, campaign_id, lead_list_id, lead_id, edge_node_id, agent_id,
       phone, caller_id, attempt, timeout_seconds, status, bridged, machine, lease_expires_at,
-      claimed_at, updated_at)
+      claimed_at, updated_at, claim_key)
     select k.call_id, $10::uuid, $7::uuid, k.lead_list_id, k.lead_id, $11::uuid, k.agent_id,
       k.phone, k.caller_id, m.attempts, $12::int, 'claimed', false, false, $13::timestamptz,
-      $9::timestamptz, $9::timestamptz
+      $9::timestamptz, $9::timestamptz, $14::text
     from candidate k join marked m on m.id = k.lead_id)
   select id, prior, attempts from marked`;
+
+/** The calls a node's claim with this key placed since `since`, in the order they were placed. */
+export const findClaimedCalls = (
+  db: Executor,
+  params: { nodeId: string; claimKey: string; since: Date },
+) =>
+  db
+    .select()
+    .from(calls)
+    .where(
+      and(
+        eq(calls.edgeNodeId, params.nodeId),
+        eq(calls.claimKey, params.claimKey),
+        gte(calls.claimedAt, params.since),
+      ),
+    )
+    .orderBy(asc(calls.id));
 
 export const findNodeCall = async (db: Executor, nodeId: string, callId: string) =>
   (

@@ -94,6 +94,8 @@ export const calls = pgTable(
     endedAt: instant("ended_at"),
     /** Milliseconds from the answer to the agent's audio, as the node reported it. */
     bridgeMs: integer("bridge_ms"),
+    /** The node's `Idempotency-Key` of the claim that placed the call: a retry finds it. */
+    claimKey: text("claim_key"),
     updatedAt: instant("updated_at").notNull(),
   },
   (table) => [
@@ -103,5 +105,9 @@ export const calls = pgTable(
     index("calls_live_campaign").on(table.campaignId).where(sql`${table.status} <> 'ended'`),
     // The sweeper's scan: live calls by when their lease runs out.
     index("calls_live_lease").on(table.leaseExpiresAt).where(sql`${table.status} <> 'ended'`),
+    // A claim replayed by its key; only claims that carried one are indexed.
+    index("calls_claim_key")
+      .on(table.edgeNodeId, table.claimKey)
+      .where(sql`${table.claimKey} is not null`),
   ],
 );

@@ -14,6 +14,7 @@ import {
   claimLeads,
   endCall,
   failedCalls,
+  findClaimedCalls,
   findNodeCall,
   findTenantCall,
   readHopper,
@@ -25,9 +26,11 @@ import type { ServiceDeps } from "../deps.ts";
 import { badRequest, conflict, forbidden, INVALID_BODY, notFound } from "../errors.ts";
 import type { NodePrincipal, Principal } from "../identity/principal.ts";
 import { isUuid } from "../identity/tenant-scope.ts";
+import { assertIdempotencyKey } from "../lib/idempotency-key.ts";
 import { completeCampaignIfDone } from "../modules/campaigns/service.ts";
 import { NODE_OFFLINE_AFTER_MS } from "../modules/edge-nodes/model.ts";
 import type { AgentPresence } from "./agents.ts";
+import { CLAIM_REPLAY_MS, type DialJob, jobOf } from "./claim-replies.ts";
 import { outcomeOf } from "./outcome.ts";
 import { paceCampaign } from "./pacing.ts";
 
@@ -36,16 +39,6 @@ export const RING_TIMEOUT_SECONDS = 30;
 /** A claimed call with no event for ring time plus this grace has failed. */
 const LEASE_GRACE_SECONDS = 30;
 const CLAIM_POLL_MS = 200;
-
-export interface DialJob {
-  call_id: string;
-  campaign_id: string;
-  lead_id: string;
-  phone: string;
-  caller_id: string;
-  timeout_seconds: number;
-  agent_id: string | null;
-}
 
 const leaseFrom = (at: number) =>
   new Date(at + (RING_TIMEOUT_SECONDS + LEASE_GRACE_SECONDS) * 1000);
@@ -102,6 +95,7 @@ async function placeCalls(
   node: NodePrincipal,
   actor: CampaignActor,
   share: number,
+  claimKey: string | undefined,
 ): Promise<DialJob[]> {
   const campaign = actor.getSnapshot().context.campaign;
   const now = deps.clock.now();
@@ -156,6 +150,7 @@ async function placeCalls(
     timeoutSeconds: RING_TIMEOUT_SECONDS,
     now: new Date(now),
     leaseExpiresAt: leaseFrom(now),
+    claimKey,
   });
   // Jobs go out in the hopper's order: the dialing order.
   const markedById = new Map(marked.map((mark) => [mark.id, mark]));
@@ -188,6 +183,7 @@ async function placeCalls(
       endedAt: null,
       bridgeMs: null,
       updatedAt: new Date(now),
+      claimKey: claimKey ?? null,
       lead: {
         id: lead.id,
         phone: lead.phone,
@@ -206,18 +202,15 @@ async function placeCalls(
   });
   for (const { call } of placed)
     announce(deps, call, "claimed", call.agentId ? "call.offered" : undefined);
-  return placed.map(({ call }) => ({
-    call_id: call.id,
-    campaign_id: call.campaignId,
-    lead_id: call.leadId,
-    phone: call.phone,
-    caller_id: call.callerId,
-    timeout_seconds: call.timeoutSeconds,
-    agent_id: call.agentId,
-  }));
+  return placed.map(({ call }) => jobOf(call));
 }
 
-async function claimOnce(deps: ServiceDeps, node: NodePrincipal, max: number): Promise<DialJob[]> {
+async function claimOnce(
+  deps: ServiceDeps,
+  node: NodePrincipal,
+  max: number,
+  claimKey: string | undefined,
+): Promise<DialJob[]> {
   const capacity = Math.min(max, node.maxConcurrentCalls - deps.campaigns.callsOnNode(node.nodeId));
   if (capacity <= 0) return [];
   // What each campaign may take, read from its live actor without waiting for its queue; the
@@ -248,7 +241,9 @@ async function claimOnce(deps: ServiceDeps, node: NodePrincipal, max: number): P
       const share = shares.get(campaignId) ?? 0;
       if (share === 0) return [];
       return deps.campaigns
-        .withDialing(node.tenantId, campaignId, (actor) => placeCalls(deps, node, actor, share))
+        .withDialing(node.tenantId, campaignId, (actor) =>
+          placeCalls(deps, node, actor, share, claimKey),
+        )
         .then((outcome) => (outcome.found ? outcome.value : []));
     }),
   );
@@ -257,22 +252,47 @@ async function claimOnce(deps: ServiceDeps, node: NodePrincipal, max: number): P
 
 /**
  * Hands a node up to `max` dial jobs from its tenant's running campaigns, within the node's
- * capacity and each campaign's pacing, spread fairly; waits up to `waitMs` for some.
+ * capacity and each campaign's pacing, spread fairly; waits up to `waitMs` for some. With a
+ * `claimKey`, a claim repeated within a minute gets the jobs the first one placed.
  */
 export async function claimJobs(
   deps: ServiceDeps,
   node: NodePrincipal,
-  max: number,
-  waitMs: number,
+  input: { max: number; waitMs: number; claimKey?: string | undefined },
 ) {
-  const deadline = performance.now() + waitMs;
+  const { claimKey } = input;
+  assertIdempotencyKey(claimKey);
+  const deadline = performance.now() + input.waitMs;
   for (;;) {
-    // One claim per node at a time keeps its capacity exact; nodes claim side by side.
-    const jobs = await deps.dialer.gate.run(node.nodeId, () => claimOnce(deps, node, max));
+    // One claim per node at a time keeps its capacity exact and a repeated key behind the first.
+    const jobs = await deps.dialer.gate.run(node.nodeId, async () => {
+      const replayed = claimKey ? await replayedClaim(deps, node, claimKey) : undefined;
+      if (replayed) return replayed;
+      const placed = await claimOnce(deps, node, input.max, claimKey);
+      if (claimKey)
+        deps.dialer.claimReplies.remember(node.nodeId, claimKey, placed, deps.clock.now());
+      return placed;
+    });
     const left = deadline - performance.now();
     if (jobs.length > 0 || left <= 0) return { jobs };
     await Bun.sleep(Math.min(CLAIM_POLL_MS, left));
   }
+}
+
+/** The jobs of an earlier claim with this key: from memory, or from the calls it placed. */
+async function replayedClaim(deps: ServiceDeps, node: NodePrincipal, claimKey: string) {
+  const now = deps.clock.now();
+  const remembered = deps.dialer.claimReplies.get(node.nodeId, claimKey, now);
+  if (remembered || !deps.dialer.claimReplies.mayPredate(now)) return remembered;
+  const rows = await findClaimedCalls(deps.db, {
+    nodeId: node.nodeId,
+    claimKey,
+    since: new Date(now - CLAIM_REPLAY_MS),
+  });
+  if (rows.length === 0) return undefined;
+  const jobs = rows.map(jobOf);
+  deps.dialer.claimReplies.remember(node.nodeId, claimKey, jobs, now);
+  return jobs;
 }
 
 export const CALL_EVENT_TYPES = ["ringing", "answered", "machine", "ended"] as const;
@@ -679,6 +699,37 @@ export async function sweepExpiredCalls(deps: ServiceDeps) {
       const call = dialing.calls[row.id];
       if (!call) return;
       await finishCall(deps, actor, call, { hangupCause: "LEASE_EXPIRED" }, now);
+      failed++;
+    });
+  }
+  return failed;
+}
+
+/** A call claimed this long ago that its node's heartbeat does not list is lost. */
+export const NODE_LOST_AFTER_MS = 10_000;
+
+/**
+ * Fails at once the calls this node holds by the service's account but not by its own
+ * heartbeat (`active_call_ids`), once they are old enough that the claim's reply must have
+ * reached it: the node never learned of them (a lost reply) or lost them (a restart). Their
+ * leads are retried as after any failed attempt.
+ */
+export async function reconcileNodeCalls(
+  deps: ServiceDeps,
+  node: NodePrincipal,
+  activeCallIds: readonly string[],
+) {
+  const now = deps.clock.now();
+  const held = new Set(activeCallIds.map((id) => id.toLowerCase()));
+  let failed = 0;
+  for (const { callId, campaignId } of deps.campaigns.liveCallsOnNode(node.nodeId)) {
+    if (held.has(callId)) continue;
+    const target = { tenantId: node.tenantId, campaignId, callId };
+    await onCall(deps, target, async (actor, dialing) => {
+      const call = dialing.calls[callId];
+      if (!call || call.edgeNodeId !== node.nodeId) return;
+      if (now - call.claimedAt.getTime() <= NODE_LOST_AFTER_MS) return;
+      await finishCall(deps, actor, call, { hangupCause: "NODE_LOST" }, now);
       failed++;
     });
   }

@@ -2,6 +2,7 @@ import type { DatabaseHandle } from "../../db/client.ts";
 import { openDatabase } from "../../db/client.ts";
 import { runMigrations } from "../../db/migrate.ts";
 import { countLeadsByState } from "../../db/queries/leads.ts";
+import type { DialJob } from "../dialer/claim-replies.ts";
 import { ComplianceLedger, ledgerEntryOf } from "../dialer/ledger.ts";
 import {
   PACER_DEFAULTS,
@@ -13,7 +14,6 @@ import {
   applyCallEvent,
   type CallEventType,
   claimJobs,
-  type DialJob,
   dispositionCall,
   setAgentState,
   sweepExpiredCalls,
@@ -261,14 +261,14 @@ export async function simulateDay(options: DayOptions): Promise<DayResult> {
     if (now >= endAt) return;
     if (now - lastHeartbeat >= HEARTBEAT_EVERY_MS) {
       lastHeartbeat = now;
-      await heartbeat(deps, node, counts.placed - counts.ended);
+      await heartbeat(deps, node, { activeCalls: counts.placed - counts.ended });
     }
     if (now - lastSweep >= SWEEP_EVERY_MS) {
       lastSweep = now;
       await sweepExpiredCalls(deps);
     }
     // The node asks for all it can carry; the service paces, as it does for the routes.
-    const { jobs } = await claimJobs(deps, node, world.nodeCapacity, 0);
+    const { jobs } = await claimJobs(deps, node, { max: world.nodeCapacity, waitMs: 0 });
     for (const job of jobs) dial(job);
     const decision = paced(now);
     if (decision) {

@@ -40,6 +40,7 @@ import { auditedWrite } from "../../identity/audit.ts";
 import { auditActorOf, type Principal } from "../../identity/principal.ts";
 import { isUuid } from "../../identity/tenant-scope.ts";
 import { GroupCommit } from "../../lib/group-commit.ts";
+import { assertIdempotencyKey } from "../../lib/idempotency-key.ts";
 import { errorEnvelope } from "../../plugins/errors.ts";
 import {
   AGENT_STATES,
@@ -59,8 +60,6 @@ const DEFAULTS = {
   dial_ratio: 1,
   max_abandon_rate: 0.03,
 } as const;
-
-const IDEMPOTENCY_KEY = /^[\x20-\x7E]{1,255}$/;
 
 const campaignNotFound = () => notFound("campaign");
 
@@ -267,14 +266,6 @@ export interface StatusReply {
   status: number;
   text: string;
   replayed: boolean;
-}
-
-export function assertIdempotencyKey(key: string | undefined) {
-  if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) {
-    throw badRequest("invalid Idempotency-Key", [
-      { field: "Idempotency-Key", message: "must be 1 to 255 printable ASCII characters" },
-    ]);
-  }
 }
 
 /**

@@ -82,7 +82,13 @@ export const nodeProtocolModule = (deps: ServiceDeps, auth: AuthGuard) =>
     .use(auth)
     .post(
       "/heartbeat",
-      async ({ node, body }) => ok(await heartbeat(deps, node, body.active_calls)),
+      async ({ node, body }) =>
+        ok(
+          await heartbeat(deps, node, {
+            activeCalls: body.active_calls,
+            activeCallIds: body.active_call_ids,
+          }),
+        ),
       {
         nodeAuth: true,
         ...jsonBody(HeartbeatBody),
@@ -91,12 +97,23 @@ export const nodeProtocolModule = (deps: ServiceDeps, auth: AuthGuard) =>
     )
     .post(
       "/jobs/claim",
-      async ({ node, body }) => ok(await claimJobs(deps, node, body.max, body.wait_ms ?? 0)),
+      async ({ node, body, headers }) =>
+        ok(
+          await claimJobs(deps, node, {
+            max: body.max,
+            waitMs: body.wait_ms ?? 0,
+            claimKey: headers["idempotency-key"],
+          }),
+        ),
       {
         nodeAuth: true,
         ...jsonBody(ClaimBody),
+        headers: t.Object({ "idempotency-key": t.Optional(t.String()) }),
         detail: {
           summary: "Claim up to `max` dial jobs, waiting up to `wait_ms` for some",
+          description:
+            "With an `Idempotency-Key`, a claim repeated within 60 s returns the jobs the first placed " +
+            "(a claim that placed none is not kept, and its repeat claims anew).",
         },
       },
     )

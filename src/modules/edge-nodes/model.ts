@@ -21,7 +21,18 @@ const IgnoredIdentity = {
 };
 
 export const HeartbeatBody = t.Object(
-  { active_calls: t.Integer({ minimum: 0, maximum: 100_000 }), ...IgnoredIdentity },
+  {
+    active_calls: t.Integer({ minimum: 0, maximum: 100_000 }),
+    active_call_ids: t.Optional(
+      t.Array(t.String({ format: "uuid" }), {
+        maxItems: 10_000,
+        description:
+          "The calls the node holds. A live call of this node claimed more than 10 s ago that is " +
+          "not listed fails at once with hangup_cause NODE_LOST.",
+      }),
+    ),
+    ...IgnoredIdentity,
+  },
   { additionalProperties: false },
 );
 

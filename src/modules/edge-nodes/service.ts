@@ -6,6 +6,7 @@ import {
   revokeNode,
 } from "../../../db/queries/access.ts";
 import type { RequestMeta, ServiceDeps } from "../../deps.ts";
+import { reconcileNodeCalls } from "../../dialer/service.ts";
 import type { Page } from "../../envelope.ts";
 import { notFound, unauthenticated } from "../../errors.ts";
 import { auditedWrite } from "../../identity/audit.ts";
@@ -81,9 +82,19 @@ export async function revokeEdgeNode(
   return { edge_node: edgeNodeView(row, deps.clock.now()) };
 }
 
-export async function heartbeat(deps: ServiceDeps, node: NodePrincipal, activeCalls: number) {
-  const row = await recordHeartbeat(deps.db, node.nodeId, activeCalls, new Date(deps.clock.now()));
+export async function heartbeat(
+  deps: ServiceDeps,
+  node: NodePrincipal,
+  report: { activeCalls: number; activeCallIds?: readonly string[] | undefined },
+) {
+  const row = await recordHeartbeat(
+    deps.db,
+    node.nodeId,
+    report.activeCalls,
+    new Date(deps.clock.now()),
+  );
   if (!row) throw unauthenticated("invalid or revoked key");
   deps.credentials.nodeChanged(row);
+  if (report.activeCallIds) await reconcileNodeCalls(deps, node, report.activeCallIds);
   return { edge_node: edgeNodeView(row, deps.clock.now()) };
 }
