@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql as drizzleSql } from "drizzle-orm";
 import type postgres from "postgres";
+import { DatabaseAvailability, databaseFailureOf } from "../../db/availability.ts";
 import { withBulkTransaction } from "../../db/bulk.ts";
 import { openDatabase } from "../../db/client.ts";
 import { postgresClient } from "../../db/postgres-client.ts";
@@ -117,6 +118,42 @@ describe.skipIf(!url)("the pool for long work", () => {
       expect(await importing).toBe("imported");
     } finally {
       await handle.close();
+    }
+  });
+});
+
+describe.skipIf(!url)("the postgres.js client's time-outs and breaker", () => {
+  test("a statement past its time-out is cancelled and reads as a time-out", async () => {
+    const sql = postgresClient(url as string, { poolSize: 1, statementTimeoutMs: 100 });
+    try {
+      const error = await sql.unsafe("select pg_sleep(1)").catch((caught: unknown) => caught);
+      expect(databaseFailureOf(error)).toBe("timeout");
+    } finally {
+      await sql.end({ timeout: 5 });
+    }
+  });
+
+  test("while the breaker is open, queries and transactions are refused without a round trip", async () => {
+    const availability = new DatabaseAvailability({
+      probe: async () => {},
+      upIntervalMs: 60_000,
+      downIntervalMs: 60_000,
+    });
+    const sql = postgresClient(url as string, { poolSize: 1, availability });
+    try {
+      availability.report(Object.assign(new Error("refused"), { code: "ECONNREFUSED" }));
+      const started = performance.now();
+      const query = await Promise.resolve()
+        .then(() => sql.unsafe("select 1"))
+        .catch((caught: unknown) => caught);
+      const transaction = await Promise.resolve()
+        .then(() => sql.begin(async (tx) => tx.unsafe("select 1")))
+        .catch((caught: unknown) => caught);
+      expect(performance.now() - started).toBeLessThan(50);
+      expect(databaseFailureOf(query)).toBe("unreachable");
+      expect(databaseFailureOf(transaction)).toBe("unreachable");
+    } finally {
+      await sql.end({ timeout: 5 });
     }
   });
 });
