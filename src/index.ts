@@ -1,6 +1,6 @@
 import { systemClock } from "../actors/ports.ts";
 import { openDatabase } from "../db/client.ts";
-import { runMigrations } from "../db/migrate.ts";
+import { runMigrations, withStartupLock } from "../db/migrate.ts";
 import { createApp, createServiceDeps } from "./app.ts";
 import { ensurePlatformAdmin, resolveJwtSecret } from "./bootstrap.ts";
 import { ConfigError, loadConfig } from "./config.ts";
@@ -35,12 +35,16 @@ async function main() {
         ? logger.info("database available again")
         : logger.error("database unavailable: requests answer 503 until it is back", { reason }),
   });
-  await runMigrations(database);
+  const { jwtSecret, bootstrap } = await withStartupLock(database, async () => {
+    await runMigrations(database);
+    const now = new Date(systemClock.now());
+    return {
+      jwtSecret: await resolveJwtSecret(database.db, config, logger, now),
+      bootstrap: await ensurePlatformAdmin(database.db, config, now),
+    };
+  });
   // PGlite's first start leaves hundreds of MiB of garbage that only a full collection frees.
   Bun.gc(true);
-  const now = new Date(systemClock.now());
-  const jwtSecret = await resolveJwtSecret(database.db, config, logger, now);
-  const bootstrap = await ensurePlatformAdmin(database.db, config, now);
   if (bootstrap) {
     logger.info("created the platform admin", { email: bootstrap.email });
     if (bootstrap.password) {
