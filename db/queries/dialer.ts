@@ -469,8 +469,8 @@ const SETTLE_RETRY = retriedOrExhausted("$9", "$10");
 
 /**
  * Records an agent's disposition in one statement: on the call and its CDR, the lead's next
- * state, and for `do_not_call` the phone on the tenant's do-not-call list. `call` is the
- * call as it now is. `lead` says where the lead goes: a fixed state, or (no contact) Retry
+ * state, and for `do_not_call` the phone on the tenant's do-not-call list with its audit
+ * record (`actor`: who dispositioned). `call` is the call as it now is. `lead` says where the lead goes: a fixed state, or (no contact) Retry
  * after the delay, or Exhausted when its attempts have run out. Returns the lead's state.
  */
 export async function settleDisposition(
@@ -481,6 +481,7 @@ export async function settleDisposition(
       | { state: "Completed" | "Callback" | "DoNotCall"; nextAttemptAt: Date | null }
       | { retry: LeadRetry };
     addToDnc: boolean;
+    actor: { actorType: "user" | "api_key"; actorId: string };
   },
 ): Promise<LeadState | undefined> {
   const { call, lead } = settle;
@@ -500,6 +501,9 @@ export async function settleDisposition(
     fixed?.state ?? null,
     stamp(fixed?.nextAttemptAt ?? null),
     call.leadId,
+    Bun.randomUUIDv7(),
+    settle.actor.actorType,
+    settle.actor.actorId,
   ]);
   return rows[0]?.state ?? undefined;
 }
@@ -516,7 +520,15 @@ const SETTLE_DISPOSITION = `
     insert into dnc_numbers (tenant_id, phone, source, created_by, created_at)
     select $4::uuid, $5, 'disposition', $6, $3::timestamptz
     where $7::boolean and exists (select 1 from updated)
-    on conflict do nothing),
+    on conflict do nothing
+    returning phone),
+  dnc_audit as (
+    insert into audit_events (id, tenant_id, actor_type, actor_id, action, target_type, target_id,
+      details, created_at)
+    select $14::uuid, $4::uuid, $15, $16, 'dnc.added', 'dnc_entry', phone,
+      jsonb_build_object('phone', phone, 'source', 'disposition', 'call_id', $1::text),
+      $3::timestamptz
+    from dnc),
   moved as (
     update leads set
       state = case when $8::boolean then ${SETTLE_RETRY.state} else $11::text end,

@@ -24,7 +24,7 @@ import {
 } from "../../db/queries/dialer.ts";
 import type { ServiceDeps } from "../deps.ts";
 import { badRequest, conflict, forbidden, INVALID_BODY, notFound } from "../errors.ts";
-import type { NodePrincipal, Principal } from "../identity/principal.ts";
+import { auditActorOf, type NodePrincipal, type Principal } from "../identity/principal.ts";
 import { isUuid } from "../identity/tenant-scope.ts";
 import { assertIdempotencyKey } from "../lib/idempotency-key.ts";
 import { completeCampaignIfDone } from "../modules/campaigns/service.ts";
@@ -647,6 +647,7 @@ export async function dispositionCall(
       const row: CallRow = { ...call, disposition: input.disposition, updatedAt: at };
       const to = await settleDisposition(deps.rawDb, {
         call: row,
+        actor: auditActorOf(principal),
         lead:
           input.disposition === "no_contact"
             ? {

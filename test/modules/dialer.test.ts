@@ -239,6 +239,17 @@ describe("dialing", () => {
     expect((await leadState()).state).toBe("DoNotCall");
     const dnc = await w.request("GET", "/api/v1/dnc", { token: adminToken });
     expect(dnc.body.data.items[0]).toMatchObject({ phone: "+14155552671", source: "disposition" });
+    // The addition is audited like any other: who, which number, when.
+    const audit = await w.request("GET", "/api/v1/audit-events", { token: adminToken });
+    const added = audit.body.data.items.filter((e: { action: string }) => e.action === "dnc.added");
+    expect(added).toHaveLength(1);
+    expect(added[0]).toMatchObject({
+      actor_type: "user",
+      actor_id: agentId,
+      target_id: "+14155552671",
+      details: { phone: "+14155552671", source: "disposition", call_id: callId },
+      created_at: new Date(w.clock.now()).toISOString(),
+    });
   });
 
   test("no_contact retries the lead after its delay, or exhausts it; the CDR keeps the disposition", async () => {
