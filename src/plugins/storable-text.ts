@@ -7,19 +7,24 @@ import { VALIDATION_MESSAGES } from "./errors.ts";
 /** Pagination never fails (a bad value is the default), and its values are never stored. */
 const PAGE_FIELDS = new Set(Object.keys(PageQuery));
 
-const withoutPaging = (query: Record<string, unknown>) =>
-  Object.fromEntries(Object.entries(query).filter(([name]) => !PAGE_FIELDS.has(name)));
+/** The query without pagination's fields; the query itself when it has none (most requests). */
+function withoutPaging(query: Record<string, unknown>): Record<string, unknown> {
+  let paged = false;
+  for (const name in query) if (PAGE_FIELDS.has(name)) paged = true;
+  if (!paged) return query;
+  return Object.fromEntries(Object.entries(query).filter(([name]) => !PAGE_FIELDS.has(name)));
+}
 
-/** Refuses the first part of a request that carries text the database cannot store. */
-function assertStorable(parts: Record<"params" | "query" | "body", unknown>): void {
-  for (const [part, value] of Object.entries(parts)) {
-    const paths = unstorableTextPaths(value);
-    if (paths.length === 0) continue;
-    throw badRequest(
-      VALIDATION_MESSAGES[part] as string,
-      paths.map((field) => ({ field, message: UNSTORABLE_TEXT })),
-    );
-  }
+/** Refuses a part of a request that carries text the database cannot store. */
+function assertStorable(part: "params" | "query" | "body", value: unknown): void {
+  // Most requests carry no text at all in a part: nothing to walk.
+  if (value === undefined || value === null) return;
+  const paths = unstorableTextPaths(value);
+  if (paths.length === 0) return;
+  throw badRequest(
+    VALIDATION_MESSAGES[part] as string,
+    paths.map((field) => ({ field, message: UNSTORABLE_TEXT })),
+  );
 }
 
 /**
@@ -29,5 +34,9 @@ function assertStorable(parts: Record<"params" | "query" | "body", unknown>): vo
  */
 export const storableTextPlugin = new Elysia({ name: "storable-text" }).onBeforeHandle(
   { as: "global" },
-  ({ params, query, body }) => assertStorable({ params, query: withoutPaging(query), body }),
+  ({ params, query, body }) => {
+    assertStorable("params", params);
+    assertStorable("query", withoutPaging(query));
+    assertStorable("body", body);
+  },
 );
