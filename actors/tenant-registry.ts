@@ -1,5 +1,6 @@
 import type { TenantRow } from "../db/queries/tenants.ts";
 import type { UserRow } from "../db/queries/users.ts";
+import type { ChangePublisher } from "../src/cluster/change-feed.ts";
 import { isUuid } from "../src/identity/tenant-scope.ts";
 import type { Logger } from "../src/logger.ts";
 import type { TenantStore } from "./ports.ts";
@@ -30,6 +31,8 @@ export class TenantRegistry {
   private readonly actors = new Map<string, TenantActor>();
   private readonly loading = new Map<string, Promise<TenantActor | undefined>>();
   private readonly accessListeners = new Set<UserAccessListener>();
+  /** Where committed changes are announced to other processes sharing the database. */
+  private publish: ChangePublisher | undefined;
 
   constructor(
     private readonly store: TenantStore,
@@ -64,8 +67,11 @@ export class TenantRegistry {
    * actor keeps the row only if it is newer than the one it holds. Returns the user as
    * memory now holds it: the row, or the newer state the actor already had.
    */
-  userChanged(row: UserRow): LiveUser {
+  userChanged(row: UserRow, options: { announce?: boolean } = {}): LiveUser {
     const user = liveUserOf(row);
+    if (options.announce !== false) {
+      this.publish?.({ kind: "user", tenantId: row.tenantId, id: row.id, version: row.version });
+    }
     const event = { type: "user.changed" as const, user };
     const live = this.actors.get(row.tenantId);
     if (live) {
@@ -91,8 +97,17 @@ export class TenantRegistry {
     return () => this.accessListeners.delete(listener);
   }
 
-  tenantChanged(row: TenantRow): void {
+  tenantChanged(row: TenantRow, options: { announce?: boolean } = {}): void {
+    if (options.announce !== false) this.publish?.({ kind: "tenant", id: row.id });
     this.actors.get(row.id)?.send({ type: "tenant.updated", tenant: row });
+  }
+
+  /** Announces every committed change from here on (`announce: false` changes came from there). */
+  publishChangesTo(publish: ChangePublisher): () => void {
+    this.publish = publish;
+    return () => {
+      if (this.publish === publish) this.publish = undefined;
+    };
   }
 
   stopAll(): void {

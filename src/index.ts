@@ -3,6 +3,7 @@ import { openDatabase } from "../db/client.ts";
 import { runMigrations, withStartupLock } from "../db/migrate.ts";
 import { createApp, createServiceDeps } from "./app.ts";
 import { ensurePlatformAdmin, resolveJwtSecret } from "./bootstrap.ts";
+import { connectChangeFeed } from "./cluster/change-feed.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { sweepExpiredCalls } from "./dialer/service.ts";
 import { createLogger } from "./logger.ts";
@@ -56,6 +57,7 @@ async function main() {
   }
   const deps = createServiceDeps({ database, config, clock: systemClock, logger, jwtSecret });
   database.availability.start();
+  const stopChangeFeed = await connectChangeFeed(deps);
   const hydrateStarted = performance.now();
   const restored = await deps.campaigns.hydrateActive();
   logger.info("campaign actors restored", {
@@ -107,6 +109,7 @@ async function main() {
     clearInterval(sweeper);
     deps.realtime.close();
     await server?.stop(false);
+    await stopChangeFeed().catch(() => undefined);
     deps.campaigns.stopAll();
     deps.tenants.stopAll();
     await deps.credentials.close();

@@ -6,6 +6,7 @@ import {
   type NodeRow,
   touchApiKeys,
 } from "../../db/queries/access.ts";
+import type { ChangePublisher } from "../cluster/change-feed.ts";
 import { ApiError } from "../errors.ts";
 import type { Logger } from "../logger.ts";
 
@@ -172,6 +173,7 @@ export class CredentialDirectory {
   private readonly nodes: CredentialCache<NodeRow>;
   private readonly pendingUse = new Map<string, number>();
   private timer: ReturnType<typeof setInterval> | undefined;
+  private publish: ChangePublisher | undefined;
 
   constructor(
     private readonly db: Database,
@@ -204,12 +206,25 @@ export class CredentialDirectory {
   }
 
   /** Replaces what is cached for a key or node after a committed change (creation, revocation). */
-  apiKeyChanged(row: ApiKeyRow): void {
+  apiKeyChanged(row: ApiKeyRow, options: { announce?: boolean } = {}): void {
     this.keys.changed(row.keyHash, row);
+    // Other processes only need to hear of revocations: a new key is read on first use.
+    if (row.revokedAt && options.announce !== false)
+      this.publish?.({ kind: "api_key", hash: row.keyHash });
   }
 
-  nodeChanged(row: NodeRow): void {
+  nodeChanged(row: NodeRow, options: { announce?: boolean } = {}): void {
     this.nodes.changed(row.apiKeyHash, row);
+    if (row.revokedAt && options.announce !== false)
+      this.publish?.({ kind: "edge_node", hash: row.apiKeyHash });
+  }
+
+  /** Announces revocations from here on to other processes sharing the database. */
+  publishChangesTo(publish: ChangePublisher): () => void {
+    this.publish = publish;
+    return () => {
+      if (this.publish === publish) this.publish = undefined;
+    };
   }
 
   /** Entries held, known and unknown, per kind. */

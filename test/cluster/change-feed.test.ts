@@ -1,0 +1,127 @@
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { createApp, createServiceDeps } from "../../src/app.ts";
+import { connectChangeFeed } from "../../src/cluster/change-feed.ts";
+import { loadConfig } from "../../src/config.ts";
+import { silentLogger } from "../../src/logger.ts";
+import { createWorkspace, TEST_SECRET } from "../helpers/app.ts";
+import { testDatabase } from "../helpers/database.ts";
+
+/**
+ * Two processes' worth of services on one PostgreSQL database: a change committed through one
+ * reaches the other's caches within a second, through NOTIFY.
+ */
+const enabled = Boolean(process.env.DATABASE_URL);
+
+type Workspace = Awaited<ReturnType<typeof createWorkspace>>;
+let w: Workspace;
+let other: { deps: ReturnType<typeof createServiceDeps>; app: ReturnType<typeof createApp> };
+const stops: (() => Promise<void>)[] = [];
+
+const onOther = async (method: string, path: string, token: string) => {
+  const response = await other.app.handle(
+    new Request(`http://localhost${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}` },
+    }),
+  );
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+};
+
+/** Polls until `check` holds, for at most a second: the feed's promise. */
+async function within1s(check: () => Promise<boolean>) {
+  const deadline = Date.now() + 1_000;
+  while (Date.now() < deadline) {
+    if (await check()) return true;
+    await Bun.sleep(20);
+  }
+  return check();
+}
+
+beforeEach(async () => {
+  if (!enabled) return;
+  w = await createWorkspace();
+  const deps = createServiceDeps({
+    database: await testDatabase(),
+    config: loadConfig({ AUTH_JWT_SECRET: TEST_SECRET }),
+    clock: w.clock,
+    logger: silentLogger,
+    jwtSecret: TEST_SECRET,
+  });
+  other = { deps, app: createApp(deps) };
+  stops.push(await connectChangeFeed(w.deps), await connectChangeFeed(other.deps));
+});
+
+afterEach(async () => {
+  for (const stop of stops.splice(0)) await stop();
+});
+
+describe.skipIf(!enabled)("changes reach every process sharing the database", () => {
+  test("a key revoked through one process is refused by the other within a second", async () => {
+    const admin = await w.login("admin@acme.test");
+    const created = await w.request("POST", "/api/v1/api-keys", {
+      token: admin,
+      body: { name: "integration", scopes: { campaigns: "read" } },
+    });
+    const key = created.body.data.key as string;
+    // The other process has the key cached as valid.
+    expect((await onOther("GET", "/api/v1/campaigns", key)).status).toBe(200);
+    await w.request("DELETE", `/api/v1/api-keys/${created.body.data.api_key.id}`, { token: admin });
+    expect(
+      await within1s(async () => (await onOther("GET", "/api/v1/campaigns", key)).status === 401),
+    ).toBe(true);
+  });
+
+  test("a node revoked through one process is refused by the other within a second", async () => {
+    const admin = await w.login("admin@acme.test");
+    const created = await w.request("POST", "/api/v1/edge-nodes", {
+      token: admin,
+      body: { name: "edge", max_concurrent_calls: 1 },
+    });
+    const nodeKey = created.body.data.key as string;
+    const heartbeat = async () => {
+      const response = await other.app.handle(
+        new Request("http://localhost/api/v1/nodes/heartbeat", {
+          method: "POST",
+          headers: { authorization: `Bearer ${nodeKey}`, "content-type": "application/json" },
+          body: JSON.stringify({ active_calls: 0 }),
+        }),
+      );
+      return response.status;
+    };
+    expect(await heartbeat()).toBe(200);
+    await w.request("DELETE", `/api/v1/edge-nodes/${created.body.data.edge_node.id}`, {
+      token: admin,
+    });
+    expect(await within1s(async () => (await heartbeat()) === 401)).toBe(true);
+  });
+
+  test("a user disabled or re-roled through one process is refused or narrowed by the other within a second", async () => {
+    const admin = await w.login("admin@acme.test");
+    const supervisor = await w.user(w.acme.id, "lead@acme.test", "supervisor");
+    const agent = await w.user(w.acme.id, "agent@acme.test", "agent");
+    const supervisorToken = await w.login("lead@acme.test");
+    const agentToken = await w.login("agent@acme.test");
+    expect((await onOther("GET", "/api/v1/agents", supervisorToken)).status).toBe(200);
+    expect((await onOther("GET", "/api/v1/agents/me", agentToken)).status).toBe(200);
+
+    await w.request("PATCH", `/api/v1/users/${agent.id}`, {
+      token: admin,
+      body: { status: "disabled" },
+    });
+    await w.request("PATCH", `/api/v1/users/${supervisor.id}`, {
+      token: admin,
+      body: { role: "agent" },
+    });
+    expect(
+      await within1s(async () => {
+        const refused = await onOther("GET", "/api/v1/agents/me", agentToken);
+        return refused.status === 403 && refused.body.code === "account_disabled";
+      }),
+    ).toBe(true);
+    expect(
+      await within1s(
+        async () => (await onOther("GET", "/api/v1/agents", supervisorToken)).status === 403,
+      ),
+    ).toBe(true);
+  });
+});
