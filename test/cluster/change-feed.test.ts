@@ -78,21 +78,23 @@ describe.skipIf(!enabled)("changes reach every process sharing the database", ()
       body: { name: "edge", max_concurrent_calls: 1 },
     });
     const nodeKey = created.body.data.key as string;
-    const heartbeat = async () => {
+    // A claim reads the node from the cache alone (a heartbeat writes its row, and would
+    // find the revocation there).
+    const claim = async () => {
       const response = await other.app.handle(
-        new Request("http://localhost/api/v1/nodes/heartbeat", {
+        new Request("http://localhost/api/v1/nodes/jobs/claim", {
           method: "POST",
           headers: { authorization: `Bearer ${nodeKey}`, "content-type": "application/json" },
-          body: JSON.stringify({ active_calls: 0 }),
+          body: JSON.stringify({ max: 1 }),
         }),
       );
       return response.status;
     };
-    expect(await heartbeat()).toBe(200);
+    expect(await claim()).toBe(200);
     await w.request("DELETE", `/api/v1/edge-nodes/${created.body.data.edge_node.id}`, {
       token: admin,
     });
-    expect(await within1s(async () => (await heartbeat()) === 401)).toBe(true);
+    expect(await within1s(async () => (await claim()) === 401)).toBe(true);
   });
 
   test("a user disabled or re-roled through one process is refused or narrowed by the other within a second", async () => {
