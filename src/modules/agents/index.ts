@@ -10,7 +10,7 @@ import type { AuthGuard } from "../../plugins/auth.ts";
 import { jsonBody } from "../../plugins/json-body.ts";
 import { TenantQuery } from "../users/model.ts";
 
-const AgentStateBody = t.Object(
+export const AgentStateBody = t.Object(
   {
     state: t.Union([t.Literal("ready"), t.Literal("paused"), t.Literal("offline")]),
     campaign_id: t.Optional(t.String({ description: "required for ready" })),
@@ -18,7 +18,7 @@ const AgentStateBody = t.Object(
   { additionalProperties: false },
 );
 
-const DispositionBody = t.Object(
+export const DispositionBody = t.Object(
   {
     disposition: t.Union(DISPOSITIONS.map((value) => t.Literal(value))),
     callback_at: t.Optional(t.String({ description: "RFC 3339; required for callback" })),
@@ -52,6 +52,7 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
             ? agentView(agent)
             : {
                 user_id: principal.user.id,
+                email: principal.user.email,
                 state: "offline",
                 campaign_id: null,
                 call_id: null,
