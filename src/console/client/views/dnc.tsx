@@ -1,0 +1,3 @@
+export function DoNotCall(_props: Record<string, string>) {
+  return <p>Coming soon</p>;
+}

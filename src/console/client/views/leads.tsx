@@ -1,0 +1,3 @@
+export function LeadListView(_props: Record<string, string>) {
+  return <p>Coming soon</p>;
+}

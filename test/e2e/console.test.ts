@@ -1,0 +1,252 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Browser, Page } from "playwright-core";
+import { captureView, haveBrowser, launchBrowser, newContext } from "../helpers/browser.ts";
+import { resetDatabase } from "../helpers/database.ts";
+import {
+  SERVER_TEST_TIMEOUT_MS,
+  type ServerProcess,
+  startServer,
+} from "../helpers/server-process.ts";
+
+const dataDir = mkdtempSync(join(tmpdir(), "dialer-console-"));
+const FIRST_PASSWORD = "a first password 1";
+const OWN_PASSWORD = "my own password 22";
+let server: ServerProcess;
+let browser: Browser;
+
+/** The world the pages work on, set up through the API. */
+const world = {
+  tenantId: "",
+  campaignId: "",
+  listId: "",
+  nodeKey: "",
+  tokens: {} as Record<string, string>,
+};
+
+async function apiCall<T = Record<string, unknown>>(
+  method: string,
+  path: string,
+  options: { token?: string; body?: unknown; form?: FormData } = {},
+): Promise<{ status: number; body: { data: T } & Record<string, unknown> }> {
+  const response = await fetch(`${server.baseUrl}/api/v1${path}`, {
+    method,
+    headers: {
+      ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+      ...(options.body === undefined ? {} : { "content-type": "application/json" }),
+    },
+    body: options.form ?? (options.body === undefined ? undefined : JSON.stringify(options.body)),
+  });
+  return { status: response.status, body: (await response.json()) as { data: T } };
+}
+
+const node = (path: string, body: unknown) =>
+  apiCall<Record<string, unknown>>("POST", `/nodes${path}`, { token: world.nodeKey, body });
+
+async function signInAs(email: string, password: string): Promise<string> {
+  const login = await apiCall<{ token: string }>("POST", "/auth/login", {
+    body: { email, password, tenant_domain: "acme.test" },
+  });
+  expect(login.status).toBe(200);
+  return login.body.data.token;
+}
+
+/** A user of the workspace whose first password was already changed through the API. */
+async function readyUser(email: string, role: string): Promise<string> {
+  const created = await apiCall("POST", `/users?tenant_id=${world.tenantId}`, {
+    token: world.tokens.platform,
+    body: { email, password: FIRST_PASSWORD, role },
+  });
+  expect(created.status).toBe(201);
+  const token = await signInAs(email, FIRST_PASSWORD);
+  const changed = await apiCall("POST", "/auth/me/password", {
+    token,
+    body: { current_password: FIRST_PASSWORD, new_password: OWN_PASSWORD },
+  });
+  expect(changed.status).toBe(200);
+  return token;
+}
+
+async function signInPage(page: Page, email: string, password: string) {
+  await page.getByLabel("E-mail").fill(email);
+  await page.getByLabel("Password", { exact: true }).fill(password);
+  await page.getByLabel("Workspace").fill("acme.test");
+  await page.getByRole("button", { name: "Sign in" }).click();
+}
+
+beforeAll(async () => {
+  if (!haveBrowser) return;
+  await resetDatabase();
+  server = await startServer({
+    DATA_DIR: dataDir,
+    AUTH_JWT_SECRET: "console-secret-that-is-long-enough-to-use",
+    BOOTSTRAP_ADMIN_EMAIL: "root@example.test",
+    BOOTSTRAP_ADMIN_PASSWORD: "a configured password",
+  });
+  browser = await launchBrowser();
+
+  const root = await apiCall<{ token: string }>("POST", "/auth/login", {
+    body: { email: "root@example.test", password: "a configured password" },
+  });
+  world.tokens.platform = root.body.data.token;
+  const tenant = await apiCall<{ tenant: { id: string } }>("POST", "/tenants", {
+    token: world.tokens.platform,
+    body: { name: "Acme", domain: "acme.test" },
+  });
+  world.tenantId = tenant.body.data.tenant.id;
+  world.tokens.admin = await readyUser("admin@acme.test", "admin");
+  world.tokens.supervisor = await readyUser("super@acme.test", "supervisor");
+  const agent = await apiCall("POST", `/users?tenant_id=${world.tenantId}`, {
+    token: world.tokens.platform,
+    body: { email: "agent@acme.test", password: FIRST_PASSWORD, role: "agent" },
+  });
+  expect(agent.status).toBe(201);
+
+  const campaign = await apiCall<{ campaign: { id: string } }>("POST", "/campaigns", {
+    token: world.tokens.admin,
+    body: { name: "Spring renewals", calling_window: { start: "00:00", end: "23:59" } },
+  });
+  world.campaignId = campaign.body.data.campaign.id;
+  const list = await apiCall<{ lead_list: { id: string } }>(
+    "POST",
+    `/campaigns/${world.campaignId}/lead-lists`,
+    { token: world.tokens.admin, body: { name: "November", caller_id: "+14155550100" } },
+  );
+  world.listId = list.body.data.lead_list.id;
+  const form = new FormData();
+  form.append("phone_column", "phone");
+  form.append("timezone_column", "tz");
+  form.append(
+    "file",
+    new Blob(["phone,tz,first_name,plan\n+14155552671,America/Los_Angeles,Ada,Gold\n"], {
+      type: "text/csv",
+    }),
+    "leads.csv",
+  );
+  const imported = await apiCall(
+    "POST",
+    `/campaigns/${world.campaignId}/lead-lists/${world.listId}/import`,
+    { token: world.tokens.admin, form },
+  );
+  expect(imported.status).toBe(200);
+  const started = await apiCall("POST", `/campaigns/${world.campaignId}/status`, {
+    token: world.tokens.admin,
+    body: { action: "start" },
+  });
+  expect(started.status).toBe(200);
+  const edge = await apiCall<{ key: string }>("POST", "/edge-nodes", {
+    token: world.tokens.admin,
+    body: { name: "edge-1", max_concurrent_calls: 10 },
+  });
+  world.nodeKey = edge.body.data.key;
+}, SERVER_TEST_TIMEOUT_MS);
+
+afterAll(async () => {
+  await browser?.close();
+  server?.process.kill("SIGTERM");
+  await server?.process.exited;
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe("console", () => {
+  test.skipIf(!haveBrowser)(
+    "an agent takes a call while a supervisor watches and pauses the campaign",
+    async () => {
+      const supervisorContext = await newContext(browser);
+      const wallboard = await supervisorContext.newPage();
+      await wallboard.goto(server.baseUrl);
+      await expect(wallboard.getByRole("heading", { name: "Sign in" }).isVisible()).resolves.toBe(
+        true,
+      );
+      await signInPage(wallboard, "super@acme.test", OWN_PASSWORD);
+      const row = wallboard.locator(`tr[data-campaign="${world.campaignId}"]`);
+      await row.locator("[data-status]", { hasText: "running" }).waitFor({ timeout: 10_000 });
+
+      const agentContext = await newContext(browser);
+      const desk = await agentContext.newPage();
+      desk.on("pageerror", (error) => console.log("page error", error));
+      desk.on("console", (m) => console.log("console", m.text()));
+      await desk.goto(`${server.baseUrl}/agent`);
+      await signInPage(desk, "agent@acme.test", FIRST_PASSWORD);
+      await desk.getByLabel("Current password").fill(FIRST_PASSWORD);
+      await desk.getByLabel("New password", { exact: true }).fill(OWN_PASSWORD);
+      await desk.getByLabel("Repeat new password").fill(OWN_PASSWORD);
+      await desk.getByRole("button", { name: "Change password" }).click();
+      const state = desk.getByRole("status", { name: "Agent state" });
+      await state.waitFor({ timeout: 10_000 });
+      await captureView(desk, "sign-in-done-agent-desktop-offline");
+      await desk.getByLabel("Campaign").selectOption(world.campaignId);
+      await desk.getByRole("button", { name: /^Ready/ }).click();
+      await state.getByText("ready").waitFor({ timeout: 10_000 });
+
+      // The agent stays signed in across a reload.
+      await desk.reload();
+      await desk
+        .getByRole("status", { name: "Agent state" })
+        .getByText("ready")
+        .waitFor({ timeout: 10_000 });
+
+      await wallboard
+        .locator('tr[data-agent="agent@acme.test"]', { hasText: "ready" })
+        .waitFor({ timeout: 10_000 });
+
+      // A simulated edge node places the call.
+      expect((await node("/heartbeat", { active_calls: 0 })).status).toBe(200);
+      const claim = await node("/jobs/claim", { max: 1, wait_ms: 5000 });
+      const jobs = (claim.body.data as { jobs: { call_id: string }[] }).jobs;
+      expect(jobs.length).toBe(1);
+      const callId = (jobs[0] as { call_id: string }).call_id;
+      const at = () => new Date().toISOString();
+      await node(`/calls/${callId}/events`, { type: "ringing", at: at() });
+      const answered = await node(`/calls/${callId}/events`, { type: "answered", at: at() });
+      expect((answered.body.data as { call: { action: string } }).call.action).toBe("bridge");
+
+      const call = desk.getByRole("region", { name: "Current call" });
+      await call.waitFor({ timeout: 10_000 });
+      await expect(call.getByText("+14155552671").isVisible()).resolves.toBe(true);
+      await expect(call.getByText("Ada").isVisible()).resolves.toBe(true);
+      await expect(call.getByText("America/Los_Angeles").isVisible()).resolves.toBe(true);
+      await wallboard
+        .locator('tr[data-agent="agent@acme.test"]', { hasText: "on call" })
+        .waitFor({ timeout: 10_000 });
+      await captureView(desk, "agent-desktop-on-call");
+      await captureView(wallboard, "wallboard");
+
+      const ended = await node(`/calls/${callId}/events`, {
+        type: "ended",
+        at: at(),
+        hangup_cause: "NORMAL_CLEARING",
+      });
+      expect(ended.status).toBe(200);
+      await desk.getByRole("heading", { name: "Wrap-up" }).waitFor({ timeout: 10_000 });
+      await desk.getByLabel("Callback time").fill("2030-01-15T10:30");
+      await captureView(desk, "agent-desktop-wrap-up");
+      await desk.getByRole("button", { name: /^Callback/ }).click();
+      await state.getByText("ready").waitFor({ timeout: 10_000 });
+
+      const leads = await apiCall<{ items: { state: string; next_attempt_at: string }[] }>(
+        "GET",
+        `/campaigns/${world.campaignId}/lead-lists/${world.listId}/leads`,
+        { token: world.tokens.admin },
+      );
+      expect(leads.body.data.items[0]?.state).toBe("Callback");
+      // 10:30 in Los Angeles in January is 18:30 UTC.
+      expect(leads.body.data.items[0]?.next_attempt_at).toBe("2030-01-15T18:30:00.000Z");
+
+      await row.getByRole("button", { name: "Pause Spring renewals" }).click();
+      await row.locator("[data-status]", { hasText: "paused" }).waitFor({ timeout: 10_000 });
+      expect(await row.getByRole("button", { name: "Pause Spring renewals" }).isDisabled()).toBe(
+        true,
+      );
+      expect(await row.getByRole("button", { name: "Start Spring renewals" }).isDisabled()).toBe(
+        false,
+      );
+
+      await supervisorContext.close();
+      await agentContext.close();
+    },
+    SERVER_TEST_TIMEOUT_MS * 2,
+  );
+});
