@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
@@ -248,5 +248,140 @@ describe("console", () => {
       await agentContext.close();
     },
     SERVER_TEST_TIMEOUT_MS * 2,
+  );
+});
+
+describe("console for admins", () => {
+  test.skipIf(!haveBrowser)(
+    "an admin imports a file with bad rows, downloads them, and creates an API key seen once",
+    async () => {
+      const context = await newContext(browser);
+      const page = await context.newPage();
+      page.on("pageerror", (error) => console.log("page error", error));
+      await page.goto(`${server.baseUrl}/campaigns/${world.campaignId}/lists/${world.listId}`);
+      await signInPage(page, "admin@acme.test", OWN_PASSWORD);
+      await page.getByRole("heading", { name: "Import leads" }).waitFor({ timeout: 10_000 });
+      const csv = [
+        "Mobile;Zone;Name",
+        "+14155550101;America/New_York;Grace",
+        "not a number;America/New_York;Bad phone",
+        "+14155550102;EST;Bad zone",
+        "+14155550103;Europe/Paris;Linus",
+      ].join("\n");
+      await page.getByLabel("CSV file").setInputFiles({
+        name: "leads.csv",
+        mimeType: "text/csv",
+        buffer: Buffer.from(csv),
+      });
+      await page
+        .getByRole("region", { name: "Preview of the first rows" })
+        .getByText("Grace")
+        .waitFor();
+      expect(await page.getByLabel("Phone column").inputValue()).toBe("Mobile");
+      expect(await page.getByLabel("Time zone column").inputValue()).toBe("Zone");
+      await page.getByLabel("Default region").fill("US");
+      await page.getByRole("button", { name: "Import", exact: true }).click();
+      const report = page.getByRole("region", { name: "Import report" });
+      await report.waitFor({ timeout: 10_000 });
+      expect(await report.locator("[data-imported]").textContent()).toBe("2");
+      expect(await report.locator("[data-rejected]").textContent()).toBe("2");
+      expect(await page.getByRole("progressbar").getAttribute("value")).toBe("1");
+      await expect(report.getByText("invalid phone").isVisible()).resolves.toBe(true);
+      await captureView(page, "lead-list-import");
+      const [download] = await Promise.all([
+        page.waitForEvent("download"),
+        report.getByRole("link", { name: "Download rejected rows" }).click(),
+      ]);
+      const rejected = readFileSync((await download.path()) as string, "utf8");
+      expect(rejected).toContain("Bad phone");
+      expect(rejected).toContain("invalid_timezone");
+
+      // A campaign setting out of range shows the API's message beside its field.
+      await page.goto(`${server.baseUrl}/campaigns/new`);
+      await page.getByLabel("Name").fill("Winter");
+      await page.getByLabel("Max attempts").fill("99");
+      await page.getByRole("button", { name: "Create campaign" }).click();
+      await page.locator(".field-error").first().waitFor({ timeout: 10_000 });
+      await captureView(page, "campaign-new-invalid");
+      await page.getByLabel("Max attempts").fill("5");
+      await page.getByRole("button", { name: "Create campaign" }).click();
+      await page.getByRole("heading", { name: "Winter" }).waitFor({ timeout: 10_000 });
+      await page.getByRole("heading", { name: "Status history" }).waitFor();
+      await captureView(page, "campaign-detail");
+
+      await page.goto(`${server.baseUrl}/admin/api-keys`);
+      await page.getByLabel("Key name").fill("CRM sync");
+      await page.getByLabel("campaigns: read").check();
+      await page.getByLabel("leads: write").check();
+      await page.getByRole("button", { name: "Create key" }).click();
+      const secret = page.locator("[data-secret]");
+      await secret.waitFor({ timeout: 10_000 });
+      const key = (await secret.textContent()) ?? "";
+      expect(key.startsWith("svc_key_")).toBe(true);
+      await expect(page.getByRole("button", { name: "Copy" }).isVisible()).resolves.toBe(true);
+      await captureView(page, "admin-api-keys");
+      const me = await apiCall<{ api_key: { scopes: Record<string, string> } }>("GET", "/auth/me", {
+        token: key,
+      });
+      expect(me.body.data.api_key.scopes).toEqual({
+        campaigns: "read",
+        leads: "write",
+        cdrs: "none",
+        users: "none",
+      });
+      await page.reload();
+      await page.getByRole("row", { name: /CRM sync/ }).waitFor({ timeout: 10_000 });
+      expect(await page.locator("[data-secret]").count()).toBe(0);
+      expect(await page.content()).not.toContain(key);
+
+      for (const [path, name, heading] of [
+        ["/campaigns", "campaigns", "Campaigns"],
+        ["/cdrs", "call-records", "Call records"],
+        ["/dnc", "do-not-call", "Do not call"],
+        ["/admin/users", "admin-users", "Users"],
+        ["/admin/edge-nodes", "admin-edge-nodes", "Edge nodes"],
+        ["/admin/settings", "admin-settings", "Workspace settings"],
+      ] as const) {
+        await page.goto(`${server.baseUrl}${path}`);
+        await page
+          .getByRole("heading", { name: heading, exact: true })
+          .waitFor({ timeout: 10_000 });
+        await page.waitForLoadState("networkidle");
+        await captureView(page, name);
+      }
+      await page.getByRole("button", { name: "Sign out" }).click();
+      await page.getByRole("heading", { name: "Sign in" }).waitFor({ timeout: 10_000 });
+      await page.getByLabel("E-mail").fill("admin@acme.test");
+      await page.getByLabel("Password", { exact: true }).fill("not the password");
+      await page.getByLabel("Workspace").fill("acme.test");
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.getByRole("alert").getByText("invalid credentials").waitFor({ timeout: 10_000 });
+      await captureView(page, "sign-in-error");
+      await context.close();
+    },
+    SERVER_TEST_TIMEOUT_MS * 2,
+  );
+
+  test.skipIf(!haveBrowser)(
+    "a platform admin picks a workspace for every view",
+    async () => {
+      const context = await newContext(browser);
+      const page = await context.newPage();
+      await page.goto(server.baseUrl);
+      await page.getByLabel("E-mail").fill("root@example.test");
+      await page.getByLabel("Password", { exact: true }).fill("a configured password");
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.getByRole("heading", { name: "Tenants" }).waitFor({ timeout: 10_000 });
+      await page.getByRole("row", { name: /Acme/ }).waitFor({ timeout: 10_000 });
+      await captureView(page, "tenants");
+      await page.getByRole("button", { name: "Open Acme" }).click();
+      const row = page.locator(`tr[data-campaign="${world.campaignId}"]`);
+      await row.waitFor({ timeout: 10_000 });
+      expect(await page.getByLabel("Workspace").inputValue()).toBe(world.tenantId);
+      await page.goto(`${server.baseUrl}/campaigns`);
+      await page.getByRole("link", { name: "Spring renewals" }).waitFor({ timeout: 10_000 });
+      await context.close();
+    },
+    SERVER_TEST_TIMEOUT_MS,
   );
 });

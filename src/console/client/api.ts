@@ -40,6 +40,11 @@ import type { CreateUserBody, PatchUserBody, UserSchema } from "../../modules/us
 import type { SERVER_MESSAGES } from "../../realtime/asyncapi.ts";
 
 type S<T extends TSchema> = Static<T>;
+/** A list route's query, with its page as numbers (the schema takes them as query text). */
+type Paged<T extends TSchema> = Omit<Partial<S<T>>, "limit" | "offset" | "tenant_id"> & {
+  limit?: number;
+  offset?: number;
+};
 
 export type Campaign = S<typeof CampaignSchema>;
 export type CampaignStats = S<typeof CampaignStatsSchema>;
@@ -254,7 +259,7 @@ export const api = {
         body,
       }),
     ),
-  leads: (campaignId: string, listId: string, query: Partial<S<typeof LeadsQuery>>) =>
+  leads: (campaignId: string, listId: string, query: Paged<typeof LeadsQuery>) =>
     list<Lead>(`${listPath(campaignId, listId)}/leads`, query),
   importLeads: (
     campaignId: string,
@@ -269,8 +274,8 @@ export const api = {
       `rejected-${importId}.csv`,
     ),
 
-  cdrs: (query: Partial<S<typeof CdrQuery>>) => list<Cdr>("/cdrs", query),
-  exportCdrs: (query: Partial<S<typeof CdrQuery>>) =>
+  cdrs: (query: Paged<typeof CdrQuery>) => list<Cdr>("/cdrs", query),
+  exportCdrs: (query: Paged<typeof CdrQuery>) =>
     download("/cdrs", { ...query, limit: undefined, offset: undefined }, "call-records.csv"),
 
   dnc: (query: { phone?: string; limit?: number; offset?: number }) =>
@@ -305,6 +310,8 @@ export const api = {
     one(call<{ data: { edge_node: EdgeNode } }>("DELETE", `/edge-nodes/${encodeURIComponent(id)}`)),
 
   tenants: () => list<Tenant>("/tenants", { limit: 500 }),
+  tenant: (id: string) =>
+    one(call<{ data: { tenant: Tenant } }>("GET", `/tenants/${encodeURIComponent(id)}`)),
   createTenant: (body: S<typeof CreateTenantBody>) =>
     one(call<{ data: { tenant: Tenant } }>("POST", "/tenants", { body })),
   patchTenant: (id: string, body: S<typeof PatchTenantBody>) =>

@@ -80,16 +80,9 @@ const ROUTES: Route[] = [
 function TenantPicker() {
   const [tenants, setTenants] = useState<Tenant[]>([]);
   useEffect(() => {
-    const saved = pickedTenant.value;
-    pickedTenant.value = undefined; // the list itself is the platform's
     api.tenants().then(
-      (page) => {
-        setTenants(page.items);
-        pickedTenant.value = saved;
-      },
-      () => {
-        pickedTenant.value = saved;
-      },
+      (page) => setTenants(page.items),
+      () => {},
     );
   }, []);
   return (

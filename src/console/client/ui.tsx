@@ -43,8 +43,11 @@ export function Select(
     empty?: string;
   } & SelectHTMLAttributes<HTMLSelectElement>,
 ) {
-  const { label, options, error, empty, ...select } = props;
+  const { label, options, error, empty, defaultValue, ...select } = props;
   const id = useId();
+  // An uncontrolled select takes its first value from its options, rendered after it.
+  const chosen = (value: string) =>
+    defaultValue !== undefined ? value === defaultValue : undefined;
   return (
     <div class="field">
       <label for={id}>{label}</label>
@@ -57,11 +60,11 @@ export function Select(
         {empty !== undefined && <option value="">{empty}</option>}
         {options.map((option) =>
           typeof option === "string" ? (
-            <option key={option} value={option}>
+            <option key={option} value={option} selected={chosen(option)}>
               {option.replaceAll("_", " ")}
             </option>
           ) : (
-            <option key={option.value} value={option.value}>
+            <option key={option.value} value={option.value} selected={chosen(option.value)}>
               {option.label}
             </option>
           ),

@@ -28,10 +28,8 @@ function ChangePassword() {
         new_password: next,
       }),
     );
-    if (done) {
-      await refreshMe();
-      navigate(nextPage(), true);
-    }
+    // The session's user changes, and the page moves on by itself.
+    if (done) await refreshMe();
   };
   return (
     <form class="card narrow" onSubmit={submit} noValidate aria-labelledby="change-title">
@@ -106,11 +104,9 @@ export function SignIn() {
       }),
     );
     if (!login) return;
+    // Signed in, this page moves on by itself to where the user was going.
     signedIn(login);
-    if (!login.user.must_change_password) {
-      await refreshMe().catch(() => {});
-      navigate(nextPage(), true);
-    }
+    if (!login.user.must_change_password) await refreshMe().catch(() => {});
   };
   return (
     <main id="main">
