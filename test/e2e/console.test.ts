@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Browser, Page } from "playwright-core";
+import type { Browser, Page, WebSocketRoute } from "playwright-core";
 import { captureView, haveBrowser, launchBrowser, newContext } from "../helpers/browser.ts";
 import { resetDatabase } from "../helpers/database.ts";
 import {
@@ -166,8 +166,12 @@ describe("console", () => {
 
       const agentContext = await newContext(browser);
       const desk = await agentContext.newPage();
-      desk.on("pageerror", (error) => console.log("page error", error));
-      desk.on("console", (m) => console.log("console", m.text()));
+      // The agent's sockets pass through the test, which can drop them.
+      const sockets: WebSocketRoute[] = [];
+      await desk.routeWebSocket(/\/ws\/agent/, (socket) => {
+        socket.connectToServer();
+        sockets.push(socket);
+      });
       await desk.goto(`${server.baseUrl}/agent`);
       await signInPage(desk, "agent@acme.test", FIRST_PASSWORD);
       await desk.getByLabel("Current password").fill(FIRST_PASSWORD);
@@ -191,6 +195,13 @@ describe("console", () => {
       await wallboard
         .locator('tr[data-agent="agent@acme.test"]', { hasText: "ready" })
         .waitFor({ timeout: 10_000 });
+
+      // A dropped socket: the page says so, reconnects by itself, and the agent is still ready.
+      await desk.getByText("Connected").waitFor({ timeout: 10_000 });
+      await sockets.at(-1)?.close({ code: 1001 });
+      await desk.getByText(/reconnecting/).waitFor({ timeout: 10_000 });
+      await desk.getByText("Connected").waitFor({ timeout: 15_000 });
+      await state.getByText("ready").waitFor({ timeout: 10_000 });
 
       // A simulated edge node places the call.
       expect((await node("/heartbeat", { active_calls: 0 })).status).toBe(200);
@@ -226,6 +237,13 @@ describe("console", () => {
       await desk.getByRole("button", { name: /^Callback/ }).click();
       await state.getByText("ready").waitFor({ timeout: 10_000 });
 
+      // The keyboard alone: p pauses, r makes the agent ready again.
+      await desk.locator("h1").click();
+      await desk.keyboard.press("p");
+      await state.getByText("paused").waitFor({ timeout: 10_000 });
+      await desk.keyboard.press("r");
+      await state.getByText("ready").waitFor({ timeout: 10_000 });
+
       const leads = await apiCall<{ items: { state: string; next_attempt_at: string }[] }>(
         "GET",
         `/campaigns/${world.campaignId}/lead-lists/${world.listId}/leads`,
@@ -248,6 +266,88 @@ describe("console", () => {
       await agentContext.close();
     },
     SERVER_TEST_TIMEOUT_MS * 2,
+  );
+});
+
+describe("preview dialing", () => {
+  test.skipIf(!haveBrowser)(
+    "the agent sees the offered call, accepts it, and has it when it connects",
+    async () => {
+      const campaign = await apiCall<{ campaign: { id: string } }>("POST", "/campaigns", {
+        token: world.tokens.admin,
+        body: {
+          name: "Preview callbacks",
+          dial_mode: "preview",
+          calling_window: { start: "00:00", end: "23:59" },
+        },
+      });
+      const campaignId = campaign.body.data.campaign.id;
+      const list = await apiCall<{ lead_list: { id: string } }>(
+        "POST",
+        `/campaigns/${campaignId}/lead-lists`,
+        { token: world.tokens.admin, body: { name: "VIP", caller_id: "+14155550100" } },
+      );
+      const form = new FormData();
+      form.append("phone_column", "phone");
+      form.append("timezone_column", "tz");
+      form.append(
+        "file",
+        new Blob(["phone,tz,company\n+442079460123,Europe/London,Initech\n"], { type: "text/csv" }),
+        "vip.csv",
+      );
+      await apiCall(
+        "POST",
+        `/campaigns/${campaignId}/lead-lists/${list.body.data.lead_list.id}/import`,
+        {
+          token: world.tokens.admin,
+          form,
+        },
+      );
+      await apiCall("POST", `/campaigns/${campaignId}/status`, {
+        token: world.tokens.admin,
+        body: { action: "start" },
+      });
+
+      const context = await newContext(browser, "phone");
+      const desk = await context.newPage();
+      await desk.goto(`${server.baseUrl}/agent`);
+      await signInPage(desk, "agent@acme.test", OWN_PASSWORD);
+      const state = desk.getByRole("status", { name: "Agent state" });
+      await state.waitFor({ timeout: 10_000 });
+      await desk.getByLabel("Campaign").selectOption(campaignId);
+      await desk.getByRole("button", { name: /^Ready/ }).click();
+      await state.getByText("ready").waitFor({ timeout: 10_000 });
+
+      const claim = await node("/jobs/claim", { max: 5, wait_ms: 5000 });
+      const jobs = (claim.body.data as { jobs: { call_id: string; campaign_id: string }[] }).jobs;
+      const job = jobs.find((one) => one.campaign_id === campaignId);
+      expect(job).toBeDefined();
+      const callId = (job as { call_id: string }).call_id;
+      await desk.getByRole("heading", { name: "Offered call" }).waitFor({ timeout: 10_000 });
+      await expect(desk.getByText("Initech").isVisible()).resolves.toBe(true);
+      await captureView(desk, "agent-desktop-offered");
+      await desk.getByRole("button", { name: /^Accept/ }).click();
+      await desk.getByText("Accepted").waitFor();
+      const at = () => new Date().toISOString();
+      await node(`/calls/${callId}/events`, { type: "ringing", at: at() });
+      await node(`/calls/${callId}/events`, { type: "answered", at: at() });
+      const call = desk.getByRole("region", { name: "Current call" });
+      await call.waitFor({ timeout: 10_000 });
+      await expect(call.getByText("Europe/London").isVisible()).resolves.toBe(true);
+      await node(`/calls/${callId}/events`, {
+        type: "ended",
+        at: at(),
+        hangup_cause: "NORMAL_CLEARING",
+      });
+      await desk.getByRole("heading", { name: "Wrap-up" }).waitFor({ timeout: 10_000 });
+      await desk.locator("h1").click();
+      await desk.keyboard.press("1");
+      await state.getByText("ready").waitFor({ timeout: 10_000 });
+      await desk.keyboard.press("p");
+      await state.getByText("paused").waitFor({ timeout: 10_000 });
+      await context.close();
+    },
+    SERVER_TEST_TIMEOUT_MS,
   );
 });
 
