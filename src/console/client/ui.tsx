@@ -91,10 +91,19 @@ export function Problem({ error }: { error: unknown }) {
 }
 
 /** A table that scrolls sideways on a narrow screen, reachable by the keyboard. */
-export function Table({ label, children }: { label: string; children: ComponentChildren }) {
+export function Table({
+  label,
+  children,
+  stacked,
+}: {
+  label: string;
+  children: ComponentChildren;
+  /** On a phone, each row becomes a card of labelled values (cells carry `data-label`). */
+  stacked?: boolean;
+}) {
   return (
     // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must take focus to scroll by keyboard
-    <section class="table-wrap" tabIndex={0} aria-label={label}>
+    <section class={stacked ? "table-wrap stacked" : "table-wrap"} tabIndex={0} aria-label={label}>
       <table>{children}</table>
     </section>
   );

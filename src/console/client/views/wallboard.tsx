@@ -169,7 +169,7 @@ export function Wallboard() {
       </p>
       <section class="card" aria-labelledby="campaigns-title">
         <h2 id="campaigns-title">Campaigns</h2>
-        <Table label="Campaigns">
+        <Table label="Campaigns" stacked>
           <thead>
             <tr>
               <th scope="col">Name</th>
@@ -193,25 +193,31 @@ export function Wallboard() {
                   <th scope="row">
                     <a href={`/campaigns/${campaign.id}`}>{campaign.name}</a>
                   </th>
-                  <td>
+                  <td data-label="Status">
                     <span class={`status status-${campaign.status}`} data-status>
                       {campaign.status}
                     </span>
                   </td>
-                  <td>
+                  <td data-label="Leads">
                     <LeadsByState stats={stats} />
                   </td>
-                  <td data-in-flight>{stats?.calls_in_flight ?? "–"}</td>
-                  <td>
-                    {stats ? stats.dial_ratio.toFixed(2) : "–"}
-                    {stats && <div class="muted small">{stats.dial_ratio_reason}</div>}
+                  <td data-in-flight data-label="In flight">
+                    {stats?.calls_in_flight ?? "–"}
                   </td>
-                  <td>{percent(stats?.answer_rate)}</td>
-                  <td class={over ? "over" : undefined}>
-                    {percent(stats?.abandon_rate)}{" "}
-                    <span class="muted">({percent(campaign.max_abandon_rate)})</span>
+                  <td data-label="Dial ratio">
+                    <div>
+                      {stats ? stats.dial_ratio.toFixed(2) : "–"}
+                      {stats && <div class="muted small">{stats.dial_ratio_reason}</div>}
+                    </div>
                   </td>
-                  <td>
+                  <td data-label="Answer rate">{percent(stats?.answer_rate)}</td>
+                  <td class={over ? "over" : undefined} data-label="Abandon rate">
+                    <span>
+                      {percent(stats?.abandon_rate)}{" "}
+                      <span class="muted">({percent(campaign.max_abandon_rate)})</span>
+                    </span>
+                  </td>
+                  <td data-label="Last hour">
                     <AbandonChart
                       samples={history.get(campaign.id) ?? []}
                       limit={campaign.max_abandon_rate}
@@ -219,7 +225,7 @@ export function Wallboard() {
                     />
                   </td>
                   {canAct && (
-                    <td>
+                    <td data-label="Actions">
                       <div class="row-actions">
                         {(["start", "pause", "stop"] as const).map((verb) => (
                           <button
