@@ -5,9 +5,11 @@ import { agentView, DISPOSITIONS, dispositionCall, setAgentState } from "../../d
 import { ok, okList } from "../../envelope.ts";
 import { forbidden } from "../../errors.ts";
 import { resolveTenant } from "../../identity/tenant-scope.ts";
+import { documented, documentedList } from "../../openapi-bodies.ts";
 import { PageQuery, parsePage } from "../../pagination.ts";
 import type { AuthGuard } from "../../plugins/auth.ts";
 import { jsonBody } from "../../plugins/json-body.ts";
+import { AgentSchema } from "../../realtime/asyncapi.ts";
 import { TenantQuery } from "../users/model.ts";
 
 export const AgentStateBody = t.Object(
@@ -38,6 +40,7 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         ...jsonBody(AgentStateBody),
         detail: {
           summary: "Become ready for a campaign, pause, or go offline",
+          ...documented({ agent: AgentSchema }),
           description: `Agent states: ${AGENT_STATES.join(", ")}.`,
         },
       },
@@ -62,7 +65,7 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
       },
       {
         auth: "agents.self",
-        detail: { summary: "The caller's agent state" },
+        detail: { summary: "The caller's agent state", ...documented({ agent: AgentSchema }) },
       },
     )
     .get(
@@ -82,6 +85,7 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         query: t.Object({ ...PageQuery, ...TenantQuery }),
         detail: {
           summary: "Agents signed in to the tenant and their states",
+          ...documentedList(AgentSchema),
         },
       },
     )

@@ -5,6 +5,7 @@ import { ok, okList } from "../../envelope.ts";
 import { badRequest, INVALID_BODY, notFound } from "../../errors.ts";
 import { auditActorOf } from "../../identity/principal.ts";
 import { resolveTenant } from "../../identity/tenant-scope.ts";
+import { documented, documentedList } from "../../openapi-bodies.ts";
 import { PageQuery, parsePage } from "../../pagination.ts";
 import type { AuthGuard } from "../../plugins/auth.ts";
 import { jsonBody } from "../../plugins/json-body.ts";
@@ -61,6 +62,7 @@ export const dncModule = (deps: ServiceDeps, auth: AuthGuard) =>
         }),
         detail: {
           summary: "The tenant's do-not-call list, newest first",
+          ...documentedList(DncEntrySchema),
         },
       },
     )
@@ -84,6 +86,7 @@ export const dncModule = (deps: ServiceDeps, auth: AuthGuard) =>
         ...jsonBody(AddBody),
         detail: {
           summary: "Add a number to the do-not-call list (idempotent)",
+          ...documented({ dnc_entry: DncEntrySchema }, 201),
         },
       },
     )

@@ -79,7 +79,6 @@ function ImportForm({
             <thead>
               <tr>
                 {header.map((name, index) => (
-                  // biome-ignore lint/suspicious/noArrayIndexKey: header names may repeat
                   <th key={index} scope="col">
                     {name}
                   </th>
@@ -88,10 +87,8 @@ function ImportForm({
             </thead>
             <tbody class="preview">
               {rows.slice(1).map((row, index) => (
-                // biome-ignore lint/suspicious/noArrayIndexKey: rows of a preview have no identity
                 <tr key={index}>
                   {row.map((cell, column) => (
-                    // biome-ignore lint/suspicious/noArrayIndexKey: cells of a preview have no identity
                     <td key={column}>{cell}</td>
                   ))}
                 </tr>
