@@ -434,6 +434,44 @@ describe("console for admins", () => {
       expect(await page.locator("[data-secret]").count()).toBe(0);
       expect(await page.content()).not.toContain(key);
 
+      // Call records: filtered by outcome, exported as CSV.
+      await page.goto(`${server.baseUrl}/cdrs`);
+      await page.getByLabel("Outcome").selectOption("answered");
+      await page.getByRole("button", { name: "Apply" }).click();
+      await page.getByRole("row", { name: /\+14155552671/ }).waitFor({ timeout: 10_000 });
+      const [exported] = await Promise.all([
+        page.waitForEvent("download"),
+        page.getByRole("button", { name: "Export CSV" }).click(),
+      ]);
+      expect(readFileSync((await exported.path()) as string, "utf8")).toContain("14155552671");
+
+      // Do not call: add, search, remove.
+      await page.goto(`${server.baseUrl}/dnc`);
+      await page.getByLabel("Number to add").fill("+1 415 555 0199");
+      await page.getByRole("button", { name: "Add", exact: true }).click();
+      await page.getByRole("row", { name: /\+14155550199/ }).waitFor({ timeout: 10_000 });
+      await page.getByLabel("Search number").fill("+14155550199");
+      await page.getByRole("button", { name: "Search" }).click();
+      await page.getByRole("button", { name: "Remove +14155550199" }).click();
+      await page.getByText("0–0 of 0").waitFor({ timeout: 10_000 });
+
+      // Users: a new agent, then disabled.
+      await page.goto(`${server.baseUrl}/admin/users`);
+      await page.getByLabel("E-mail").fill("second@acme.test");
+      await page.getByLabel("First password").fill(FIRST_PASSWORD);
+      await page.getByRole("button", { name: "Create user" }).click();
+      await page.getByRole("button", { name: "Disable second@acme.test" }).click();
+      await page
+        .getByRole("button", { name: "Enable second@acme.test" })
+        .waitFor({ timeout: 10_000 });
+
+      // Edge nodes: the key is shown once.
+      await page.goto(`${server.baseUrl}/admin/edge-nodes`);
+      await page.getByLabel("Node name").fill("edge-2");
+      await page.getByRole("button", { name: "Register node" }).click();
+      const nodeKey = (await page.locator("[data-secret]").textContent()) ?? "";
+      expect(nodeKey.startsWith("svc_node_")).toBe(true);
+
       for (const [path, name, heading] of [
         ["/campaigns", "campaigns", "Campaigns"],
         ["/cdrs", "call-records", "Call records"],
@@ -468,9 +506,12 @@ describe("console for admins", () => {
       const context = await newContext(browser);
       const page = await context.newPage();
       await page.goto(server.baseUrl);
-      await page.getByLabel("E-mail").fill("root@example.test");
-      await page.getByLabel("Password", { exact: true }).fill("a configured password");
-      await page.getByRole("button", { name: "Sign in" }).click();
+      // Signed in with the keyboard alone.
+      await page.getByLabel("E-mail").focus();
+      await page.keyboard.type("root@example.test");
+      await page.keyboard.press("Tab");
+      await page.keyboard.type("a configured password");
+      await page.keyboard.press("Enter");
       await page.getByRole("heading", { name: "Tenants" }).waitFor({ timeout: 10_000 });
       await page.getByRole("row", { name: /Acme/ }).waitFor({ timeout: 10_000 });
       await captureView(page, "tenants");

@@ -178,7 +178,9 @@ if (session.peek()) refreshMe().catch(() => signOut(false));
 effect(() => {
   const current = session.value;
   const here = path.value;
-  if (!current && here !== "/signin") navigate(`/signin?next=${encodeURIComponent(here)}`, true);
+  // The page asked for is kept for after the sign-in; the root leaves the choice to the role.
+  if (!current && here !== "/signin")
+    navigate(here === "/" ? "/signin" : `/signin?next=${encodeURIComponent(here)}`, true);
 });
 
 render(<App />, document.getElementById("console") as HTMLElement);

@@ -77,7 +77,7 @@ export function AdminUsers() {
       </form>
       <Problem error={users.error ?? changing.error} />
       <section class="card" aria-label="User list">
-        <Table label="Users">
+        <Table label="Users" stacked>
           <thead>
             <tr>
               <th scope="col">E-mail</th>
@@ -91,7 +91,7 @@ export function AdminUsers() {
             {users.data?.items.map((user) => (
               <tr key={user.id}>
                 <th scope="row">{user.email}</th>
-                <td>
+                <td data-label="Role">
                   <select
                     aria-label={`Role of ${user.email}`}
                     value={user.role}
@@ -109,12 +109,12 @@ export function AdminUsers() {
                     ))}
                   </select>
                 </td>
-                <td>
+                <td data-label="Status">
                   {user.status}
                   {user.must_change_password && <span class="muted small"> · first password</span>}
                 </td>
-                <td>{dateTime(user.created_at)}</td>
-                <td>
+                <td data-label="Created">{dateTime(user.created_at)}</td>
+                <td data-label="Actions">
                   <button
                     type="button"
                     disabled={user.id === me}
