@@ -7,7 +7,24 @@ import { type Link, liveSocket } from "../live.ts";
 import { Page, Problem, Table, useAction } from "../ui.tsx";
 
 const HOUR = 3_600_000;
+const HISTORY_KEY = "dialer.wallboard.history";
 type Sample = { at: number; rate: number };
+
+/** The samples of the last hour this tab has seen, kept across reloads of the page. */
+function storedHistory(): Map<string, Sample[]> {
+  try {
+    const cutoff = Date.now() - HOUR;
+    const saved = JSON.parse(sessionStorage.getItem(HISTORY_KEY) ?? "{}") as Record<
+      string,
+      Sample[]
+    >;
+    return new Map(
+      Object.entries(saved).map(([id, samples]) => [id, samples.filter((s) => s.at >= cutoff)]),
+    );
+  } catch {
+    return new Map();
+  }
+}
 
 /** The abandon rate over the last hour, against the campaign's limit. */
 function AbandonChart({ samples, limit, now }: { samples: Sample[]; limit: number; now: number }) {
@@ -55,7 +72,7 @@ function LeadsByState({ stats }: { stats: CampaignStats | undefined }) {
 
 export function Wallboard() {
   const [campaigns, setCampaigns] = useState(new Map<string, CampaignWithStats>());
-  const [history, setHistory] = useState(new Map<string, Sample[]>());
+  const [history, setHistory] = useState(storedHistory);
   const [agents, setAgents] = useState(new Map<string, Agent>());
   const [link, setLink] = useState<Link>("connecting");
   const [now, setNow] = useState(Date.now());
@@ -67,12 +84,22 @@ export function Wallboard() {
   }, []);
 
   useEffect(() => {
+    try {
+      sessionStorage.setItem(HISTORY_KEY, JSON.stringify(Object.fromEntries(history)));
+    } catch {}
+  }, [history]);
+
+  useEffect(() => {
     const record = (id: string, stats: CampaignStats) =>
       setHistory((before) => {
         const next = new Map(before);
         const cutoff = Date.now() - HOUR;
         const samples = (next.get(id) ?? []).filter((sample) => sample.at >= cutoff);
-        samples.push({ at: Date.now(), rate: stats.abandon_rate });
+        const last = samples.at(-1);
+        // One point each 10 s at most (stats come up to 4 times a second): the latest wins.
+        if (last && Date.now() - last.at < 10_000)
+          samples[samples.length - 1] = { ...last, rate: stats.abandon_rate };
+        else samples.push({ at: Date.now(), rate: stats.abandon_rate });
         next.set(id, samples);
         return next;
       });
