@@ -106,9 +106,10 @@ async function servePage({ request }: { request: Request }) {
 /** The console of every role: one page at each of its addresses, and its hashed assets. */
 export function consoleModule() {
   const app = new Elysia({ name: "console" }).get(
-    `${ASSET_PREFIX}:file`,
+    // A wildcard, not a parameter: the name of a public file, never an id of a tenant's object.
+    `${ASSET_PREFIX}*`,
     async ({ params }) => {
-      const asset = (await consoleBundle()).assets.get(params.file);
+      const asset = (await consoleBundle()).assets.get(params["*"]);
       if (!asset) return new Response("not found", { status: 404 });
       return new Response(asset.body, {
         headers: {
