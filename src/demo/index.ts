@@ -17,6 +17,8 @@ const SIMULATED_AGENTS = 4;
 const random = new Random(Number(process.env.DEMO_SEED ?? 20261125));
 
 async function startServer(): Promise<{ baseUrl: string; stop: () => void }> {
+  // Always the embedded database: the demo seeds a workspace of its own.
+  const { DATABASE_URL: _external, ...inherited } = process.env;
   const child = Bun.spawn([process.execPath, "src/index.ts"], {
     cwd: ROOT,
     env: {
@@ -25,7 +27,7 @@ async function startServer(): Promise<{ baseUrl: string; stop: () => void }> {
       DATA_DIR: "memory://",
       LOG_LEVEL: "info",
       AUTH_JWT_SECRET: randomBytes(32).toString("hex"),
-      ...process.env,
+      ...inherited,
       BOOTSTRAP_ADMIN_EMAIL: "platform@demo.test",
       BOOTSTRAP_ADMIN_PASSWORD: PASSWORD,
     },
