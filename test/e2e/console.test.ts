@@ -434,7 +434,7 @@ describe("console for admins", () => {
       expect(await page.locator("[data-secret]").count()).toBe(0);
       expect(await page.content()).not.toContain(key);
 
-      // Call records: filtered by outcome, exported as CSV.
+      // Call records: filtered by outcome, exported as CSV (the answered call is the first test's).
       await page.goto(`${server.baseUrl}/cdrs`);
       await page.getByLabel("Outcome").selectOption("answered");
       await page.getByRole("button", { name: "Apply" }).click();

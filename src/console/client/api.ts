@@ -267,6 +267,8 @@ export const api = {
     form: FormData,
     progress: (share: number) => void,
   ) => upload<{ import: Import }>(`${listPath(campaignId, listId)}/import`, form, progress),
+  imports: (campaignId: string, listId: string, query: { limit?: number; offset?: number } = {}) =>
+    list<Import>(`${listPath(campaignId, listId)}/imports`, query),
   downloadRejected: (campaignId: string, listId: string, importId: string) =>
     download(
       `${listPath(campaignId, listId)}/imports/${encodeURIComponent(importId)}/rejected.csv`,

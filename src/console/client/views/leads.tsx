@@ -180,6 +180,73 @@ function ImportForm({
   );
 }
 
+/** Every import into the list, with its rejected rows to download. */
+function PastImports({
+  campaignId,
+  listId,
+  version,
+}: {
+  campaignId: string;
+  listId: string;
+  version: number;
+}) {
+  const [offset, setOffset] = useState(0);
+  const imports = useLoad(
+    () => api.imports(campaignId, listId, { offset, limit: 10 }),
+    [campaignId, listId, offset, version],
+  );
+  const downloading = useAction();
+  if (!imports.data?.total) return null;
+  return (
+    <section class="card" aria-labelledby="imports-title">
+      <h2 id="imports-title">Past imports</h2>
+      <Problem error={imports.error ?? downloading.error} />
+      <Table label="Past imports">
+        <thead>
+          <tr>
+            <th scope="col">Finished</th>
+            <th scope="col">Imported</th>
+            <th scope="col">Rejected</th>
+            <th scope="col">Rejected rows</th>
+          </tr>
+        </thead>
+        <tbody>
+          {imports.data.items.map((done) => (
+            <tr key={done.id}>
+              <td>{dateTime(done.finished_at)}</td>
+              <td>{done.imported}</td>
+              <td>{done.rejected}</td>
+              <td>
+                {done.rejected > 0 ? (
+                  <button
+                    type="button"
+                    class="link"
+                    disabled={downloading.busy}
+                    aria-label={`Download the rejected rows of the import of ${dateTime(done.finished_at)}`}
+                    onClick={() =>
+                      downloading.run(() => api.downloadRejected(campaignId, listId, done.id))
+                    }
+                  >
+                    Download
+                  </button>
+                ) : (
+                  "–"
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </Table>
+      <Pager
+        total={imports.data.total}
+        limit={imports.data.limit}
+        offset={imports.data.offset}
+        onPage={setOffset}
+      />
+    </section>
+  );
+}
+
 export function LeadListView({ campaignId, listId }: { campaignId: string; listId: string }) {
   const list = useLoad(() => api.leadList(campaignId, listId), [campaignId, listId]);
   const [state, setState] = useState("");
@@ -194,6 +261,7 @@ export function LeadListView({ campaignId, listId }: { campaignId: string; listI
     [campaignId, listId, state, offset],
   );
   const current = list.data?.lead_list;
+  const [imported, setImported] = useState(0);
   return (
     <Page title={current ? `Lead list ${current.name}` : "Lead list"}>
       <p>
@@ -213,9 +281,11 @@ export function LeadListView({ campaignId, listId }: { campaignId: string; listI
           onDone={() => {
             list.reload();
             leads.reload();
+            setImported((count) => count + 1);
           }}
         />
       )}
+      <PastImports campaignId={campaignId} listId={listId} version={imported} />
       <section class="card" aria-labelledby="leads-title">
         <h2 id="leads-title">Leads</h2>
         <Select
