@@ -1,7 +1,7 @@
-import Papa from "papaparse";
 import { useState } from "preact/hooks";
 import { may } from "../access.ts";
 import { api, type Import } from "../api.ts";
+import { previewRows } from "../csv-preview.ts";
 import { facts } from "../facts.ts";
 import { dateTime } from "../format.ts";
 import { Field, Page, Pager, Problem, Select, Table, useAction, useLoad } from "../ui.tsx";
@@ -10,9 +10,7 @@ const PREVIEW_ROWS = 5;
 
 /** The header and first rows of a CSV file, read in the browser before it is sent. */
 async function previewOf(file: File): Promise<string[][]> {
-  const head = await file.slice(0, 64 * 1024).text();
-  const parsed = Papa.parse<string[]>(head, { preview: PREVIEW_ROWS + 1, skipEmptyLines: true });
-  return parsed.data;
+  return previewRows(await file.slice(0, 64 * 1024).text(), PREVIEW_ROWS + 1);
 }
 
 const guess = (header: string[], pattern: RegExp) =>
