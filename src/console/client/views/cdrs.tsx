@@ -68,7 +68,7 @@ export function CallRecords() {
       </form>
       <Problem error={records.error ?? exporting.error} />
       <section class="card" aria-label="Records">
-        <Table label="Call records">
+        <Table label="Call records" stacked>
           <thead>
             <tr>
               <th scope="col">Started</th>
@@ -86,16 +86,18 @@ export function CallRecords() {
           <tbody>
             {records.data?.items.map((cdr) => (
               <tr key={cdr.id}>
-                <td>{dateTime(cdr.started_at)}</td>
+                <td data-label="Started">{dateTime(cdr.started_at)}</td>
                 <th scope="row">{cdr.phone}</th>
-                <td>{campaignName.get(cdr.campaign_id) ?? "–"}</td>
-                <td>{label(cdr.outcome)}</td>
-                <td>{cdr.disposition ? label(cdr.disposition) : "–"}</td>
-                <td>{cdr.attempt}</td>
-                <td>{cdr.ring_seconds}</td>
-                <td>{cdr.talk_seconds}</td>
-                {email.size > 0 && <td>{(cdr.agent_id && email.get(cdr.agent_id)) || "–"}</td>}
-                <td>{cdr.hangup_cause ?? "–"}</td>
+                <td data-label="Campaign">{campaignName.get(cdr.campaign_id) ?? "–"}</td>
+                <td data-label="Outcome">{label(cdr.outcome)}</td>
+                <td data-label="Disposition">{cdr.disposition ? label(cdr.disposition) : "–"}</td>
+                <td data-label="Attempt">{cdr.attempt}</td>
+                <td data-label="Ring s">{cdr.ring_seconds}</td>
+                <td data-label="Talk s">{cdr.talk_seconds}</td>
+                {email.size > 0 && (
+                  <td data-label="Agent">{(cdr.agent_id && email.get(cdr.agent_id)) || "–"}</td>
+                )}
+                <td data-label="Hang-up cause">{cdr.hangup_cause ?? "–"}</td>
               </tr>
             ))}
           </tbody>
