@@ -103,10 +103,13 @@ export function Wallboard() {
         next.set(id, samples);
         return next;
       });
-    const put = (campaign: CampaignWithStats) =>
+    const known = new Set<string>();
+    const put = (campaign: CampaignWithStats) => {
+      known.add(campaign.id);
       setCampaigns((before) =>
         new Map(before).set(campaign.id, { ...before.get(campaign.id), ...campaign }),
       );
+    };
     // The snapshot carries no stats: each campaign's come from the API once, then live.
     const fetchStats = async (ids: string[]) => {
       for (let i = 0; i < ids.length; i += 4) {
@@ -123,11 +126,19 @@ export function Wallboard() {
         );
       }
     };
-    return liveSocket(
+    // A campaign created after the snapshot sends nothing until its first status change.
+    const newcomers = setInterval(() => {
+      api.campaigns({ limit: 500 }).then(
+        (page) => void fetchStats(page.items.filter((c) => !known.has(c.id)).map((c) => c.id)),
+        () => {},
+      );
+    }, 30_000);
+    const stop = liveSocket(
       "/ws/supervisor",
       (message) => {
         switch (message.type) {
           case "snapshot":
+            for (const campaign of message.campaigns) known.add(campaign.id);
             setCampaigns(
               (before) =>
                 new Map(message.campaigns.map((c) => [c.id, { ...before.get(c.id), ...c }])),
@@ -168,6 +179,10 @@ export function Wallboard() {
       },
       setLink,
     );
+    return () => {
+      clearInterval(newcomers);
+      stop();
+    };
   }, []);
 
   const act = (id: string, verb: "start" | "pause" | "stop") =>
