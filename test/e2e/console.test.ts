@@ -408,6 +408,11 @@ describe("console for admins", () => {
       await page.getByRole("heading", { name: "Winter" }).waitFor({ timeout: 10_000 });
       await page.getByRole("heading", { name: "Status history" }).waitFor();
       await captureView(page, "campaign-detail");
+      const [evidence] = await Promise.all([
+        page.waitForEvent("download"),
+        page.getByRole("button", { name: "Download the counted calls (CSV)" }).click(),
+      ]);
+      expect(evidence.suggestedFilename()).toMatch(/^compliance-.*\.csv$/);
 
       await page.goto(`${server.baseUrl}/admin/api-keys`);
       await page.getByLabel("Key name").fill("CRM sync");

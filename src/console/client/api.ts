@@ -249,6 +249,8 @@ export const api = {
     list<StatusChange>(`${campaignPath(id)}/history`, query),
   compliance: (id: string) =>
     one(call<{ data: { compliance: Compliance } }>("GET", `${campaignPath(id)}/compliance`)),
+  complianceEvidence: (id: string) =>
+    download(`${campaignPath(id)}/compliance`, {}, `compliance-${id}.csv`),
 
   leadLists: (campaignId: string) => list<LeadList>(`${campaignPath(campaignId)}/lead-lists`),
   leadList: (campaignId: string, listId: string) =>

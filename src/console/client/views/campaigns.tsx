@@ -441,6 +441,13 @@ export function CampaignDetail({ id }: { id: string }) {
           <h2 id="compliance-title">Compliance</h2>
           <Problem error={compliance.error} />
           {compliance.data && <ComplianceView compliance={compliance.data.compliance} />}
+          <button
+            type="button"
+            class="link"
+            onClick={() => action.run(() => api.complianceEvidence(id))}
+          >
+            Download the counted calls (CSV)
+          </button>
         </section>
       </div>
     </Page>
