@@ -5,7 +5,7 @@ import { CampaignRegistry, MAX_WAITING_COMMANDS } from "../actors/registry.ts";
 import { TenantRegistry } from "../actors/tenant-registry.ts";
 import type { DatabaseHandle } from "../db/client.ts";
 import type { Config } from "./config.ts";
-import { dashboardModule } from "./dashboard/index.ts";
+import { consoleModule } from "./console/server.ts";
 import type { ServiceDeps } from "./deps.ts";
 import { AgentBoard } from "./dialer/agents.ts";
 import { ClaimReplies } from "./dialer/claim-replies.ts";
@@ -134,7 +134,7 @@ export function createApp(deps: ServiceDeps) {
     .use(auditModule(deps, auth))
     .use(realtimeModule(deps))
     .use(asyncApiModule)
-    .use(dashboardModule);
+    .use(consoleModule());
 }
 
 export type App = ReturnType<typeof createApp>;

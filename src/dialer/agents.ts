@@ -13,6 +13,8 @@ export interface AgentPresence {
   tenantId: string;
   state: AgentState;
   campaignId: string | null;
+  /** The agent's e-mail, so that a wallboard names people rather than ids. */
+  email?: string | undefined;
   /** The call reserved for, on, or wrapping up for this agent. */
   callId: string | null;
   /** When the agent entered this state (epoch ms): the longest-waiting ready agent goes first. */

@@ -768,6 +768,7 @@ export async function setAgentState(
     {
       userId: principal.user.id,
       tenantId: principal.tenantId,
+      email: principal.user.email,
       state: input.state,
       campaignId,
       callId: current?.state === "wrap_up" ? current.callId : null,
@@ -791,6 +792,7 @@ async function tenantCampaignId(deps: ServiceDeps, tenantId: string, campaignId:
 
 export const agentView = (agent: AgentPresence) => ({
   user_id: agent.userId,
+  email: agent.email ?? null,
   state: agent.state,
   campaign_id: agent.campaignId,
   call_id: agent.callId,

@@ -23,6 +23,21 @@ const fieldOf = (path: string) =>
     .map((part) => part.replaceAll("~1", "/").replaceAll("~0", "~"))
     .join(".");
 
+const TYPE_ONLY = /^Expected (number|integer|string|boolean|null|union value)$/;
+
+/**
+ * A failure's message; for a union (Elysia accepts a number as a number or numeric text),
+ * the first of its variants' messages that says more than the expected type, such as
+ * "Expected integer to be less or equal to 50", where the union alone says "Expected union value".
+ */
+function messageOf(issue: { type?: unknown; message: string; errors?: unknown }): string {
+  if (issue.type !== ValueErrorType.Union || !Array.isArray(issue.errors)) return issue.message;
+  for (const variant of issue.errors as Iterable<{ message: string }>[]) {
+    for (const nested of variant) if (!TYPE_ONLY.test(nested.message)) return nested.message;
+  }
+  return issue.message;
+}
+
 function fieldErrorsOf(error: ValidationError): FieldError[] {
   const byField = new Map<string, string>();
   for (const issue of error.all) {
@@ -31,7 +46,7 @@ function fieldErrorsOf(error: ValidationError): FieldError[] {
     if (field === "" || byField.has(field)) continue;
     // TypeBox reports an unknown key as an additional-properties failure at that key's path.
     const unknownKey = "type" in issue && issue.type === ValueErrorType.ObjectAdditionalProperties;
-    byField.set(field, unknownKey ? "unknown field" : issue.message);
+    byField.set(field, unknownKey ? "unknown field" : messageOf(issue));
   }
   return [...byField].map(([field, message]) => ({ field, message }));
 }

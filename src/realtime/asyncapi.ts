@@ -7,8 +7,9 @@ import {
   CampaignStatusSchema,
 } from "../modules/campaigns/model.ts";
 
-const AgentSchema = t.Object({
+export const AgentSchema = t.Object({
   user_id: t.String({ format: "uuid" }),
+  email: t.Union([t.String(), t.Null()]),
   state: t.Union(AGENT_STATES.map((state) => t.Literal(state))),
   campaign_id: t.Union([t.String({ format: "uuid" }), t.Null()]),
   call_id: t.Union([t.String({ format: "uuid" }), t.Null()]),

@@ -387,7 +387,14 @@ export function realtimeModule(deps: ServiceDeps) {
         type: "agent.state",
         agent: agent
           ? agentView(agent)
-          : { user_id: userId, state: "offline", campaign_id: null, call_id: null, since: null },
+          : {
+              user_id: userId,
+              email: principal.user.email,
+              state: "offline",
+              campaign_id: null,
+              call_id: null,
+              since: null,
+            },
       });
     },
     message(ws, raw) {

@@ -5,12 +5,14 @@ import { agentView, DISPOSITIONS, dispositionCall, setAgentState } from "../../d
 import { ok, okList } from "../../envelope.ts";
 import { forbidden } from "../../errors.ts";
 import { resolveTenant } from "../../identity/tenant-scope.ts";
+import { documented, documentedList } from "../../openapi-bodies.ts";
 import { PageQuery, parsePage } from "../../pagination.ts";
 import type { AuthGuard } from "../../plugins/auth.ts";
 import { jsonBody } from "../../plugins/json-body.ts";
+import { AgentSchema } from "../../realtime/asyncapi.ts";
 import { TenantQuery } from "../users/model.ts";
 
-const AgentStateBody = t.Object(
+export const AgentStateBody = t.Object(
   {
     state: t.Union([t.Literal("ready"), t.Literal("paused"), t.Literal("offline")]),
     campaign_id: t.Optional(t.String({ description: "required for ready" })),
@@ -18,7 +20,7 @@ const AgentStateBody = t.Object(
   { additionalProperties: false },
 );
 
-const DispositionBody = t.Object(
+export const DispositionBody = t.Object(
   {
     disposition: t.Union(DISPOSITIONS.map((value) => t.Literal(value))),
     callback_at: t.Optional(t.String({ description: "RFC 3339; required for callback" })),
@@ -38,6 +40,7 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         ...jsonBody(AgentStateBody),
         detail: {
           summary: "Become ready for a campaign, pause, or go offline",
+          ...documented({ agent: AgentSchema }),
           description: `Agent states: ${AGENT_STATES.join(", ")}.`,
         },
       },
@@ -52,6 +55,7 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
             ? agentView(agent)
             : {
                 user_id: principal.user.id,
+                email: principal.user.email,
                 state: "offline",
                 campaign_id: null,
                 call_id: null,
@@ -61,7 +65,7 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
       },
       {
         auth: "agents.self",
-        detail: { summary: "The caller's agent state" },
+        detail: { summary: "The caller's agent state", ...documented({ agent: AgentSchema }) },
       },
     )
     .get(
@@ -81,6 +85,7 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         query: t.Object({ ...PageQuery, ...TenantQuery }),
         detail: {
           summary: "Agents signed in to the tenant and their states",
+          ...documentedList(AgentSchema),
         },
       },
     )

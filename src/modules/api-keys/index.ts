@@ -3,11 +3,12 @@ import type { ServiceDeps } from "../../deps.ts";
 import { ok, okList } from "../../envelope.ts";
 import { requestMeta } from "../../http-meta.ts";
 import { resolveTenant } from "../../identity/tenant-scope.ts";
+import { documented, documentedList } from "../../openapi-bodies.ts";
 import { PageQuery, parsePage } from "../../pagination.ts";
 import { type AuthGuard, asUser } from "../../plugins/auth.ts";
 import { jsonBody } from "../../plugins/json-body.ts";
 import { IdParams, TenantQuery } from "../users/model.ts";
-import { CreateApiKeyBody } from "./model.ts";
+import { ApiKeySchema, CreateApiKeyBody } from "./model.ts";
 import { createApiKey, listTenantApiKeys, revokeTenantApiKey } from "./service.ts";
 
 export const apiKeysModule = (deps: ServiceDeps, auth: AuthGuard) =>
@@ -33,6 +34,13 @@ export const apiKeysModule = (deps: ServiceDeps, auth: AuthGuard) =>
         ...jsonBody(CreateApiKeyBody),
         detail: {
           summary: "Create a workspace API key; the full key is returned this once",
+          ...documented(
+            {
+              api_key: ApiKeySchema,
+              key: t.String({ description: "the full key, shown this once" }),
+            },
+            201,
+          ),
         },
       },
     )
@@ -47,7 +55,7 @@ export const apiKeysModule = (deps: ServiceDeps, auth: AuthGuard) =>
       {
         auth: "api_keys.manage",
         query: t.Object({ ...PageQuery, ...TenantQuery }),
-        detail: { summary: "List API keys" },
+        detail: { summary: "List API keys", ...documentedList(ApiKeySchema) },
       },
     )
     .delete(
@@ -70,6 +78,7 @@ export const apiKeysModule = (deps: ServiceDeps, auth: AuthGuard) =>
         query: t.Object(TenantQuery),
         detail: {
           summary: "Revoke an API key (effective on the next request)",
+          ...documented({ api_key: ApiKeySchema }),
         },
       },
     );

@@ -2,9 +2,11 @@ import { Elysia } from "elysia";
 import type { ServiceDeps } from "../../deps.ts";
 import { jsonText, ok } from "../../envelope.ts";
 import { requestMeta } from "../../http-meta.ts";
+import { documented } from "../../openapi-bodies.ts";
 import { type AuthGuard, asUser } from "../../plugins/auth.ts";
 import { jsonBody } from "../../plugins/json-body.ts";
-import { ChangePasswordBody, LoginBody } from "./model.ts";
+import { UserSchema } from "../users/model.ts";
+import { ChangePasswordBody, LoginBody, LoginResult, MeResult } from "./model.ts";
 import { cachedMeText, changePassword, login, logout, me } from "./service.ts";
 
 export const authModule = (deps: ServiceDeps, auth: AuthGuard) =>
@@ -19,6 +21,7 @@ export const authModule = (deps: ServiceDeps, auth: AuthGuard) =>
         detail: {
           "x-permission": "public",
           summary: "Log in and receive a bearer token",
+          ...documented(LoginResult.properties),
           security: [],
         },
       },
@@ -31,7 +34,7 @@ export const authModule = (deps: ServiceDeps, auth: AuthGuard) =>
       },
       {
         auth: "session.me",
-        detail: { summary: "The caller's user and tenant" },
+        detail: { summary: "The caller's user and tenant", ...documented(MeResult.properties) },
       },
     )
     .post(
@@ -48,7 +51,7 @@ export const authModule = (deps: ServiceDeps, auth: AuthGuard) =>
       {
         auth: "session.password",
         ...jsonBody(ChangePasswordBody),
-        detail: { summary: "Change the caller's password" },
+        detail: { summary: "Change the caller's password", ...documented({ user: UserSchema }) },
       },
     )
     .post(
@@ -59,6 +62,7 @@ export const authModule = (deps: ServiceDeps, auth: AuthGuard) =>
         auth: "session.logout",
         detail: {
           summary: "Record a logout (tokens are not revoked)",
+          ...documented({}),
         },
       },
     );

@@ -4,6 +4,7 @@ import { explainCallable } from "../../dialer/callable.ts";
 import { jsonText, ok, okList } from "../../envelope.ts";
 import { requestMeta } from "../../http-meta.ts";
 import { resolveTenant } from "../../identity/tenant-scope.ts";
+import { documented, documentedList } from "../../openapi-bodies.ts";
 import { PageQuery, parsePage } from "../../pagination.ts";
 import type { AuthGuard } from "../../plugins/auth.ts";
 import { jsonBody } from "../../plugins/json-body.ts";
@@ -12,9 +13,12 @@ import { campaignCompliance, complianceEvidence } from "./compliance.ts";
 import {
   CampaignListQuery,
   CampaignParams,
+  CampaignSchema,
+  CampaignStatsSchema,
   CreateCampaignBody,
   PatchCampaignBody,
   StatusActionBody,
+  StatusChangeSchema,
 } from "./model.ts";
 import {
   campaignHistory,
@@ -48,7 +52,10 @@ export const campaignsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         auth: "campaigns.write",
         ...jsonBody(CreateCampaignBody),
         query: TenantOnly,
-        detail: { summary: "Create a campaign (status draft)" },
+        detail: {
+          summary: "Create a campaign (status draft)",
+          ...documented({ campaign: CampaignSchema }, 201),
+        },
       },
     )
     .get(
@@ -62,7 +69,7 @@ export const campaignsModule = (deps: ServiceDeps, auth: AuthGuard) =>
       {
         auth: "campaigns.read",
         query: CampaignListQuery,
-        detail: { summary: "List campaigns, newest first" },
+        detail: { summary: "List campaigns, newest first", ...documentedList(CampaignSchema) },
       },
     )
     .get(
@@ -75,7 +82,12 @@ export const campaignsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         auth: "campaigns.read",
         params: CampaignParams,
         query: TenantOnly,
-        detail: { summary: "One campaign, with live stats" },
+        detail: {
+          summary: "One campaign, with live stats",
+          ...documented({
+            campaign: t.Object({ ...CampaignSchema.properties, stats: CampaignStatsSchema }),
+          }),
+        },
       },
     )
     .patch(
@@ -100,6 +112,7 @@ export const campaignsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         ...jsonBody(PatchCampaignBody),
         detail: {
           summary: "Change a campaign's settings (optimistic concurrency on version)",
+          ...documented({ campaign: CampaignSchema }),
         },
       },
     )
@@ -128,6 +141,7 @@ export const campaignsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         headers: t.Object({ "idempotency-key": t.Optional(t.String()) }),
         detail: {
           summary: "Start, pause or stop a campaign",
+          ...documented({ campaign: CampaignSchema }),
           description:
             "With an `Idempotency-Key` header, the first response (status and body) is kept for 60 s and " +
             "replayed with `Idempotent-Replayed: true`; the same key with a different body is 422.",
@@ -172,6 +186,7 @@ export const campaignsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         query: t.Object({ ...PageQuery, ...TenantQuery }),
         detail: {
           summary: "Every status change, newest first",
+          ...documentedList(StatusChangeSchema),
         },
       },
     )

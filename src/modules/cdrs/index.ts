@@ -5,6 +5,7 @@ import { okList } from "../../envelope.ts";
 import { badRequest, type FieldError } from "../../errors.ts";
 import { resolveTenant } from "../../identity/tenant-scope.ts";
 import { csvResponse, csvStream } from "../../lib/csv-export.ts";
+import { documentedList } from "../../openapi-bodies.ts";
 import { parsePage } from "../../pagination.ts";
 import type { AuthGuard } from "../../plugins/auth.ts";
 import { CdrQuery, CdrSchema, type CdrView, cdrView } from "./model.ts";
@@ -72,6 +73,7 @@ export const cdrsModule = (deps: ServiceDeps, auth: AuthGuard) =>
       detail: {
         summary:
           "Call detail records, newest first; `from` inclusive and `to` exclusive on started_at",
+        ...documentedList(CdrSchema),
       },
     },
   );

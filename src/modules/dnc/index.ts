@@ -5,6 +5,7 @@ import { ok, okList } from "../../envelope.ts";
 import { badRequest, INVALID_BODY } from "../../errors.ts";
 import { requestMeta } from "../../http-meta.ts";
 import { resolveTenant } from "../../identity/tenant-scope.ts";
+import { documented, documentedList } from "../../openapi-bodies.ts";
 import { PageQuery, parsePage } from "../../pagination.ts";
 import type { AuthGuard } from "../../plugins/auth.ts";
 import { jsonBody } from "../../plugins/json-body.ts";
@@ -62,6 +63,7 @@ export const dncModule = (deps: ServiceDeps, auth: AuthGuard) =>
         }),
         detail: {
           summary: "The tenant's do-not-call list, newest first",
+          ...documentedList(DncEntrySchema),
         },
       },
     )
@@ -83,6 +85,7 @@ export const dncModule = (deps: ServiceDeps, auth: AuthGuard) =>
         ...jsonBody(AddBody),
         detail: {
           summary: "Add a number to the do-not-call list (idempotent)",
+          ...documented({ dnc_entry: DncEntrySchema }, 201),
         },
       },
     )

@@ -4,11 +4,18 @@ import { applyCallEvent, claimJobs } from "../../dialer/service.ts";
 import { ok, okList } from "../../envelope.ts";
 import { requestMeta } from "../../http-meta.ts";
 import { resolveTenant } from "../../identity/tenant-scope.ts";
+import { documented, documentedList } from "../../openapi-bodies.ts";
 import { PageQuery, parsePage } from "../../pagination.ts";
 import { type AuthGuard, asUser } from "../../plugins/auth.ts";
 import { jsonBody } from "../../plugins/json-body.ts";
 import { IdParams, TenantQuery } from "../users/model.ts";
-import { CallEventBody, ClaimBody, CreateEdgeNodeBody, HeartbeatBody } from "./model.ts";
+import {
+  CallEventBody,
+  ClaimBody,
+  CreateEdgeNodeBody,
+  EdgeNodeSchema,
+  HeartbeatBody,
+} from "./model.ts";
 import { heartbeat, listEdgeNodes, registerEdgeNode, revokeEdgeNode } from "./service.ts";
 
 /** Admins register, list and revoke edge nodes. */
@@ -35,6 +42,13 @@ export const edgeNodesModule = (deps: ServiceDeps, auth: AuthGuard) =>
         ...jsonBody(CreateEdgeNodeBody),
         detail: {
           summary: "Register an edge node; its key is returned this once",
+          ...documented(
+            {
+              edge_node: EdgeNodeSchema,
+              key: t.String({ description: "the node key, shown this once" }),
+            },
+            201,
+          ),
         },
       },
     )
@@ -51,6 +65,7 @@ export const edgeNodesModule = (deps: ServiceDeps, auth: AuthGuard) =>
         query: t.Object({ ...PageQuery, ...TenantQuery }),
         detail: {
           summary: "List edge nodes with their last heartbeat and online state",
+          ...documentedList(EdgeNodeSchema),
         },
       },
     )
@@ -72,7 +87,10 @@ export const edgeNodesModule = (deps: ServiceDeps, auth: AuthGuard) =>
         auth: "edge_nodes.manage",
         params: IdParams,
         query: t.Object(TenantQuery),
-        detail: { summary: "Revoke an edge node's key" },
+        detail: {
+          summary: "Revoke an edge node's key",
+          ...documented({ edge_node: EdgeNodeSchema }),
+        },
       },
     );
 

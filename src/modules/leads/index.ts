@@ -4,6 +4,7 @@ import { ok, okList } from "../../envelope.ts";
 import { requestMeta } from "../../http-meta.ts";
 import { resolveTenant } from "../../identity/tenant-scope.ts";
 import { csvResponse } from "../../lib/csv-export.ts";
+import { documented, documentedList } from "../../openapi-bodies.ts";
 import { parsePage } from "../../pagination.ts";
 import type { AuthGuard } from "../../plugins/auth.ts";
 import { jsonBody } from "../../plugins/json-body.ts";
@@ -12,6 +13,9 @@ import {
   CreateLeadListBody,
   ImportForm,
   ImportParams,
+  ImportSchema,
+  LeadListSchema,
+  LeadSchema,
   LeadsQuery,
   ListParams,
   PagedQuery,
@@ -50,7 +54,10 @@ export const leadsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         params: CampaignParams,
         query: TenantOnlyQuery,
         ...jsonBody(CreateLeadListBody),
-        detail: { summary: "Create a lead list in a campaign" },
+        detail: {
+          summary: "Create a lead list in a campaign",
+          ...documented({ lead_list: LeadListSchema }, 201),
+        },
       },
     )
     .get(
@@ -65,7 +72,7 @@ export const leadsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         auth: "leads.read",
         params: CampaignParams,
         query: PagedQuery,
-        detail: { summary: "The campaign's lead lists" },
+        detail: { summary: "The campaign's lead lists", ...documentedList(LeadListSchema) },
       },
     )
     .get(
@@ -83,7 +90,7 @@ export const leadsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         auth: "leads.read",
         params: ListParams,
         query: TenantOnlyQuery,
-        detail: { summary: "One lead list" },
+        detail: { summary: "One lead list", ...documented({ lead_list: LeadListSchema }) },
       },
     )
     .post(
@@ -102,6 +109,7 @@ export const leadsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         // No body schema: the service streams the multipart upload itself (see UNREAD_MULTIPART).
         detail: {
           summary: "Import leads from a CSV file (all or nothing)",
+          ...documented({ import: ImportSchema }),
           requestBody: {
             required: true,
             content: {
@@ -133,6 +141,7 @@ export const leadsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         query: LeadsQuery,
         detail: {
           summary: "The list's leads, newest first; filter by state or phone",
+          ...documentedList(LeadSchema),
         },
       },
     )
@@ -148,7 +157,7 @@ export const leadsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         auth: "leads.read",
         params: ListParams,
         query: PagedQuery,
-        detail: { summary: "Past imports into the list" },
+        detail: { summary: "Past imports into the list", ...documentedList(ImportSchema) },
       },
     )
     .get(

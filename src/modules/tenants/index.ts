@@ -2,11 +2,12 @@ import { Elysia, t } from "elysia";
 import type { ServiceDeps } from "../../deps.ts";
 import { ok, okList } from "../../envelope.ts";
 import { requestMeta } from "../../http-meta.ts";
+import { documented, documentedList } from "../../openapi-bodies.ts";
 import { PageQuery, parsePage } from "../../pagination.ts";
 import type { AuthGuard } from "../../plugins/auth.ts";
 import { jsonBody } from "../../plugins/json-body.ts";
 import { IdParams } from "../users/model.ts";
-import { CreateTenantBody, PatchTenantBody } from "./model.ts";
+import { CreateTenantBody, PatchTenantBody, TenantSchema } from "./model.ts";
 import { createTenant, getTenant, listAllTenants, patchTenant } from "./service.ts";
 
 export const tenantsModule = (deps: ServiceDeps, auth: AuthGuard) =>
@@ -27,7 +28,10 @@ export const tenantsModule = (deps: ServiceDeps, auth: AuthGuard) =>
       {
         auth: "tenants.write",
         ...jsonBody(CreateTenantBody),
-        detail: { summary: "Create a tenant (workspace)" },
+        detail: {
+          summary: "Create a tenant (workspace)",
+          ...documented({ tenant: TenantSchema }, 201),
+        },
       },
     )
     .get(
@@ -40,7 +44,7 @@ export const tenantsModule = (deps: ServiceDeps, auth: AuthGuard) =>
       {
         auth: "tenants.read",
         query: t.Object(PageQuery),
-        detail: { summary: "List tenants" },
+        detail: { summary: "List tenants", ...documentedList(TenantSchema) },
       },
     )
     .patch(
@@ -61,11 +65,12 @@ export const tenantsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         ...jsonBody(PatchTenantBody),
         detail: {
           summary: "Change a tenant's name or default API-key rate limit",
+          ...documented({ tenant: TenantSchema }),
         },
       },
     )
     .get("/:id", async ({ principal, params }) => ok(await getTenant(deps, principal, params.id)), {
       auth: "tenants.read",
       params: IdParams,
-      detail: { summary: "One tenant" },
+      detail: { summary: "One tenant", ...documented({ tenant: TenantSchema }) },
     });

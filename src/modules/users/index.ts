@@ -3,10 +3,18 @@ import type { ServiceDeps } from "../../deps.ts";
 import { ok, okList } from "../../envelope.ts";
 import { requestMeta } from "../../http-meta.ts";
 import { resolveTenant } from "../../identity/tenant-scope.ts";
+import { documented, documentedList } from "../../openapi-bodies.ts";
 import { parsePage } from "../../pagination.ts";
 import type { AuthGuard } from "../../plugins/auth.ts";
 import { jsonBody } from "../../plugins/json-body.ts";
-import { CreateUserBody, IdParams, PatchUserBody, TenantQuery, UserListQuery } from "./model.ts";
+import {
+  CreateUserBody,
+  IdParams,
+  PatchUserBody,
+  TenantQuery,
+  UserListQuery,
+  UserSchema,
+} from "./model.ts";
 import { createUser, getUser, listUsers, patchUser } from "./service.ts";
 
 const TenantOnly = t.Object(TenantQuery);
@@ -32,7 +40,7 @@ export const usersModule = (deps: ServiceDeps, auth: AuthGuard) =>
         auth: "users.write",
         ...jsonBody(CreateUserBody),
         query: TenantOnly,
-        detail: { summary: "Create a user" },
+        detail: { summary: "Create a user", ...documented({ user: UserSchema }, 201) },
       },
     )
     .get(
@@ -46,7 +54,7 @@ export const usersModule = (deps: ServiceDeps, auth: AuthGuard) =>
       {
         auth: "users.read",
         query: UserListQuery,
-        detail: { summary: "List users" },
+        detail: { summary: "List users", ...documentedList(UserSchema) },
       },
     )
     .get(
@@ -57,7 +65,7 @@ export const usersModule = (deps: ServiceDeps, auth: AuthGuard) =>
         auth: "users.read",
         params: IdParams,
         query: TenantOnly,
-        detail: { summary: "One user" },
+        detail: { summary: "One user", ...documented({ user: UserSchema }) },
       },
     )
     .patch(
@@ -80,6 +88,6 @@ export const usersModule = (deps: ServiceDeps, auth: AuthGuard) =>
         params: IdParams,
         query: TenantOnly,
         ...jsonBody(PatchUserBody),
-        detail: { summary: "Change a user's role or status" },
+        detail: { summary: "Change a user's role or status", ...documented({ user: UserSchema }) },
       },
     );

@@ -1,0 +1,334 @@
+/**
+ * The console's one API client. Request and response types are the route schemas' own
+ * (TypeBox `Static<>` of src/modules/<feature>/model.ts), imported as types only: nothing of
+ * the server reaches the browser bundle.
+ */
+import type { Static, TSchema } from "@sinclair/typebox";
+import type { AgentStateBody, DispositionBody } from "../../modules/agents/index.ts";
+import type { ApiKeySchema, CreateApiKeyBody } from "../../modules/api-keys/model.ts";
+import type {
+  ChangePasswordBody,
+  LoginBody,
+  LoginResult,
+  MeResult,
+} from "../../modules/auth/model.ts";
+import type { campaignCompliance } from "../../modules/campaigns/compliance.ts";
+import type {
+  CampaignSchema,
+  CampaignStatsSchema,
+  CreateCampaignBody,
+  PatchCampaignBody,
+  StatusActionBody,
+  StatusChangeSchema,
+} from "../../modules/campaigns/model.ts";
+import type { CdrQuery, CdrSchema } from "../../modules/cdrs/model.ts";
+import type { DncEntrySchema } from "../../modules/dnc/index.ts";
+import type { CreateEdgeNodeBody, EdgeNodeSchema } from "../../modules/edge-nodes/model.ts";
+import type {
+  CreateLeadListBody,
+  ImportSchema,
+  LeadListSchema,
+  LeadSchema,
+  LeadsQuery,
+} from "../../modules/leads/model.ts";
+import type {
+  CreateTenantBody,
+  PatchTenantBody,
+  TenantSchema,
+} from "../../modules/tenants/model.ts";
+import type { CreateUserBody, PatchUserBody, UserSchema } from "../../modules/users/model.ts";
+import type { SERVER_MESSAGES } from "../../realtime/asyncapi.ts";
+
+type S<T extends TSchema> = Static<T>;
+/** A list route's query, with its page as numbers (the schema takes them as query text). */
+type Paged<T extends TSchema> = Omit<Partial<S<T>>, "limit" | "offset" | "tenant_id"> & {
+  limit?: number;
+  offset?: number;
+};
+
+export type Campaign = S<typeof CampaignSchema>;
+export type CampaignStats = S<typeof CampaignStatsSchema>;
+export type CampaignWithStats = Campaign & { stats?: CampaignStats };
+export type StatusChange = S<typeof StatusChangeSchema>;
+export type Compliance = Awaited<ReturnType<typeof campaignCompliance>>["compliance"];
+export type User = S<typeof UserSchema>;
+export type Tenant = S<typeof TenantSchema>;
+export type ApiKey = S<typeof ApiKeySchema>;
+export type EdgeNode = S<typeof EdgeNodeSchema>;
+export type LeadList = S<typeof LeadListSchema>;
+export type Lead = S<typeof LeadSchema>;
+export type Import = S<typeof ImportSchema>;
+export type Cdr = S<typeof CdrSchema>;
+export type DncEntry = S<typeof DncEntrySchema>;
+export type Agent = S<(typeof SERVER_MESSAGES)["agent.state"]>["agent"];
+export type ServerMessage = {
+  [K in keyof typeof SERVER_MESSAGES]: S<(typeof SERVER_MESSAGES)[K]>;
+}[keyof typeof SERVER_MESSAGES];
+export type Login = S<typeof LoginResult>;
+export type Me = S<typeof MeResult>;
+
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+/** An error reply of the API, in its envelope. */
+export class ApiError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly code: string,
+    readonly fieldErrors: FieldError[] = [],
+  ) {
+    super(message);
+  }
+  /** The message the API gave for one field, if any. */
+  field(name: string): string | undefined {
+    return this.fieldErrors.find((error) => error.field === name)?.message;
+  }
+}
+
+export interface Page<T> {
+  items: T[];
+  total: number;
+  limit: number;
+  offset: number;
+}
+
+type Query = Record<string, string | number | undefined>;
+
+interface Credentials {
+  token(): string | undefined;
+  /** The workspace a platform admin is looking at, added to every request as `tenant_id`. */
+  tenantId(): string | undefined;
+  /** Called when the token is refused: the session is over. */
+  expired(): void;
+}
+
+let credentials: Credentials = {
+  token: () => undefined,
+  tenantId: () => undefined,
+  expired: () => {},
+};
+export const useCredentials = (given: Credentials) => {
+  credentials = given;
+};
+
+export function url(path: string, query: Query = {}): string {
+  const params = new URLSearchParams();
+  const tenantId = credentials.tenantId();
+  if (tenantId) params.set("tenant_id", tenantId);
+  for (const [name, value] of Object.entries(query)) {
+    if (value !== undefined && value !== "") params.set(name, String(value));
+  }
+  const search = params.toString();
+  return `/api/v1${path}${search ? `?${search}` : ""}`;
+}
+
+function headers(extra: Record<string, string> = {}): Record<string, string> {
+  const token = credentials.token();
+  return { ...(token ? { authorization: `Bearer ${token}` } : {}), ...extra };
+}
+
+async function failure(response: Response): Promise<ApiError> {
+  let body: { message?: string; code?: string; field_errors?: FieldError[] } = {};
+  try {
+    body = await response.json();
+  } catch {}
+  if (response.status === 401 && credentials.token()) credentials.expired();
+  return new ApiError(
+    body.message ?? `${response.status} ${response.statusText}`,
+    response.status,
+    body.code ?? "error",
+    body.field_errors,
+  );
+}
+
+async function call<T>(
+  method: string,
+  path: string,
+  options: { query?: Query; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<T> {
+  const response = await fetch(url(path, options.query), {
+    method,
+    headers: headers({
+      ...(options.body === undefined ? {} : { "content-type": "application/json" }),
+      ...options.headers,
+    }),
+    body: options.body === undefined ? undefined : JSON.stringify(options.body),
+  });
+  if (!response.ok) throw await failure(response);
+  return (await response.json()) as T;
+}
+
+const one = async <T>(promise: Promise<{ data: T }>) => (await promise).data;
+async function list<T>(path: string, query?: Query): Promise<Page<T>> {
+  const reply = await call<{ data: { items: T[] }; total: number; limit: number; offset: number }>(
+    "GET",
+    path,
+    { query },
+  );
+  return { items: reply.data.items, total: reply.total, limit: reply.limit, offset: reply.offset };
+}
+
+/** A CSV the API streams, fetched with the session's token and handed to the browser to save. */
+async function download(path: string, query: Query, fileName: string): Promise<void> {
+  const response = await fetch(url(path, query), { headers: headers({ accept: "text/csv" }) });
+  if (!response.ok) throw await failure(response);
+  const link = document.createElement("a");
+  link.href = URL.createObjectURL(await response.blob());
+  link.download = fileName;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
+}
+
+/** An upload through XMLHttpRequest, the one browser API that reports the upload's progress. */
+function upload<T>(path: string, form: FormData, progress: (share: number) => void): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const request = new XMLHttpRequest();
+    request.open("POST", url(path));
+    for (const [name, value] of Object.entries(headers())) request.setRequestHeader(name, value);
+    request.upload.onprogress = (event) => {
+      if (event.lengthComputable) progress(event.loaded / event.total);
+    };
+    request.onerror = () => reject(new ApiError("the upload failed", 0, "network"));
+    request.onload = () => {
+      let body: {
+        data?: T;
+        message?: string;
+        code?: string;
+        field_errors?: FieldError[];
+      } = {};
+      try {
+        body = JSON.parse(request.responseText);
+      } catch {}
+      if (request.status >= 200 && request.status < 300 && body.data) resolve(body.data);
+      else
+        reject(
+          new ApiError(
+            body.message ?? `${request.status}`,
+            request.status,
+            body.code ?? "error",
+            body.field_errors,
+          ),
+        );
+    };
+    request.send(form);
+  });
+}
+
+const campaignPath = (id: string) => `/campaigns/${encodeURIComponent(id)}`;
+const listPath = (campaignId: string, listId: string) =>
+  `${campaignPath(campaignId)}/lead-lists/${encodeURIComponent(listId)}`;
+
+export const api = {
+  login: (body: S<typeof LoginBody>) => one(call<{ data: Login }>("POST", "/auth/login", { body })),
+  me: () => one(call<{ data: Me }>("GET", "/auth/me")),
+  changePassword: (body: S<typeof ChangePasswordBody>) =>
+    one(call<{ data: { user: User } }>("POST", "/auth/me/password", { body })),
+  logout: () => call("POST", "/auth/logout"),
+
+  campaigns: (query: { status?: Campaign["status"]; limit?: number; offset?: number } = {}) =>
+    list<Campaign>("/campaigns", query),
+  campaign: (id: string) =>
+    one(call<{ data: { campaign: CampaignWithStats } }>("GET", campaignPath(id))),
+  createCampaign: (body: S<typeof CreateCampaignBody>) =>
+    one(call<{ data: { campaign: Campaign } }>("POST", "/campaigns", { body })),
+  patchCampaign: (id: string, body: S<typeof PatchCampaignBody>) =>
+    one(call<{ data: { campaign: Campaign } }>("PATCH", campaignPath(id), { body })),
+  campaignAction: (id: string, body: S<typeof StatusActionBody>) =>
+    one(
+      call<{ data: { campaign: Campaign } }>("POST", `${campaignPath(id)}/status`, {
+        body,
+        headers: { "idempotency-key": crypto.randomUUID() },
+      }),
+    ),
+  campaignHistory: (id: string, query: Query = {}) =>
+    list<StatusChange>(`${campaignPath(id)}/history`, query),
+  compliance: (id: string) =>
+    one(call<{ data: { compliance: Compliance } }>("GET", `${campaignPath(id)}/compliance`)),
+  complianceEvidence: (id: string) =>
+    download(`${campaignPath(id)}/compliance`, {}, `compliance-${id}.csv`),
+
+  leadLists: (campaignId: string) => list<LeadList>(`${campaignPath(campaignId)}/lead-lists`),
+  leadList: (campaignId: string, listId: string) =>
+    one(call<{ data: { lead_list: LeadList } }>("GET", listPath(campaignId, listId))),
+  createLeadList: (campaignId: string, body: S<typeof CreateLeadListBody>) =>
+    one(
+      call<{ data: { lead_list: LeadList } }>("POST", `${campaignPath(campaignId)}/lead-lists`, {
+        body,
+      }),
+    ),
+  leads: (campaignId: string, listId: string, query: Paged<typeof LeadsQuery>) =>
+    list<Lead>(`${listPath(campaignId, listId)}/leads`, query),
+  importLeads: (
+    campaignId: string,
+    listId: string,
+    form: FormData,
+    progress: (share: number) => void,
+  ) => upload<{ import: Import }>(`${listPath(campaignId, listId)}/import`, form, progress),
+  imports: (campaignId: string, listId: string, query: { limit?: number; offset?: number } = {}) =>
+    list<Import>(`${listPath(campaignId, listId)}/imports`, query),
+  downloadRejected: (campaignId: string, listId: string, importId: string) =>
+    download(
+      `${listPath(campaignId, listId)}/imports/${encodeURIComponent(importId)}/rejected.csv`,
+      {},
+      `rejected-${importId}.csv`,
+    ),
+
+  cdrs: (query: Paged<typeof CdrQuery>) => list<Cdr>("/cdrs", query),
+  exportCdrs: (query: Paged<typeof CdrQuery>) =>
+    download("/cdrs", { ...query, limit: undefined, offset: undefined }, "call-records.csv"),
+
+  dnc: (query: { phone?: string; limit?: number; offset?: number }) =>
+    list<DncEntry>("/dnc", query),
+  addDnc: (phone: string) =>
+    one(call<{ data: { dnc_entry: DncEntry } }>("POST", "/dnc", { body: { phone } })),
+  removeDnc: (phone: string) => call("DELETE", `/dnc/${encodeURIComponent(phone)}`),
+
+  agentState: (body: S<typeof AgentStateBody>) =>
+    one(call<{ data: { agent: Agent } }>("POST", "/agents/me/state", { body })),
+  disposition: (callId: string, body: S<typeof DispositionBody>) =>
+    one(
+      call<{ data: unknown }>("POST", `/calls/${encodeURIComponent(callId)}/disposition`, { body }),
+    ),
+
+  users: (query: Query = {}) => list<User>("/users", query),
+  createUser: (body: S<typeof CreateUserBody>) =>
+    one(call<{ data: { user: User } }>("POST", "/users", { body })),
+  patchUser: (id: string, body: S<typeof PatchUserBody>) =>
+    one(call<{ data: { user: User } }>("PATCH", `/users/${encodeURIComponent(id)}`, { body })),
+
+  apiKeys: () => list<ApiKey>("/api-keys", { limit: 500 }),
+  createApiKey: (body: S<typeof CreateApiKeyBody>) =>
+    one(call<{ data: { api_key: ApiKey; key: string } }>("POST", "/api-keys", { body })),
+  revokeApiKey: (id: string) =>
+    one(call<{ data: { api_key: ApiKey } }>("DELETE", `/api-keys/${encodeURIComponent(id)}`)),
+
+  edgeNodes: () => list<EdgeNode>("/edge-nodes", { limit: 500 }),
+  createEdgeNode: (body: S<typeof CreateEdgeNodeBody>) =>
+    one(call<{ data: { edge_node: EdgeNode; key: string } }>("POST", "/edge-nodes", { body })),
+  revokeEdgeNode: (id: string) =>
+    one(call<{ data: { edge_node: EdgeNode } }>("DELETE", `/edge-nodes/${encodeURIComponent(id)}`)),
+
+  tenants: () => list<Tenant>("/tenants", { limit: 500 }),
+  tenant: (id: string) =>
+    one(call<{ data: { tenant: Tenant } }>("GET", `/tenants/${encodeURIComponent(id)}`)),
+  createTenant: (body: S<typeof CreateTenantBody>) =>
+    one(call<{ data: { tenant: Tenant } }>("POST", "/tenants", { body })),
+  patchTenant: (id: string, body: S<typeof PatchTenantBody>) =>
+    one(
+      call<{ data: { tenant: Tenant } }>("PATCH", `/tenants/${encodeURIComponent(id)}`, { body }),
+    ),
+};
+
+/** The socket address of a route, with the token and a platform admin's workspace. */
+export function socketUrl(path: "/ws/agent" | "/ws/supervisor"): string {
+  const scheme = location.protocol === "https:" ? "wss" : "ws";
+  const params = new URLSearchParams({ token: credentials.token() ?? "" });
+  const tenantId = credentials.tenantId();
+  if (tenantId) params.set("tenant_id", tenantId);
+  return `${scheme}://${location.host}${path}?${params}`;
+}

@@ -1,0 +1,217 @@
+import type { ComponentChildren, InputHTMLAttributes, SelectHTMLAttributes } from "preact";
+import { useCallback, useEffect, useId, useState } from "preact/hooks";
+import { ApiError } from "./api.ts";
+
+/** A labelled input with the API's message for its field beside it. */
+export function Field(
+  props: {
+    label: string;
+    error?: string | undefined;
+    hint?: ComponentChildren;
+  } & InputHTMLAttributes<HTMLInputElement>,
+) {
+  const { label, error, hint, ...input } = props;
+  const id = useId();
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      <input
+        id={id}
+        aria-invalid={error ? "true" : undefined}
+        aria-describedby={error ? `${id}-error` : hint ? `${id}-hint` : undefined}
+        {...input}
+      />
+      {hint && !error && (
+        <small id={`${id}-hint`} class="hint">
+          {hint}
+        </small>
+      )}
+      {error && (
+        <small id={`${id}-error`} class="field-error">
+          {error}
+        </small>
+      )}
+    </div>
+  );
+}
+
+export function Select(
+  props: {
+    label: string;
+    options: readonly (string | { value: string; label: string })[];
+    error?: string | undefined;
+    empty?: string;
+  } & SelectHTMLAttributes<HTMLSelectElement>,
+) {
+  const { label, options, error, empty, defaultValue, ...select } = props;
+  const id = useId();
+  // An uncontrolled select takes its first value from its options, rendered after it.
+  const chosen = (value: string) =>
+    defaultValue !== undefined ? value === defaultValue : undefined;
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      <select
+        id={id}
+        aria-invalid={error ? "true" : undefined}
+        aria-describedby={error ? `${id}-error` : undefined}
+        {...select}
+      >
+        {empty !== undefined && <option value="">{empty}</option>}
+        {options.map((option) =>
+          typeof option === "string" ? (
+            <option key={option} value={option} selected={chosen(option)}>
+              {option.replaceAll("_", " ")}
+            </option>
+          ) : (
+            <option key={option.value} value={option.value} selected={chosen(option.value)}>
+              {option.label}
+            </option>
+          ),
+        )}
+      </select>
+      {error && (
+        <small id={`${id}-error`} class="field-error">
+          {error}
+        </small>
+      )}
+    </div>
+  );
+}
+
+/** An error the page shows: the API's own message. */
+export function Problem({ error }: { error: unknown }) {
+  if (!error) return null;
+  const message = error instanceof Error ? error.message : String(error);
+  return (
+    <p class="problem" role="alert">
+      {message}
+    </p>
+  );
+}
+
+/** A table that scrolls sideways on a narrow screen, reachable by the keyboard. */
+export function Table({
+  label,
+  children,
+  stacked,
+}: {
+  label: string;
+  children: ComponentChildren;
+  /** On a phone, each row becomes a card of labelled values (cells carry `data-label`). */
+  stacked?: boolean;
+}) {
+  return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must take focus to scroll by keyboard
+    <section class={stacked ? "table-wrap stacked" : "table-wrap"} tabIndex={0} aria-label={label}>
+      <table>{children}</table>
+    </section>
+  );
+}
+
+export function Pager({
+  total,
+  limit,
+  offset,
+  onPage,
+}: {
+  total: number;
+  limit: number;
+  offset: number;
+  onPage: (offset: number) => void;
+}) {
+  const last = Math.min(offset + limit, total);
+  return (
+    <nav class="pager" aria-label="Pages">
+      <button
+        type="button"
+        disabled={offset === 0}
+        onClick={() => onPage(Math.max(0, offset - limit))}
+      >
+        Previous
+      </button>
+      <span>
+        {total ? offset + 1 : 0}–{last} of {total}
+      </span>
+      <button type="button" disabled={last >= total} onClick={() => onPage(offset + limit)}>
+        Next
+      </button>
+    </nav>
+  );
+}
+
+/** Loads data for a view and reloads it on demand; errors are kept to be shown. */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
+  const [data, setData] = useState<T | undefined>(undefined);
+  const [error, setError] = useState<unknown>(undefined);
+  const reload = useCallback(() => {
+    load().then(
+      (value) => {
+        setData(value);
+        setError(undefined);
+      },
+      (failure) => setError(failure),
+    );
+  }, deps);
+  useEffect(reload, [reload]);
+  return { data, error, reload, setData };
+}
+
+/** Runs a form's action, keeping its error (with field messages) and a busy flag. */
+export function useAction() {
+  const [error, setError] = useState<unknown>(undefined);
+  const [busy, setBusy] = useState(false);
+  const run = async <T,>(action: () => Promise<T>): Promise<T | undefined> => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      return await action();
+    } catch (failure) {
+      setError(failure);
+      return undefined;
+    } finally {
+      setBusy(false);
+    }
+  };
+  const field = (name: string) => (error instanceof ApiError ? error.field(name) : undefined);
+  return { error, busy, run, field };
+}
+
+/** A secret the API shows once, with a button that copies it. */
+export function ShownOnce({ label, secret }: { label: string; secret: string }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <section class="shown-once" aria-label={label}>
+      <p>
+        <strong>{label}</strong> — shown this once; store it now.
+      </p>
+      <code data-secret>{secret}</code>
+      <button
+        type="button"
+        onClick={async () => {
+          try {
+            await navigator.clipboard.writeText(secret);
+            setCopied(true);
+          } catch {
+            setCopied(false);
+          }
+        }}
+      >
+        Copy
+      </button>
+      <span role="status">{copied ? "Copied" : ""}</span>
+    </section>
+  );
+}
+
+export function Page({ title, children }: { title: string; children: ComponentChildren }) {
+  useEffect(() => {
+    document.title = `${title} · Dialer console`;
+  }, [title]);
+  return (
+    <>
+      <h1>{title}</h1>
+      {children}
+    </>
+  );
+}

@@ -1,0 +1,342 @@
+import { useEffect, useRef, useState } from "preact/hooks";
+import { type Agent, api, type Campaign, type ServerMessage } from "../api.ts";
+import { facts } from "../facts.ts";
+import { duration, instantToZoned, label, timeIn, zonedToInstant } from "../format.ts";
+import { type Link, liveSocket } from "../live.ts";
+import { Page, Problem, useAction } from "../ui.tsx";
+
+type Offered = Extract<ServerMessage, { type: "call.offered" }>;
+type Connected = Extract<ServerMessage, { type: "call.connected" }>;
+type CallInfo = { call: Connected["call"]; lead: Connected["lead"]; since: number };
+
+const CAMPAIGN_KEY = "dialer.agent.campaign";
+const SHORTCUTS: Record<string, string> = {
+  r: "ready",
+  p: "pause",
+  a: "accept",
+  "1": "completed",
+  "2": "callback",
+  "3": "do_not_call",
+  "4": "no_contact",
+};
+const DISPOSITION_KEYS = Object.fromEntries(
+  Object.entries(SHORTCUTS).map(([key, action]) => [action, key]),
+);
+
+function useNow(): number {
+  const [now, setNow] = useState(Date.now());
+  useEffect(() => {
+    const timer = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(timer);
+  }, []);
+  return now;
+}
+
+const browserZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+
+function LeadDetails({ info, now }: { info: CallInfo; now: number }) {
+  const { call, lead } = info;
+  const attempt = (call as { attempt?: number }).attempt ?? lead.attempts;
+  return (
+    <dl class="details">
+      <dt>Number</dt>
+      <dd data-field="phone">{lead.phone}</dd>
+      {Object.entries(lead.fields).map(([name, value]) => (
+        <>
+          <dt key={`${name}-name`}>{name}</dt>
+          <dd key={`${name}-value`}>{value}</dd>
+        </>
+      ))}
+      <dt>Lead's local time</dt>
+      <dd>
+        {timeIn(now, lead.timezone)} <span class="muted">({lead.timezone})</span>
+      </dd>
+      <dt>Attempt</dt>
+      <dd>{attempt}</dd>
+    </dl>
+  );
+}
+
+function WrapUp({
+  callId,
+  info,
+  onDone,
+}: {
+  callId: string;
+  info: CallInfo | undefined;
+  onDone: () => void;
+}) {
+  const action = useAction();
+  const zone = info?.lead.timezone ?? browserZone;
+  const [when, setWhen] = useState(() => instantToZoned(Date.now() + 3_600_000, zone));
+  const at = zonedToInstant(when, zone);
+  const submit = async (disposition: string) => {
+    const callbackAt =
+      disposition === "callback" && at !== undefined ? new Date(at).toISOString() : undefined;
+    const done = await action.run(() =>
+      api.disposition(callId, {
+        disposition: disposition as "completed",
+        ...(callbackAt ? { callback_at: callbackAt } : {}),
+      }),
+    );
+    if (done) onDone();
+  };
+  useEffect(() => {
+    const onKey = (event: KeyboardEvent) => {
+      if (
+        event.target instanceof HTMLInputElement ||
+        event.altKey ||
+        event.ctrlKey ||
+        event.metaKey
+      )
+        return;
+      const disposition = SHORTCUTS[event.key];
+      if (disposition && facts.dispositions.includes(disposition as "completed")) {
+        event.preventDefault();
+        void submit(disposition);
+      }
+    };
+    addEventListener("keydown", onKey);
+    return () => removeEventListener("keydown", onKey);
+  });
+  return (
+    <section class="card" aria-labelledby="wrap-title">
+      <h2 id="wrap-title">Wrap-up</h2>
+      {info && <p>Call with {info.lead.phone} ended. How did it go?</p>}
+      <div class="field">
+        <label for="callback-time">Callback time</label>
+        <input
+          id="callback-time"
+          type="datetime-local"
+          value={when}
+          onInput={(event) => setWhen((event.target as HTMLInputElement).value)}
+          aria-describedby="callback-zones"
+        />
+        <small id="callback-zones" class="hint">
+          In the lead's zone ({zone}).
+          {at !== undefined &&
+            ` That is ${new Date(at).toLocaleString(undefined, { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", timeZoneName: "short" })} for you (${browserZone}).`}
+        </small>
+      </div>
+      <div class="buttons">
+        {facts.dispositions.map((disposition) => (
+          <button
+            key={disposition}
+            type="button"
+            disabled={action.busy}
+            aria-keyshortcuts={DISPOSITION_KEYS[disposition]}
+            onClick={() => submit(disposition)}
+          >
+            {label(disposition).replace(/^./, (c) => c.toUpperCase())}{" "}
+            <kbd>{DISPOSITION_KEYS[disposition]}</kbd>
+          </button>
+        ))}
+      </div>
+      <Problem error={action.error} />
+    </section>
+  );
+}
+
+export function AgentDesktop() {
+  const [agent, setAgent] = useState<Agent | undefined>();
+  const [link, setLink] = useState<Link>("connecting");
+  const [campaigns, setCampaigns] = useState<Campaign[]>([]);
+  const [campaignId, setCampaignId] = useState(localStorage.getItem(CAMPAIGN_KEY) ?? "");
+  const [offer, setOffer] = useState<(Offered & { accepted: boolean }) | undefined>();
+  const [current, setCurrent] = useState<CallInfo | undefined>();
+  const action = useAction();
+  const now = useNow();
+  const currentRef = useRef(current);
+  currentRef.current = current;
+
+  useEffect(() => {
+    const load = () =>
+      api.campaigns({ status: "running", limit: 500 }).then(
+        (page) => setCampaigns(page.items),
+        () => {},
+      );
+    load();
+    const timer = setInterval(load, 30_000);
+    return () => clearInterval(timer);
+  }, []);
+
+  useEffect(
+    () =>
+      liveSocket(
+        "/ws/agent",
+        (message) => {
+          switch (message.type) {
+            case "agent.state":
+              setAgent(message.agent);
+              if (message.agent.campaign_id) setCampaignId(message.agent.campaign_id);
+              if (message.agent.state === "ready" || message.agent.state === "paused")
+                setOffer(undefined);
+              break;
+            case "call.offered":
+              setOffer({ ...message, accepted: false });
+              break;
+            case "call.connected":
+              setOffer(undefined);
+              setCurrent({
+                call: message.call,
+                lead: message.lead,
+                since:
+                  Date.parse(
+                    String((message.call as { answered_at?: string }).answered_at ?? ""),
+                  ) || Date.now(),
+              });
+              break;
+            case "call.ended":
+              setOffer((offered) => (offered?.call.id === message.call.id ? undefined : offered));
+              break;
+          }
+        },
+        setLink,
+      ),
+    [],
+  );
+
+  const setState = (state: "ready" | "paused") =>
+    action.run(async () => {
+      const reply = await api.agentState(
+        state === "ready" ? { state, campaign_id: campaignId } : { state },
+      );
+      setAgent(reply.agent);
+    });
+
+  useEffect(() => {
+    const onKey = (event: KeyboardEvent) => {
+      const target = event.target as HTMLElement;
+      if (
+        target.closest("input, select, textarea") ||
+        event.altKey ||
+        event.ctrlKey ||
+        event.metaKey
+      )
+        return;
+      const shortcut = SHORTCUTS[event.key];
+      if (shortcut === "ready" && campaignId) void setState("ready");
+      else if (shortcut === "pause") void setState("paused");
+      else if (shortcut === "accept" && offer) setOffer({ ...offer, accepted: true });
+    };
+    addEventListener("keydown", onKey);
+    return () => removeEventListener("keydown", onKey);
+  });
+
+  const state = agent?.state ?? "offline";
+  const since = agent?.since ? Date.parse(agent.since) : now;
+  const onCall = state === "on_call" && current && current.call.id === agent?.call_id;
+  const wrapping = state === "wrap_up" && agent?.call_id;
+  const campaignName = campaigns.find((c) => c.id === agent?.campaign_id)?.name;
+
+  return (
+    <Page title="Agent desktop">
+      <div class="agent-bar card">
+        <p role="status" aria-label="Agent state" class={`agent-state state-${state}`}>
+          <span class="state-name">{label(state)}</span> ·{" "}
+          <time>{duration((now - since) / 1000)}</time>
+          {campaignName && <span class="muted"> · {campaignName}</span>}
+        </p>
+        <p class={`link link-${link}`} aria-live="polite">
+          {link === "live"
+            ? "Connected"
+            : link === "connecting"
+              ? "Connecting…"
+              : "Connection lost: reconnecting… your state is kept meanwhile"}
+        </p>
+        <div class="field">
+          <label for="agent-campaign">Campaign</label>
+          <select
+            id="agent-campaign"
+            value={campaignId}
+            onChange={(event) => {
+              const value = (event.target as HTMLSelectElement).value;
+              setCampaignId(value);
+              localStorage.setItem(CAMPAIGN_KEY, value);
+            }}
+          >
+            <option value="">
+              {campaigns.length ? "Choose a campaign" : "No running campaign"}
+            </option>
+            {campaigns.map((campaign) => (
+              <option key={campaign.id} value={campaign.id}>
+                {campaign.name} ({campaign.dial_mode})
+              </option>
+            ))}
+          </select>
+        </div>
+        <div class="buttons">
+          <button
+            type="button"
+            class="primary"
+            disabled={!campaignId || action.busy}
+            aria-keyshortcuts="r"
+            onClick={() => setState("ready")}
+          >
+            Ready <kbd>r</kbd>
+          </button>
+          <button
+            type="button"
+            disabled={action.busy}
+            aria-keyshortcuts="p"
+            onClick={() => setState("paused")}
+          >
+            Pause <kbd>p</kbd>
+          </button>
+        </div>
+        <Problem error={action.error} />
+      </div>
+
+      {offer && !onCall && (
+        <section class="card" aria-labelledby="offer-title">
+          <h2 id="offer-title">Offered call</h2>
+          <LeadDetails info={{ ...offer, since: now }} now={now} />
+          {offer.accepted ? (
+            <p>Accepted: the number is being dialled.</p>
+          ) : (
+            <button
+              type="button"
+              class="primary"
+              aria-keyshortcuts="a"
+              onClick={() => setOffer({ ...offer, accepted: true })}
+            >
+              Accept <kbd>a</kbd>
+            </button>
+          )}
+        </section>
+      )}
+
+      {onCall && current && (
+        <section class="card call" aria-label="Current call">
+          <h2>Current call</h2>
+          <p class="timer">
+            Talking for <time>{duration((now - current.since) / 1000)}</time>
+          </p>
+          <LeadDetails info={current} now={now} />
+        </section>
+      )}
+
+      {wrapping && agent?.call_id && (
+        <WrapUp
+          key={agent.call_id}
+          callId={agent.call_id}
+          info={current?.call.id === agent.call_id ? current : undefined}
+          onDone={() => setCurrent(undefined)}
+        />
+      )}
+
+      <details class="card shortcuts">
+        <summary>Keyboard shortcuts</summary>
+        <ul>
+          <li>
+            <kbd>r</kbd> ready, <kbd>p</kbd> pause, <kbd>a</kbd> accept an offered call
+          </li>
+          <li>
+            In wrap-up: <kbd>1</kbd> completed, <kbd>2</kbd> callback, <kbd>3</kbd> do not call,{" "}
+            <kbd>4</kbd> no contact
+          </li>
+        </ul>
+      </details>
+    </Page>
+  );
+}

@@ -1,0 +1,455 @@
+import { useState } from "preact/hooks";
+import { may } from "../access.ts";
+import { api, type Campaign, type CampaignWithStats, type Compliance } from "../api.ts";
+import { facts } from "../facts.ts";
+import { dateTime, label, percent } from "../format.ts";
+import { navigate } from "../router.ts";
+import { Field, Page, Pager, Problem, Select, Table, useAction, useLoad } from "../ui.tsx";
+
+type Settings = Omit<
+  Campaign,
+  "id" | "tenant_id" | "status" | "version" | "created_at" | "updated_at"
+>;
+
+const DEFAULTS: Settings = {
+  name: "",
+  dial_mode: "progressive",
+  caller_id: null,
+  calling_window: { start: "08:00", end: "21:00" },
+  max_attempts: 3,
+  retry_delay_seconds: 3600,
+  dial_ratio: 1,
+  max_abandon_rate: 0.03,
+};
+
+function settingsOf(form: HTMLFormElement): Settings {
+  const data = new FormData(form);
+  const text = (name: string) => String(data.get(name) ?? "");
+  const number = (name: string) => (text(name).trim() === "" ? Number.NaN : Number(text(name)));
+  return {
+    name: text("name"),
+    dial_mode: text("dial_mode") as Settings["dial_mode"],
+    caller_id: text("caller_id").trim() || null,
+    calling_window: { start: text("window_start"), end: text("window_end") },
+    max_attempts: number("max_attempts"),
+    retry_delay_seconds: number("retry_delay_seconds"),
+    dial_ratio: number("dial_ratio"),
+    max_abandon_rate: number("max_abandon_rate"),
+  };
+}
+
+/** Every setting of a campaign, with the API's message beside each field. */
+function SettingsForm({
+  initial,
+  submitLabel,
+  readOnly,
+  onSubmit,
+}: {
+  initial: Settings;
+  submitLabel: string;
+  readOnly: boolean;
+  onSubmit: (settings: Settings) => Promise<unknown>;
+}) {
+  const action = useAction();
+  const [saved, setSaved] = useState(false);
+  return (
+    <form
+      class="stack"
+      noValidate
+      onSubmit={async (event) => {
+        event.preventDefault();
+        setSaved(false);
+        const done = await action.run(() => onSubmit(settingsOf(event.target as HTMLFormElement)));
+        if (done !== undefined) setSaved(true);
+      }}
+    >
+      <fieldset disabled={readOnly} class="grid2 plain">
+        <legend class="sr-only">Campaign settings</legend>
+        <Field
+          label="Name"
+          name="name"
+          defaultValue={initial.name}
+          required
+          error={action.field("name")}
+        />
+        <Select
+          label="Dial mode"
+          name="dial_mode"
+          options={facts.dialModes}
+          defaultValue={initial.dial_mode}
+          error={action.field("dial_mode")}
+        />
+        <Field
+          label="Caller ID"
+          name="caller_id"
+          defaultValue={initial.caller_id ?? ""}
+          hint="E.164, e.g. +14155550100; empty: each list's own"
+          error={action.field("caller_id")}
+        />
+        <Field
+          label="Calling window start"
+          name="window_start"
+          type="time"
+          defaultValue={initial.calling_window.start}
+          hint="the lead's local time"
+          error={action.field("calling_window.start") ?? action.field("calling_window")}
+        />
+        <Field
+          label="Calling window end"
+          name="window_end"
+          type="time"
+          defaultValue={initial.calling_window.end}
+          error={action.field("calling_window.end")}
+        />
+        <Field
+          label="Max attempts"
+          name="max_attempts"
+          type="number"
+          defaultValue={String(initial.max_attempts)}
+          error={action.field("max_attempts")}
+        />
+        <Field
+          label="Retry delay (seconds)"
+          name="retry_delay_seconds"
+          type="number"
+          defaultValue={String(initial.retry_delay_seconds)}
+          error={action.field("retry_delay_seconds")}
+        />
+        <Field
+          label="Dial ratio"
+          name="dial_ratio"
+          type="number"
+          step="0.1"
+          defaultValue={String(initial.dial_ratio)}
+          error={action.field("dial_ratio")}
+        />
+        <Field
+          label="Max abandon rate"
+          name="max_abandon_rate"
+          type="number"
+          step="0.001"
+          defaultValue={String(initial.max_abandon_rate)}
+          hint="a share: 0.03 is 3 %"
+          error={action.field("max_abandon_rate")}
+        />
+      </fieldset>
+      {!readOnly && (
+        <div class="buttons">
+          <button type="submit" class="primary" disabled={action.busy}>
+            {submitLabel}
+          </button>
+          <span role="status">{saved ? "Saved" : ""}</span>
+        </div>
+      )}
+      <Problem error={action.error} />
+    </form>
+  );
+}
+
+export function CampaignList() {
+  const [offset, setOffset] = useState(0);
+  const [status, setStatus] = useState("");
+  const { data, error } = useLoad(
+    () =>
+      api.campaigns({
+        offset,
+        limit: 50,
+        ...(status ? { status: status as Campaign["status"] } : {}),
+      }),
+    [offset, status],
+  );
+  return (
+    <Page title="Campaigns">
+      <div class="buttons">
+        {may("campaigns.write") && (
+          <a class="button primary" href="/campaigns/new">
+            New campaign
+          </a>
+        )}
+        <Select
+          label="Status"
+          options={facts.campaignStatuses}
+          empty="Any status"
+          value={status}
+          onChange={(event) => {
+            setStatus((event.target as HTMLSelectElement).value);
+            setOffset(0);
+          }}
+        />
+      </div>
+      <Problem error={error} />
+      <section class="card" aria-label="Campaign list">
+        <Table label="Campaigns">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Status</th>
+              <th scope="col">Dial mode</th>
+              <th scope="col">Calling window</th>
+              <th scope="col">Updated</th>
+            </tr>
+          </thead>
+          <tbody>
+            {data?.items.map((campaign) => (
+              <tr key={campaign.id}>
+                <th scope="row">
+                  <a href={`/campaigns/${campaign.id}`}>{campaign.name}</a>
+                </th>
+                <td class={`status status-${campaign.status}`}>{campaign.status}</td>
+                <td>{campaign.dial_mode}</td>
+                <td>
+                  {campaign.calling_window.start}–{campaign.calling_window.end}
+                </td>
+                <td>{dateTime(campaign.updated_at)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </Table>
+        {data && (
+          <Pager total={data.total} limit={data.limit} offset={data.offset} onPage={setOffset} />
+        )}
+      </section>
+    </Page>
+  );
+}
+
+export function CampaignNew() {
+  return (
+    <Page title="New campaign">
+      <section class="card">
+        <SettingsForm
+          initial={DEFAULTS}
+          submitLabel="Create campaign"
+          readOnly={false}
+          onSubmit={async (settings) => {
+            const { campaign } = await api.createCampaign(settings);
+            navigate(`/campaigns/${campaign.id}`);
+            return campaign;
+          }}
+        />
+      </section>
+    </Page>
+  );
+}
+
+function ComplianceView({ compliance }: { compliance: Compliance }) {
+  const views = [
+    ["Legal window", compliance.window],
+    ["Last 24 hours", compliance.last_24_hours],
+  ] as const;
+  return (
+    <>
+      <p>
+        Basis: <strong>{label(compliance.basis)}</strong>; limit{" "}
+        {percent(compliance.max_abandon_rate)}; as of {dateTime(compliance.at)}.
+      </p>
+      <Table label="Compliance">
+        <thead>
+          <tr>
+            <th scope="col">Period</th>
+            <th scope="col">From</th>
+            <th scope="col">Live answers</th>
+            <th scope="col">Abandons</th>
+            <th scope="col">Abandon rate</th>
+            <th scope="col">Abandons left</th>
+          </tr>
+        </thead>
+        <tbody>
+          {views.map(([name, view]) => (
+            <tr key={name}>
+              <th scope="row">{name}</th>
+              <td>{dateTime(view.from)}</td>
+              <td>{view.live_answers}</td>
+              <td>{view.abandons}</td>
+              <td class={view.abandon_rate > compliance.max_abandon_rate ? "over" : undefined}>
+                {percent(view.abandon_rate)}
+              </td>
+              <td>{String(view.abandon_budget ?? "–")}</td>
+            </tr>
+          ))}
+        </tbody>
+      </Table>
+    </>
+  );
+}
+
+function LeadLists({ campaignId }: { campaignId: string }) {
+  const lists = useLoad(() => api.leadLists(campaignId), [campaignId]);
+  const action = useAction();
+  return (
+    <section class="card" aria-labelledby="lists-title">
+      <h2 id="lists-title">Lead lists</h2>
+      <Problem error={lists.error} />
+      <Table label="Lead lists">
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Caller ID</th>
+            <th scope="col">Leads</th>
+            <th scope="col">Created</th>
+          </tr>
+        </thead>
+        <tbody>
+          {lists.data?.items.map((list) => (
+            <tr key={list.id}>
+              <th scope="row">
+                <a href={`/campaigns/${campaignId}/lists/${list.id}`}>{list.name}</a>
+              </th>
+              <td>{list.caller_id}</td>
+              <td>{list.lead_count}</td>
+              <td>{dateTime(list.created_at)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </Table>
+      {may("leads.write") && (
+        <form
+          class="inline"
+          noValidate
+          onSubmit={async (event) => {
+            event.preventDefault();
+            const form = event.target as HTMLFormElement;
+            const data = new FormData(form);
+            const created = await action.run(() =>
+              api.createLeadList(campaignId, {
+                name: String(data.get("name")),
+                caller_id: String(data.get("caller_id")),
+              }),
+            );
+            if (created) {
+              form.reset();
+              lists.reload();
+            }
+          }}
+        >
+          <Field label="List name" name="name" error={action.field("name")} />
+          <Field
+            label="List caller ID"
+            name="caller_id"
+            hint="E.164"
+            error={action.field("caller_id")}
+          />
+          <button type="submit" disabled={action.busy}>
+            Create list
+          </button>
+          <Problem error={action.error} />
+        </form>
+      )}
+    </section>
+  );
+}
+
+export function CampaignDetail({ id }: { id: string }) {
+  const campaign = useLoad(() => api.campaign(id), [id]);
+  const [historyOffset, setHistoryOffset] = useState(0);
+  const history = useLoad(
+    () => api.campaignHistory(id, { offset: historyOffset, limit: 20 }),
+    [id, historyOffset],
+  );
+  const compliance = useLoad(() => api.compliance(id), [id]);
+  const action = useAction();
+  const current: CampaignWithStats | undefined = campaign.data?.campaign;
+  if (!current)
+    return (
+      <Page title="Campaign">
+        {campaign.error ? <Problem error={campaign.error} /> : <p>Loading…</p>}
+      </Page>
+    );
+  const allowed = facts.campaignActions[current.status] ?? [];
+  return (
+    <Page title={current.name}>
+      <section class="card" aria-labelledby="status-title">
+        <h2 id="status-title">
+          Status: <span class={`status status-${current.status}`}>{current.status}</span>
+        </h2>
+        {may("campaigns.status") && (
+          <div class="buttons">
+            {(["start", "pause", "stop"] as const).map((verb) => (
+              <button
+                key={verb}
+                type="button"
+                disabled={!allowed.includes(verb) || action.busy}
+                onClick={async () => {
+                  const done = await action.run(() => api.campaignAction(id, { action: verb }));
+                  if (done) {
+                    campaign.reload();
+                    history.reload();
+                  }
+                }}
+              >
+                {`${verb[0]?.toUpperCase()}${verb.slice(1)}`}
+              </button>
+            ))}
+          </div>
+        )}
+        <Problem error={action.error} />
+      </section>
+      <section class="card" aria-labelledby="settings-title">
+        <h2 id="settings-title">Settings</h2>
+        <SettingsForm
+          key={current.version}
+          initial={current}
+          submitLabel="Save changes"
+          readOnly={!may("campaigns.write")}
+          onSubmit={async (settings) => {
+            const { campaign: saved } = await api.patchCampaign(id, {
+              version: current.version,
+              ...settings,
+            });
+            campaign.setData({ campaign: { ...current, ...saved } });
+            return saved;
+          }}
+        />
+      </section>
+      <LeadLists campaignId={id} />
+      <div class="grid2">
+        <section class="card" aria-labelledby="history-title">
+          <h2 id="history-title">Status history</h2>
+          <Problem error={history.error} />
+          <Table label="Status history">
+            <thead>
+              <tr>
+                <th scope="col">When</th>
+                <th scope="col">Action</th>
+                <th scope="col">From → to</th>
+                <th scope="col">By</th>
+              </tr>
+            </thead>
+            <tbody>
+              {history.data?.items.map((change) => (
+                <tr key={change.id}>
+                  <td>{dateTime(change.created_at)}</td>
+                  <td>{change.action}</td>
+                  <td>
+                    {change.from} → {change.to}
+                  </td>
+                  <td>{label(change.actor_type)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </Table>
+          {history.data && (
+            <Pager
+              total={history.data.total}
+              limit={history.data.limit}
+              offset={history.data.offset}
+              onPage={setHistoryOffset}
+            />
+          )}
+        </section>
+        <section class="card" aria-labelledby="compliance-title">
+          <h2 id="compliance-title">Compliance</h2>
+          <Problem error={compliance.error} />
+          {compliance.data && <ComplianceView compliance={compliance.data.compliance} />}
+          <button
+            type="button"
+            class="link"
+            onClick={() => action.run(() => api.complianceEvidence(id))}
+          >
+            Download the counted calls (CSV)
+          </button>
+        </section>
+      </div>
+    </Page>
+  );
+}

@@ -1,0 +1,329 @@
+import { useEffect, useState } from "preact/hooks";
+import { may } from "../access.ts";
+import { type Agent, api, type CampaignStats, type CampaignWithStats } from "../api.ts";
+import { facts } from "../facts.ts";
+import { duration, label, percent } from "../format.ts";
+import { type Link, liveSocket } from "../live.ts";
+import { Page, Problem, Table, useAction } from "../ui.tsx";
+
+const HOUR = 3_600_000;
+const HISTORY_KEY = "dialer.wallboard.history";
+type Sample = { at: number; rate: number };
+
+/** The samples of the last hour this tab has seen, kept across reloads of the page. */
+function storedHistory(): Map<string, Sample[]> {
+  try {
+    const cutoff = Date.now() - HOUR;
+    const saved = JSON.parse(sessionStorage.getItem(HISTORY_KEY) ?? "{}") as Record<
+      string,
+      Sample[]
+    >;
+    return new Map(
+      Object.entries(saved).map(([id, samples]) => [id, samples.filter((s) => s.at >= cutoff)]),
+    );
+  } catch {
+    return new Map();
+  }
+}
+
+/** The abandon rate over the last hour, against the campaign's limit. */
+function AbandonChart({ samples, limit, now }: { samples: Sample[]; limit: number; now: number }) {
+  const width = 160;
+  const height = 40;
+  const top = Math.max(limit * 2, ...samples.map((sample) => sample.rate), 0.01);
+  const x = (at: number) => ((at - (now - HOUR)) / HOUR) * width;
+  const y = (rate: number) => height - (rate / top) * (height - 2) - 1;
+  const points = samples.map((sample) => `${x(sample.at).toFixed(1)},${y(sample.rate).toFixed(1)}`);
+  const last = samples.at(-1);
+  if (last) points.push(`${width},${y(last.rate).toFixed(1)}`);
+  const over = last !== undefined && last.rate > limit;
+  return (
+    <svg
+      class="chart"
+      width={width}
+      height={height}
+      viewBox={`0 0 ${width} ${height}`}
+      role="img"
+      aria-label={`Abandon rate over the last hour: ${last ? percent(last.rate) : "no data"} now, limit ${percent(limit)}`}
+    >
+      <rect x="0" y="0" width={width} height={height} class="chart-bg" />
+      <line x1="0" x2={width} y1={y(limit)} y2={y(limit)} class="chart-limit" />
+      {points.length > 1 && (
+        <polyline points={points.join(" ")} class={over ? "chart-line over" : "chart-line"} />
+      )}
+    </svg>
+  );
+}
+
+function LeadsByState({ stats }: { stats: CampaignStats | undefined }) {
+  if (!stats) return <span class="muted">–</span>;
+  const shown = facts.leadStates.filter((state) => (stats.leads_by_state[state] ?? 0) > 0);
+  return (
+    <span class="leads">
+      <strong>{stats.leads_total}</strong>
+      {shown.map((state) => (
+        <span key={state} class={`pill lead-${state}`}>
+          {state} {stats.leads_by_state[state]}
+        </span>
+      ))}
+    </span>
+  );
+}
+
+export function Wallboard() {
+  const [campaigns, setCampaigns] = useState(new Map<string, CampaignWithStats>());
+  const [history, setHistory] = useState(storedHistory);
+  const [agents, setAgents] = useState(new Map<string, Agent>());
+  const [link, setLink] = useState<Link>("connecting");
+  const [now, setNow] = useState(Date.now());
+  const action = useAction();
+
+  useEffect(() => {
+    const timer = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(timer);
+  }, []);
+
+  useEffect(() => {
+    try {
+      sessionStorage.setItem(HISTORY_KEY, JSON.stringify(Object.fromEntries(history)));
+    } catch {}
+  }, [history]);
+
+  useEffect(() => {
+    const record = (id: string, stats: CampaignStats) =>
+      setHistory((before) => {
+        const next = new Map(before);
+        const cutoff = Date.now() - HOUR;
+        const samples = (next.get(id) ?? []).filter((sample) => sample.at >= cutoff);
+        const last = samples.at(-1);
+        // One point each 10 s at most (stats come up to 4 times a second): the latest wins.
+        if (last && Date.now() - last.at < 10_000)
+          samples[samples.length - 1] = { ...last, rate: stats.abandon_rate };
+        else samples.push({ at: Date.now(), rate: stats.abandon_rate });
+        next.set(id, samples);
+        return next;
+      });
+    const known = new Set<string>();
+    const put = (campaign: CampaignWithStats) => {
+      known.add(campaign.id);
+      setCampaigns((before) =>
+        new Map(before).set(campaign.id, { ...before.get(campaign.id), ...campaign }),
+      );
+    };
+    // The snapshot carries no stats: each campaign's come from the API once, then live.
+    const fetchStats = async (ids: string[]) => {
+      for (let i = 0; i < ids.length; i += 4) {
+        await Promise.all(
+          ids.slice(i, i + 4).map((id) =>
+            api.campaign(id).then(
+              ({ campaign }) => {
+                put(campaign);
+                if (campaign.stats) record(campaign.id, campaign.stats);
+              },
+              () => {},
+            ),
+          ),
+        );
+      }
+    };
+    // A campaign created after the snapshot sends nothing until its first status change.
+    const newcomers = setInterval(() => {
+      api.campaigns({ limit: 500 }).then(
+        (page) => void fetchStats(page.items.filter((c) => !known.has(c.id)).map((c) => c.id)),
+        () => {},
+      );
+    }, 30_000);
+    const stop = liveSocket(
+      "/ws/supervisor",
+      (message) => {
+        switch (message.type) {
+          case "snapshot":
+            for (const campaign of message.campaigns) known.add(campaign.id);
+            setCampaigns(
+              (before) =>
+                new Map(message.campaigns.map((c) => [c.id, { ...before.get(c.id), ...c }])),
+            );
+            setAgents(new Map(message.agents.map((agent) => [agent.user_id, agent])));
+            void fetchStats(message.campaigns.map((c) => c.id));
+            break;
+          case "campaign.status":
+            setCampaigns((before) => {
+              const known = before.get(message.campaign_id);
+              if (!known) {
+                void fetchStats([message.campaign_id]);
+                return before;
+              }
+              return new Map(before).set(known.id, { ...known, status: message.status });
+            });
+            break;
+          case "campaign.stats":
+            setCampaigns((before) => {
+              const known = before.get(message.campaign_id);
+              if (!known) {
+                void fetchStats([message.campaign_id]);
+                return before;
+              }
+              return new Map(before).set(known.id, { ...known, stats: message.stats });
+            });
+            record(message.campaign_id, message.stats);
+            break;
+          case "agent.state":
+            setAgents((before) => {
+              const next = new Map(before);
+              if (message.agent.state === "offline") next.delete(message.agent.user_id);
+              else next.set(message.agent.user_id, message.agent);
+              return next;
+            });
+            break;
+        }
+      },
+      setLink,
+    );
+    return () => {
+      clearInterval(newcomers);
+      stop();
+    };
+  }, []);
+
+  const act = (id: string, verb: "start" | "pause" | "stop") =>
+    action.run(async () => {
+      const { campaign } = await api.campaignAction(id, { action: verb });
+      setCampaigns((before) => new Map(before).set(id, { ...before.get(id), ...campaign }));
+    });
+
+  const rows = [...campaigns.values()].sort((a, b) => a.name.localeCompare(b.name));
+  const agentRows = [...agents.values()].sort((a, b) =>
+    (a.email ?? "").localeCompare(b.email ?? ""),
+  );
+  const counts = facts.agentStates
+    .filter((state) => state !== "offline")
+    .map((state) => [state, agentRows.filter((agent) => agent.state === state).length] as const);
+  const canAct = may("campaigns.status");
+
+  return (
+    <Page title="Wallboard">
+      <p class={`link link-${link}`} aria-live="polite">
+        {link === "live"
+          ? "Live"
+          : link === "connecting"
+            ? "Connecting…"
+            : "Connection lost: reconnecting…"}
+      </p>
+      <section class="card" aria-labelledby="campaigns-title">
+        <h2 id="campaigns-title">Campaigns</h2>
+        <Table label="Campaigns" stacked>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Status</th>
+              <th scope="col">Leads by state</th>
+              <th scope="col">In flight</th>
+              <th scope="col">Dial ratio</th>
+              <th scope="col">Answer rate</th>
+              <th scope="col">Abandon rate (limit)</th>
+              <th scope="col">Last hour</th>
+              {canAct && <th scope="col">Actions</th>}
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((campaign) => {
+              const stats = campaign.stats;
+              const allowed = facts.campaignActions[campaign.status] ?? [];
+              const over = stats && stats.abandon_rate > campaign.max_abandon_rate;
+              return (
+                <tr key={campaign.id} data-campaign={campaign.id}>
+                  <th scope="row">
+                    <a href={`/campaigns/${campaign.id}`}>{campaign.name}</a>
+                  </th>
+                  <td data-label="Status">
+                    <span class={`status status-${campaign.status}`} data-status>
+                      {campaign.status}
+                    </span>
+                  </td>
+                  <td data-label="Leads">
+                    <LeadsByState stats={stats} />
+                  </td>
+                  <td data-in-flight data-label="In flight">
+                    {stats?.calls_in_flight ?? "–"}
+                  </td>
+                  <td data-label="Dial ratio">
+                    <div>
+                      {stats ? stats.dial_ratio.toFixed(2) : "–"}
+                      {stats && <div class="muted small">{stats.dial_ratio_reason}</div>}
+                    </div>
+                  </td>
+                  <td data-label="Answer rate">{percent(stats?.answer_rate)}</td>
+                  <td class={over ? "over" : undefined} data-label="Abandon rate">
+                    <span>
+                      {percent(stats?.abandon_rate)}{" "}
+                      <span class="muted">({percent(campaign.max_abandon_rate)})</span>
+                    </span>
+                  </td>
+                  <td data-label="Last hour">
+                    <AbandonChart
+                      samples={history.get(campaign.id) ?? []}
+                      limit={campaign.max_abandon_rate}
+                      now={now}
+                    />
+                  </td>
+                  {canAct && (
+                    <td data-label="Actions">
+                      <div class="row-actions">
+                        {(["start", "pause", "stop"] as const).map((verb) => (
+                          <button
+                            key={verb}
+                            type="button"
+                            disabled={!allowed.includes(verb) || action.busy}
+                            aria-label={`${verb[0]?.toUpperCase()}${verb.slice(1)} ${campaign.name}`}
+                            onClick={() => act(campaign.id, verb)}
+                          >
+                            {`${verb[0]?.toUpperCase()}${verb.slice(1)}`}
+                          </button>
+                        ))}
+                      </div>
+                    </td>
+                  )}
+                </tr>
+              );
+            })}
+          </tbody>
+        </Table>
+        {rows.length === 0 && <p class="muted">No campaign yet.</p>}
+        <Problem error={action.error} />
+      </section>
+      <section class="card" aria-labelledby="agents-title">
+        <h2 id="agents-title">Agents</h2>
+        <ul class="counts" aria-label="Agents by state">
+          {counts.map(([state, count]) => (
+            <li key={state} class={`state-${state}`}>
+              <strong>{count}</strong> {label(state)}
+            </li>
+          ))}
+        </ul>
+        <Table label="Agents">
+          <thead>
+            <tr>
+              <th scope="col">Agent</th>
+              <th scope="col">State</th>
+              <th scope="col">Campaign</th>
+              <th scope="col">Time in state</th>
+            </tr>
+          </thead>
+          <tbody>
+            {agentRows.map((agent) => (
+              <tr key={agent.user_id} data-agent={agent.email ?? ""}>
+                <th scope="row">{agent.email ?? "–"}</th>
+                <td>
+                  <span class={`state state-${agent.state}`}>{label(agent.state)}</span>
+                </td>
+                <td>{(agent.campaign_id && campaigns.get(agent.campaign_id)?.name) || "–"}</td>
+                <td>{agent.since ? duration((now - Date.parse(agent.since)) / 1000) : "–"}</td>
+              </tr>
+            ))}
+          </tbody>
+        </Table>
+        {agentRows.length === 0 && <p class="muted">No agent signed in.</p>}
+      </section>
+    </Page>
+  );
+}

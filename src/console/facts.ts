@@ -1,0 +1,51 @@
+import { ACTION_EVENTS, campaignMachine } from "../../actors/campaign.machine.ts";
+import { CALL_OUTCOMES } from "../../db/schema/calls.ts";
+import { CAMPAIGN_STATUSES, DIAL_MODES } from "../../db/schema/campaigns.ts";
+import { LEAD_STATES } from "../../db/schema/leads.ts";
+import { AGENT_STATES } from "../dialer/agents.ts";
+import { DISPOSITIONS } from "../dialer/service.ts";
+import { PERMISSIONS, SCOPE_LEVELS, SCOPED_RESOURCES } from "../identity/permissions.ts";
+import { ROLES, USER_STATUSES } from "../identity/roles.ts";
+
+/**
+ * The status actions the campaign machine accepts in each status, read from its own
+ * transition table: the console enables a button only where the machine would take it.
+ */
+function actionsByStatus() {
+  const states = campaignMachine.config.states ?? {};
+  const table: Record<string, string[]> = {};
+  for (const status of CAMPAIGN_STATUSES) {
+    const accepted = Object.keys(states[status]?.on ?? {});
+    table[status] = Object.entries(ACTION_EVENTS)
+      .filter(([, event]) => accepted.includes(event))
+      .map(([action]) => action);
+  }
+  return table;
+}
+
+/**
+ * What the console needs to know of the domain, taken from the shared schemas and the
+ * campaign machine when the console is bundled, so that the browser holds no rule of its own
+ * and none of the server's modules.
+ */
+export function consoleFacts() {
+  return {
+    campaignStatuses: [...CAMPAIGN_STATUSES],
+    campaignActions: actionsByStatus(),
+    dialModes: [...DIAL_MODES],
+    leadStates: [...LEAD_STATES],
+    callOutcomes: [...CALL_OUTCOMES],
+    agentStates: [...AGENT_STATES],
+    dispositions: [...DISPOSITIONS],
+    roles: [...ROLES],
+    userStatuses: [...USER_STATUSES],
+    scopedResources: [...SCOPED_RESOURCES],
+    scopeLevels: [...SCOPE_LEVELS],
+    /** The roles that hold each permission: a view is offered to those its routes admit. */
+    permissions: Object.fromEntries(
+      Object.entries(PERMISSIONS).map(([name, rule]) => [name, [...rule.roles] as string[]]),
+    ) as Record<keyof typeof PERMISSIONS, string[]>,
+  };
+}
+
+export type ConsoleFacts = ReturnType<typeof consoleFacts>;

@@ -1,0 +1,47 @@
+import { type TSchema, t } from "elysia";
+
+/**
+ * The success bodies of the envelope, for the OpenAPI document only (`detail.responses`):
+ * routes are not validated against them at run time, so a response that carries a field
+ * more than its schema (a campaign's `stats`) is never refused.
+ */
+/** Every error: the envelope's error body, with `field_errors` on a 400. */
+const ErrorBody = t.Object({
+  status: t.Literal("error"),
+  message: t.String(),
+  code: t.String(),
+  request_id: t.String(),
+  field_errors: t.Optional(t.Array(t.Object({ field: t.String(), message: t.String() }))),
+});
+
+const body = (status: number, description: string, schema: TSchema) => ({
+  responses: {
+    [status]: { description, content: { "application/json": { schema } } },
+    "4XX": {
+      description: "Refused: the error envelope, its code one of the documented ones",
+      content: { "application/json": { schema: ErrorBody } },
+    },
+  },
+});
+
+/** `{status: "success", data}`. */
+export const documented = (data: Record<string, TSchema>, status = 200) =>
+  body(
+    status,
+    status === 201 ? "Created" : "OK",
+    t.Object({ status: t.Literal("success"), data: t.Object(data) }),
+  );
+
+/** A page of a list: `{status, data: {items}, total, limit, offset}`. */
+export const documentedList = (item: TSchema) =>
+  body(
+    200,
+    "A page of the list, newest first",
+    t.Object({
+      status: t.Literal("success"),
+      data: t.Object({ items: t.Array(item) }),
+      total: t.Integer(),
+      limit: t.Integer(),
+      offset: t.Integer(),
+    }),
+  );

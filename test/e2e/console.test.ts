@@ -1,0 +1,533 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Browser, Page, WebSocketRoute } from "playwright-core";
+import { captureView, haveBrowser, launchBrowser, newContext } from "../helpers/browser.ts";
+import { resetDatabase } from "../helpers/database.ts";
+import {
+  SERVER_TEST_TIMEOUT_MS,
+  type ServerProcess,
+  startServer,
+} from "../helpers/server-process.ts";
+
+const dataDir = mkdtempSync(join(tmpdir(), "dialer-console-"));
+const FIRST_PASSWORD = "a first password 1";
+const OWN_PASSWORD = "my own password 22";
+let server: ServerProcess;
+let browser: Browser;
+
+/** The world the pages work on, set up through the API. */
+const world = {
+  tenantId: "",
+  campaignId: "",
+  listId: "",
+  nodeKey: "",
+  tokens: {} as Record<string, string>,
+};
+
+async function apiCall<T = Record<string, unknown>>(
+  method: string,
+  path: string,
+  options: { token?: string; body?: unknown; form?: FormData } = {},
+): Promise<{ status: number; body: { data: T } & Record<string, unknown> }> {
+  const response = await fetch(`${server.baseUrl}/api/v1${path}`, {
+    method,
+    headers: {
+      ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+      ...(options.body === undefined ? {} : { "content-type": "application/json" }),
+    },
+    body: options.form ?? (options.body === undefined ? undefined : JSON.stringify(options.body)),
+  });
+  return { status: response.status, body: (await response.json()) as { data: T } };
+}
+
+const node = (path: string, body: unknown) =>
+  apiCall<Record<string, unknown>>("POST", `/nodes${path}`, { token: world.nodeKey, body });
+
+async function signInAs(email: string, password: string): Promise<string> {
+  const login = await apiCall<{ token: string }>("POST", "/auth/login", {
+    body: { email, password, tenant_domain: "acme.test" },
+  });
+  expect(login.status).toBe(200);
+  return login.body.data.token;
+}
+
+/** A user of the workspace whose first password was already changed through the API. */
+async function readyUser(email: string, role: string): Promise<string> {
+  const created = await apiCall("POST", `/users?tenant_id=${world.tenantId}`, {
+    token: world.tokens.platform,
+    body: { email, password: FIRST_PASSWORD, role },
+  });
+  expect(created.status).toBe(201);
+  const token = await signInAs(email, FIRST_PASSWORD);
+  const changed = await apiCall("POST", "/auth/me/password", {
+    token,
+    body: { current_password: FIRST_PASSWORD, new_password: OWN_PASSWORD },
+  });
+  expect(changed.status).toBe(200);
+  return token;
+}
+
+async function signInPage(page: Page, email: string, password: string) {
+  await page.getByLabel("E-mail").fill(email);
+  await page.getByLabel("Password", { exact: true }).fill(password);
+  await page.getByLabel("Workspace").fill("acme.test");
+  await page.getByRole("button", { name: "Sign in" }).click();
+}
+
+beforeAll(async () => {
+  if (!haveBrowser) return;
+  await resetDatabase();
+  server = await startServer({
+    DATA_DIR: dataDir,
+    AUTH_JWT_SECRET: "console-secret-that-is-long-enough-to-use",
+    BOOTSTRAP_ADMIN_EMAIL: "root@example.test",
+    BOOTSTRAP_ADMIN_PASSWORD: "a configured password",
+  });
+  browser = await launchBrowser();
+
+  const root = await apiCall<{ token: string }>("POST", "/auth/login", {
+    body: { email: "root@example.test", password: "a configured password" },
+  });
+  world.tokens.platform = root.body.data.token;
+  const tenant = await apiCall<{ tenant: { id: string } }>("POST", "/tenants", {
+    token: world.tokens.platform,
+    body: { name: "Acme", domain: "acme.test" },
+  });
+  world.tenantId = tenant.body.data.tenant.id;
+  world.tokens.admin = await readyUser("admin@acme.test", "admin");
+  world.tokens.supervisor = await readyUser("super@acme.test", "supervisor");
+  const agent = await apiCall("POST", `/users?tenant_id=${world.tenantId}`, {
+    token: world.tokens.platform,
+    body: { email: "agent@acme.test", password: FIRST_PASSWORD, role: "agent" },
+  });
+  expect(agent.status).toBe(201);
+
+  const campaign = await apiCall<{ campaign: { id: string } }>("POST", "/campaigns", {
+    token: world.tokens.admin,
+    body: { name: "Spring renewals", calling_window: { start: "00:00", end: "23:59" } },
+  });
+  world.campaignId = campaign.body.data.campaign.id;
+  const list = await apiCall<{ lead_list: { id: string } }>(
+    "POST",
+    `/campaigns/${world.campaignId}/lead-lists`,
+    { token: world.tokens.admin, body: { name: "November", caller_id: "+14155550100" } },
+  );
+  world.listId = list.body.data.lead_list.id;
+  const form = new FormData();
+  form.append("phone_column", "phone");
+  form.append("timezone_column", "tz");
+  form.append(
+    "file",
+    new Blob(["phone,tz,first_name,plan\n+14155552671,America/Los_Angeles,Ada,Gold\n"], {
+      type: "text/csv",
+    }),
+    "leads.csv",
+  );
+  const imported = await apiCall(
+    "POST",
+    `/campaigns/${world.campaignId}/lead-lists/${world.listId}/import`,
+    { token: world.tokens.admin, form },
+  );
+  expect(imported.status).toBe(200);
+  const started = await apiCall("POST", `/campaigns/${world.campaignId}/status`, {
+    token: world.tokens.admin,
+    body: { action: "start" },
+  });
+  expect(started.status).toBe(200);
+  const edge = await apiCall<{ key: string }>("POST", "/edge-nodes", {
+    token: world.tokens.admin,
+    body: { name: "edge-1", max_concurrent_calls: 10 },
+  });
+  world.nodeKey = edge.body.data.key;
+}, SERVER_TEST_TIMEOUT_MS);
+
+afterAll(async () => {
+  await browser?.close();
+  server?.process.kill("SIGTERM");
+  await server?.process.exited;
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe("console", () => {
+  test.skipIf(!haveBrowser)(
+    "an agent takes a call while a supervisor watches and pauses the campaign",
+    async () => {
+      const supervisorContext = await newContext(browser);
+      const wallboard = await supervisorContext.newPage();
+      await wallboard.goto(server.baseUrl);
+      await expect(wallboard.getByRole("heading", { name: "Sign in" }).isVisible()).resolves.toBe(
+        true,
+      );
+      await signInPage(wallboard, "super@acme.test", OWN_PASSWORD);
+      const row = wallboard.locator(`tr[data-campaign="${world.campaignId}"]`);
+      await row.locator("[data-status]", { hasText: "running" }).waitFor({ timeout: 10_000 });
+
+      const agentContext = await newContext(browser);
+      const desk = await agentContext.newPage();
+      // The agent's sockets pass through the test, which can drop them.
+      const sockets: WebSocketRoute[] = [];
+      await desk.routeWebSocket(/\/ws\/agent/, (socket) => {
+        socket.connectToServer();
+        sockets.push(socket);
+      });
+      await desk.goto(`${server.baseUrl}/agent`);
+      await signInPage(desk, "agent@acme.test", FIRST_PASSWORD);
+      await desk.getByLabel("Current password").fill(FIRST_PASSWORD);
+      await desk.getByLabel("New password", { exact: true }).fill(OWN_PASSWORD);
+      await desk.getByLabel("Repeat new password").fill(OWN_PASSWORD);
+      await desk.getByRole("button", { name: "Change password" }).click();
+      const state = desk.getByRole("status", { name: "Agent state" });
+      await state.waitFor({ timeout: 10_000 });
+      await captureView(desk, "sign-in-done-agent-desktop-offline");
+      await desk.getByLabel("Campaign").selectOption(world.campaignId);
+      await desk.getByRole("button", { name: /^Ready/ }).click();
+      await state.getByText("ready").waitFor({ timeout: 10_000 });
+
+      // The agent stays signed in across a reload.
+      await desk.reload();
+      await desk
+        .getByRole("status", { name: "Agent state" })
+        .getByText("ready")
+        .waitFor({ timeout: 10_000 });
+
+      await wallboard
+        .locator('tr[data-agent="agent@acme.test"]', { hasText: "ready" })
+        .waitFor({ timeout: 10_000 });
+
+      // A dropped socket: the page says so, reconnects by itself, and the agent is still ready.
+      await desk.getByText("Connected").waitFor({ timeout: 10_000 });
+      await sockets.at(-1)?.close({ code: 1001 });
+      await desk.getByText(/reconnecting/).waitFor({ timeout: 10_000 });
+      await desk.getByText("Connected").waitFor({ timeout: 15_000 });
+      await state.getByText("ready").waitFor({ timeout: 10_000 });
+
+      // A simulated edge node places the call.
+      expect((await node("/heartbeat", { active_calls: 0 })).status).toBe(200);
+      const claim = await node("/jobs/claim", { max: 1, wait_ms: 5000 });
+      const jobs = (claim.body.data as { jobs: { call_id: string }[] }).jobs;
+      expect(jobs.length).toBe(1);
+      const callId = (jobs[0] as { call_id: string }).call_id;
+      const at = () => new Date().toISOString();
+      await node(`/calls/${callId}/events`, { type: "ringing", at: at() });
+      const answered = await node(`/calls/${callId}/events`, { type: "answered", at: at() });
+      expect((answered.body.data as { call: { action: string } }).call.action).toBe("bridge");
+
+      const call = desk.getByRole("region", { name: "Current call" });
+      await call.waitFor({ timeout: 10_000 });
+      await expect(call.getByText("+14155552671").isVisible()).resolves.toBe(true);
+      await expect(call.getByText("Ada").isVisible()).resolves.toBe(true);
+      await expect(call.getByText("America/Los_Angeles").isVisible()).resolves.toBe(true);
+      await wallboard
+        .locator('tr[data-agent="agent@acme.test"]', { hasText: "on call" })
+        .waitFor({ timeout: 10_000 });
+      await captureView(desk, "agent-desktop-on-call");
+      await captureView(wallboard, "wallboard");
+
+      const ended = await node(`/calls/${callId}/events`, {
+        type: "ended",
+        at: at(),
+        hangup_cause: "NORMAL_CLEARING",
+      });
+      expect(ended.status).toBe(200);
+      await desk.getByRole("heading", { name: "Wrap-up" }).waitFor({ timeout: 10_000 });
+      await desk.getByLabel("Callback time").fill("2030-01-15T10:30");
+      await captureView(desk, "agent-desktop-wrap-up");
+      await desk.getByRole("button", { name: /^Callback/ }).click();
+      await state.getByText("ready").waitFor({ timeout: 10_000 });
+
+      // The keyboard alone: p pauses, r makes the agent ready again.
+      await desk.locator("h1").click();
+      await desk.keyboard.press("p");
+      await state.getByText("paused").waitFor({ timeout: 10_000 });
+      await desk.keyboard.press("r");
+      await state.getByText("ready").waitFor({ timeout: 10_000 });
+
+      const leads = await apiCall<{ items: { state: string; next_attempt_at: string }[] }>(
+        "GET",
+        `/campaigns/${world.campaignId}/lead-lists/${world.listId}/leads`,
+        { token: world.tokens.admin },
+      );
+      expect(leads.body.data.items[0]?.state).toBe("Callback");
+      // 10:30 in Los Angeles in January is 18:30 UTC.
+      expect(leads.body.data.items[0]?.next_attempt_at).toBe("2030-01-15T18:30:00.000Z");
+
+      await row.getByRole("button", { name: "Pause Spring renewals" }).click();
+      await row.locator("[data-status]", { hasText: "paused" }).waitFor({ timeout: 10_000 });
+      expect(await row.getByRole("button", { name: "Pause Spring renewals" }).isDisabled()).toBe(
+        true,
+      );
+      expect(await row.getByRole("button", { name: "Start Spring renewals" }).isDisabled()).toBe(
+        false,
+      );
+
+      await supervisorContext.close();
+      await agentContext.close();
+    },
+    SERVER_TEST_TIMEOUT_MS * 2,
+  );
+});
+
+describe("preview dialing", () => {
+  test.skipIf(!haveBrowser)(
+    "the agent sees the offered call, accepts it, and has it when it connects",
+    async () => {
+      const campaign = await apiCall<{ campaign: { id: string } }>("POST", "/campaigns", {
+        token: world.tokens.admin,
+        body: {
+          name: "Preview callbacks",
+          dial_mode: "preview",
+          calling_window: { start: "00:00", end: "23:59" },
+        },
+      });
+      const campaignId = campaign.body.data.campaign.id;
+      const list = await apiCall<{ lead_list: { id: string } }>(
+        "POST",
+        `/campaigns/${campaignId}/lead-lists`,
+        { token: world.tokens.admin, body: { name: "VIP", caller_id: "+14155550100" } },
+      );
+      const form = new FormData();
+      form.append("phone_column", "phone");
+      form.append("timezone_column", "tz");
+      form.append(
+        "file",
+        new Blob(["phone,tz,company\n+442079460123,Europe/London,Initech\n"], { type: "text/csv" }),
+        "vip.csv",
+      );
+      await apiCall(
+        "POST",
+        `/campaigns/${campaignId}/lead-lists/${list.body.data.lead_list.id}/import`,
+        {
+          token: world.tokens.admin,
+          form,
+        },
+      );
+      await apiCall("POST", `/campaigns/${campaignId}/status`, {
+        token: world.tokens.admin,
+        body: { action: "start" },
+      });
+
+      const context = await newContext(browser, "phone");
+      const desk = await context.newPage();
+      await desk.goto(`${server.baseUrl}/agent`);
+      await signInPage(desk, "agent@acme.test", OWN_PASSWORD);
+      const state = desk.getByRole("status", { name: "Agent state" });
+      await state.waitFor({ timeout: 10_000 });
+      await desk.getByLabel("Campaign").selectOption(campaignId);
+      await desk.getByRole("button", { name: /^Ready/ }).click();
+      await state.getByText("ready").waitFor({ timeout: 10_000 });
+
+      const claim = await node("/jobs/claim", { max: 5, wait_ms: 5000 });
+      const jobs = (claim.body.data as { jobs: { call_id: string; campaign_id: string }[] }).jobs;
+      const job = jobs.find((one) => one.campaign_id === campaignId);
+      expect(job).toBeDefined();
+      const callId = (job as { call_id: string }).call_id;
+      await desk.getByRole("heading", { name: "Offered call" }).waitFor({ timeout: 10_000 });
+      await expect(desk.getByText("Initech").isVisible()).resolves.toBe(true);
+      await captureView(desk, "agent-desktop-offered");
+      await desk.getByRole("button", { name: /^Accept/ }).click();
+      await desk.getByText("Accepted").waitFor();
+      const at = () => new Date().toISOString();
+      await node(`/calls/${callId}/events`, { type: "ringing", at: at() });
+      await node(`/calls/${callId}/events`, { type: "answered", at: at() });
+      const call = desk.getByRole("region", { name: "Current call" });
+      await call.waitFor({ timeout: 10_000 });
+      await expect(call.getByText("Europe/London").isVisible()).resolves.toBe(true);
+      await node(`/calls/${callId}/events`, {
+        type: "ended",
+        at: at(),
+        hangup_cause: "NORMAL_CLEARING",
+      });
+      await desk.getByRole("heading", { name: "Wrap-up" }).waitFor({ timeout: 10_000 });
+      await desk.locator("h1").click();
+      await desk.keyboard.press("1");
+      await state.getByText("ready").waitFor({ timeout: 10_000 });
+      await desk.keyboard.press("p");
+      await state.getByText("paused").waitFor({ timeout: 10_000 });
+      await context.close();
+    },
+    SERVER_TEST_TIMEOUT_MS,
+  );
+});
+
+describe("console for admins", () => {
+  test.skipIf(!haveBrowser)(
+    "an admin imports a file with bad rows, downloads them, and creates an API key seen once",
+    async () => {
+      const context = await newContext(browser);
+      const page = await context.newPage();
+      page.on("pageerror", (error) => console.log("page error", error));
+      await page.goto(`${server.baseUrl}/campaigns/${world.campaignId}/lists/${world.listId}`);
+      await signInPage(page, "admin@acme.test", OWN_PASSWORD);
+      await page.getByRole("heading", { name: "Import leads" }).waitFor({ timeout: 10_000 });
+      const csv = [
+        "Mobile;Zone;Name",
+        "+14155550101;America/New_York;Grace",
+        "not a number;America/New_York;Bad phone",
+        "+14155550102;EST;Bad zone",
+        "+14155550103;Europe/Paris;Linus",
+      ].join("\n");
+      await page.getByLabel("CSV file").setInputFiles({
+        name: "leads.csv",
+        mimeType: "text/csv",
+        buffer: Buffer.from(csv),
+      });
+      await page
+        .getByRole("region", { name: "Preview of the first rows" })
+        .getByText("Grace")
+        .waitFor();
+      expect(await page.getByLabel("Phone column").inputValue()).toBe("Mobile");
+      expect(await page.getByLabel("Time zone column").inputValue()).toBe("Zone");
+      await page.getByLabel("Default region").fill("US");
+      await page.getByRole("button", { name: "Import", exact: true }).click();
+      const report = page.getByRole("region", { name: "Import report" });
+      await report.waitFor({ timeout: 10_000 });
+      expect(await report.locator("[data-imported]").textContent()).toBe("2");
+      expect(await report.locator("[data-rejected]").textContent()).toBe("2");
+      expect(await page.getByRole("progressbar").getAttribute("value")).toBe("1");
+      await expect(report.getByText("invalid phone").isVisible()).resolves.toBe(true);
+      await captureView(page, "lead-list-import");
+      const [download] = await Promise.all([
+        page.waitForEvent("download"),
+        report.getByRole("link", { name: "Download rejected rows" }).click(),
+      ]);
+      const rejected = readFileSync((await download.path()) as string, "utf8");
+      expect(rejected).toContain("Bad phone");
+      expect(rejected).toContain("invalid_timezone");
+
+      // A campaign setting out of range shows the API's message beside its field.
+      await page.goto(`${server.baseUrl}/campaigns/new`);
+      await page.getByLabel("Name").fill("Winter");
+      await page.getByLabel("Max attempts").fill("99");
+      await page.getByRole("button", { name: "Create campaign" }).click();
+      await page.locator(".field-error").first().waitFor({ timeout: 10_000 });
+      await captureView(page, "campaign-new-invalid");
+      await page.getByLabel("Max attempts").fill("5");
+      await page.getByRole("button", { name: "Create campaign" }).click();
+      await page.getByRole("heading", { name: "Winter" }).waitFor({ timeout: 10_000 });
+      await page.getByRole("heading", { name: "Status history" }).waitFor();
+      await captureView(page, "campaign-detail");
+      const [evidence] = await Promise.all([
+        page.waitForEvent("download"),
+        page.getByRole("button", { name: "Download the counted calls (CSV)" }).click(),
+      ]);
+      expect(evidence.suggestedFilename()).toMatch(/^compliance-.*\.csv$/);
+
+      await page.goto(`${server.baseUrl}/admin/api-keys`);
+      await page.getByLabel("Key name").fill("CRM sync");
+      await page.getByLabel("campaigns: read").check();
+      await page.getByLabel("leads: write").check();
+      await page.getByRole("button", { name: "Create key" }).click();
+      const secret = page.locator("[data-secret]");
+      await secret.waitFor({ timeout: 10_000 });
+      const key = (await secret.textContent()) ?? "";
+      expect(key.startsWith("svc_key_")).toBe(true);
+      await expect(page.getByRole("button", { name: "Copy" }).isVisible()).resolves.toBe(true);
+      await captureView(page, "admin-api-keys");
+      const me = await apiCall<{ api_key: { scopes: Record<string, string> } }>("GET", "/auth/me", {
+        token: key,
+      });
+      expect(me.body.data.api_key.scopes).toEqual({
+        campaigns: "read",
+        leads: "write",
+        cdrs: "none",
+        users: "none",
+      });
+      await page.reload();
+      await page.getByRole("row", { name: /CRM sync/ }).waitFor({ timeout: 10_000 });
+      expect(await page.locator("[data-secret]").count()).toBe(0);
+      expect(await page.content()).not.toContain(key);
+
+      // Call records: filtered by outcome, exported as CSV (the answered call is the first test's).
+      await page.goto(`${server.baseUrl}/cdrs`);
+      await page.getByLabel("Outcome").selectOption("answered");
+      await page.getByRole("button", { name: "Apply" }).click();
+      await page.getByRole("row", { name: /\+14155552671/ }).waitFor({ timeout: 10_000 });
+      const [exported] = await Promise.all([
+        page.waitForEvent("download"),
+        page.getByRole("button", { name: "Export CSV" }).click(),
+      ]);
+      expect(readFileSync((await exported.path()) as string, "utf8")).toContain("14155552671");
+
+      // Do not call: add, search, remove.
+      await page.goto(`${server.baseUrl}/dnc`);
+      await page.getByLabel("Number to add").fill("+1 415 555 0199");
+      await page.getByRole("button", { name: "Add", exact: true }).click();
+      await page.getByRole("row", { name: /\+14155550199/ }).waitFor({ timeout: 10_000 });
+      await page.getByLabel("Search number").fill("+14155550199");
+      await page.getByRole("button", { name: "Search" }).click();
+      await page.getByRole("button", { name: "Remove +14155550199" }).click();
+      await page.getByText("0–0 of 0").waitFor({ timeout: 10_000 });
+
+      // Users: a new agent, then disabled.
+      await page.goto(`${server.baseUrl}/admin/users`);
+      await page.getByLabel("E-mail").fill("second@acme.test");
+      await page.getByLabel("First password").fill(FIRST_PASSWORD);
+      await page.getByRole("button", { name: "Create user" }).click();
+      await page.getByRole("button", { name: "Disable second@acme.test" }).click();
+      await page
+        .getByRole("button", { name: "Enable second@acme.test" })
+        .waitFor({ timeout: 10_000 });
+
+      // Edge nodes: the key is shown once.
+      await page.goto(`${server.baseUrl}/admin/edge-nodes`);
+      await page.getByLabel("Node name").fill("edge-2");
+      await page.getByRole("button", { name: "Register node" }).click();
+      const nodeKey = (await page.locator("[data-secret]").textContent()) ?? "";
+      expect(nodeKey.startsWith("svc_node_")).toBe(true);
+
+      for (const [path, name, heading] of [
+        ["/campaigns", "campaigns", "Campaigns"],
+        ["/cdrs", "call-records", "Call records"],
+        ["/dnc", "do-not-call", "Do not call"],
+        ["/admin/users", "admin-users", "Users"],
+        ["/admin/edge-nodes", "admin-edge-nodes", "Edge nodes"],
+        ["/admin/settings", "admin-settings", "Workspace settings"],
+      ] as const) {
+        await page.goto(`${server.baseUrl}${path}`);
+        await page
+          .getByRole("heading", { name: heading, exact: true })
+          .waitFor({ timeout: 10_000 });
+        await page.waitForLoadState("networkidle");
+        await captureView(page, name);
+      }
+      await page.getByRole("button", { name: "Sign out" }).click();
+      await page.getByRole("heading", { name: "Sign in" }).waitFor({ timeout: 10_000 });
+      await page.getByLabel("E-mail").fill("admin@acme.test");
+      await page.getByLabel("Password", { exact: true }).fill("not the password");
+      await page.getByLabel("Workspace").fill("acme.test");
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.getByRole("alert").getByText("invalid credentials").waitFor({ timeout: 10_000 });
+      await captureView(page, "sign-in-error");
+      await context.close();
+    },
+    SERVER_TEST_TIMEOUT_MS * 2,
+  );
+
+  test.skipIf(!haveBrowser)(
+    "a platform admin picks a workspace for every view",
+    async () => {
+      const context = await newContext(browser);
+      const page = await context.newPage();
+      await page.goto(server.baseUrl);
+      // Signed in with the keyboard alone.
+      await page.getByLabel("E-mail").focus();
+      await page.keyboard.type("root@example.test");
+      await page.keyboard.press("Tab");
+      await page.keyboard.type("a configured password");
+      await page.keyboard.press("Enter");
+      await page.getByRole("heading", { name: "Tenants" }).waitFor({ timeout: 10_000 });
+      await page.getByRole("row", { name: /Acme/ }).waitFor({ timeout: 10_000 });
+      await captureView(page, "tenants");
+      await page.getByRole("button", { name: "Open Acme" }).click();
+      const row = page.locator(`tr[data-campaign="${world.campaignId}"]`);
+      await row.waitFor({ timeout: 10_000 });
+      expect(await page.getByLabel("Workspace").inputValue()).toBe(world.tenantId);
+      await page.goto(`${server.baseUrl}/campaigns`);
+      await page.getByRole("link", { name: "Spring renewals" }).waitFor({ timeout: 10_000 });
+      await context.close();
+    },
+    SERVER_TEST_TIMEOUT_MS,
+  );
+});
