@@ -32,6 +32,8 @@ export const users = pgTable(
     role: text("role", { enum: ["agent", "supervisor", "admin", "platform_admin"] }).notNull(),
     status: text("status", { enum: ["active", "disabled"] }).notNull(),
     mustChangePassword: boolean("must_change_password").notNull(),
+    /** The agent's phone as a SIP URI: edge nodes bridge answered calls to it. */
+    phoneUri: text("phone_uri"),
     ...timestamps(),
   },
   (table) => [

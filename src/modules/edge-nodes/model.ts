@@ -21,7 +21,16 @@ const IgnoredIdentity = {
 };
 
 export const HeartbeatBody = t.Object(
-  { active_calls: t.Integer({ minimum: 0, maximum: 100_000 }), ...IgnoredIdentity },
+  {
+    active_calls: t.Integer({ minimum: 0, maximum: 100_000 }),
+    active_call_ids: t.Optional(
+      t.Array(t.String({ format: "uuid" }), {
+        maxItems: 10_000,
+        description: "the ids of the calls the node holds (accepted; not yet acted on)",
+      }),
+    ),
+    ...IgnoredIdentity,
+  },
   { additionalProperties: false },
 );
 

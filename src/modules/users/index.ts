@@ -73,6 +73,6 @@ export const usersModule = (deps: ServiceDeps, auth: AuthGuard) =>
         params: IdParams,
         query: TenantOnly,
         ...jsonBody(PatchUserBody),
-        detail: { summary: "Change a user's role or status" },
+        detail: { summary: "Change a user's role, status or phone" },
       },
     );
