@@ -11,7 +11,7 @@ export const Timestamp = t.String({ format: "date-time" });
 /** An agent's phone: a `sip:` or `sips:` URI, such as `sip:1001@pbx.example.com:5060`. */
 export const SipUri = t.String({
   maxLength: 512,
-  pattern: "^sips?:[^\\s<>\"]+$",
+  pattern: '^sips?:[^\\s<>"]+$',
   description: "a SIP URI (`sip:` or `sips:`), e.g. `sip:1001@pbx.example.com`",
 });
 
