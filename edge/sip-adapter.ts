@@ -1,4 +1,5 @@
 import * as sip from "sip";
+import { createSipStack } from "./sip-stack.ts";
 import * as digest from "sip/digest";
 import type { TrunkAddress } from "./config.ts";
 import { sinkOffer, withOrigin } from "./sdp.ts";
@@ -139,7 +140,15 @@ export class Leg {
     if (this.finished) return;
     this.finished = true;
     this.adapter.forget(this);
-    this.events.failed(status, header(rs, "reason"));
+    // The package answers for the network when nothing did: its own 408 (timer B) or 503/404
+    // (the address refused or did not resolve). Those are no verdict of the callee.
+    const local = rs.headers.via === this.invite.headers.via;
+    if (local)
+      this.events.failed(
+        status,
+        status === 408 ? "Q.850;cause=102" : "Q.850;cause=38;text=\"no route to the trunk\"",
+      );
+    else this.events.failed(status, header(rs, "reason"));
   }
 
   private answeredOnce = false;
@@ -315,7 +324,7 @@ export class SipAdapter {
   }
 
   start(): void {
-    this.stack = sip.create(
+    this.stack = createSipStack(
       {
         address: this.options.address,
         port: this.options.port,

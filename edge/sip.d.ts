@@ -65,6 +65,45 @@ declare module "sip" {
     destroy(): void;
     hostname(): string;
   }
+  export interface Address {
+    protocol: string;
+    address: string;
+    port: number;
+  }
+  export interface Connection {
+    send(m: Message): void;
+    release(): void;
+    protocol: string;
+  }
+  export interface Transport {
+    open(target: Address, onError: (e: unknown) => void): Connection;
+    get(target: Remote): Connection;
+    destroy(): void;
+  }
+  export interface Transaction {
+    message?: (m: Message, remote?: Remote) => void;
+    send?: (m: Message) => void;
+  }
+  export interface TransactionLayer {
+    createServerTransaction(rq: Message, connection: Connection): { send(m: Message): void };
+    createClientTransaction(
+      connection: Connection,
+      rq: Message,
+      callback: (rs: Message) => void,
+    ): { message(m: Message): void };
+    getServer(m: Message): Transaction | undefined;
+    getClient(m: Message): Transaction | undefined;
+    destroy(): void;
+  }
+  export function makeTransport(
+    options: Options,
+    onMessage: (m: Message, remote: Remote) => void,
+  ): Transport;
+  export function makeTransactionLayer(
+    options: Options,
+    open: (target: Address, onError: (e: unknown) => void) => Connection,
+  ): TransactionLayer;
+  export function resolve(uri: SipUri, action: (addresses: Address[]) => void): void;
   export function create(options: Options, onRequest: (rq: Message, remote: Remote) => void): Stack;
   export function makeResponse(
     rq: Message,

@@ -1,0 +1,236 @@
+import { createSocket, type Socket } from "node:dgram";
+import * as sip from "sip";
+import { createSipStack } from "../../edge/sip-stack.ts";
+import { audioTarget } from "../../edge/sdp.ts";
+
+/**
+ * A small scripted SIP user agent on loopback, written on the same `sip` package: it plays
+ * leads behind a trunk (answer, busy, no answer, hang up) and agents' phones (answer an
+ * offerless INVITE with an offer). Each call has an RTP socket that sends a packet every
+ * 20 ms to wherever the latest SDP points and counts what arrives, and from where.
+ */
+
+export type Behaviour =
+  | { kind: "answer"; afterMs?: number; hangUpAfterMs?: number }
+  | { kind: "busy"; afterMs?: number }
+  | { kind: "reject"; status: number; afterMs?: number; reason?: string }
+  | { kind: "ring" };
+
+export interface PhoneCall {
+  user: string;
+  callId: string;
+  from: string;
+  rtpPort: number;
+  /** Where its RTP goes now. */
+  target: { address: string; port: number } | undefined;
+  /** RTP packets received, by sender `address:port`. */
+  received: Map<string, number>;
+  invites: number;
+  answered: boolean;
+  ended: "bye-sent" | "bye-received" | "cancelled" | "rejected" | null;
+  hangUp(): void;
+}
+
+type Message = sip.Message;
+
+let nextRtp = 31_000 + Math.floor(Math.random() * 2_000) * 2;
+
+function bindRtp(): Promise<{ socket: Socket; port: number }> {
+  return new Promise((resolve, reject) => {
+    const tryPort = (attempt: number) => {
+      const port = nextRtp;
+      nextRtp += 2;
+      if (nextRtp > 39_000) nextRtp = 31_000;
+      const socket = createSocket("udp4");
+      socket.once("error", () => {
+        socket.close();
+        if (attempt > 50) reject(new Error("no RTP port"));
+        else tryPort(attempt + 1);
+      });
+      socket.bind(port, "127.0.0.1", () => resolve({ socket, port }));
+    };
+    tryPort(0);
+  });
+}
+
+const sdpOf = (port: number, version: number) =>
+  [
+    "v=0",
+    `o=phone 1 ${version} IN IP4 127.0.0.1`,
+    "s=phone",
+    "c=IN IP4 127.0.0.1",
+    "t=0 0",
+    `m=audio ${port} RTP/AVP 0`,
+    "a=rtpmap:0 PCMU/8000",
+    "a=sendrecv",
+    "",
+  ].join("\r\n");
+
+export class SipPhone {
+  private stack!: sip.Stack;
+  readonly calls: PhoneCall[] = [];
+  private readonly byCallId = new Map<string, PhoneCall & { close(): void }>();
+  readonly port: number;
+  /** Behaviour by the called user (the lead's number); the default answers. */
+  behaviours = new Map<string, Behaviour>();
+  defaultBehaviour: Behaviour = { kind: "answer", afterMs: 200 };
+
+  private constructor(port: number) {
+    this.port = port;
+  }
+
+  static async start(port: number): Promise<SipPhone> {
+    const phone = new SipPhone(port);
+    phone.stack = createSipStack({ address: "127.0.0.1", port, udp: true, tcp: false }, (rq) =>
+      void phone.onRequest(rq),
+    );
+    return phone;
+  }
+
+  stop(): void {
+    for (const call of this.byCallId.values()) call.close();
+    this.stack.destroy();
+  }
+
+  live(): PhoneCall[] {
+    return this.calls.filter((call) => call.answered && call.ended === null);
+  }
+
+  private async onRequest(rq: Message): Promise<void> {
+    const callId = rq.headers["call-id"];
+    const known = this.byCallId.get(callId);
+    if (rq.method === "ACK") {
+      if (known && rq.content) known.target = audioTarget(rq.content) ?? known.target;
+      return;
+    }
+    if (rq.method === "BYE") {
+      this.stack.send(sip.makeResponse(rq, 200, "OK"));
+      if (known && known.ended === null) {
+        known.ended = "bye-received";
+        known.close();
+      }
+      return;
+    }
+    if (rq.method === "CANCEL") {
+      this.stack.send(sip.makeResponse(rq, 200, "OK"));
+      if (known && !known.answered && known.ended === null) {
+        known.ended = "cancelled";
+        known.close();
+        const invite = (known as unknown as { invite: Message }).invite;
+        this.stack.send(sip.makeResponse(invite, 487, "Request Terminated"));
+      }
+      return;
+    }
+    if (rq.method !== "INVITE") {
+      this.stack.send(sip.makeResponse(rq, 200, "OK"));
+      return;
+    }
+    if (known) {
+      // A re-INVITE: the media moves to where its offer points.
+      known.invites += 1;
+      if (rq.content) known.target = audioTarget(rq.content) ?? known.target;
+      this.stack.send(
+        sip.makeResponse(rq, 200, "OK", {
+          headers: {
+            contact: [{ uri: `sip:phone@127.0.0.1:${this.port}`, params: {} }],
+            "content-type": "application/sdp",
+          },
+          content: sdpOf(known.rtpPort, known.invites),
+        }),
+      );
+      return;
+    }
+    await this.newCall(rq);
+  }
+
+  private async newCall(rq: Message): Promise<void> {
+    const user = sip.parseUri(rq.uri as string).user ?? "";
+    const behaviour = this.behaviours.get(user) ?? this.defaultBehaviour;
+    const { socket, port } = await bindRtp();
+    const localTag = Math.random().toString(36).slice(2);
+    rq.headers.to.params.tag = localTag;
+    let timer: ReturnType<typeof setInterval> | undefined;
+    const call: PhoneCall & { close(): void; invite: Message } = {
+      user,
+      callId: rq.headers["call-id"],
+      from: sip.parseUri(rq.headers.from.uri).user ?? "",
+      rtpPort: port,
+      target: rq.content ? audioTarget(rq.content) : undefined,
+      received: new Map(),
+      invites: 1,
+      answered: false,
+      ended: null,
+      invite: rq,
+      hangUp: () => {
+        if (!call.answered || call.ended !== null) return;
+        call.ended = "bye-sent";
+        call.close();
+        const contact = rq.headers.contact;
+        const target = Array.isArray(contact) && contact[0] ? contact[0].uri : rq.headers.from.uri;
+        this.stack.send({
+          method: "BYE",
+          uri: target,
+          headers: {
+            to: rq.headers.from,
+            from: rq.headers.to,
+            "call-id": rq.headers["call-id"],
+            cseq: { method: "BYE", seq: 1 },
+            "max-forwards": 70,
+          },
+        });
+      },
+      close: () => {
+        clearInterval(timer);
+        try {
+          socket.close();
+        } catch {}
+      },
+    };
+    socket.on("message", (_data, from) => {
+      const key = `${from.address}:${from.port}`;
+      call.received.set(key, (call.received.get(key) ?? 0) + 1);
+    });
+    this.calls.push(call);
+    this.byCallId.set(call.callId, call);
+    this.stack.send(sip.makeResponse(rq, 100, "Trying"));
+    if (behaviour.kind !== "busy" && behaviour.kind !== "reject")
+      this.stack.send(sip.makeResponse(rq, 180, "Ringing"));
+    const after = (ms: number | undefined, run: () => void) => setTimeout(run, ms ?? 0);
+    switch (behaviour.kind) {
+      case "ring":
+        return;
+      case "busy":
+      case "reject":
+        after(behaviour.afterMs, () => {
+          call.ended = "rejected";
+          call.close();
+          const status = behaviour.kind === "busy" ? 486 : behaviour.status;
+          const headers =
+            behaviour.kind === "reject" && behaviour.reason ? { reason: behaviour.reason } : {};
+          this.stack.send(sip.makeResponse(rq, status, "Refused", { headers }));
+        });
+        return;
+      case "answer":
+        after(behaviour.afterMs, () => {
+          if (call.ended !== null) return;
+          call.answered = true;
+          this.stack.send(
+            sip.makeResponse(rq, 200, "OK", {
+              headers: {
+                contact: [{ uri: `sip:phone@127.0.0.1:${this.port}`, params: {} }],
+                "content-type": "application/sdp",
+              },
+              content: sdpOf(port, 1),
+            }),
+          );
+          const packet = Buffer.alloc(172);
+          timer = setInterval(() => {
+            if (call.target && call.target.port > 0)
+              socket.send(packet, call.target.port, call.target.address);
+          }, 20);
+          if (behaviour.hangUpAfterMs !== undefined) after(behaviour.hangUpAfterMs, call.hangUp);
+        });
+        return;
+    }
+  }
+}
