@@ -15,7 +15,10 @@ afterEach(async () => {
 async function scene(phones: string[], options: { dialRatio?: number } = {}) {
   const trunk = await SipPhone.start(sipPort());
   const agentPhone = await SipPhone.start(sipPort());
-  cleanups.push(() => trunk.stop(), () => agentPhone.stop());
+  cleanups.push(
+    () => trunk.stop(),
+    () => agentPhone.stop(),
+  );
   const service = await dialerOnLoopback({
     phones,
     agentUri: `sip:agent@127.0.0.1:${agentPhone.port}`,
@@ -36,125 +39,109 @@ async function scene(phones: string[], options: { dialRatio?: number } = {}) {
 }
 
 describe("edge node over SIP", () => {
-  test(
-    "an answered lead is bridged to the agent's phone, media flows between the two, the lead's BYE ends both",
-    async () => {
-      const { trunk, agentPhone, service, edge } = await scene(["+14155552671"]);
-      trunk.defaultBehaviour = { kind: "answer", afterMs: 300, hangUpAfterMs: 1_500 };
-      await service.start();
-      const lead = await until(() => trunk.calls[0], "the INVITE to the lead");
-      expect(lead.user).toBe("+14155552671");
-      expect(lead.from).toBe("+14155550100");
-      const agent = await until(() => agentPhone.calls[0], "the INVITE to the agent's phone");
-      // The lead was re-INVITEd to the agent's media, and the agent's ACK carried the lead's.
-      await until(() => lead.invites === 2 || undefined, "the lead's re-INVITE");
-      expect(lead.target?.port).toBe(agent.rtpPort);
-      expect(agent.target?.port).toBe(lead.rtpPort);
-      await until(() => lead.ended !== null || undefined, "the lead's hang-up", 5_000);
-      const [cdr] = await until(async () => {
-        const rows = await service.cdrs();
-        return rows.length > 0 ? rows : undefined;
-      }, "the CDR");
-      expect(cdr).toMatchObject({
-        outcome: "answered",
-        hangup_cause: "NORMAL_CLEARING",
-        agent_id: service.agentId,
-      });
-      expect(cdr.talk_seconds).toBeGreaterThanOrEqual(1);
-      expect(cdr.bridge_ms).toBeGreaterThan(0);
-      expect(cdr.bridge_ms).toBeLessThan(2_000);
-      // RTP went from each phone straight to the other, never through the node.
-      expect(lead.received.get(`127.0.0.1:${agent.rtpPort}`) ?? 0).toBeGreaterThan(20);
-      expect(agent.received.get(`127.0.0.1:${lead.rtpPort}`) ?? 0).toBeGreaterThan(20);
-      await until(() => agent.ended === "bye-received" || undefined, "the BYE to the agent");
-      expect(edge.node.liveCallIds).toEqual([]);
-      expect(await service.inFlight()).toBe(0);
-    },
-    30_000,
-  );
-
-  test(
-    "busy, no answer and a rejection with a Q.850 reason: the INVITE's final answer is the outcome",
-    async () => {
-      const phones = ["+14155552671", "+14155552672", "+14155552673", "+14155552674"];
-      const { trunk, agentPhone, service, edge } = await scene(phones, { dialRatio: 5 });
-      trunk.behaviours.set("+14155552671", { kind: "busy", afterMs: 200 });
-      trunk.behaviours.set("+14155552672", { kind: "ring" });
-      trunk.behaviours.set("+14155552673", { kind: "reject", status: 404 });
-      trunk.behaviours.set("+14155552674", {
-        kind: "reject",
-        status: 603,
-        reason: 'Q.850;cause=17;text="User busy"',
-      });
-      await service.start();
-      const rows = await until(async () => {
-        const all = await service.cdrs();
-        return all.length === 4 ? all : undefined;
-      }, "four CDRs");
-      const byPhone = Object.fromEntries(rows.map((r) => [r.phone, r]));
-      expect(byPhone["+14155552671"]).toMatchObject({ outcome: "busy", hangup_cause: "USER_BUSY" });
-      expect(byPhone["+14155552672"]).toMatchObject({
-        outcome: "no_answer",
-        hangup_cause: "NO_ANSWER",
-      });
-      expect(byPhone["+14155552673"]).toMatchObject({
-        outcome: "failed",
-        hangup_cause: "UNALLOCATED_NUMBER",
-      });
-      expect(byPhone["+14155552674"]).toMatchObject({ outcome: "busy", hangup_cause: "USER_BUSY" });
-      // The unanswered call was cancelled at the ring limit (2 s here), not left ringing.
-      expect(trunk.calls.find((c) => c.user === "+14155552672")?.ended).toBe("cancelled");
-      expect(agentPhone.calls).toHaveLength(0);
-      expect(edge.node.liveCallIds).toEqual([]);
-      expect(await service.inFlight()).toBe(0);
-    },
-    30_000,
-  );
-
-  test(
-    "an unreachable trunk: nothing answers the INVITE, the call fails at the ring limit",
-    async () => {
-      const service = await dialerOnLoopback({ phones: ["+14155552671"], agentUri: null });
-      cleanups.push(() => service.server.stop(true));
-      // Nothing listens on the trunk's port.
-      const edge = await startSipNode({
-        baseUrl: service.baseUrl,
-        nodeKey: service.nodeKey,
-        port: sipPort(),
-        trunkPort: sipPort(),
-        maxRingSeconds: 1,
-      });
-      cleanups.push(() => edge.stop(1_000));
-      await service.start();
-      const [cdr] = await until(async () => {
-        const rows = await service.cdrs();
-        return rows.length > 0 ? rows : undefined;
-      }, "the CDR");
-      expect(cdr).toMatchObject({ outcome: "failed", hangup_cause: "RECOVERY_ON_TIMER_EXPIRE" });
-      expect(edge.node.liveCallIds).toEqual([]);
-    },
-    30_000,
-  );
-
-  test(
-    "a stop claims no more, lets the live call finish and reports its end before it returns",
-    async () => {
-      const { trunk, service, edge } = await scene(["+14155552671", "+14155552672"]);
-      trunk.defaultBehaviour = { kind: "answer", afterMs: 100, hangUpAfterMs: 1_500 };
-      await service.start();
-      await until(() => edge.node.liveCallIds.length === 1 || undefined, "a live call");
-      await until(() => trunk.live()[0], "the answer");
-      const stopped = performance.now();
-      await edge.node.stop(10_000);
-      // It waited for the lead's hang-up rather than cutting the call.
-      expect(performance.now() - stopped).toBeGreaterThan(500);
-      expect(trunk.calls.map((c) => c.ended)).toEqual(["bye-sent"]);
+  test("an answered lead is bridged to the agent's phone, media flows between the two, the lead's BYE ends both", async () => {
+    const { trunk, agentPhone, service, edge } = await scene(["+14155552671"]);
+    trunk.defaultBehaviour = { kind: "answer", afterMs: 300, hangUpAfterMs: 1_500 };
+    await service.start();
+    const lead = await until(() => trunk.calls[0], "the INVITE to the lead");
+    expect(lead.user).toBe("+14155552671");
+    expect(lead.from).toBe("+14155550100");
+    const agent = await until(() => agentPhone.calls[0], "the INVITE to the agent's phone");
+    // The lead was re-INVITEd to the agent's media, and the agent's ACK carried the lead's.
+    await until(() => lead.invites === 2 || undefined, "the lead's re-INVITE");
+    expect(lead.target?.port).toBe(agent.rtpPort);
+    expect(agent.target?.port).toBe(lead.rtpPort);
+    await until(() => lead.ended !== null || undefined, "the lead's hang-up", 5_000);
+    const [cdr] = await until(async () => {
       const rows = await service.cdrs();
-      expect(rows).toHaveLength(1);
-      expect(rows[0]).toMatchObject({ outcome: "answered", hangup_cause: "NORMAL_CLEARING" });
-      expect(edge.node.liveCallIds).toEqual([]);
-      expect(await service.inFlight()).toBe(0);
-    },
-    30_000,
-  );
+      return rows.length > 0 ? rows : undefined;
+    }, "the CDR");
+    expect(cdr).toMatchObject({
+      outcome: "answered",
+      hangup_cause: "NORMAL_CLEARING",
+      agent_id: service.agentId,
+    });
+    expect(cdr.talk_seconds).toBeGreaterThanOrEqual(1);
+    expect(cdr.bridge_ms).toBeGreaterThan(0);
+    expect(cdr.bridge_ms).toBeLessThan(2_000);
+    // RTP went from each phone straight to the other, never through the node.
+    expect(lead.received.get(`127.0.0.1:${agent.rtpPort}`) ?? 0).toBeGreaterThan(20);
+    expect(agent.received.get(`127.0.0.1:${lead.rtpPort}`) ?? 0).toBeGreaterThan(20);
+    await until(() => agent.ended === "bye-received" || undefined, "the BYE to the agent");
+    expect(edge.node.liveCallIds).toEqual([]);
+    expect(await service.inFlight()).toBe(0);
+  }, 30_000);
+
+  test("busy, no answer and a rejection with a Q.850 reason: the INVITE's final answer is the outcome", async () => {
+    const phones = ["+14155552671", "+14155552672", "+14155552673", "+14155552674"];
+    const { trunk, agentPhone, service, edge } = await scene(phones, { dialRatio: 5 });
+    trunk.behaviours.set("+14155552671", { kind: "busy", afterMs: 200 });
+    trunk.behaviours.set("+14155552672", { kind: "ring" });
+    trunk.behaviours.set("+14155552673", { kind: "reject", status: 404 });
+    trunk.behaviours.set("+14155552674", {
+      kind: "reject",
+      status: 603,
+      reason: 'Q.850;cause=17;text="User busy"',
+    });
+    await service.start();
+    const rows = await until(async () => {
+      const all = await service.cdrs();
+      return all.length === 4 ? all : undefined;
+    }, "four CDRs");
+    const byPhone = Object.fromEntries(rows.map((r) => [r.phone, r]));
+    expect(byPhone["+14155552671"]).toMatchObject({ outcome: "busy", hangup_cause: "USER_BUSY" });
+    expect(byPhone["+14155552672"]).toMatchObject({
+      outcome: "no_answer",
+      hangup_cause: "NO_ANSWER",
+    });
+    expect(byPhone["+14155552673"]).toMatchObject({
+      outcome: "failed",
+      hangup_cause: "UNALLOCATED_NUMBER",
+    });
+    expect(byPhone["+14155552674"]).toMatchObject({ outcome: "busy", hangup_cause: "USER_BUSY" });
+    // The unanswered call was cancelled at the ring limit (2 s here), not left ringing.
+    expect(trunk.calls.find((c) => c.user === "+14155552672")?.ended).toBe("cancelled");
+    expect(agentPhone.calls).toHaveLength(0);
+    expect(edge.node.liveCallIds).toEqual([]);
+    expect(await service.inFlight()).toBe(0);
+  }, 30_000);
+
+  test("an unreachable trunk: nothing answers the INVITE, the call fails at the ring limit", async () => {
+    const service = await dialerOnLoopback({ phones: ["+14155552671"], agentUri: null });
+    cleanups.push(() => service.server.stop(true));
+    // Nothing listens on the trunk's port.
+    const edge = await startSipNode({
+      baseUrl: service.baseUrl,
+      nodeKey: service.nodeKey,
+      port: sipPort(),
+      trunkPort: sipPort(),
+      maxRingSeconds: 1,
+    });
+    cleanups.push(() => edge.stop(1_000));
+    await service.start();
+    const [cdr] = await until(async () => {
+      const rows = await service.cdrs();
+      return rows.length > 0 ? rows : undefined;
+    }, "the CDR");
+    expect(cdr).toMatchObject({ outcome: "failed", hangup_cause: "RECOVERY_ON_TIMER_EXPIRE" });
+    expect(edge.node.liveCallIds).toEqual([]);
+  }, 30_000);
+
+  test("a stop claims no more, lets the live call finish and reports its end before it returns", async () => {
+    const { trunk, service, edge } = await scene(["+14155552671", "+14155552672"]);
+    trunk.defaultBehaviour = { kind: "answer", afterMs: 100, hangUpAfterMs: 1_500 };
+    await service.start();
+    await until(() => edge.node.liveCallIds.length === 1 || undefined, "a live call");
+    await until(() => trunk.live()[0], "the answer");
+    const stopped = performance.now();
+    await edge.node.stop(10_000);
+    // It waited for the lead's hang-up rather than cutting the call.
+    expect(performance.now() - stopped).toBeGreaterThan(500);
+    expect(trunk.calls.map((c) => c.ended)).toEqual(["bye-sent"]);
+    const rows = await service.cdrs();
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ outcome: "answered", hangup_cause: "NORMAL_CLEARING" });
+    expect(edge.node.liveCallIds).toEqual([]);
+    expect(await service.inFlight()).toBe(0);
+  }, 30_000);
 });
