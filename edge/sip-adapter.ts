@@ -1,8 +1,8 @@
 import * as sip from "sip";
-import { createSipStack } from "./sip-stack.ts";
 import * as digest from "sip/digest";
 import type { TrunkAddress } from "./config.ts";
 import { sinkOffer, withOrigin } from "./sdp.ts";
+import { createSipStack } from "./sip-stack.ts";
 
 /**
  * SIP for the node on top of the `sip` package, which brings transactions (retransmission,
@@ -146,7 +146,7 @@ export class Leg {
     if (local)
       this.events.failed(
         status,
-        status === 408 ? "Q.850;cause=102" : "Q.850;cause=38;text=\"no route to the trunk\"",
+        status === 408 ? "Q.850;cause=102" : 'Q.850;cause=38;text="no route to the trunk"',
       );
     else this.events.failed(status, header(rs, "reason"));
   }

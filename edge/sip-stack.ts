@@ -52,7 +52,9 @@ export function createSipStack(
     }
     sip.resolve(hop, (addresses) => {
       if (m.method === "ACK") {
-        m.headers.via = m.headers.via?.length ? m.headers.via : [{ params: { branch: sip.generateBranch() } }];
+        m.headers.via = m.headers.via?.length
+          ? m.headers.via
+          : [{ params: { branch: sip.generateBranch() } }];
         const first = addresses[0];
         if (!first) return log(new Error(`ACK: cannot resolve ${String(m.uri)}`));
         const connection = transport.open(first, log);

@@ -96,7 +96,8 @@ export async function dialerOnLoopback(o: {
     });
   const cdrs = async () =>
     // biome-ignore lint/suspicious/noExplicitAny: test assertions read arbitrary JSON.
-    (await w.request("GET", "/api/v1/cdrs?limit=500", { token: adminToken })).body.data.items as any[];
+    (await w.request("GET", "/api/v1/cdrs?limit=500", { token: adminToken })).body.data
+      .items as any[];
   const inFlight = async () =>
     (await w.request("GET", `/api/v1/campaigns/${campaign.id}`, { token: adminToken })).body.data
       .campaign.stats.calls_in_flight as number;

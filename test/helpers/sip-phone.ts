@@ -1,7 +1,7 @@
 import { createSocket, type Socket } from "node:dgram";
 import * as sip from "sip";
-import { createSipStack } from "../../edge/sip-stack.ts";
 import { audioTarget } from "../../edge/sdp.ts";
+import { createSipStack } from "../../edge/sip-stack.ts";
 
 /**
  * A small scripted SIP user agent on loopback, written on the same `sip` package: it plays
@@ -81,8 +81,9 @@ export class SipPhone {
 
   static async start(port: number): Promise<SipPhone> {
     const phone = new SipPhone(port);
-    phone.stack = createSipStack({ address: "127.0.0.1", port, udp: true, tcp: false }, (rq) =>
-      void phone.onRequest(rq),
+    phone.stack = createSipStack(
+      { address: "127.0.0.1", port, udp: true, tcp: false },
+      (rq) => void phone.onRequest(rq),
     );
     return phone;
   }
