@@ -4,7 +4,7 @@ import { RtpPorts } from "../../edge/rtp-ports.ts";
 import { ServiceClient } from "../../edge/service-client.ts";
 import { SipAdapter } from "../../edge/sip-adapter.ts";
 import { SipPlacer } from "../../edge/sip-placer.ts";
-import { createWorkspace } from "./app.ts";
+import { createWorkspace, type TestResponse } from "./app.ts";
 import { importFile } from "./leads.ts";
 
 /** A loopback port for a SIP endpoint, away from the usual 5060 and from each other. */
@@ -94,10 +94,8 @@ export async function dialerOnLoopback(o: {
       token: adminToken,
       body: { action: "start" },
     });
-  const cdrs = async () =>
-    // biome-ignore lint/suspicious/noExplicitAny: test assertions read arbitrary JSON.
-    (await w.request("GET", "/api/v1/cdrs?limit=500", { token: adminToken })).body.data
-      .items as any[];
+  const cdrs = async (): Promise<TestResponse["body"][]> =>
+    (await w.request("GET", "/api/v1/cdrs?limit=500", { token: adminToken })).body.data.items;
   const inFlight = async () =>
     (await w.request("GET", `/api/v1/campaigns/${campaign.id}`, { token: adminToken })).body.data
       .campaign.stats.calls_in_flight as number;
