@@ -27,6 +27,9 @@ export interface PhoneCall {
   received: Map<string, number>;
   invites: number;
   answered: boolean;
+  /** `performance.now()` of the first INVITE, and of the ACK that carried an answer (a bridge). */
+  invitedAt: number;
+  answerAckedAt: number | null;
   ended: "bye-sent" | "bye-received" | "cancelled" | "rejected" | null;
   hangUp(): void;
 }
@@ -74,6 +77,8 @@ export class SipPhone {
   /** Behaviour by the called user (the lead's number); the default answers. */
   behaviours = new Map<string, Behaviour>();
   defaultBehaviour: Behaviour = { kind: "answer", afterMs: 200 };
+  /** Off, the phone answers but sends no RTP (a benchmark of signalling alone). */
+  sendRtp = true;
 
   private constructor(port: number) {
     this.port = port;
@@ -101,7 +106,10 @@ export class SipPhone {
     const callId = rq.headers["call-id"];
     const known = this.byCallId.get(callId);
     if (rq.method === "ACK") {
-      if (known && rq.content) known.target = audioTarget(rq.content) ?? known.target;
+      if (known && rq.content) {
+        known.target = audioTarget(rq.content) ?? known.target;
+        known.answerAckedAt ??= performance.now();
+      }
       return;
     }
     if (rq.method === "BYE") {
@@ -160,6 +168,8 @@ export class SipPhone {
       received: new Map(),
       invites: 1,
       answered: false,
+      invitedAt: performance.now(),
+      answerAckedAt: null,
       ended: null,
       invite: rq,
       hangUp: () => {
@@ -225,10 +235,11 @@ export class SipPhone {
             }),
           );
           const packet = Buffer.alloc(172);
-          timer = setInterval(() => {
-            if (call.target && call.target.port > 0)
-              socket.send(packet, call.target.port, call.target.address);
-          }, 20);
+          if (this.sendRtp)
+            timer = setInterval(() => {
+              if (call.target && call.target.port > 0)
+                socket.send(packet, call.target.port, call.target.address);
+            }, 20);
           if (behaviour.hangUpAfterMs !== undefined) after(behaviour.hangUpAfterMs, call.hangUp);
         });
         return;
