@@ -61,6 +61,7 @@ const phones = Array.from(
   { length: CALLS },
   (_, i) => `+1415555${String(1000 + i).padStart(4, "0")}`,
 );
+console.error(`setting up ${CALLS} leads and agents`);
 const service = await dialerOnLoopback({
   phones,
   agentUri: `sip:agent0@127.0.0.1:${agentPhones.port}`,
@@ -84,6 +85,7 @@ for (let i = 1; i < CALLS; i++) {
   );
 }
 
+console.error("starting the node");
 const nodePort = sipPort();
 const node = Bun.spawn([process.execPath, "edge/index.ts"], {
   cwd: ROOT,
@@ -109,6 +111,12 @@ await Bun.sleep(1_000);
 const idle = { rss: rssMiB(node.pid), cpu: cpuSeconds(node.pid) };
 
 await service.start();
+const progress = setInterval(() => {
+  console.error(
+    `  ${trunk.calls.length} INVITEs, ${trunk.live().length} answered and live, ` +
+      `${agentPhones.calls.filter((c) => c.answerAckedAt !== null).length} bridged`,
+  );
+}, 5_000);
 const bridged = () => agentPhones.calls.filter((c) => c.answerAckedAt !== null).length;
 await until(() => bridged() === CALLS || undefined, `${CALLS} bridged calls`, LIMIT_S * 1000);
 const setUp = { cpu: cpuSeconds(node.pid), at: performance.now() };
@@ -134,6 +142,7 @@ const rows = await until(
   "every CDR",
   (TALK_S + 30) * 1000,
 );
+clearInterval(progress);
 node.kill("SIGTERM");
 const exit = await node.exited;
 

@@ -124,4 +124,10 @@ declare module "sip/digest" {
     rs: Message,
     creds: { user: string; password: string },
   ): unknown;
+  export function challenge(ctx: Record<string, unknown>, rs: Message): Message;
+  export function authenticateRequest(
+    ctx: Record<string, unknown>,
+    rq: Message,
+    creds: { user: string; password: string },
+  ): boolean;
 }

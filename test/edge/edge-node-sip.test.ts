@@ -12,7 +12,10 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function scene(phones: string[], options: { dialRatio?: number } = {}) {
+async function scene(
+  phones: string[],
+  options: { dialRatio?: number; credentials?: { user: string; password: string } } = {},
+) {
   const trunk = await SipPhone.start(sipPort());
   const agentPhone = await SipPhone.start(sipPort());
   cleanups.push(
@@ -22,7 +25,7 @@ async function scene(phones: string[], options: { dialRatio?: number } = {}) {
   const service = await dialerOnLoopback({
     phones,
     agentUri: `sip:agent@127.0.0.1:${agentPhone.port}`,
-    ...options,
+    dialRatio: options.dialRatio ?? 1,
   });
   cleanups.push(() => service.server.stop(true));
   const lines: string[] = [];
@@ -32,6 +35,7 @@ async function scene(phones: string[], options: { dialRatio?: number } = {}) {
     port: sipPort(),
     trunkPort: trunk.port,
     maxRingSeconds: 2,
+    credentials: options.credentials ?? null,
     log: (line) => lines.push(line),
   });
   cleanups.push(() => edge.stop(1_000));
@@ -143,5 +147,35 @@ describe("edge node over SIP", () => {
     expect(rows[0]).toMatchObject({ outcome: "answered", hangup_cause: "NORMAL_CLEARING" });
     expect(edge.node.liveCallIds).toEqual([]);
     expect(await service.inFlight()).toBe(0);
+  }, 30_000);
+
+  test("a trunk that asks for digest credentials gets them", async () => {
+    const { trunk, service } = await scene(["+14155552671"], {
+      credentials: { user: "edge", password: "s3cret" },
+    });
+    trunk.requireAuth = { realm: "trunk.test", user: "edge", password: "s3cret" };
+    trunk.defaultBehaviour = { kind: "answer", afterMs: 100, hangUpAfterMs: 1_000 };
+    await service.start();
+    const [cdr] = await until(async () => {
+      const rows = await service.cdrs();
+      return rows.length > 0 ? rows : undefined;
+    }, "the CDR");
+    expect(cdr).toMatchObject({ outcome: "answered", hangup_cause: "NORMAL_CLEARING" });
+    expect(trunk.challenges).toBe(1);
+  }, 30_000);
+
+  test("wrong digest credentials fail the call", async () => {
+    const wrong = await scene(["+14155552671"], {
+      credentials: { user: "edge", password: "wrong" },
+    });
+    wrong.trunk.requireAuth = { realm: "trunk.test", user: "edge", password: "s3cret" };
+    await wrong.service.start();
+    const [refused] = await until(async () => {
+      const rows = await wrong.service.cdrs();
+      return rows.length > 0 ? rows : undefined;
+    }, "the CDR");
+    // Signed once; a second 401 is the trunk's verdict (RFC 3398: 401 → CALL_REJECTED).
+    expect(refused).toMatchObject({ outcome: "failed", hangup_cause: "CALL_REJECTED" });
+    expect(wrong.trunk.challenges).toBe(2);
   }, 30_000);
 });

@@ -1,5 +1,6 @@
 import { createSocket, type Socket } from "node:dgram";
 import * as sip from "sip";
+import * as digest from "sip/digest";
 import { audioTarget } from "../../edge/sdp.ts";
 import { createSipStack } from "../../edge/sip-stack.ts";
 
@@ -77,6 +78,10 @@ export class SipPhone {
   /** Behaviour by the called user (the lead's number); the default answers. */
   behaviours = new Map<string, Behaviour>();
   defaultBehaviour: Behaviour = { kind: "answer", afterMs: 200 };
+  /** When set, a new INVITE must carry these digest credentials (401 until it does). */
+  requireAuth: { realm: string; user: string; password: string } | undefined;
+  challenges = 0;
+  private readonly authContexts = new Map<string, Record<string, unknown>>();
   /** Off, the phone answers but sends no RTP (a benchmark of signalling alone). */
   sendRtp = true;
 
@@ -148,6 +153,16 @@ export class SipPhone {
         }),
       );
       return;
+    }
+    if (this.requireAuth) {
+      const { realm, ...creds } = this.requireAuth;
+      const ctx = this.authContexts.get(callId) ?? { realm };
+      this.authContexts.set(callId, ctx);
+      if (!digest.authenticateRequest(ctx, rq, creds)) {
+        this.challenges += 1;
+        this.stack.send(digest.challenge(ctx, sip.makeResponse(rq, 401, "Unauthorized")));
+        return;
+      }
     }
     await this.newCall(rq);
   }
