@@ -111,11 +111,15 @@ await Bun.sleep(1_000);
 const idle = { rss: rssMiB(node.pid), cpu: cpuSeconds(node.pid) };
 
 await service.start();
+let lastCpu = cpuSeconds(node.pid);
 const progress = setInterval(() => {
+  const cpu = cpuSeconds(node.pid);
   console.error(
     `  ${trunk.calls.length} INVITEs, ${trunk.live().length} answered and live, ` +
-      `${agentPhones.calls.filter((c) => c.answerAckedAt !== null).length} bridged`,
+      `${agentPhones.calls.filter((c) => c.answerAckedAt !== null).length} bridged; ` +
+      `node CPU ${Math.round(((cpu - lastCpu) / 5) * 100)}%, RSS ${Math.round(rssMiB(node.pid))} MiB`,
   );
+  lastCpu = cpu;
 }, 5_000);
 const bridged = () => agentPhones.calls.filter((c) => c.answerAckedAt !== null).length;
 await until(() => bridged() === CALLS || undefined, `${CALLS} bridged calls`, LIMIT_S * 1000);

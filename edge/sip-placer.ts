@@ -9,6 +9,8 @@ const AGENT_ANSWER_MS = 20_000;
 interface SipLead extends LeadLeg {
   leg: Leg;
   sink: MediaSink;
+  /** Shown to the agent's phone as the caller. */
+  phone: string;
 }
 
 /** Real calls: the lead through the trunk, the agent's phone directly, RFC 3725 between. */
@@ -27,6 +29,7 @@ export class SipPlacer implements Placer {
     const lead: SipLead = {
       leg,
       sink,
+      phone: job.phone,
       cancel: () => leg.cancel(),
       abandon: () => leg.abandon(),
       hangUp: () => leg.hangUp(),
@@ -45,7 +48,7 @@ export class SipPlacer implements Placer {
     onBye: () => void,
     signal: AbortSignal,
   ): Promise<AgentLeg> {
-    const { leg: leadLeg, sink } = lead as SipLead;
+    const { leg: leadLeg, sink, phone } = lead as SipLead;
     if (!agentUri) return Promise.reject(new Error("the agent has no phone_uri to bridge to"));
     return new Promise<AgentLeg>((resolve, reject) => {
       let connected = false;
@@ -58,7 +61,7 @@ export class SipPlacer implements Placer {
         reject(new Error(why));
       };
       const agent = this.adapter.callAgent(
-        { agentUri, leadPhone: "" },
+        { agentUri, leadPhone: phone },
         {
           trying: () => {},
           progress: () => {},

@@ -51,6 +51,8 @@ describe("edge node over SIP", () => {
     expect(lead.user).toBe("+14155552671");
     expect(lead.from).toBe("+14155550100");
     const agent = await until(() => agentPhone.calls[0], "the INVITE to the agent's phone");
+    // The agent's phone shows the lead's number.
+    expect(agent.from).toBe("+14155552671");
     // The lead was re-INVITEd to the agent's media, and the agent's ACK carried the lead's.
     await until(() => lead.invites === 2 || undefined, "the lead's re-INVITE");
     expect(lead.target?.port).toBe(agent.rtpPort);
