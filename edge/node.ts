@@ -162,6 +162,8 @@ export class EdgeNode {
   private readonly live = new Map<string, LiveCall>();
   private capacity = 0;
   private stopping = false;
+  /** Fires at stop: a claim that keeps failing is not retried past it. */
+  private readonly stopped = new AbortController();
   private heartbeatTimer: ReturnType<typeof setInterval> | undefined;
   private claiming: Promise<void> | undefined;
   private wake: (() => void) | undefined;
@@ -211,10 +213,10 @@ export class EdgeNode {
       }
       let jobs: DialJob[] = [];
       try {
-        jobs = await this.options.client.claim(free, this.options.claimWaitMs);
+        jobs = await this.options.client.claim(free, this.options.claimWaitMs, this.stopped.signal);
       } catch (error) {
         this.options.log(`claim failed: ${String(error)}`);
-        await Bun.sleep(1_000);
+        if (!this.stopping) await Bun.sleep(1_000);
         continue;
       }
       // Jobs handed out by a claim already in flight at a stop are still this node's: placed.
@@ -233,6 +235,7 @@ export class EdgeNode {
    */
   async stop(drainMs: number): Promise<void> {
     this.stopping = true;
+    this.stopped.abort();
     this.wake?.();
     await this.claiming;
     const all = () => Promise.all([...this.live.values()].map((call) => call.finished));

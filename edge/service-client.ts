@@ -57,9 +57,6 @@ export class ServiceClient {
     private readonly onRetry: (what: string, error: unknown) => void = () => {},
   ) {}
 
-  /** Stops retries in flight (at shutdown, once their outcome no longer matters). */
-  readonly aborted = new AbortController();
-
   private async post<T extends TSchema>(
     path: string,
     body: unknown,
@@ -103,8 +100,8 @@ export class ServiceClient {
     return parsed as Static<T>;
   }
 
-  /** Runs `attempt` until it succeeds, it fails for good, or the policy gives up. */
-  async withRetry<R>(what: string, attempt: () => Promise<R>): Promise<R> {
+  /** Runs `attempt` until it succeeds, it fails for good, the policy gives up or `signal` fires. */
+  async withRetry<R>(what: string, attempt: () => Promise<R>, signal?: AbortSignal): Promise<R> {
     const started = performance.now();
     let wait = this.retry.firstMs;
     for (;;) {
@@ -114,7 +111,7 @@ export class ServiceClient {
         const retryable = !(error instanceof ServiceError) || error.retryable;
         if (!retryable || performance.now() - started + wait > this.retry.giveUpAfterMs)
           throw error;
-        if (this.aborted.signal.aborted) throw error;
+        if (signal?.aborted) throw error;
         this.onRetry(what, error);
         await Bun.sleep(wait * (0.5 + Math.random() / 2));
         wait = Math.min(this.retry.maxMs, wait * 2);
@@ -126,7 +123,7 @@ export class ServiceClient {
    * Claims up to `max` jobs, waiting up to `waitMs`. A retry carries the same
    * `Idempotency-Key`, so a claim whose reply was lost hands out the same jobs again.
    */
-  async claim(max: number, waitMs: number): Promise<DialJob[]> {
+  async claim(max: number, waitMs: number, signal?: AbortSignal): Promise<DialJob[]> {
     const key = crypto.randomUUID();
     const reply = await this.withRetry("claim", () =>
       this.post("/jobs/claim", { max, wait_ms: waitMs }, ClaimEnvelope, {

@@ -74,9 +74,10 @@ describe("edge node over SIP", () => {
     expect(lead.received.get(`127.0.0.1:${agent.rtpPort}`) ?? 0).toBeGreaterThan(20);
     expect(agent.received.get(`127.0.0.1:${lead.rtpPort}`) ?? 0).toBeGreaterThan(20);
     await until(() => agent.ended === "bye-received" || undefined, "the BYE to the agent");
-    expect(edge.node.liveCallIds).toEqual([]);
+    // The node lets go of the call once the service acknowledged its end.
+    await until(() => edge.node.liveCallIds.length === 0 || undefined, "the node to let go");
     expect(await service.inFlight()).toBe(0);
-  }, 30_000);
+  }, 60_000);
 
   test("busy, no answer and a rejection with a Q.850 reason: the INVITE's final answer is the outcome", async () => {
     const phones = ["+14155552671", "+14155552672", "+14155552673", "+14155552674"];
@@ -108,9 +109,9 @@ describe("edge node over SIP", () => {
     // The unanswered call was cancelled at the ring limit (2 s here), not left ringing.
     expect(trunk.calls.find((c) => c.user === "+14155552672")?.ended).toBe("cancelled");
     expect(agentPhone.calls).toHaveLength(0);
-    expect(edge.node.liveCallIds).toEqual([]);
+    await until(() => edge.node.liveCallIds.length === 0 || undefined, "no call left on the node");
     expect(await service.inFlight()).toBe(0);
-  }, 30_000);
+  }, 60_000);
 
   test("an unreachable trunk: nothing answers the INVITE, the call fails at the ring limit", async () => {
     const service = await dialerOnLoopback({ phones: ["+14155552671"], agentUri: null });
@@ -130,8 +131,8 @@ describe("edge node over SIP", () => {
       return rows.length > 0 ? rows : undefined;
     }, "the CDR");
     expect(cdr).toMatchObject({ outcome: "failed", hangup_cause: "RECOVERY_ON_TIMER_EXPIRE" });
-    expect(edge.node.liveCallIds).toEqual([]);
-  }, 30_000);
+    await until(() => edge.node.liveCallIds.length === 0 || undefined, "no call left on the node");
+  }, 60_000);
 
   test("a stop claims no more, lets the live call finish and reports its end before it returns", async () => {
     const { trunk, service, edge } = await scene(["+14155552671", "+14155552672"]);
@@ -147,9 +148,9 @@ describe("edge node over SIP", () => {
     const rows = await service.cdrs();
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ outcome: "answered", hangup_cause: "NORMAL_CLEARING" });
-    expect(edge.node.liveCallIds).toEqual([]);
+    await until(() => edge.node.liveCallIds.length === 0 || undefined, "no call left on the node");
     expect(await service.inFlight()).toBe(0);
-  }, 30_000);
+  }, 60_000);
 
   test("a trunk that asks for digest credentials gets them", async () => {
     const { trunk, service } = await scene(["+14155552671"], {
@@ -164,7 +165,7 @@ describe("edge node over SIP", () => {
     }, "the CDR");
     expect(cdr).toMatchObject({ outcome: "answered", hangup_cause: "NORMAL_CLEARING" });
     expect(trunk.challenges).toBe(1);
-  }, 30_000);
+  }, 60_000);
 
   test("wrong digest credentials fail the call", async () => {
     const wrong = await scene(["+14155552671"], {
@@ -179,5 +180,5 @@ describe("edge node over SIP", () => {
     // Signed once; a second 401 is the trunk's verdict (RFC 3398: 401 → CALL_REJECTED).
     expect(refused).toMatchObject({ outcome: "failed", hangup_cause: "CALL_REJECTED" });
     expect(wrong.trunk.challenges).toBe(2);
-  }, 30_000);
+  }, 60_000);
 });

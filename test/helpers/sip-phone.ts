@@ -27,6 +27,8 @@ export interface PhoneCall {
   /** RTP packets received, by sender `address:port`. */
   received: Map<string, number>;
   invites: number;
+  /** The CSeq of the last INVITE handled in this dialog. */
+  lastSeq: number;
   answered: boolean;
   /** `performance.now()` of the first INVITE, and of the ACK that carried an answer (a bridge). */
   invitedAt: number;
@@ -82,6 +84,25 @@ export class SipPhone {
   requireAuth: { realm: string; user: string; password: string } | undefined;
   challenges = 0;
   private readonly authContexts = new Map<string, Record<string, unknown>>();
+  /** 2xx to INVITEs sent again (T1 doubling to T2) until their ACK comes, as RFC 3261 §13.3.1.4 says. */
+  private readonly unacked = new Map<string, ReturnType<typeof setTimeout>>();
+
+  private send2xx(rs: Message): void {
+    const key = `${rs.headers["call-id"]} ${rs.headers.cseq.seq}`;
+    this.stack.send(rs);
+    let wait = 500;
+    const again = () => {
+      this.stack.send(rs);
+      wait = Math.min(4_000, wait * 2);
+      this.unacked.set(key, setTimeout(again, wait));
+    };
+    clearTimeout(this.unacked.get(key));
+    this.unacked.set(key, setTimeout(again, wait));
+    setTimeout(() => {
+      clearTimeout(this.unacked.get(key));
+      this.unacked.delete(key);
+    }, 32_000);
+  }
   /** Off, the phone answers but sends no RTP (a benchmark of signalling alone). */
   sendRtp = true;
 
@@ -99,6 +120,7 @@ export class SipPhone {
   }
 
   stop(): void {
+    for (const timer of this.unacked.values()) clearTimeout(timer);
     for (const call of this.byCallId.values()) call.close();
     this.stack.destroy();
   }
@@ -111,6 +133,9 @@ export class SipPhone {
     const callId = rq.headers["call-id"];
     const known = this.byCallId.get(callId);
     if (rq.method === "ACK") {
+      const key = `${callId} ${rq.headers.cseq.seq}`;
+      clearTimeout(this.unacked.get(key));
+      this.unacked.delete(key);
       if (known && rq.content) {
         known.target = audioTarget(rq.content) ?? known.target;
         known.answerAckedAt ??= performance.now();
@@ -141,9 +166,11 @@ export class SipPhone {
     }
     if (known) {
       // A re-INVITE: the media moves to where its offer points.
+      if (rq.headers.cseq.seq <= known.lastSeq) return; // a retransmission, answered already
+      known.lastSeq = rq.headers.cseq.seq;
       known.invites += 1;
       if (rq.content) known.target = audioTarget(rq.content) ?? known.target;
-      this.stack.send(
+      this.send2xx(
         sip.makeResponse(rq, 200, "OK", {
           headers: {
             contact: [{ uri: `sip:phone@127.0.0.1:${this.port}`, params: {} }],
@@ -182,6 +209,7 @@ export class SipPhone {
       target: rq.content ? audioTarget(rq.content) : undefined,
       received: new Map(),
       invites: 1,
+      lastSeq: rq.headers.cseq.seq,
       answered: false,
       invitedAt: performance.now(),
       answerAckedAt: null,
@@ -240,7 +268,7 @@ export class SipPhone {
         after(behaviour.afterMs, () => {
           if (call.ended !== null) return;
           call.answered = true;
-          this.stack.send(
+          this.send2xx(
             sip.makeResponse(rq, 200, "OK", {
               headers: {
                 contact: [{ uri: `sip:phone@127.0.0.1:${this.port}`, params: {} }],
