@@ -117,5 +117,5 @@ describe.skipIf(!installed)("edge node against baresip", () => {
     );
     await until(() => edge.node.liveCallIds.length === 0 || undefined, "no call left on the node");
     expect(await service.inFlight()).toBe(0);
-  }, 45_000);
+  }, 60_000);
 });
