@@ -181,4 +181,41 @@ describe("edge node over SIP", () => {
     expect(refused).toMatchObject({ outcome: "failed", hangup_cause: "CALL_REJECTED" });
     expect(wrong.trunk.challenges).toBe(2);
   }, 60_000);
+
+  test("the agent hangs up: the lead gets a BYE too, the call ends NORMAL_CLEARING", async () => {
+    const { trunk, agentPhone, service, edge } = await scene(["+14155552671"]);
+    trunk.defaultBehaviour = { kind: "answer", afterMs: 100 };
+    await service.start();
+    const agent = await until(() => agentPhone.calls[0], "the INVITE to the agent's phone");
+    await until(() => agent.answerAckedAt ?? undefined, "the bridge");
+    await Bun.sleep(1_100);
+    agent.hangUp();
+    await until(() => trunk.calls[0]?.ended === "bye-received" || undefined, "the BYE to the lead");
+    const [cdr] = await until(async () => {
+      const rows = await service.cdrs();
+      return rows.length > 0 ? rows : undefined;
+    }, "the CDR");
+    expect(cdr).toMatchObject({ outcome: "answered", hangup_cause: "NORMAL_CLEARING" });
+    expect(cdr.talk_seconds).toBeGreaterThanOrEqual(1);
+    await until(() => edge.node.liveCallIds.length === 0 || undefined, "no call left on the node");
+  }, 60_000);
+
+  test("no agent free when the lead answers: the lead is hung up at once, the call abandoned", async () => {
+    const { trunk, agentPhone, service } = await scene(["+14155552671"]);
+    trunk.defaultBehaviour = { kind: "answer", afterMs: 300 };
+    await service.start();
+    await until(() => trunk.calls[0], "the INVITE to the lead");
+    // The agent leaves before the lead answers.
+    await service.w.request("POST", "/api/v1/agents/me/state", {
+      token: service.agentToken,
+      body: { state: "paused" },
+    });
+    await until(() => trunk.calls[0]?.ended === "bye-received" || undefined, "the BYE to the lead");
+    const [cdr] = await until(async () => {
+      const rows = await service.cdrs();
+      return rows.length > 0 ? rows : undefined;
+    }, "the CDR");
+    expect(cdr).toMatchObject({ outcome: "abandoned", hangup_cause: "NORMAL_CLEARING" });
+    expect(agentPhone.calls).toHaveLength(0);
+  }, 60_000);
 });
