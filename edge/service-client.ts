@@ -125,11 +125,14 @@ export class ServiceClient {
    */
   async claim(max: number, waitMs: number, signal?: AbortSignal): Promise<DialJob[]> {
     const key = crypto.randomUUID();
-    const reply = await this.withRetry("claim", () =>
-      this.post("/jobs/claim", { max, wait_ms: waitMs }, ClaimEnvelope, {
-        headers: { "idempotency-key": key },
-        timeoutMs: waitMs + 15_000,
-      }),
+    const reply = await this.withRetry(
+      "claim",
+      () =>
+        this.post("/jobs/claim", { max, wait_ms: waitMs }, ClaimEnvelope, {
+          headers: { "idempotency-key": key },
+          timeoutMs: waitMs + 15_000,
+        }),
+      signal,
     );
     return reply.data.jobs;
   }

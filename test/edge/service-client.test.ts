@@ -110,4 +110,13 @@ describe("service client", () => {
     expect(await client.heartbeat([CALL])).toEqual({ maxConcurrentCalls: 42 });
     expect(seen[0]?.body).toEqual({ active_calls: 1, active_call_ids: [CALL] });
   });
+
+  test("a claim stops retrying once its signal fires (the node is stopping)", async () => {
+    const { client, seen } = standIn(() => json({}, 503));
+    const stop = new AbortController();
+    setTimeout(() => stop.abort(), 100);
+    await expect(client.claim(1, 0, stop.signal)).rejects.toThrow(/503/);
+    expect(seen.length).toBeGreaterThan(1);
+    expect(seen.length).toBeLessThan(20);
+  });
 });
