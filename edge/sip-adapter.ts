@@ -61,6 +61,15 @@ export class Leg {
   private invite: Message;
   private finished = false;
   private authTried = false;
+  private answeredOnce = false;
+  /**
+   * The body of the ACK of the 2xx: empty for an INVITE that made the offer; for an offerless
+   * INVITE (the agent's leg) the answer, which comes later from the other leg.
+   */
+  private ackBody: string | undefined = "";
+  /** A 2xx came while the ACK's answer was not known yet. */
+  private pendingAnswer = false;
+  private byeSent = false;
   /** What this leg's peer last got from the node: its answer to a re-INVITE of the peer. */
   localSdp: string | undefined;
   remoteSdp: string | undefined;
@@ -151,14 +160,6 @@ export class Leg {
     else this.events.failed(status, header(rs, "reason"));
   }
 
-  private answeredOnce = false;
-  /**
-   * The body of the ACK of the 2xx: empty for an INVITE that made the offer; for an offerless
-   * INVITE (the agent's leg) the answer, which comes later from the other leg.
-   */
-  private ackBody: string | undefined = "";
-  private pendingAnswer = false;
-
   /** For an offerless INVITE: hold the 2xx's ACK until the answer is known. */
   holdAck(): void {
     this.ackBody = undefined;
@@ -232,7 +233,6 @@ export class Leg {
     this.finished = true;
   }
 
-  private byeSent = false;
   private bye(): void {
     if (!this.dialog || this.byeSent) return;
     this.byeSent = true;
