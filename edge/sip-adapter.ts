@@ -89,6 +89,12 @@ export class Leg {
     return this.invite.headers["call-id"];
   }
 
+  /** Where the peer reaches the node in this dialog (over TCP for a TCP trunk's leads). */
+  get contact(): string {
+    const contact = this.invite.headers.contact;
+    return (Array.isArray(contact) && contact[0]?.uri) || this.adapter.contactUri;
+  }
+
   send(): void {
     this.adapter.register(this);
     // The package adds its own Via; a copy keeps this one clean for a signed resend.
@@ -187,7 +193,7 @@ export class Leg {
         ...(content
           ? {
               "content-type": "application/sdp",
-              contact: [{ uri: this.adapter.contactUri, params: {} }],
+              contact: [{ uri: this.contact, params: {} }],
             }
           : {}),
       },
@@ -288,7 +294,7 @@ export class Leg {
       this.adapter.stack.send(
         sip.makeResponse(rq, 200, "OK", {
           headers: {
-            contact: [{ uri: this.adapter.contactUri, params: {} }],
+            contact: [{ uri: this.contact, params: {} }],
             "content-type": "application/sdp",
           },
           content: this.localSdp ? withOrigin(this.localSdp, this.bumpOrigin()) : "",
@@ -376,6 +382,7 @@ export class SipAdapter {
     toUri: string;
     fromUser: string;
     content?: string;
+    tcp?: boolean;
   }): Message {
     const { address, port } = this.options;
     const fromUri = `sip:${o.fromUser}@${address}:${port}`;
@@ -387,7 +394,7 @@ export class SipAdapter {
         from: { uri: fromUri, params: { tag: tag() } },
         "call-id": `${crypto.randomUUID()}@${address}`,
         cseq: { method: "INVITE", seq: 1 },
-        contact: [{ uri: this.contactUri, params: {} }],
+        contact: [{ uri: `${this.contactUri}${o.tcp ? ";transport=tcp" : ""}`, params: {} }],
         "max-forwards": 70,
         "p-asserted-identity": `<${fromUri}>`,
         allow: "INVITE, ACK, CANCEL, BYE, OPTIONS",
@@ -414,6 +421,7 @@ export class SipAdapter {
         toUri: uri.split(";")[0] as string,
         fromUser: o.callerId || "anonymous",
         content,
+        tcp: this.options.trunk.transport === "tcp",
       }),
       events,
     );

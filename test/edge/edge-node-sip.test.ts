@@ -14,9 +14,13 @@ afterEach(async () => {
 
 async function scene(
   phones: string[],
-  options: { dialRatio?: number; credentials?: { user: string; password: string } } = {},
+  options: {
+    dialRatio?: number;
+    credentials?: { user: string; password: string };
+    tcp?: boolean;
+  } = {},
 ) {
-  const trunk = await SipPhone.start(sipPort());
+  const trunk = await SipPhone.start(sipPort(), { tcp: options.tcp ?? false });
   const agentPhone = await SipPhone.start(sipPort());
   cleanups.push(
     () => trunk.stop(),
@@ -34,6 +38,7 @@ async function scene(
     nodeKey: service.nodeKey,
     port: sipPort(),
     trunkPort: trunk.port,
+    trunkTransport: options.tcp ? "tcp" : "udp",
     maxRingSeconds: 2,
     credentials: options.credentials ?? null,
     log: (line) => lines.push(line),
@@ -217,5 +222,19 @@ describe("edge node over SIP", () => {
     }, "the CDR");
     expect(cdr).toMatchObject({ outcome: "abandoned", hangup_cause: "NORMAL_CLEARING" });
     expect(agentPhone.calls).toHaveLength(0);
+  }, 60_000);
+
+  test("a TCP trunk: the lead is called, bridged and hung up over TCP", async () => {
+    const { trunk, agentPhone, service } = await scene(["+14155552671"], { tcp: true });
+    trunk.defaultBehaviour = { kind: "answer", afterMs: 100, hangUpAfterMs: 1_200 };
+    await service.start();
+    const lead = await until(() => trunk.calls[0], "the INVITE to the lead");
+    await until(() => lead.invites === 2 || undefined, "the lead's re-INVITE");
+    expect(lead.target?.port).toBe(agentPhone.calls[0]?.rtpPort as number);
+    const [cdr] = await until(async () => {
+      const rows = await service.cdrs();
+      return rows.length > 0 ? rows : undefined;
+    }, "the CDR");
+    expect(cdr).toMatchObject({ outcome: "answered", hangup_cause: "NORMAL_CLEARING" });
   }, 60_000);
 });

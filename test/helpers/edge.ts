@@ -120,6 +120,7 @@ export async function startSipNode(o: {
   nodeKey: string;
   port: number;
   trunkPort: number;
+  trunkTransport?: "udp" | "tcp";
   maxRingSeconds?: number;
   credentials?: { user: string; password: string } | null;
   log?: (line: string) => void;
@@ -128,7 +129,7 @@ export async function startSipNode(o: {
   const adapter = new SipAdapter({
     address: "127.0.0.1",
     port: o.port,
-    trunk: { host: "127.0.0.1", port: o.trunkPort, transport: "udp" },
+    trunk: { host: "127.0.0.1", port: o.trunkPort, transport: o.trunkTransport ?? "udp" },
     credentials: o.credentials ?? null,
     log,
   });

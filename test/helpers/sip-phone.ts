@@ -77,6 +77,7 @@ export class SipPhone {
   readonly calls: PhoneCall[] = [];
   private readonly byCallId = new Map<string, PhoneCall & { close(): void }>();
   readonly port: number;
+  private contact = "";
   /** Behaviour by the called user (the lead's number); the default answers. */
   behaviours = new Map<string, Behaviour>();
   defaultBehaviour: Behaviour = { kind: "answer", afterMs: 200 };
@@ -110,10 +111,12 @@ export class SipPhone {
     this.port = port;
   }
 
-  static async start(port: number): Promise<SipPhone> {
+  /** Over TCP instead of UDP with `tcp`: its Contact then says `transport=tcp`. */
+  static async start(port: number, options: { tcp?: boolean } = {}): Promise<SipPhone> {
     const phone = new SipPhone(port);
+    phone.contact = `sip:phone@127.0.0.1:${port}${options.tcp ? ";transport=tcp" : ""}`;
     phone.stack = createSipStack(
-      { address: "127.0.0.1", port, udp: true, tcp: false },
+      { address: "127.0.0.1", port, udp: !options.tcp, tcp: Boolean(options.tcp) },
       (rq) => void phone.onRequest(rq),
     );
     return phone;
@@ -173,7 +176,7 @@ export class SipPhone {
       this.send2xx(
         sip.makeResponse(rq, 200, "OK", {
           headers: {
-            contact: [{ uri: `sip:phone@127.0.0.1:${this.port}`, params: {} }],
+            contact: [{ uri: this.contact, params: {} }],
             "content-type": "application/sdp",
           },
           content: sdpOf(known.rtpPort, known.invites),
@@ -271,7 +274,7 @@ export class SipPhone {
           this.send2xx(
             sip.makeResponse(rq, 200, "OK", {
               headers: {
-                contact: [{ uri: `sip:phone@127.0.0.1:${this.port}`, params: {} }],
+                contact: [{ uri: this.contact, params: {} }],
                 "content-type": "application/sdp",
               },
               content: sdpOf(port, 1),
