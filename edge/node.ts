@@ -43,14 +43,22 @@ class LiveCall {
     this.actor.on("*", (command) => this.carryOut(command as CallCommand));
     this.actor.subscribe({
       error: (error) => {
+        // Contained to this call: its end goes unreported and the service's lease fails it.
         options.log(`call ${job.call_id}: its machine failed: ${String(error)}`);
+        this.lead?.hangUp();
+        node.forget(this);
         this.finish();
       },
     });
   }
 
+  /** When something happened, for the machine and the reports: the node's clock. */
+  private now(): number {
+    return (this.options.now ?? Date.now)();
+  }
+
   private send(type: Parameters<LiveCall["actor"]["send"]>[0]["type"]) {
-    const at = (this.options.now ?? Date.now)();
+    const at = this.now();
     this.actor.send({ type, at } as Parameters<LiveCall["actor"]["send"]>[0]);
   }
 
@@ -66,7 +74,7 @@ class LiveCall {
           failed: (status, reason) =>
             this.actor.send({
               type: "sip.failed",
-              at: (this.options.now ?? Date.now)(),
+              at: this.now(),
               status,
               reason,
             }),
@@ -77,7 +85,7 @@ class LiveCall {
     } catch (error) {
       this.options.log(`call ${this.job.call_id}: not placed: ${String(error)}`);
       // A local fault (no RTP port): the call fails at once and the lead is retried.
-      this.actor.send({ type: "sip.failed", at: Date.now(), status: 500, reason: undefined });
+      this.actor.send({ type: "sip.failed", at: this.now(), status: 500, reason: undefined });
     }
   }
 
@@ -103,7 +111,7 @@ class LiveCall {
               call.action === "bridge"
                 ? this.actor.send({
                     type: "service.bridge",
-                    at: Date.now(),
+                    at: this.now(),
                     agentUri: call.agent_uri ?? null,
                   })
                 : this.send("service.hangup"),
