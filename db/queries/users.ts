@@ -5,7 +5,7 @@ import { paged } from "./paged.ts";
 
 export type UserRow = typeof users.$inferSelect;
 export type UserPatch = Partial<
-  Pick<UserRow, "role" | "status" | "passwordHash" | "mustChangePassword">
+  Pick<UserRow, "role" | "status" | "passwordHash" | "mustChangePassword" | "phoneUri">
 >;
 
 const emailEquals = (email: string) => sql`lower(${users.email}) = ${email.toLowerCase()}`;

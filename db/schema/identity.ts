@@ -34,6 +34,8 @@ export const users = pgTable(
     mustChangePassword: boolean("must_change_password").notNull(),
     /** Raised by every update, so that memory never takes an older row over a newer one. */
     version: integer("version").notNull().default(1),
+    /** The agent's phone as a SIP URI: edge nodes bridge answered calls to it. */
+    phoneUri: text("phone_uri"),
     ...timestamps(),
   },
   (table) => [

@@ -528,7 +528,9 @@ async function applyToLiveCall(
     }
     case "answered": {
       if (call.status === "answered")
-        return { call: callView(call, call.bridged ? "bridge" : "hangup") };
+        return call.bridged
+          ? bridgeReply(deps, call)
+          : { call: { ...callView(call, "hangup"), agent_uri: null } };
       return answer(deps, actor, call, at);
     }
     case "machine": {
@@ -573,7 +575,7 @@ async function answer(deps: ServiceDeps, actor: CampaignActor, call: LiveCall, a
     };
     await saveLiveCall(deps.rawDb, row);
     announce(deps, callChanged(deps, actor, call, row), "answered");
-    return { call: callView(row, "hangup") };
+    return { call: { ...callView(row, "hangup"), agent_uri: null } };
   }
   const row: CallRow = {
     ...rowOf(call),
@@ -588,7 +590,13 @@ async function answer(deps: ServiceDeps, actor: CampaignActor, call: LiveCall, a
   deps.dialer.agents.set({ ...agent, state: "on_call", callId: call.id }, now);
   const live = callChanged(deps, actor, call, row, { from: "Dialing", to: "Connected" });
   announce(deps, live, "answered", "call.connected");
-  return { call: callView(row, "bridge") };
+  return bridgeReply(deps, row);
+}
+
+/** The reply to an answer that goes to an agent: the agent and the phone to bridge to. */
+async function bridgeReply(deps: ServiceDeps, row: CallRow) {
+  const agent = row.agentId ? await deps.tenants.user(row.tenantId, row.agentId) : undefined;
+  return { call: { ...callView(row, "bridge"), agent_uri: agent?.phoneUri ?? null } };
 }
 
 export const DISPOSITIONS = ["completed", "callback", "do_not_call", "no_contact"] as const;

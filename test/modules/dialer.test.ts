@@ -95,7 +95,11 @@ describe("dialing", () => {
     expect((await event(callId, "ringing")).status).toBe(200);
     w.clock.advance(5_000);
     const answered = await event(callId, "answered");
-    expect(answered.body.data.call).toMatchObject({ agent_id: agentId, action: "bridge" });
+    expect(answered.body.data.call).toMatchObject({
+      agent_id: agentId,
+      action: "bridge",
+      agent_uri: null,
+    });
     expect(await agentState()).toBe("on_call");
     expect((await leadState()).state).toBe("Connected");
     w.clock.advance(60_000);
@@ -128,6 +132,39 @@ describe("dialing", () => {
     ).toBe("completed");
   });
 
+  test("the answer names the agent's phone, set by an admin, to bridge to; a repeat says the same", async () => {
+    const patched = await w.request("PATCH", `/api/v1/users/${agentId}`, {
+      token: adminToken,
+      body: { phone_uri: "sip:1001@127.0.0.1:5080" },
+    });
+    expect(patched.body.data.user.phone_uri).toBe("sip:1001@127.0.0.1:5080");
+    await start();
+    await ready();
+    const [job] = await claim();
+    const callId = job?.call_id as string;
+    const first = await event(callId, "answered");
+    expect(first.body.data.call).toMatchObject({
+      agent_id: agentId,
+      action: "bridge",
+      agent_uri: "sip:1001@127.0.0.1:5080",
+    });
+    const repeat = await event(callId, "answered");
+    expect(repeat.body.data.call).toMatchObject({ agent_uri: "sip:1001@127.0.0.1:5080" });
+  });
+
+  test("a heartbeat may list the node's calls", async () => {
+    const beat = await w.request("POST", "/api/v1/nodes/heartbeat", {
+      token: nodeKey,
+      body: { active_calls: 1, active_call_ids: [crypto.randomUUID()] },
+    });
+    expect(beat.status).toBe(200);
+    const bad = await w.request("POST", "/api/v1/nodes/heartbeat", {
+      token: nodeKey,
+      body: { active_calls: 1, active_call_ids: ["not-a-uuid"] },
+    });
+    expect(bad.status).toBe(400);
+  });
+
   test("no agent free on answer: hang up, an abandoned call, the lead retried later", async () => {
     await start();
     await ready();
@@ -137,7 +174,7 @@ describe("dialing", () => {
       body: { state: "paused" },
     });
     const answered = await event(job?.call_id as string, "answered");
-    expect(answered.body.data.call.action).toBe("hangup");
+    expect(answered.body.data.call).toMatchObject({ action: "hangup", agent_uri: null });
     const ended = await event(job?.call_id as string, "ended", { hangup_cause: "NORMAL_CLEARING" });
     expect(ended.body.data.call.outcome).toBe("abandoned");
     const lead = await leadState();

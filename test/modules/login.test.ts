@@ -29,6 +29,7 @@ describe("login", () => {
       role: "admin",
       status: "active",
       must_change_password: false,
+      phone_uri: null,
       created_at: expect.stringMatching(/Z$/),
       updated_at: expect.stringMatching(/Z$/),
     });

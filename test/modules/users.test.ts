@@ -149,6 +149,40 @@ describe("users", () => {
     );
   });
 
+  test("an agent's phone is a SIP URI, set on create or by a patch, and removed with null", async () => {
+    const created = await createUser(adminToken, {
+      email: "phone@acme.test",
+      password: PASSWORD,
+      role: "agent",
+      phone_uri: "sip:1001@pbx.acme.test",
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.data.user.id;
+    expect(created.body.data.user.phone_uri).toBe("sip:1001@pbx.acme.test");
+    const plain = await createUser(adminToken, {
+      email: "nophone@acme.test",
+      password: PASSWORD,
+      role: "agent",
+    });
+    expect(plain.body.data.user.phone_uri).toBeNull();
+    const patch = (phone_uri: unknown) =>
+      w.request("PATCH", `/api/v1/users/${id}`, { token: adminToken, body: { phone_uri } });
+    const changed = await patch("sips:agent7@10.0.0.5:5061;transport=tls");
+    expect(changed.status).toBe(200);
+    expect(changed.body.data.user).toMatchObject({
+      phone_uri: "sips:agent7@10.0.0.5:5061;transport=tls",
+      role: "agent",
+    });
+    for (const bad of ["tel:+14155550100", "1001@pbx", "sip:", "sip:a b@c", 5]) {
+      const refused = await patch(bad);
+      expect(refused.status).toBe(400);
+      expect(refused.body.field_errors[0].field).toBe("phone_uri");
+    }
+    expect((await patch(null)).body.data.user.phone_uri).toBeNull();
+    const one = await w.request("GET", `/api/v1/users/${id}`, { token: adminToken });
+    expect(one.body.data.user.phone_uri).toBeNull();
+  });
+
   test("a patch rejects unknown fields and bad values", async () => {
     const created = await createUser(adminToken, {
       email: "a2@acme.test",

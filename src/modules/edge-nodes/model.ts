@@ -103,3 +103,28 @@ export const edgeNodeView = (row: NodeRow, now: number): EdgeNodeView => ({
   updated_at: row.updatedAt.toISOString(),
   revoked_at: row.revokedAt?.toISOString() ?? null,
 });
+
+/** One dial job of `POST /nodes/jobs/claim`: what a node needs to place the call. */
+export const DialJobSchema = t.Object({
+  call_id: t.String({ format: "uuid" }),
+  campaign_id: t.String({ format: "uuid" }),
+  lead_id: t.String({ format: "uuid" }),
+  phone: t.String({ minLength: 1, maxLength: 32 }),
+  caller_id: t.String({ maxLength: 32 }),
+  timeout_seconds: t.Integer({ minimum: 1, maximum: 600 }),
+  agent_id: t.Union([t.String({ format: "uuid" }), t.Null()]),
+});
+export type DialJobView = Static<typeof DialJobSchema>;
+
+/** `data` of the claim's reply. */
+export const ClaimReplySchema = t.Object({ jobs: t.Array(DialJobSchema, { maxItems: 100 }) });
+
+/** `data.call` of the reply to a call event, as far as a node reads it. */
+export const CallReplySchema = t.Object({
+  id: t.String({ format: "uuid" }),
+  status: t.String(),
+  agent_id: t.Union([t.String({ format: "uuid" }), t.Null()]),
+  action: t.Optional(t.Union([t.Literal("bridge"), t.Literal("hangup")])),
+  agent_uri: t.Optional(t.Union([t.String({ maxLength: 512 }), t.Null()])),
+});
+export type CallReplyView = Static<typeof CallReplySchema>;

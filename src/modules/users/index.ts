@@ -88,6 +88,9 @@ export const usersModule = (deps: ServiceDeps, auth: AuthGuard) =>
         params: IdParams,
         query: TenantOnly,
         ...jsonBody(PatchUserBody),
-        detail: { summary: "Change a user's role or status", ...documented({ user: UserSchema }) },
+        detail: {
+          summary: "Change a user's role, status or phone",
+          ...documented({ user: UserSchema }),
+        },
       },
     );

@@ -8,6 +8,12 @@ import { PageQuery } from "../../pagination.ts";
 export const Email = t.String({ format: "email", maxLength: 254 });
 export const Password = t.String({ minLength: PASSWORD_MIN, maxLength: PASSWORD_MAX });
 export const Timestamp = t.String({ format: "date-time" });
+/** An agent's phone: a `sip:` or `sips:` URI, such as `sip:1001@pbx.example.com:5060`. */
+export const SipUri = t.String({
+  maxLength: 512,
+  pattern: '^sips?:[^\\s<>"]+$',
+  description: "a SIP URI (`sip:` or `sips:`), e.g. `sip:1001@pbx.example.com`",
+});
 
 export const UserSchema = t.Object({
   id: t.String({ format: "uuid" }),
@@ -16,19 +22,31 @@ export const UserSchema = t.Object({
   role: RoleSchema,
   status: UserStatusSchema,
   must_change_password: t.Boolean(),
+  phone_uri: t.Union([SipUri, t.Null()], {
+    description: "the agent's phone, to which edge nodes bridge answered calls",
+  }),
   created_at: Timestamp,
   updated_at: Timestamp,
 });
 export type UserView = Static<typeof UserSchema>;
 
 export const CreateUserBody = t.Object(
-  { email: Email, password: Password, role: RoleSchema },
+  {
+    email: Email,
+    password: Password,
+    role: RoleSchema,
+    phone_uri: t.Optional(t.Union([SipUri, t.Null()])),
+  },
   { additionalProperties: false },
 );
 export type CreateUserInput = Static<typeof CreateUserBody>;
 
 export const PatchUserBody = t.Object(
-  { role: t.Optional(RoleSchema), status: t.Optional(UserStatusSchema) },
+  {
+    role: t.Optional(RoleSchema),
+    status: t.Optional(UserStatusSchema),
+    phone_uri: t.Optional(t.Union([SipUri, t.Null()], { description: "null removes the phone" })),
+  },
   { additionalProperties: false },
 );
 export type PatchUserInput = Static<typeof PatchUserBody>;
@@ -46,6 +64,7 @@ export const userView = memoByIdentity(
     role: row.role,
     status: row.status,
     must_change_password: row.mustChangePassword,
+    phone_uri: row.phoneUri,
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
   }),

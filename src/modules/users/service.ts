@@ -66,6 +66,7 @@ export async function createUser(
           role: input.role,
           status: "active",
           mustChangePassword: true,
+          phoneUri: input.phone_uri ?? null,
           createdAt: now,
           updatedAt: now,
         }),
@@ -124,7 +125,14 @@ export async function patchUser(
   const now = new Date(deps.clock.now());
   const updated = await auditedWrite(
     deps.db,
-    (tx) => updateUser(tx, tenantId, id, { role: input.role, status: input.status }, now),
+    (tx) =>
+      updateUser(
+        tx,
+        tenantId,
+        id,
+        { role: input.role, status: input.status, phoneUri: input.phone_uri },
+        now,
+      ),
     {
       tenantId,
       actor: auditActorOf(principal),
@@ -133,8 +141,8 @@ export async function patchUser(
       requestId: meta.requestId,
       at: now,
       details: (row) => ({
-        before: { role: before.role, status: before.status },
-        after: { role: row.role, status: row.status },
+        before: { role: before.role, status: before.status, phone_uri: before.phoneUri },
+        after: { role: row.role, status: row.status, phone_uri: row.phoneUri },
       }),
     },
   );

@@ -1,0 +1,262 @@
+import { type Actor, createActor } from "xstate";
+import { type CallCommand, callMachine } from "./call.machine.ts";
+import type { AgentLeg, LeadLeg, Placer } from "./placer.ts";
+import type { CallReport, DialJob, ServiceClient } from "./service-client.ts";
+
+export interface NodeOptions {
+  client: ServiceClient;
+  placer: Placer;
+  /** Caps each job's `timeout_seconds` when set. */
+  maxRingSeconds: number | null;
+  heartbeatMs: number;
+  /** How long a claim waits for jobs; short, so that a stop is not held up by it. */
+  claimWaitMs: number;
+  log: (line: string) => void;
+  now?: () => number;
+}
+
+/** One call the node holds: its machine, its legs, its reports in order. */
+class LiveCall {
+  readonly actor: Actor<typeof callMachine>;
+  private lead: LeadLeg | null = null;
+  private agent: AgentLeg | null = null;
+  private readonly bridgeAbort = new AbortController();
+  /** Reports go out one after another, so the service hears them in the order they happened. */
+  private reports: Promise<unknown> = Promise.resolve();
+  /** Settles once `ended` was delivered (or given up on). */
+  readonly finished: Promise<void>;
+  private finish!: () => void;
+
+  constructor(
+    readonly job: DialJob,
+    private readonly node: EdgeNode,
+    private readonly options: NodeOptions,
+  ) {
+    const now = options.now ?? Date.now;
+    const ringSeconds = Math.min(job.timeout_seconds, options.maxRingSeconds ?? Infinity);
+    this.finished = new Promise((resolve) => {
+      this.finish = resolve;
+    });
+    this.actor = createActor(callMachine, {
+      input: { callId: job.call_id, ringTimeoutMs: ringSeconds * 1000, startedAt: now() },
+    });
+    this.actor.on("*", (command) => this.carryOut(command as CallCommand));
+    this.actor.subscribe({
+      error: (error) => {
+        // Contained to this call: its end goes unreported and the service's lease fails it.
+        options.log(`call ${job.call_id}: its machine failed: ${String(error)}`);
+        this.lead?.hangUp();
+        node.forget(this);
+        this.finish();
+      },
+    });
+  }
+
+  /** When something happened, for the machine and the reports: the node's clock. */
+  private now(): number {
+    return (this.options.now ?? Date.now)();
+  }
+
+  private send(type: Parameters<LiveCall["actor"]["send"]>[0]["type"]) {
+    const at = this.now();
+    this.actor.send({ type, at } as Parameters<LiveCall["actor"]["send"]>[0]);
+  }
+
+  async start(): Promise<void> {
+    this.actor.start();
+    try {
+      this.lead = await this.options.placer.callLead(
+        { phone: this.job.phone, callerId: this.job.caller_id },
+        {
+          trying: () => this.send("sip.trying"),
+          progress: () => this.send("sip.progress"),
+          answered: () => this.send("sip.answered"),
+          failed: (status, reason) =>
+            this.actor.send({
+              type: "sip.failed",
+              at: this.now(),
+              status,
+              reason,
+            }),
+          bye: () => this.send("lead.bye"),
+          machine: () => this.send("lead.machine"),
+        },
+      );
+    } catch (error) {
+      this.options.log(`call ${this.job.call_id}: not placed: ${String(error)}`);
+      // A local fault (no RTP port): the call fails at once and the lead is retried.
+      this.actor.send({ type: "sip.failed", at: this.now(), status: 500, reason: undefined });
+    }
+  }
+
+  hangUp(): void {
+    this.send("node.hangup");
+  }
+
+  private report(report: CallReport) {
+    const delivered = this.reports.then(() => this.options.client.report(this.job.call_id, report));
+    this.reports = delivered.catch((error) => {
+      this.options.log(`call ${this.job.call_id}: ${report.type} not reported: ${String(error)}`);
+    });
+    return delivered;
+  }
+
+  private carryOut(command: CallCommand): void {
+    switch (command.type) {
+      case "report": {
+        const delivered = this.report(command.report);
+        if (command.report.type === "answered") {
+          delivered.then(
+            (call) =>
+              call.action === "bridge"
+                ? this.actor.send({
+                    type: "service.bridge",
+                    at: this.now(),
+                    agentUri: call.agent_uri ?? null,
+                  })
+                : this.send("service.hangup"),
+            // No verdict from the service: nobody waits for this lead, so let it go.
+            () => this.send("service.hangup"),
+          );
+        }
+        if (command.report.type === "ended") {
+          if (this.lead) this.options.placer.release(this.lead);
+          this.reports.then(() => {
+            this.node.forget(this);
+            this.finish();
+          });
+        }
+        return;
+      }
+      case "sip.cancel":
+        this.lead?.cancel();
+        return;
+      case "sip.abandon":
+        this.lead?.abandon();
+        return;
+      case "sip.hangupLead":
+        this.lead?.hangUp();
+        return;
+      case "sip.hangupAgent":
+        this.bridgeAbort.abort();
+        this.agent?.hangUp();
+        return;
+      case "sip.callAgent": {
+        const lead = this.lead;
+        if (!lead) return;
+        this.options.placer
+          .bridge(lead, command.agentUri, () => this.send("agent.bye"), this.bridgeAbort.signal)
+          .then(
+            (agent) => {
+              this.agent = agent;
+              this.send("agent.connected");
+            },
+            (error) => {
+              this.options.log(`call ${this.job.call_id}: no bridge: ${String(error)}`);
+              this.send("agent.failed");
+            },
+          );
+        return;
+      }
+    }
+  }
+}
+
+/**
+ * The node: claims jobs within its capacity, runs each as a call, sends heartbeats with the
+ * calls it holds, and on stop lets its calls finish (up to a limit) before it goes.
+ */
+export class EdgeNode {
+  private readonly live = new Map<string, LiveCall>();
+  private capacity = 0;
+  private stopping = false;
+  /** Fires at stop: a claim that keeps failing is not retried past it. */
+  private readonly stopped = new AbortController();
+  private heartbeatTimer: ReturnType<typeof setInterval> | undefined;
+  private claiming: Promise<void> | undefined;
+  private wake: (() => void) | undefined;
+
+  constructor(private readonly options: NodeOptions) {}
+
+  get liveCallIds(): string[] {
+    return [...this.live.keys()];
+  }
+
+  get maxConcurrentCalls(): number {
+    return this.capacity;
+  }
+
+  /** The first heartbeat checks the key and tells the node its `max_concurrent_calls`. */
+  async start(): Promise<void> {
+    const { maxConcurrentCalls } = await this.options.client.heartbeat([]);
+    this.capacity = maxConcurrentCalls;
+    this.heartbeatTimer = setInterval(() => void this.beat(), this.options.heartbeatMs);
+    this.claiming = this.claimLoop();
+  }
+
+  private async beat(): Promise<void> {
+    try {
+      const { maxConcurrentCalls } = await this.options.client.heartbeat(this.liveCallIds);
+      this.capacity = maxConcurrentCalls;
+    } catch (error) {
+      this.options.log(`heartbeat failed: ${String(error)}`);
+    }
+  }
+
+  forget(call: LiveCall): void {
+    if (this.live.get(call.job.call_id) === call) this.live.delete(call.job.call_id);
+    this.wake?.();
+  }
+
+  private async claimLoop(): Promise<void> {
+    while (!this.stopping) {
+      const free = Math.min(100, this.capacity - this.live.size);
+      if (free <= 0) {
+        // Full: wait for a call to end (or a heartbeat to raise the capacity).
+        await new Promise<void>((resolve) => {
+          this.wake = resolve;
+          setTimeout(resolve, 1_000);
+        });
+        continue;
+      }
+      let jobs: DialJob[] = [];
+      try {
+        jobs = await this.options.client.claim(free, this.options.claimWaitMs, this.stopped.signal);
+      } catch (error) {
+        this.options.log(`claim failed: ${String(error)}`);
+        if (!this.stopping) await Bun.sleep(1_000);
+        continue;
+      }
+      // Jobs handed out by a claim already in flight at a stop are still this node's: placed.
+      for (const job of jobs) {
+        if (this.live.has(job.call_id)) continue;
+        const call = new LiveCall(job, this, this.options);
+        this.live.set(job.call_id, call);
+        void call.start();
+      }
+    }
+  }
+
+  /**
+   * Stops claiming, waits up to `drainMs` for live calls to end, hangs up the rest, waits for
+   * every `ended` to be reported, and sends a last heartbeat.
+   */
+  async stop(drainMs: number): Promise<void> {
+    this.stopping = true;
+    this.stopped.abort();
+    this.wake?.();
+    await this.claiming;
+    const all = () => Promise.all([...this.live.values()].map((call) => call.finished));
+    const drained = await Promise.race([
+      all().then(() => true),
+      Bun.sleep(drainMs).then(() => false),
+    ]);
+    if (!drained) {
+      this.options.log(`hanging up ${this.live.size} call(s) still live after the drain limit`);
+      for (const call of this.live.values()) call.hangUp();
+      await all();
+    }
+    clearInterval(this.heartbeatTimer);
+    await this.beat();
+  }
+}

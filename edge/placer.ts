@@ -1,0 +1,34 @@
+import type { LegEvents } from "./sip-adapter.ts";
+
+/** The lead's leg as the node's calls see it, over SIP or in the dry run. */
+export interface LeadLeg {
+  cancel(): void;
+  abandon(): void;
+  hangUp(): void;
+}
+
+/** The agent's leg, once the bridge is up or on its way. */
+export interface AgentLeg {
+  hangUp(): void;
+}
+
+export interface LeadEvents extends LegEvents {
+  machine(): void;
+}
+
+/** Places calls: SIP through a trunk, or the simulator's model in the dry run. */
+export interface Placer {
+  callLead(job: { phone: string; callerId: string }, events: LeadEvents): Promise<LeadLeg>;
+  /**
+   * Calls the agent's phone and moves the lead's media to it; resolves once both legs send
+   * their media to each other. `onBye` hears the agent hang up afterwards.
+   */
+  bridge(
+    lead: LeadLeg,
+    agentUri: string | null,
+    onBye: () => void,
+    signal: AbortSignal,
+  ): Promise<AgentLeg>;
+  /** Frees what the lead's leg held (its RTP port). */
+  release(lead: LeadLeg): void;
+}

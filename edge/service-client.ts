@@ -1,0 +1,157 @@
+import { type Static, type TSchema, Type } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+import {
+  CallReplySchema,
+  type CallReplyView,
+  ClaimReplySchema,
+  type DialJobView,
+  EdgeNodeSchema,
+} from "../src/modules/edge-nodes/model.ts";
+
+export type DialJob = DialJobView;
+export type CallReply = CallReplyView;
+
+export interface CallReport {
+  type: "ringing" | "answered" | "machine" | "ended";
+  /** When it happened at the node; kept as it was through every retry. */
+  at: string;
+  hangup_cause?: string;
+  node_bridge_ms?: number;
+}
+
+/** A reply the service gave that the node refuses to act on, or a final refusal (4xx). */
+export class ServiceError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly retryable: boolean,
+  ) {
+    super(message);
+  }
+}
+
+const Envelope = <T extends TSchema>(data: T) =>
+  Type.Object({ status: Type.Literal("success"), data });
+const ClaimEnvelope = Envelope(ClaimReplySchema);
+const CallEnvelope = Envelope(Type.Object({ call: CallReplySchema }));
+const HeartbeatEnvelope = Envelope(Type.Object({ edge_node: EdgeNodeSchema }));
+
+export interface RetryPolicy {
+  firstMs: number;
+  maxMs: number;
+  /** Give up after this long; the event is then lost and logged. */
+  giveUpAfterMs: number;
+}
+
+const DEFAULT_RETRY: RetryPolicy = { firstMs: 250, maxMs: 15_000, giveUpAfterMs: 10 * 60_000 };
+
+/**
+ * The node's side of the node protocol. Every reply is checked against the service's
+ * published schemas before the node acts on it; failed posts are retried with back-off.
+ */
+export class ServiceClient {
+  constructor(
+    private readonly baseUrl: string,
+    private readonly nodeKey: string,
+    private readonly retry: RetryPolicy = DEFAULT_RETRY,
+    private readonly onRetry: (what: string, error: unknown) => void = () => {},
+  ) {}
+
+  private async post<T extends TSchema>(
+    path: string,
+    body: unknown,
+    schema: T,
+    options: { headers?: Record<string, string>; timeoutMs?: number } = {},
+  ): Promise<Static<T>> {
+    const response = await fetch(`${this.baseUrl}/api/v1/nodes${path}`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${this.nodeKey}`,
+        "content-type": "application/json",
+        ...options.headers,
+      },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(options.timeoutMs ?? 15_000),
+    });
+    const text = await response.text();
+    if (!response.ok) {
+      const retryable =
+        response.status >= 500 || response.status === 429 || response.status === 408;
+      throw new ServiceError(
+        `${path}: HTTP ${response.status} ${text.slice(0, 200)}`,
+        response.status,
+        retryable,
+      );
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new ServiceError(`${path}: the reply is not JSON`, response.status, true);
+    }
+    if (!Value.Check(schema, parsed)) {
+      const first = Value.Errors(schema, parsed).First();
+      throw new ServiceError(
+        `${path}: the reply does not match its schema at ${first?.path || "/"}: ${first?.message ?? "?"}`,
+        response.status,
+        false,
+      );
+    }
+    return parsed as Static<T>;
+  }
+
+  /** Runs `attempt` until it succeeds, it fails for good, the policy gives up or `signal` fires. */
+  async withRetry<R>(what: string, attempt: () => Promise<R>, signal?: AbortSignal): Promise<R> {
+    const started = performance.now();
+    let wait = this.retry.firstMs;
+    for (;;) {
+      try {
+        return await attempt();
+      } catch (error) {
+        const retryable = !(error instanceof ServiceError) || error.retryable;
+        if (!retryable || performance.now() - started + wait > this.retry.giveUpAfterMs)
+          throw error;
+        if (signal?.aborted) throw error;
+        this.onRetry(what, error);
+        await Bun.sleep(wait * (0.5 + Math.random() / 2));
+        wait = Math.min(this.retry.maxMs, wait * 2);
+      }
+    }
+  }
+
+  /**
+   * Claims up to `max` jobs, waiting up to `waitMs`. A retry carries the same
+   * `Idempotency-Key`, so a claim whose reply was lost hands out the same jobs again.
+   */
+  async claim(max: number, waitMs: number, signal?: AbortSignal): Promise<DialJob[]> {
+    const key = crypto.randomUUID();
+    const reply = await this.withRetry(
+      "claim",
+      () =>
+        this.post("/jobs/claim", { max, wait_ms: waitMs }, ClaimEnvelope, {
+          headers: { "idempotency-key": key },
+          timeoutMs: waitMs + 15_000,
+        }),
+      signal,
+    );
+    return reply.data.jobs;
+  }
+
+  /** Reports one event of a call, retried with its original `at`. */
+  async report(callId: string, event: CallReport): Promise<CallReply> {
+    const reply = await this.withRetry(`${event.type} of ${callId}`, () =>
+      this.post(`/calls/${callId}/events`, event, CallEnvelope),
+    );
+    return reply.data.call;
+  }
+
+  /** Tells the service the node is alive and which calls it holds; returns its capacity. */
+  async heartbeat(activeCallIds: string[]): Promise<{ maxConcurrentCalls: number }> {
+    const reply = await this.post(
+      "/heartbeat",
+      { active_calls: activeCallIds.length, active_call_ids: activeCallIds },
+      HeartbeatEnvelope,
+    );
+    return { maxConcurrentCalls: reply.data.edge_node.max_concurrent_calls };
+  }
+}
