@@ -33,7 +33,8 @@ const USAGE = `usage: bun src/simulator/cli.ts [options]
   --tick-ms N           how often the edge node claims, simulated ms (1000)
   --chart PATH          where to write the SVG chart (<tmpdir>/simulation-<mode>-<seed>.svg)
   --json PATH           also write the summary and samples as JSON
-  --min-team N, --min-samples N, --target-share F   predictive pacer tuning`;
+  --min-team N, --target-share F, --ramp-from F, --ramp-to F, --caution F
+                        predictive pacer tuning`;
 
 const { values } = parseArgs({
   options: {
@@ -56,7 +57,9 @@ const { values } = parseArgs({
     chart: { type: "string" },
     json: { type: "string" },
     "min-team": { type: "string", default: String(PACER_DEFAULTS.minTeam) },
-    "min-samples": { type: "string", default: String(PACER_DEFAULTS.minSamples) },
+    "ramp-from": { type: "string", default: String(PACER_DEFAULTS.rampFrom) },
+    "ramp-to": { type: "string", default: String(PACER_DEFAULTS.rampTo) },
+    caution: { type: "string", default: String(PACER_DEFAULTS.caution) },
     "target-share": { type: "string", default: String(PACER_DEFAULTS.targetShare) },
     help: { type: "boolean", default: false },
   },
@@ -111,7 +114,9 @@ const options = {
   tuning: {
     ...PACER_DEFAULTS,
     minTeam: number("min-team", 1, 10_000),
-    minSamples: number("min-samples", 0, 1_000_000),
+    rampFrom: number("ramp-from", 0.01, 10),
+    rampTo: number("ramp-to", 0, 1),
+    caution: number("caution", 0, 5),
     targetShare: number("target-share", 0.1, 1),
   },
 };

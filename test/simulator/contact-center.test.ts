@@ -38,7 +38,7 @@ const shortDay = async (
     tickMs: 1_000,
     sampleMs: 60_000,
     // Small enough for a few minutes of 12 agents to leave the progressive fallback.
-    tuning: { ...PACER_DEFAULTS, minTeam: 8, minSamples: 30 },
+    tuning: { ...PACER_DEFAULTS, minTeam: 8 },
     database: await resetDatabase(),
     onPace,
   });
