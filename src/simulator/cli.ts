@@ -9,6 +9,7 @@ import { parseArgs } from "node:util";
 import { PACER_DEFAULTS } from "../dialer/predictive.ts";
 import { dayChart } from "./chart.ts";
 import { type PacingMode, simulateDay } from "./contact-center.ts";
+import { WARM_UP_MS } from "./intervals.ts";
 import { DEFAULT_MODEL, FLAT_DAY } from "./outcome-model.ts";
 import { progressBar } from "./progress.ts";
 import { formatSummary } from "./summary.ts";
@@ -134,13 +135,15 @@ await writeFile(
   dayChart(result.samples, {
     title: `${mode}, ${options.agents} agents, answer rate ${options.model.answerRate}, seed ${options.seed}`,
     maxAbandonRate: options.maxAbandonRate,
+    intervals: result.intervals,
+    warmUpMs: WARM_UP_MS,
   }),
 );
 console.log(`chart: ${chartPath}`);
 if (values.json) {
   await writeFile(
     values.json,
-    `${JSON.stringify({ summary: result.summary, samples: result.samples }, null, 2)}\n`,
+    `${JSON.stringify({ summary: result.summary, samples: result.samples, intervals: result.intervals }, null, 2)}\n`,
   );
   console.log(`json: ${values.json}`);
 }
