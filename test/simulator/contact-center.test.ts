@@ -10,8 +10,6 @@ import {
   type DayResult,
   simulateDay,
 } from "../../src/simulator/contact-center.ts";
-import { DEFAULT_MODEL, drawCall } from "../../src/simulator/outcome-model.ts";
-import { Random } from "../../src/simulator/random.ts";
 import {
   abandonIntervals,
   OCCUPANCY_INTERVAL_MS,
@@ -19,6 +17,8 @@ import {
   spreadOf,
   WARM_UP_MS,
 } from "../../src/simulator/intervals.ts";
+import { DEFAULT_MODEL, drawCall } from "../../src/simulator/outcome-model.ts";
+import { Random } from "../../src/simulator/random.ts";
 import { formatSummary } from "../../src/simulator/summary.ts";
 import { resetDatabase } from "../helpers/database.ts";
 
