@@ -106,8 +106,8 @@ export type DialingEvent =
       /** The node's answer-to-bridge time, as the CDR records it. */
       bridgeMs: number | null;
     }
-  /** An agent dispositioned a call `wrapMs` after it hung up. */
-  | { type: "dialing.wrappedUp"; wrapMs: number }
+  /** An agent dispositioned a call `wrapMs` after it hung up, at `at`. */
+  | { type: "dialing.wrappedUp"; wrapMs: number; at: number }
   | { type: "dialing.started"; at: number }
   | { type: "dialing.leadsMoved"; moves: LeadMove[] }
   /** Counted again from the database, after leads arrived by import. */
@@ -179,7 +179,7 @@ export function applyDialing(state: DialingState, event: DialingEvent): DialingS
     case "dialing.leadsCounted":
       return { ...state, leads: event.leads };
     case "dialing.wrappedUp":
-      state.history.wrapped(event.wrapMs);
+      state.history.wrapped(event.wrapMs, event.at);
       return { ...state };
     case "dialing.started":
       return state.firstStartedAt === null ? { ...state, firstStartedAt: event.at } : state;

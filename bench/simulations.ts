@@ -2,6 +2,11 @@
  * `bun bench/simulations.ts [--seeds 1,2,3,4,5] [--jobs 1] [--hours 8] [--only NAME]`: the
  * pacing table. Every row is one `npm run simulate` command (printed beside it), run as its
  * own process; the summaries are kept as JSON in `--out` and the table is printed as Markdown.
+ *
+ * `bun bench/simulations.ts --grid` (`npm run bench:pacing -- --grid`): the predictive pacer
+ * over caps 2, 3, 4, 5 × answer rates 0.15, 0.3, 0.5 × teams of 25 and 100 × seeds 1–3, two
+ * hours each, at most two processes at a time; prints every run, then each cell over its
+ * seeds, then the goals checked against them.
  */
 import { mkdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -16,6 +21,10 @@ const { values } = parseArgs({
     hours: { type: "string", default: "8" },
     only: { type: "string" },
     out: { type: "string", default: join(tmpdir(), "simulations") },
+    grid: { type: "boolean", default: false },
+    caps: { type: "string", default: "2,3,4,5" },
+    "answer-rates": { type: "string", default: "0.15,0.3,0.5" },
+    teams: { type: "string", default: "25,100" },
   },
 });
 
@@ -41,12 +50,51 @@ const ROWS = [
 ];
 const COMMON = ["--answer-rate", "0.3", "--talk", "120", "--wrap", "15"];
 
-const seeds = (values.seeds ?? "1").split(",").map(Number);
-const rows = ROWS.filter((row) => !values.only || row.name === values.only);
+const list = (text: string | undefined) => (text ?? "").split(",").map(Number);
+const seeds = list(values.grid && values.seeds === "1,2,3,4,5" ? "1,2,3" : values.seeds);
+const hours = values.grid && values.hours === "8" ? "2" : (values.hours as string);
+/** Leads enough for two hours of calls at the cell's answer rate, retries aside. */
+const leadsFor = (agents: number, answerRate: number) =>
+  String(Math.ceil((agents * 200 * 0.3) / answerRate));
+const GRID = list(values.caps).flatMap((cap) =>
+  list(values["answer-rates"]).flatMap((answerRate) =>
+    list(values.teams).map((agents) => ({
+      name: `cap ${cap}, answer rate ${answerRate}, ${agents} agents`,
+      cell: { cap, answerRate, agents },
+      args: [
+        "--agents",
+        String(agents),
+        "--mode",
+        "predictive",
+        "--ratio",
+        String(cap),
+        "--answer-rate",
+        String(answerRate),
+        "--leads",
+        leadsFor(agents, answerRate),
+        "--talk",
+        "120",
+        "--wrap",
+        "15",
+      ],
+    })),
+  ),
+);
+type Row = {
+  name: string;
+  args: string[];
+  cell?: { cap: number; answerRate: number; agents: number };
+};
+const rows: Row[] = values.grid
+  ? GRID
+  : ROWS.filter((row) => !values.only || row.name === values.only);
+const jobs = values.grid
+  ? Math.min(2, Number(values.jobs === "1" ? 2 : values.jobs))
+  : Number(values.jobs);
 mkdirSync(values.out as string, { recursive: true });
 
 interface Run {
-  row: (typeof ROWS)[number];
+  row: Row;
   seed: number;
   /** The simulator's arguments: the row's command is `npm run simulate -- <args>`. */
   args: string[];
@@ -56,15 +104,15 @@ const runs: Run[] = rows.flatMap((row) =>
   seeds.map((seed) => ({
     row,
     seed,
-    args: [...row.args, ...COMMON, "--hours", values.hours as string, "--seed", `${seed}`],
-    json: join(values.out as string, `${row.name}-${seed}.json`),
+    args: [...row.args, ...(row.cell ? [] : COMMON), "--hours", hours, "--seed", `${seed}`],
+    json: join(values.out as string, `${row.name.replaceAll(/[^a-z0-9.]+/gi, "-")}-${seed}.json`),
   })),
 );
 const commandOf = (run: Run) => `npm run simulate -- ${run.args.join(" ")}`;
 
 async function execute(run: Run) {
   const args = [...run.args, "--json", run.json];
-  const child = Bun.spawn(["bun", "src/simulator/cli.ts", ...args], {
+  const child = Bun.spawn([process.execPath, "src/simulator/cli.ts", ...args], {
     stdout: "ignore",
     stderr: "ignore",
   });
@@ -77,12 +125,16 @@ async function execute(run: Run) {
 const queue = [...runs];
 const results = new Map<Run, DaySummary>();
 await Promise.all(
-  Array.from({ length: Number(values.jobs) }, async () => {
+  Array.from({ length: jobs }, async () => {
     for (let run = queue.shift(); run; run = queue.shift()) results.set(run, await execute(run));
   }),
 );
 
 const percent = (value: number) => `${(value * 100).toFixed(2)}%`;
+if (values.grid) {
+  printGrid();
+  process.exit(0);
+}
 console.log(
   "| row | seed | calls placed | live answers | abandoned (legal window) | occupancy | talk min / agent hour | wall time |",
 );
@@ -97,3 +149,100 @@ for (const run of runs) {
 }
 console.log("\nCommands:");
 for (const run of runs) console.log(`- ${commandOf(run)}`);
+
+/** The grid: every run, each cell over its seeds, and the goals against them. */
+function printGrid() {
+  const runsOf = (row: Row) => runs.filter((run) => run.row === row);
+  const summaryOf = (run: Run) => results.get(run) as DaySummary;
+  // A day shorter than the warm-up has no 5-minute interval after it: counted as full.
+  const lowest5 = (summary: DaySummary) => summary.lowestOccupancyInterval?.occupancy ?? 1;
+  console.log(
+    "| cap | answer rate | agents | seed | abandoned (day) | first 30 min | worst 15 min | occupancy | lowest 5 min | dial ratio mean ± sd | talk min / agent hour |",
+  );
+  console.log("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+  for (const run of runs) {
+    const s = summaryOf(run);
+    const cell = run.row.cell as NonNullable<Row["cell"]>;
+    console.log(
+      `| ${cell.cap} | ${cell.answerRate} | ${cell.agents} | ${run.seed} | ${percent(s.abandonRate)} | ` +
+        `${percent(s.openingAbandonRate)} | ${percent(s.worstAbandonInterval.rate)} | ` +
+        `${percent(s.occupancy)} | ${percent(lowest5(s))} | ` +
+        `${s.ratioAfterWarmUp.mean.toFixed(2)} ± ${s.ratioAfterWarmUp.sd.toFixed(2)} | ` +
+        `${s.talkMinutesPerAgentHour.toFixed(1)} |`,
+    );
+  }
+  console.log("\nEach cell over its seeds (worst seed for the limits, range for occupancy):\n");
+  console.log(
+    "| cap | answer rate | agents | abandoned (day), max | worst 15 min, max | occupancy, min–max | lowest 5 min, min | talk min / agent hour, mean |",
+  );
+  console.log("|---:|---:|---:|---:|---:|---:|---:|---:|");
+  for (const row of rows) {
+    const summaries = runsOf(row).map(summaryOf);
+    const cell = row.cell as NonNullable<Row["cell"]>;
+    const max = (f: (s: DaySummary) => number) => Math.max(...summaries.map(f));
+    const min = (f: (s: DaySummary) => number) => Math.min(...summaries.map(f));
+    const talk =
+      summaries.reduce((sum, s) => sum + s.talkMinutesPerAgentHour, 0) / summaries.length;
+    console.log(
+      `| ${cell.cap} | ${cell.answerRate} | ${cell.agents} | ${percent(max((s) => s.abandonRate))} | ` +
+        `${percent(max((s) => s.worstAbandonInterval.rate))} | ` +
+        `${percent(min((s) => s.occupancy))}–${percent(max((s) => s.occupancy))} | ` +
+        `${percent(min(lowest5))} | ${talk.toFixed(1)} |`,
+    );
+  }
+  // Monotone in the cap: for the same day (answer rate, team, seed), a higher cap gives at
+  // least the occupancy of a lower one, within one point.
+  const inversions: string[] = [];
+  for (const run of runs)
+    for (const other of runs) {
+      const a = run.row.cell as NonNullable<Row["cell"]>;
+      const b = other.row.cell as NonNullable<Row["cell"]>;
+      if (run.seed !== other.seed || a.answerRate !== b.answerRate || a.agents !== b.agents)
+        continue;
+      if (b.cap <= a.cap) continue;
+      const drop = summaryOf(run).occupancy - summaryOf(other).occupancy;
+      if (drop > 0.01)
+        inversions.push(
+          `answer rate ${a.answerRate}, ${a.agents} agents, seed ${run.seed}: cap ${b.cap} ${percent(drop)} below cap ${a.cap}`,
+        );
+    }
+  const all = runs.map(summaryOf);
+  const limit = 0.03;
+  console.log("\nGoals:");
+  console.log(
+    `- abandoned over the day ≤ 3%: worst ${percent(Math.max(...all.map((s) => s.abandonRate)))}, ` +
+      `${all.filter((s) => s.abandonRate > limit).length} of ${all.length} runs above`,
+  );
+  console.log(
+    `- first 30 minutes ≤ 3%: worst ${percent(Math.max(...all.map((s) => s.openingAbandonRate)))}, ` +
+      `${all.filter((s) => s.openingAbandonRate > limit).length} runs above`,
+  );
+  console.log(
+    `- every 15 minutes ≤ 6%: worst ${percent(Math.max(...all.map((s) => s.worstAbandonInterval.rate)))}, ` +
+      `${all.filter((s) => s.worstAbandonInterval.rate > 2 * limit).length} runs above`,
+  );
+  const hundred = runs.filter((run) => run.row.cell?.agents === 100).map(summaryOf);
+  if (hundred.length > 0)
+    console.log(
+      `- 100 agents, every 5 minutes after the first 15 ≥ 85% occupancy: lowest ${percent(Math.min(...hundred.map(lowest5)))}, ` +
+        `${hundred.filter((s) => lowest5(s) < 0.85).length} of ${hundred.length} runs below`,
+    );
+  const reach = runs
+    .filter(
+      (run) =>
+        run.row.cell?.agents === 100 && run.row.cell.cap === 5 && run.row.cell.answerRate === 0.3,
+    )
+    .map(summaryOf);
+  if (reach.length > 0)
+    console.log(
+      `- reach, 100 agents, answer rate 0.3, cap 5: abandoned ${reach.map((s) => percent(s.abandonRate)).join(", ")}; ` +
+        `occupancy ${reach.map((s) => percent(s.occupancy)).join(", ")}`,
+    );
+  console.log(
+    `- a higher cap never below a lower one's occupancy by more than a point: ${inversions.length === 0 ? "holds" : `${inversions.length} inversions`}`,
+  );
+  for (const inversion of inversions) console.log(`  - ${inversion}`);
+  console.log(
+    `\nCommand of each run: npm run simulate -- <args>, for example:\n- ${commandOf(runs[0] as Run)}`,
+  );
+}

@@ -1,110 +1,150 @@
 import type { CallOutcome } from "./outcome.ts";
-import type { PacingHistory } from "./predictive.ts";
-
-/** Mean and spread of the last `capacity` values, updated in O(1) per value. */
-class RollingSample {
-  private readonly values: number[] = [];
-  private next = 0;
-  private sum = 0;
-  private sumOfSquares = 0;
-
-  constructor(private readonly capacity: number) {}
-
-  add(value: number) {
-    if (this.values.length < this.capacity) this.values.push(value);
-    else {
-      const evicted = this.values[this.next] as number;
-      this.sum -= evicted;
-      this.sumOfSquares -= evicted * evicted;
-      this.values[this.next] = value;
-      this.next = (this.next + 1) % this.capacity;
-    }
-    this.sum += value;
-    this.sumOfSquares += value * value;
-  }
-
-  get count() {
-    return this.values.length;
-  }
-
-  get mean() {
-    return this.count === 0 ? 0 : this.sum / this.count;
-  }
-
-  /** Standard deviation over mean; undefined until there are two values. */
-  get cv(): number | undefined {
-    if (this.count < 2 || this.mean <= 0) return undefined;
-    const variance = Math.max(0, this.sumOfSquares / this.count - this.mean * this.mean);
-    return Math.sqrt(variance) / this.mean;
-  }
-}
-
-export interface RecentCallsSize {
-  /** Finished calls the answer rate is measured over. */
-  calls: number;
-  /** Ring, talk and wrap-up times each keep this many. */
-  durations: number;
-  /** Each duration needs this many values before the history counts as measured. */
-  minimumDurations: number;
-}
+import type { Estimate, PacingHistory } from "./predictive.ts";
 
 /**
- * A campaign's recent calls, as the pacer needs them: the share a person answered, how long
- * they rang before, how long agents talked and wrapped up. Windows of the last calls (not
- * all-time averages) so that the estimates follow the hour of day.
+ * An exponentially weighted sample in time: a value seen `age` ago weighs e^(−age / decayMs).
+ * Keeps the weighted sums at the newest instant seen, so adding is O(1) and values may come
+ * slightly out of order (a call rebuilt from its CDR, an event reported late).
  */
-export class RecentCalls {
-  private readonly outcomes: RollingSample;
-  private readonly rings: RollingSample;
-  private readonly talks: RollingSample;
-  private readonly wraps: RollingSample;
+class DecayingSample {
+  private at = Number.NEGATIVE_INFINITY;
+  /** Σw, Σw·x, Σw·x², Σw², and Σw·extra (the talk exposure, see `RecentCalls`). */
+  private weight = 0;
+  private sum = 0;
+  private sumOfSquares = 0;
+  private squaredWeight = 0;
+  private extra = 0;
 
-  constructor(
-    private readonly size: RecentCallsSize = { calls: 500, durations: 200, minimumDurations: 10 },
-  ) {
-    this.outcomes = new RollingSample(size.calls);
-    this.rings = new RollingSample(size.durations);
-    this.talks = new RollingSample(size.durations);
-    this.wraps = new RollingSample(size.durations);
+  constructor(readonly decayMs: number) {}
+
+  add(value: number, at: number, extra = 0) {
+    if (at > this.at) {
+      const keep = Number.isFinite(this.at) ? Math.exp(-(at - this.at) / this.decayMs) : 0;
+      this.weight *= keep;
+      this.sum *= keep;
+      this.sumOfSquares *= keep;
+      this.squaredWeight *= keep * keep;
+      this.extra *= keep;
+      this.at = at;
+    }
+    const w = Math.exp(-(this.at - at) / this.decayMs);
+    this.weight += w;
+    this.sum += w * value;
+    this.sumOfSquares += w * value * value;
+    this.squaredWeight += w * w;
+    this.extra += w * extra;
   }
 
-  /** A placed call ended; `liveAnswer` when a person picked up (bridged or abandoned). */
-  callEnded(liveAnswer: boolean) {
-    this.outcomes.add(liveAnswer ? 1 : 0);
+  /** How much the values weigh at `now` against at the newest of them: 1, or less once stale. */
+  private keepAt(now: number) {
+    return now > this.at && Number.isFinite(this.at)
+      ? Math.exp(-(now - this.at) / this.decayMs)
+      : 1;
   }
 
-  /** A person answered `ringMs` after the call was placed. */
-  answered(ringMs: number) {
-    this.rings.add(ringMs);
-  }
-
-  /** A bridged call lasted `talkMs`. */
-  talked(talkMs: number) {
-    this.talks.add(talkMs);
-  }
-
-  /** An agent took `wrapMs` from hang-up to disposition. */
-  wrapped(wrapMs: number) {
-    this.wraps.add(wrapMs);
+  /** The weight of every value, and Σw·extra, as seen at `now`. */
+  weightsAt(now: number) {
+    const keep = this.keepAt(now);
+    return { weight: this.weight * keep, extra: this.extra * keep };
   }
 
   /**
-   * The estimates. `samples` is the number of calls measured, or 0 while any of the ring,
-   * talk and wrap-up times has fewer than `minimumDurations` values: a pacer treats that as
-   * too little data.
+   * Mean, spread (standard deviation over mean) and effective number of values at `now`:
+   * Kish's (Σw)² / Σw², discounted as the newest value ages, so a history left idle is
+   * trusted less when dialing resumes.
    */
-  history(): PacingHistory {
-    const measured = [this.rings, this.talks, this.wraps].every(
-      (sample) => sample.count >= this.size.minimumDurations,
-    );
+  estimate(now: number): Estimate {
+    if (this.weight <= 0) return { mean: 0, samples: 0 };
+    const mean = this.sum / this.weight;
+    const kish = (this.weight * this.weight) / this.squaredWeight;
+    const variance = Math.max(0, this.sumOfSquares / this.weight - mean * mean);
     return {
-      answerRate: this.outcomes.mean,
-      samples: measured ? this.outcomes.count : 0,
-      ringMs: this.rings.mean,
-      talkMs: this.talks.mean,
-      talkCv: this.talks.cv,
-      wrapMs: this.wraps.mean,
-      wrapCv: this.wraps.cv,
+      mean,
+      samples: kish * this.keepAt(now),
+      cv: kish >= 2 && mean > 0 ? Math.sqrt(variance) / mean : undefined,
+    };
+  }
+}
+
+export interface RecentCallsDecay {
+  /** Time constant of the live answer rate: short, so the pacer follows the hour of day. */
+  answerMs: number;
+  /** Time constant of ring, talk and wrap-up times. */
+  durationMs: number;
+}
+
+export const RECENT_CALLS_DECAY: RecentCallsDecay = { answerMs: 120_000, durationMs: 600_000 };
+
+/**
+ * A campaign's recent calls, as the pacer needs them: the share a person answered, how long
+ * they rang before, how long agents talked and wrapped up, each an exponentially weighted
+ * estimate in time with its effective number of calls, so that the pacer can judge how far to
+ * trust it and the estimates follow the hour of day.
+ *
+ * Talk time is also kept as exposure (time agents spent talking, weighted the same way) over
+ * completions: with the exposure of calls still running added by the pacer, that is the mean
+ * talk time corrected for the long calls not finished yet, which the mean of finished calls
+ * underestimates at the start of a day.
+ */
+export class RecentCalls {
+  private readonly outcomes: DecayingSample;
+  private readonly rings: DecayingSample;
+  private readonly talks: DecayingSample;
+  private readonly wraps: DecayingSample;
+
+  constructor(private readonly decay: RecentCallsDecay = RECENT_CALLS_DECAY) {
+    this.outcomes = new DecayingSample(decay.answerMs);
+    this.rings = new DecayingSample(decay.durationMs);
+    this.talks = new DecayingSample(decay.durationMs);
+    this.wraps = new DecayingSample(decay.durationMs);
+  }
+
+  /** A placed call ended at `at`; `liveAnswer` when a person picked up (bridged or abandoned). */
+  callEnded(liveAnswer: boolean, at: number) {
+    this.outcomes.add(liveAnswer ? 1 : 0, at);
+  }
+
+  /** A person answered `ringMs` after the call was placed, at `at`. */
+  answered(ringMs: number, at: number) {
+    this.rings.add(ringMs, at);
+  }
+
+  /** A bridged call lasted `talkMs` and ended at `at`. */
+  talked(talkMs: number, at: number) {
+    const tau = this.decay.durationMs;
+    // The call's talk time weighted as every instant of it would be: ∫ e^(−(at−s)/τ) ds.
+    this.talks.add(talkMs, at, tau * (1 - Math.exp(-Math.max(0, talkMs) / tau)));
+  }
+
+  /** An agent took `wrapMs` from hang-up to disposition, dispositioning at `at`. */
+  wrapped(wrapMs: number, at: number) {
+    this.wraps.add(wrapMs, at);
+  }
+
+  /** The estimates at `now`. */
+  history(now: number): PacingHistory {
+    const answers = this.outcomes.estimate(now);
+    const ring = this.rings.estimate(now);
+    const talk = this.talks.estimate(now);
+    const wrap = this.wraps.estimate(now);
+    const exposure = this.talks.weightsAt(now);
+    return {
+      answerRate: answers.mean,
+      samples: answers.samples,
+      ringMs: ring.mean,
+      ringCv: ring.cv,
+      ringSamples: ring.samples,
+      talkMs: talk.mean,
+      talkCv: talk.cv,
+      talkSamples: talk.samples,
+      wrapMs: wrap.mean,
+      wrapCv: wrap.cv,
+      wrapSamples: wrap.samples,
+      talkExposure: {
+        decayMs: this.decay.durationMs,
+        completions: exposure.weight,
+        exposureMs: exposure.extra,
+      },
     };
   }
 }
@@ -124,8 +164,8 @@ export interface EndedCall {
  */
 export function recordEndedCall(history: RecentCalls, call: EndedCall) {
   const liveAnswer = call.outcome === "answered" || call.outcome === "abandoned";
-  history.callEnded(liveAnswer);
+  history.callEnded(liveAnswer, call.endedAt);
   if (!liveAnswer || call.answeredAt === null) return;
-  history.answered(call.answeredAt - call.claimedAt);
-  if (call.outcome === "answered") history.talked(call.endedAt - call.answeredAt);
+  history.answered(call.answeredAt - call.claimedAt, call.answeredAt);
+  if (call.outcome === "answered") history.talked(call.endedAt - call.answeredAt, call.endedAt);
 }

@@ -32,13 +32,22 @@ export interface Pacing {
 
 type PacedCampaign = Pick<CampaignRecord, "id" | "dialMode" | "dialRatio" | "maxAbandonRate">;
 
-/** The legal window's abandon rate and the budget left (the smaller of both views) at `now`. */
+/**
+ * The ledger at `now` as the pacer sees it: of the legal window and the last 24 hours, the view
+ * with the smaller budget, with its rate and counts.
+ */
 export function ledgerNow(campaign: PacedCampaign, dialing: DialingState, now: number) {
   const report = dialing.ledger.report(now, {
     firstStartedAt: dialing.firstStartedAt ?? now,
     maxAbandonRate: campaign.maxAbandonRate,
   });
-  return { abandonRate: report.window.abandonRate, budget: report.budget };
+  const view = report.day.budget < report.window.budget ? report.day : report.window;
+  return {
+    abandonRate: report.window.abandonRate,
+    budget: report.budget,
+    liveAnswers: view.liveAnswers,
+    abandons: view.abandons,
+  };
 }
 
 /**
@@ -63,7 +72,7 @@ export function pacerInputOf(
     readyAgents,
     busyAgents,
     ringingMs: ringingFor(dialing, now),
-    history: dialing.history.history(),
+    history: dialing.history.history(now),
     dialRatio: campaign.dialRatio,
     maxAbandonRate: campaign.maxAbandonRate,
     ledger: ledgerNow(campaign, dialing, now),

@@ -683,6 +683,7 @@ export async function dispositionCall(
           deps.campaigns.dispatch(actor, {
             type: "dialing.wrappedUp",
             wrapMs: now - call.endedAt.getTime(),
+            at: now,
           });
         deps.dialer.agents.set({ ...agent, state: "ready", callId: null }, now);
       }

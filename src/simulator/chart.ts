@@ -1,3 +1,5 @@
+import type { AbandonInterval, OccupancyInterval } from "./intervals.ts";
+
 /** One point of the simulated day, taken at a fixed interval. */
 export interface DaySample {
   /** Milliseconds since the simulation started. */
@@ -16,8 +18,10 @@ interface Panel {
   max: number;
   format: (value: number) => string;
   color: string;
-  /** A horizontal reference line (the legal limit), if any. */
-  limit?: number;
+  /** Horizontal reference lines (the legal limit, twice it, an occupancy floor), if any. */
+  limits?: { value: number; label: string }[];
+  /** Values over intervals, drawn as steps behind the line. */
+  steps?: { from: number; to: number; value: number }[];
 }
 
 const WIDTH = 820;
@@ -37,13 +41,22 @@ const niceCeiling = (value: number) => {
 };
 
 /**
- * The simulated day as an SVG document: dial ratio, abandon rate (with the limit dashed) and
- * occupancy, one panel each, over hours since the start. Plain SVG, no library.
+ * The simulated day as an SVG document: dial ratio, abandon rate and occupancy, one panel
+ * each, over hours since the start. The abandon panel marks the limit and twice it (dashed)
+ * and, when given, the rate of each 15-minute interval (steps); the occupancy panel marks
+ * 85% and the occupancy of each 5-minute interval; the warm-up is shaded. Plain SVG.
  */
 export function dayChart(
   samples: readonly DaySample[],
-  options: { title: string; maxAbandonRate: number },
+  options: {
+    title: string;
+    maxAbandonRate: number;
+    intervals?: { abandons: AbandonInterval[]; occupancy: OccupancyInterval[] };
+    /** The warm-up left out of the occupancy dips (ms since the start); shaded. */
+    warmUpMs?: number;
+  },
 ) {
+  const intervals = options.intervals;
   const span = Math.max(1, samples[samples.length - 1]?.at ?? 1);
   const panels: Panel[] = [
     {
@@ -57,11 +70,18 @@ export function dayChart(
       title: "abandon rate (legal window)",
       value: (s) => s.abandonRate,
       max: niceCeiling(
-        Math.max(options.maxAbandonRate * 1.5, ...samples.map((s) => s.abandonRate)),
+        Math.max(
+          options.maxAbandonRate * (intervals ? 2.5 : 1.5),
+          ...samples.map((s) => s.abandonRate),
+        ),
       ),
       format: (v) => `${(v * 100).toFixed(1)}%`,
       color: "#d62728",
-      limit: options.maxAbandonRate,
+      limits: [
+        { value: options.maxAbandonRate, label: "limit" },
+        ...(intervals ? [{ value: 2 * options.maxAbandonRate, label: "2 × limit" }] : []),
+      ],
+      steps: intervals?.abandons.map(({ from, to, rate }) => ({ from, to, value: rate })),
     },
     {
       title: "agent occupancy",
@@ -69,6 +89,12 @@ export function dayChart(
       max: 1,
       format: (v) => `${(v * 100).toFixed(0)}%`,
       color: "#2ca02c",
+      limits: intervals ? [{ value: 0.85, label: "85%" }] : [],
+      steps: intervals?.occupancy.map(({ from, to, occupancy }) => ({
+        from,
+        to,
+        value: occupancy,
+      })),
     },
   ];
   const plotWidth = WIDTH - LEFT - RIGHT;
@@ -93,9 +119,18 @@ export function dayChart(
         `<text x="${LEFT - 6}" y="${y(value) + 4}" text-anchor="end">${panel.format(value)}</text>`,
       );
     }
-    if (panel.limit !== undefined)
+    if (options.warmUpMs)
       parts.push(
-        `<line x1="${LEFT}" x2="${LEFT + plotWidth}" y1="${y(panel.limit)}" y2="${y(panel.limit)}" stroke="${panel.color}" stroke-dasharray="4 4" opacity="0.6"/>`,
+        `<rect x="${LEFT}" y="${top}" width="${(x(options.warmUpMs) - LEFT).toFixed(1)}" height="${PANEL_HEIGHT}" fill="#000" opacity="0.05"/>`,
+      );
+    for (const step of panel.steps ?? [])
+      parts.push(
+        `<rect x="${x(step.from).toFixed(1)}" y="${y(step.value).toFixed(1)}" width="${Math.max(0, x(step.to) - x(step.from) - 1).toFixed(1)}" height="${(top + PANEL_HEIGHT - y(step.value)).toFixed(1)}" fill="${panel.color}" opacity="0.15"/>`,
+      );
+    for (const limit of panel.limits ?? [])
+      parts.push(
+        `<line x1="${LEFT}" x2="${LEFT + plotWidth}" y1="${y(limit.value)}" y2="${y(limit.value)}" stroke="${panel.color}" stroke-dasharray="4 4" opacity="0.6"/>`,
+        `<text x="${LEFT + plotWidth - 4}" y="${y(limit.value) - 3}" text-anchor="end" fill="${panel.color}">${xmlText(limit.label)}</text>`,
       );
     const points = samples.map((s) => `${x(s.at).toFixed(1)},${y(panel.value(s)).toFixed(1)}`);
     if (points.length > 0)

@@ -9,6 +9,7 @@ import { parseArgs } from "node:util";
 import { PACER_DEFAULTS } from "../dialer/predictive.ts";
 import { dayChart } from "./chart.ts";
 import { type PacingMode, simulateDay } from "./contact-center.ts";
+import { WARM_UP_MS } from "./intervals.ts";
 import { DEFAULT_MODEL, FLAT_DAY } from "./outcome-model.ts";
 import { progressBar } from "./progress.ts";
 import { formatSummary } from "./summary.ts";
@@ -33,7 +34,8 @@ const USAGE = `usage: bun src/simulator/cli.ts [options]
   --tick-ms N           how often the edge node claims, simulated ms (1000)
   --chart PATH          where to write the SVG chart (<tmpdir>/simulation-<mode>-<seed>.svg)
   --json PATH           also write the summary and samples as JSON
-  --min-team N, --min-samples N, --target-share F   predictive pacer tuning`;
+  --min-team N, --target-share F, --ramp-from F, --ramp-to F, --caution F
+                        predictive pacer tuning`;
 
 const { values } = parseArgs({
   options: {
@@ -56,7 +58,9 @@ const { values } = parseArgs({
     chart: { type: "string" },
     json: { type: "string" },
     "min-team": { type: "string", default: String(PACER_DEFAULTS.minTeam) },
-    "min-samples": { type: "string", default: String(PACER_DEFAULTS.minSamples) },
+    "ramp-from": { type: "string", default: String(PACER_DEFAULTS.rampFrom) },
+    "ramp-to": { type: "string", default: String(PACER_DEFAULTS.rampTo) },
+    caution: { type: "string", default: String(PACER_DEFAULTS.caution) },
     "target-share": { type: "string", default: String(PACER_DEFAULTS.targetShare) },
     help: { type: "boolean", default: false },
   },
@@ -111,7 +115,9 @@ const options = {
   tuning: {
     ...PACER_DEFAULTS,
     minTeam: number("min-team", 1, 10_000),
-    minSamples: number("min-samples", 0, 1_000_000),
+    rampFrom: number("ramp-from", 0.01, 10),
+    rampTo: number("ramp-to", 0, 1),
+    caution: number("caution", 0, 5),
     targetShare: number("target-share", 0.1, 1),
   },
 };
@@ -129,13 +135,15 @@ await writeFile(
   dayChart(result.samples, {
     title: `${mode}, ${options.agents} agents, answer rate ${options.model.answerRate}, seed ${options.seed}`,
     maxAbandonRate: options.maxAbandonRate,
+    intervals: result.intervals,
+    warmUpMs: WARM_UP_MS,
   }),
 );
 console.log(`chart: ${chartPath}`);
 if (values.json) {
   await writeFile(
     values.json,
-    `${JSON.stringify({ summary: result.summary, samples: result.samples }, null, 2)}\n`,
+    `${JSON.stringify({ summary: result.summary, samples: result.samples, intervals: result.intervals }, null, 2)}\n`,
   );
   console.log(`json: ${values.json}`);
 }

@@ -22,6 +22,15 @@ import type { UserPrincipal } from "../identity/principal.ts";
 import { heartbeat } from "../modules/edge-nodes/service.ts";
 import { Agenda } from "./agenda.ts";
 import type { DaySample } from "./chart.ts";
+import {
+  type AbandonInterval,
+  abandonIntervals,
+  OCCUPANCY_INTERVAL_MS,
+  type OccupancyInterval,
+  openingAbandonRate,
+  spreadOf,
+  WARM_UP_MS,
+} from "./intervals.ts";
 import { OccupancyMeter, occupancyOf } from "./occupancy.ts";
 import { type CallScript, drawCall, type OutcomeModel } from "./outcome-model.ts";
 import { Random } from "./random.ts";
@@ -67,6 +76,8 @@ export interface DayOptions {
 export interface DayResult {
   summary: DaySummary;
   samples: DaySample[];
+  /** Abandon rates by 15 minutes of answer time, and occupancy by 5 minutes. */
+  intervals: { abandons: AbandonInterval[]; occupancy: OccupancyInterval[] };
   /** The ledger as the nodes saw the calls, fed at each call's end. */
   ledger: ComplianceLedger;
   firstStartedAt: number;
@@ -280,6 +291,24 @@ export async function simulateDay(options: DayOptions): Promise<DayResult> {
   };
 
   const samples: DaySample[] = [];
+  const occupancyIntervals: OccupancyInterval[] = [];
+  let intervalStart = meter.totals(options.startAt);
+  const closeInterval = () => {
+    const now = clock.now();
+    const totals = meter.totals(now);
+    const from = occupancyIntervals.at(-1)?.to ?? 0;
+    occupancyIntervals.push({
+      from,
+      to: now - options.startAt,
+      occupancy: occupancyOf({
+        loggedIn: totals.loggedIn - intervalStart.loggedIn,
+        busy: totals.busy - intervalStart.busy,
+        talking: totals.talking - intervalStart.talking,
+      }),
+    });
+    intervalStart = totals;
+    if (now < endAt) agenda.at(Math.min(endAt, now + OCCUPANCY_INTERVAL_MS), closeInterval);
+  };
   let previous = meter.totals(options.startAt);
   let shift = previous;
   const sample = () => {
@@ -309,6 +338,7 @@ export async function simulateDay(options: DayOptions): Promise<DayResult> {
     await setAgentState(deps, agent, { state: "ready", campaign_id: campaignId });
   agenda.at(options.startAt, tick);
   agenda.at(options.startAt + options.sampleMs, sample);
+  agenda.at(Math.min(endAt, options.startAt + OCCUPANCY_INTERVAL_MS), closeInterval);
 
   const total = endAt - options.startAt;
   for (;;) {
@@ -329,6 +359,20 @@ export async function simulateDay(options: DayOptions): Promise<DayResult> {
     maxAbandonRate: options.maxAbandonRate,
   });
   const loggedInHours = shift.loggedIn / 3_600_000;
+  const answered = [...ledger.evidence(clock.now(), firstStartedAt)];
+  const abandonsBy15 = abandonIntervals(answered, options.startAt, endAt - options.startAt);
+  const worst = abandonsBy15.reduce(
+    (most, each) => (each.rate > most.rate ? each : most),
+    abandonsBy15[0] as AbandonInterval,
+  );
+  const afterWarmUp = occupancyIntervals.filter((interval) => interval.from >= WARM_UP_MS);
+  const lowest = afterWarmUp.reduce<OccupancyInterval | undefined>(
+    (least, each) => (least === undefined || each.occupancy < least.occupancy ? each : least),
+    undefined,
+  );
+  const ratioSpread = spreadOf(
+    samples.filter((each) => each.at > WARM_UP_MS).map((each) => each.ratio),
+  );
   const summary: DaySummary = {
     mode: options.mode,
     agents: options.agents,
@@ -343,6 +387,10 @@ export async function simulateDay(options: DayOptions): Promise<DayResult> {
     abandonRate: report.window.abandonRate,
     windowBasis: report.basis,
     occupancy: occupancyOf(shift),
+    openingAbandonRate: openingAbandonRate(answered, options.startAt),
+    worstAbandonInterval: { from: worst.from, rate: worst.rate },
+    lowestOccupancyInterval: lowest ? { from: lowest.from, occupancy: lowest.occupancy } : null,
+    ratioAfterWarmUp: ratioSpread,
     talkMinutesPerAgentHour: loggedInHours === 0 ? 0 : shift.talking / 60_000 / loggedInHours,
     leadsTotal: leadStates.reduce((sum, row) => sum + row.total, 0),
     leadsExhausted: leadsIn("Exhausted"),
@@ -352,6 +400,7 @@ export async function simulateDay(options: DayOptions): Promise<DayResult> {
   return {
     summary,
     samples,
+    intervals: { abandons: abandonsBy15, occupancy: occupancyIntervals },
     ledger,
     firstStartedAt,
     bridgeTimes,

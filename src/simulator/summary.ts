@@ -19,6 +19,14 @@ export interface DaySummary {
   windowBasis: "campaign" | "rolling_30_days";
   /** Talk and wrap-up time over logged-in time, agents together, over the shift. */
   occupancy: number;
+  /** Abandons over live answers answered in the first 30 minutes (the opening). */
+  openingAbandonRate: number;
+  /** The 15-minute interval of answer time with the highest abandon rate (ms since start). */
+  worstAbandonInterval: { from: number; rate: number };
+  /** The 5-minute interval after the 15-minute warm-up with the lowest occupancy, if any. */
+  lowestOccupancyInterval: { from: number; occupancy: number } | null;
+  /** The per-minute dial ratio after the warm-up: mean, standard deviation, 5th–95th percentile. */
+  ratioAfterWarmUp: { mean: number; sd: number; p5: number; p95: number };
   talkMinutesPerAgentHour: number;
   leadsTotal: number;
   /** Leads whose attempts ran out. */
@@ -29,9 +37,11 @@ export interface DaySummary {
 }
 
 const pct = (value: number) => `${(value * 100).toFixed(2)}%`;
+const minute = (ms: number) => String(Math.round(ms / 60_000));
 
 /** The summary as aligned lines for a terminal. */
 export function formatSummary(summary: DaySummary): string {
+  const ratio = summary.ratioAfterWarmUp;
   const rows: [string, string][] = [
     ["mode", `${summary.mode}, ${summary.agents} agents, ${summary.hours} h, seed ${summary.seed}`],
     ["calls placed", String(summary.callsPlaced)],
@@ -42,7 +52,22 @@ export function formatSummary(summary: DaySummary): string {
       "abandoned",
       `${summary.abandons}: ${pct(summary.abandonRate)} of live answers (${summary.windowBasis.replaceAll("_", " ")} window)`,
     ],
+    ["first 30 min", `${pct(summary.openingAbandonRate)} abandoned`],
+    [
+      "worst 15 min",
+      `${pct(summary.worstAbandonInterval.rate)} abandoned, from minute ${minute(summary.worstAbandonInterval.from)}`,
+    ],
     ["agent occupancy", pct(summary.occupancy)],
+    [
+      "lowest 5 min",
+      summary.lowestOccupancyInterval
+        ? `${pct(summary.lowestOccupancyInterval.occupancy)} occupancy, from minute ${minute(summary.lowestOccupancyInterval.from)} (after the first 15)`
+        : "none after the first 15 minutes",
+    ],
+    [
+      "dial ratio",
+      `mean ${ratio.mean.toFixed(2)}, sd ${ratio.sd.toFixed(2)}, 5th–95th percentile ${ratio.p5.toFixed(2)}–${ratio.p95.toFixed(2)} (per minute, after the first 15)`,
+    ],
     ["talk min / agent hour", summary.talkMinutesPerAgentHour.toFixed(1)],
     [
       "leads",

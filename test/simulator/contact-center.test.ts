@@ -10,6 +10,13 @@ import {
   type DayResult,
   simulateDay,
 } from "../../src/simulator/contact-center.ts";
+import {
+  abandonIntervals,
+  OCCUPANCY_INTERVAL_MS,
+  openingAbandonRate,
+  spreadOf,
+  WARM_UP_MS,
+} from "../../src/simulator/intervals.ts";
 import { DEFAULT_MODEL, drawCall } from "../../src/simulator/outcome-model.ts";
 import { Random } from "../../src/simulator/random.ts";
 import { formatSummary } from "../../src/simulator/summary.ts";
@@ -38,7 +45,7 @@ const shortDay = async (
     tickMs: 1_000,
     sampleMs: 60_000,
     // Small enough for a few minutes of 12 agents to leave the progressive fallback.
-    tuning: { ...PACER_DEFAULTS, minTeam: 8, minSamples: 30 },
+    tuning: { ...PACER_DEFAULTS, minTeam: 8 },
     database: await resetDatabase(),
     onPace,
   });
@@ -144,6 +151,64 @@ describe("a short simulated shift through the real services", () => {
   });
 });
 
+describe("a short day of 100 agents at cap 5 meets the day-level goals", () => {
+  let day: DayResult;
+  beforeAll(async () => {
+    day = await simulateDay({
+      agents: 100,
+      leads: 6_000,
+      hours: 0.5,
+      mode: "predictive",
+      ratio: 5,
+      maxAbandonRate: 0.03,
+      seed: 2,
+      model: DEFAULT_MODEL,
+      startAt: NINE_AM,
+      timezone: "America/New_York",
+      tickMs: 1_000,
+      sampleMs: 60_000,
+      database: await resetDatabase(),
+    });
+    await day.close();
+    // Half an hour of 100 agents: longer than a test's usual time on a shared machine.
+  }, 180_000);
+
+  test("no opening spike: the first 30 minutes and every 15 within the limit", () => {
+    const { summary } = day;
+    expect(summary.openingAbandonRate).toBeLessThanOrEqual(0.03);
+    expect(summary.abandonRate).toBeLessThanOrEqual(0.03);
+    for (const interval of day.intervals.abandons) expect(interval.rate).toBeLessThanOrEqual(0.06);
+    expect(summary.worstAbandonInterval.rate).toBe(
+      Math.max(...day.intervals.abandons.map((interval) => interval.rate)),
+    );
+  });
+
+  test("no limit cycle: every 5 minutes after the first 15 at 85% occupancy or more", () => {
+    const after = day.intervals.occupancy.filter((interval) => interval.from >= WARM_UP_MS);
+    expect(after.length).toBe(3);
+    for (const interval of after) {
+      expect(interval.to - interval.from).toBe(OCCUPANCY_INTERVAL_MS);
+      expect(interval.occupancy).toBeGreaterThanOrEqual(0.85);
+    }
+    expect(day.summary.lowestOccupancyInterval?.occupancy).toBe(
+      Math.min(...after.map((interval) => interval.occupancy)),
+    );
+    // The dial ratio moves smoothly minute to minute: no swing between 1 and the cap.
+    expect(day.summary.ratioAfterWarmUp.sd).toBeLessThan(0.6);
+    expect(day.summary.ratioAfterWarmUp.p5).toBeGreaterThan(1.5);
+  });
+
+  test("the summary tells the whole story", () => {
+    const text = formatSummary(day.summary);
+    for (const line of ["first 30 min", "worst 15 min", "lowest 5 min", "dial ratio"])
+      expect(text).toContain(line);
+  });
+
+  afterAll(async () => {
+    await resetDatabase();
+  });
+});
+
 describe("simulator pieces", () => {
   test("the agenda runs the earliest first, and same-instant actions in scheduling order", async () => {
     const agenda = new Agenda();
@@ -189,6 +254,35 @@ describe("simulator pieces", () => {
     expect(calls.some((call) => call.kind === "person")).toBe(false);
   });
 
+  test("intervals: abandons by answer time, the opening, the spread of a series", () => {
+    const entry = (minute: number, verdict: "answer" | "abandon") => ({
+      callId: `${minute}-${verdict}-${Math.random()}`,
+      answeredAt: NINE_AM + minute * 60_000,
+      bridgeMs: null,
+      verdict,
+      reason: verdict === "abandon" ? ("no_agent" as const) : ("bridged" as const),
+    });
+    const entries = [
+      ...Array.from({ length: 50 }, (_, i) => entry(i % 15, "answer")),
+      entry(3, "abandon"),
+      ...Array.from({ length: 20 }, (_, i) => entry(15 + (i % 15), "answer")),
+      entry(20, "abandon"),
+      entry(29, "abandon"),
+      // Answered after the 45-minute shift: counted in its last interval.
+      entry(50, "answer"),
+    ];
+    const intervals = abandonIntervals(entries, NINE_AM, 45 * 60_000);
+    expect(intervals.map(({ liveAnswers, abandons }) => [liveAnswers, abandons])).toEqual([
+      [51, 1],
+      [22, 2],
+      [1, 0],
+    ]);
+    expect(intervals[1]?.rate).toBeCloseTo(2 / 22, 9);
+    expect(openingAbandonRate(entries, NINE_AM)).toBeCloseTo(3 / 73, 9);
+    expect(spreadOf([1, 2, 3, 4])).toMatchObject({ mean: 2.5, p5: 1, p95: 4 });
+    expect(spreadOf([2, 2, 2]).sd).toBe(0);
+  });
+
   test("the chart is one SVG document with a line per measure and the limit dashed", () => {
     const svg = dayChart(
       [
@@ -202,5 +296,24 @@ describe("simulator pieces", () => {
     expect(svg.match(/<polyline /g)).toHaveLength(3);
     expect(svg).toContain("stroke-dasharray");
     expect(svg).toContain("a &lt;test&gt; day");
+    const marked = dayChart(
+      [
+        { at: 60_000, ratio: 1, abandonRate: 0, occupancy: 0.4 },
+        { at: 120_000, ratio: 2.5, abandonRate: 0.02, occupancy: 0.9 },
+      ],
+      {
+        title: "marked",
+        maxAbandonRate: 0.03,
+        warmUpMs: 60_000,
+        intervals: {
+          abandons: [{ from: 0, to: 120_000, liveAnswers: 10, abandons: 1, rate: 0.1 }],
+          occupancy: [{ from: 0, to: 120_000, occupancy: 0.7 }],
+        },
+      },
+    );
+    for (const label of ["limit", "2 × limit", "85%"]) expect(marked).toContain(`>${label}</text>`);
+    // One step per interval and the warm-up, shaded.
+    expect(marked.match(/opacity="0.15"/g)).toHaveLength(2);
+    expect(marked.match(/opacity="0.05"/g)).toHaveLength(3);
   });
 });

@@ -57,7 +57,8 @@ async function loadDialing(db: Database, campaignId: string, now: number): Promi
     db,
     dispositioned.map((row) => row.callId),
   ))
-    if (endedAt) history.wrapped(Math.max(0, updatedAt.getTime() - endedAt.getTime()));
+    if (endedAt)
+      history.wrapped(Math.max(0, updatedAt.getTime() - endedAt.getTime()), updatedAt.getTime());
   for (const row of recent)
     recordEndedCall(history, {
       outcome: row.outcome,
