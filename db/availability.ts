@@ -175,12 +175,12 @@ export class DatabaseAvailability {
     if (this.down) return;
     this.down = { since: Date.now(), reason };
     this.options?.onChange?.(false, reason);
-    // Probe at the fast interval at once rather than at the end of a slow one.
-    if (this.timer && !this.probing) {
-      clearTimeout(this.timer);
-      this.timer = undefined;
-      this.schedule();
-    }
+    // Probe at the fast interval at once rather than at the end of a slow one, and probe
+    // even where periodic probing was never started: only the probe closes the breaker.
+    if (this.probing) return;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.schedule();
   }
 
   private close(): void {

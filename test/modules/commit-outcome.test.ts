@@ -39,6 +39,9 @@ test("a commit of unknown outcome is 503 outcome_unknown, and its key settles it
   expect([lost.status, lost.body.code]).toEqual([503, "outcome_unknown"]);
   expect(lost.headers.get("retry-after")).toBe("1");
   w.deps.statusCommits = healthy;
+  // On PostgreSQL the lost connection opened the availability breaker; its probe closes it.
+  for (let waited = 0; !w.deps.availability.available && waited < 3_000; waited += 50)
+    await Bun.sleep(50);
 
   const retried = await w.request("POST", `/api/v1/campaigns/${id}/status`, start);
   expect(retried.status).toBe(200);
