@@ -1,7 +1,13 @@
 import { Elysia, t } from "elysia";
 import type { ServiceDeps } from "../../deps.ts";
 import { AGENT_STATES } from "../../dialer/agents.ts";
-import { agentView, DISPOSITIONS, dispositionCall, setAgentState } from "../../dialer/service.ts";
+import { CallViewSchema } from "../../dialer/model.ts";
+import {
+  agentView,
+  DISPOSITIONS,
+  dispositionCall,
+  setAgentState,
+} from "../../dialer/service.ts";
 import { ok, okList } from "../../envelope.ts";
 import { forbidden } from "../../errors.ts";
 import { resolveTenant } from "../../identity/tenant-scope.ts";
@@ -99,6 +105,7 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         ...jsonBody(DispositionBody),
         detail: {
           summary: "Record the outcome of a connected call (the call's agent or a supervisor)",
+          ...documented({ call: CallViewSchema }),
         },
       },
     );
