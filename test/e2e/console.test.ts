@@ -225,6 +225,14 @@ describe("console", () => {
       await captureView(desk, "agent-desktop-on-call");
       await captureView(wallboard, "wallboard");
 
+      // A reload mid-call keeps the lead on the page.
+      await desk.reload();
+      const reloaded = desk.getByRole("region", { name: "Current call" });
+      await reloaded.waitFor({ timeout: 10_000 });
+      await expect(reloaded.getByText("+14155552671").isVisible()).resolves.toBe(true);
+      await expect(reloaded.getByText("Ada").isVisible()).resolves.toBe(true);
+      await expect(reloaded.getByText("America/Los_Angeles").isVisible()).resolves.toBe(true);
+
       const ended = await node(`/calls/${callId}/events`, {
         type: "ended",
         at: at(),

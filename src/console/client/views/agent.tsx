@@ -160,6 +160,26 @@ export function AgentDesktop() {
     return () => clearInterval(timer);
   }, []);
 
+  // After a reload mid-call the socket says only the call's id: the call and its lead come
+  // from the agent's own view, as `call.offered` or `call.connected` would have brought them.
+  useEffect(() => {
+    api.agentMe().then(
+      (me) => {
+        if (!me.call || !me.lead) return;
+        const { call, lead } = me;
+        if (me.agent.state === "reserved" && call.status !== "answered") {
+          setOffer((offered) => offered ?? { type: "call.offered", call, lead, accepted: false });
+        } else {
+          setCurrent(
+            (known) =>
+              known ?? { call, lead, since: Date.parse(call.answered_at ?? "") || Date.now() },
+          );
+        }
+      },
+      () => {},
+    );
+  }, []);
+
   useEffect(
     () =>
       liveSocket(
