@@ -13,7 +13,7 @@ const CAMPAIGN_KEY = "dialer.agent.campaign";
 const SHORTCUTS: Record<string, string> = {
   r: "ready",
   p: "pause",
-  a: "accept",
+  a: "acknowledge",
   "1": "completed",
   "2": "callback",
   "3": "do_not_call",
@@ -142,7 +142,7 @@ export function AgentDesktop() {
   const [link, setLink] = useState<Link>("connecting");
   const [campaigns, setCampaigns] = useState<Campaign[]>([]);
   const [campaignId, setCampaignId] = useState(localStorage.getItem(CAMPAIGN_KEY) ?? "");
-  const [offer, setOffer] = useState<(Offered & { accepted: boolean }) | undefined>();
+  const [offer, setOffer] = useState<(Offered & { acknowledged: boolean }) | undefined>();
   const [current, setCurrent] = useState<CallInfo | undefined>();
   const action = useAction();
   const now = useNow();
@@ -168,7 +168,9 @@ export function AgentDesktop() {
         if (!me.call || !me.lead) return;
         const { call, lead } = me;
         if (me.agent.state === "reserved" && call.status !== "answered") {
-          setOffer((offered) => offered ?? { type: "call.offered", call, lead, accepted: false });
+          setOffer(
+            (offered) => offered ?? { type: "call.offered", call, lead, acknowledged: false },
+          );
         } else {
           setCurrent(
             (known) =>
@@ -193,7 +195,7 @@ export function AgentDesktop() {
                 setOffer(undefined);
               break;
             case "call.offered":
-              setOffer({ ...message, accepted: false });
+              setOffer({ ...message, acknowledged: false });
               break;
             case "call.connected":
               setOffer(undefined);
@@ -237,7 +239,7 @@ export function AgentDesktop() {
       const shortcut = SHORTCUTS[event.key];
       if (shortcut === "ready" && campaignId) void setState("ready");
       else if (shortcut === "pause") void setState("paused");
-      else if (shortcut === "accept" && offer) setOffer({ ...offer, accepted: true });
+      else if (shortcut === "acknowledge" && offer) setOffer({ ...offer, acknowledged: true });
     };
     addEventListener("keydown", onKey);
     return () => removeEventListener("keydown", onKey);
@@ -309,18 +311,24 @@ export function AgentDesktop() {
 
       {offer && !onCall && (
         <section class="card" aria-labelledby="offer-title">
-          <h2 id="offer-title">Offered call</h2>
+          <h2 id="offer-title">Call reserved for you</h2>
+          <p class="muted" id="offer-help">
+            The number is being dialled now; the call connects to you when the lead answers.
+            Acknowledging only tells this page you have read the lead. To pass the call to another
+            ready agent instead, pause.
+          </p>
           <LeadDetails info={{ ...offer, since: now }} now={now} />
-          {offer.accepted ? (
-            <p>Accepted: the number is being dialled.</p>
+          {offer.acknowledged ? (
+            <p>Acknowledged: stay here, the call connects when the lead answers.</p>
           ) : (
             <button
               type="button"
               class="primary"
               aria-keyshortcuts="a"
-              onClick={() => setOffer({ ...offer, accepted: true })}
+              aria-describedby="offer-help"
+              onClick={() => setOffer({ ...offer, acknowledged: true })}
             >
-              Accept <kbd>a</kbd>
+              Acknowledge <kbd>a</kbd>
             </button>
           )}
         </section>
@@ -349,7 +357,8 @@ export function AgentDesktop() {
         <summary>Keyboard shortcuts</summary>
         <ul>
           <li>
-            <kbd>r</kbd> ready, <kbd>p</kbd> pause, <kbd>a</kbd> accept an offered call
+            <kbd>r</kbd> ready, <kbd>p</kbd> pause (passes a reserved call on), <kbd>a</kbd>{" "}
+            acknowledge a reserved call
           </li>
           <li>
             In wrap-up: <kbd>1</kbd> completed, <kbd>2</kbd> callback, <kbd>3</kbd> do not call,{" "}
