@@ -38,7 +38,19 @@ export const SERVER_MESSAGES = {
     campaign_id: t.String({ format: "uuid" }),
     stats: CampaignStatsSchema,
   }),
-  "agent.state": t.Object({ type: t.Literal("agent.state"), agent: AgentSchema }),
+  "agent.state": t.Object({
+    type: t.Literal("agent.state"),
+    agent: AgentSchema,
+    call: t.Optional(
+      t.Union([CallSchema, t.Null()], {
+        description:
+          "on the agent socket's first message only: the call the agent is reserved for, on or wrapping up, as on GET /api/v1/agents/me",
+      }),
+    ),
+    lead: t.Optional(
+      t.Union([LeadSchema, t.Null()], { description: "with `call`: the call's lead" }),
+    ),
+  }),
   "call.event": t.Object({ type: t.Literal("call.event"), event: t.String(), call: CallSchema }),
   "call.offered": t.Object({ type: t.Literal("call.offered"), call: CallSchema, lead: LeadSchema }),
   "call.connected": t.Object({

@@ -8,6 +8,7 @@ import { Page, Problem, useAction } from "../ui.tsx";
 type Offered = Extract<ServerMessage, { type: "call.offered" }>;
 type Connected = Extract<ServerMessage, { type: "call.connected" }>;
 type CallInfo = { call: Connected["call"]; lead: Connected["lead"]; since: number };
+type OwnCall = { agent: Agent; call: Connected["call"] | null; lead: Connected["lead"] | null };
 
 const CAMPAIGN_KEY = "dialer.agent.campaign";
 const SHORTCUTS: Record<string, string> = {
@@ -160,26 +161,28 @@ export function AgentDesktop() {
     return () => clearInterval(timer);
   }, []);
 
-  // After a reload mid-call the socket says only the call's id: the call and its lead come
-  // from the agent's own view, as `call.offered` or `call.connected` would have brought them.
+  // The agent's own call and lead, as `GET /agents/me` and the socket's first `agent.state`
+  // give them: after a reload or a reconnect mid-call the page shows the lead again, as
+  // `call.offered` or `call.connected` would have brought it.
+  const adopt = ({ agent: self, call, lead }: OwnCall) => {
+    if (!call || !lead) return;
+    if (self.state === "reserved" && call.status !== "answered") {
+      setOffer((offered) =>
+        offered?.call.id === call.id
+          ? offered
+          : { type: "call.offered", call, lead, acknowledged: false },
+      );
+    } else {
+      setCurrent((known) =>
+        known?.call.id === call.id
+          ? known
+          : { call, lead, since: Date.parse(call.answered_at ?? "") || Date.now() },
+      );
+    }
+  };
+
   useEffect(() => {
-    api.agentMe().then(
-      (me) => {
-        if (!me.call || !me.lead) return;
-        const { call, lead } = me;
-        if (me.agent.state === "reserved" && call.status !== "answered") {
-          setOffer(
-            (offered) => offered ?? { type: "call.offered", call, lead, acknowledged: false },
-          );
-        } else {
-          setCurrent(
-            (known) =>
-              known ?? { call, lead, since: Date.parse(call.answered_at ?? "") || Date.now() },
-          );
-        }
-      },
-      () => {},
-    );
+    api.agentMe().then(adopt, () => {});
   }, []);
 
   useEffect(
@@ -190,6 +193,11 @@ export function AgentDesktop() {
           switch (message.type) {
             case "agent.state":
               setAgent(message.agent);
+              adopt({
+                agent: message.agent,
+                call: message.call ?? null,
+                lead: message.lead ?? null,
+              });
               if (message.agent.campaign_id) setCampaignId(message.agent.campaign_id);
               if (message.agent.state === "ready" || message.agent.state === "paused")
                 setOffer(undefined);
