@@ -15,6 +15,7 @@ import {
   endCall,
   failedCalls,
   findClaimedCalls,
+  findLead,
   findNodeCall,
   findTenantCall,
   readHopper,
@@ -807,6 +808,27 @@ export const agentView = (agent: AgentPresence) => ({
   call_id: agent.callId,
   since: new Date(agent.since).toISOString(),
 });
+
+/** The states in which an agent has a call of its own. */
+const WITH_CALL = new Set<AgentPresence["state"]>(["reserved", "on_call", "wrap_up"]);
+
+/**
+ * The call an agent is reserved for, on, or wrapping up, with its lead, shaped as in the
+ * `call.connected` message; both null in any other state. A call in flight is read from its
+ * campaign's actor; one in wrap-up has ended and is read from the database.
+ */
+export async function currentCallOf(deps: ServiceDeps, agent: AgentPresence | undefined) {
+  const none = { call: null, lead: null };
+  if (!agent?.callId || !agent.campaignId || !WITH_CALL.has(agent.state)) return none;
+  const live = deps.campaigns.dialingActor(agent.tenantId, agent.campaignId)?.getSnapshot().context
+    .dialing?.calls[agent.callId];
+  if (live) return { call: callView(live), lead: live.lead };
+  const row = await findTenantCall(deps.db, agent.tenantId, agent.callId);
+  const lead = row && (await findLead(deps.db, row.leadId));
+  if (!row || !lead) return none;
+  const { id, phone, timezone, fields, attempts } = lead;
+  return { call: callView(row), lead: { id, phone, timezone, fields, attempts } };
+}
 
 /** A preview call reserved for an agent who left goes to whoever is free when it is answered. */
 async function releaseReservation(

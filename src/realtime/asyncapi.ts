@@ -1,5 +1,6 @@
 import { Elysia, t } from "elysia";
 import { AGENT_STATES } from "../dialer/agents.ts";
+import { CallViewSchema, LeadSummarySchema } from "../dialer/model.ts";
 import { DISPOSITIONS } from "../dialer/service.ts";
 import {
   CampaignSchema,
@@ -16,26 +17,8 @@ export const AgentSchema = t.Object({
   since: t.Union([t.String({ format: "date-time" }), t.Null()]),
 });
 
-const CallSchema = t.Object(
-  {
-    id: t.String({ format: "uuid" }),
-    campaign_id: t.String({ format: "uuid" }),
-    lead_id: t.String({ format: "uuid" }),
-    agent_id: t.Union([t.String({ format: "uuid" }), t.Null()]),
-    phone: t.String(),
-    status: t.String(),
-    outcome: t.Union([t.String(), t.Null()]),
-  },
-  { additionalProperties: true },
-);
-
-const LeadSchema = t.Object({
-  id: t.String({ format: "uuid" }),
-  phone: t.String(),
-  timezone: t.String(),
-  fields: t.Record(t.String(), t.String()),
-  attempts: t.Integer(),
-});
+const CallSchema = CallViewSchema;
+const LeadSchema = LeadSummarySchema;
 
 /** Every message the sockets send or accept, as TypeBox schemas (the sockets validate with them). */
 export const SERVER_MESSAGES = {
@@ -55,7 +38,19 @@ export const SERVER_MESSAGES = {
     campaign_id: t.String({ format: "uuid" }),
     stats: CampaignStatsSchema,
   }),
-  "agent.state": t.Object({ type: t.Literal("agent.state"), agent: AgentSchema }),
+  "agent.state": t.Object({
+    type: t.Literal("agent.state"),
+    agent: AgentSchema,
+    call: t.Optional(
+      t.Union([CallSchema, t.Null()], {
+        description:
+          "on the agent socket's first message only: the call the agent is reserved for, on or wrapping up, as on GET /api/v1/agents/me",
+      }),
+    ),
+    lead: t.Optional(
+      t.Union([LeadSchema, t.Null()], { description: "with `call`: the call's lead" }),
+    ),
+  }),
   "call.event": t.Object({ type: t.Literal("call.event"), event: t.String(), call: CallSchema }),
   "call.offered": t.Object({ type: t.Literal("call.offered"), call: CallSchema, lead: LeadSchema }),
   "call.connected": t.Object({

@@ -4,7 +4,13 @@ import { Elysia, t } from "elysia";
 import type { UserAccess } from "../../actors/tenant.machine.ts";
 import { listTenantCampaigns, tenantCampaignIds } from "../../db/queries/campaigns.ts";
 import type { ServiceDeps } from "../deps.ts";
-import { agentView, type DISPOSITIONS, dispositionCall, setAgentState } from "../dialer/service.ts";
+import {
+  agentView,
+  currentCallOf,
+  type DISPOSITIONS,
+  dispositionCall,
+  setAgentState,
+} from "../dialer/service.ts";
 import { ApiError, badRequest, forbidden, unauthenticated } from "../errors.ts";
 import type { UserPrincipal } from "../identity/principal.ts";
 import { API_KEY_PREFIX, NODE_KEY_PREFIX } from "../identity/secrets.ts";
@@ -372,6 +378,41 @@ export function realtimeModule(deps: ServiceDeps) {
     },
   };
 
+  /**
+   * The agent's state on connect, with its own call and lead as `GET /agents/me` gives them.
+   * A call in wrap-up is read from the database: should the agent change meanwhile, that
+   * change has been pushed already, so the board is read again rather than sending a state
+   * older than the push.
+   */
+  async function greetAgent(ws: Socket) {
+    const { principal } = ws.data.session;
+    const userId = principal.user.id;
+    const offline = {
+      user_id: userId,
+      email: principal.user.email,
+      state: "offline",
+      campaign_id: null,
+      call_id: null,
+      since: null,
+    };
+    let current: Awaited<ReturnType<typeof currentCallOf>> = { call: null, lead: null };
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const agent = deps.dialer.agents.get(userId);
+      try {
+        current = await currentCallOf(deps, agent);
+      } catch (error) {
+        deps.logger.warn("the agent's call could not be read for its socket", { error });
+        current = { call: null, lead: null };
+      }
+      const now = deps.dialer.agents.get(userId);
+      if (now !== agent) continue;
+      send(ws, { type: "agent.state", agent: now ? agentView(now) : offline, ...current });
+      return;
+    }
+    const agent = deps.dialer.agents.get(userId);
+    send(ws, { type: "agent.state", agent: agent ? agentView(agent) : offline });
+  }
+
   const agentSocket: SocketHandlers = {
     open(ws) {
       const { principal } = ws.data.session;
@@ -382,20 +423,7 @@ export function realtimeModule(deps: ServiceDeps) {
       clearTimeout(graceTimers.get(userId));
       graceTimers.delete(userId);
       closeAtExpiry(ws, deps.clock.now());
-      const agent = deps.dialer.agents.get(userId);
-      send(ws, {
-        type: "agent.state",
-        agent: agent
-          ? agentView(agent)
-          : {
-              user_id: userId,
-              email: principal.user.email,
-              state: "offline",
-              campaign_id: null,
-              call_id: null,
-              since: null,
-            },
-      });
+      void greetAgent(ws);
     },
     message(ws, raw) {
       const message = parse<

@@ -225,6 +225,14 @@ describe("console", () => {
       await captureView(desk, "agent-desktop-on-call");
       await captureView(wallboard, "wallboard");
 
+      // A reload mid-call keeps the lead on the page.
+      await desk.reload();
+      const reloaded = desk.getByRole("region", { name: "Current call" });
+      await reloaded.waitFor({ timeout: 10_000 });
+      await expect(reloaded.getByText("+14155552671").isVisible()).resolves.toBe(true);
+      await expect(reloaded.getByText("Ada").isVisible()).resolves.toBe(true);
+      await expect(reloaded.getByText("America/Los_Angeles").isVisible()).resolves.toBe(true);
+
       const ended = await node(`/calls/${callId}/events`, {
         type: "ended",
         at: at(),
@@ -271,7 +279,7 @@ describe("console", () => {
 
 describe("preview dialing", () => {
   test.skipIf(!haveBrowser)(
-    "the agent sees the offered call, accepts it, and has it when it connects",
+    "the agent sees the call reserved for them, after a reload too, acknowledges it, and has it when it connects",
     async () => {
       const campaign = await apiCall<{ campaign: { id: string } }>("POST", "/campaigns", {
         token: world.tokens.admin,
@@ -323,11 +331,16 @@ describe("preview dialing", () => {
       const job = jobs.find((one) => one.campaign_id === campaignId);
       expect(job).toBeDefined();
       const callId = (job as { call_id: string }).call_id;
-      await desk.getByRole("heading", { name: "Offered call" }).waitFor({ timeout: 10_000 });
+      const offered = desk.getByRole("heading", { name: "Call reserved for you" });
+      await offered.waitFor({ timeout: 10_000 });
       await expect(desk.getByText("Initech").isVisible()).resolves.toBe(true);
       await captureView(desk, "agent-desktop-offered");
-      await desk.getByRole("button", { name: /^Accept/ }).click();
-      await desk.getByText("Accepted").waitFor();
+      // A reload while the call is reserved offers it again, from the agent's own view.
+      await desk.reload();
+      await offered.waitFor({ timeout: 10_000 });
+      await expect(desk.getByText("Initech").isVisible()).resolves.toBe(true);
+      await desk.getByRole("button", { name: /^Acknowledge/ }).click();
+      await desk.getByText("Acknowledged").waitFor();
       const at = () => new Date().toISOString();
       await node(`/calls/${callId}/events`, { type: "ringing", at: at() });
       await node(`/calls/${callId}/events`, { type: "answered", at: at() });

@@ -210,6 +210,54 @@ describe("dialing", () => {
     ).toBe("completed");
   });
 
+  test("the agent's own view carries the call and its lead while reserved, on the call and in wrap-up", async () => {
+    await setUp(
+      { dial_mode: "preview" },
+      "phone,timezone,first_name\n+14155552671,America/New_York,Ada\n",
+    );
+    const me = async () =>
+      (await w.request("GET", "/api/v1/agents/me", { token: agentToken })).body.data;
+    expect(await me()).toMatchObject({ call: null, lead: null });
+    await start();
+    await ready();
+    expect(await me()).toMatchObject({ agent: { state: "ready" }, call: null, lead: null });
+    const [job] = await claim();
+    const callId = job?.call_id as string;
+    const lead = {
+      id: job?.lead_id,
+      phone: "+14155552671",
+      timezone: "America/New_York",
+      fields: { first_name: "Ada" },
+      attempts: 1,
+    };
+    expect(await me()).toMatchObject({
+      agent: { state: "reserved", call_id: callId },
+      call: { id: callId, agent_id: agentId, status: "claimed", phone: "+14155552671" },
+      lead,
+    });
+    await event(callId, "answered");
+    const onCall = await me();
+    expect(onCall).toMatchObject({
+      agent: { state: "on_call" },
+      call: { id: callId, status: "answered", attempt: 1 },
+      lead,
+    });
+    expect(onCall.call.answered_at).toBe(new Date(w.clock.now()).toISOString());
+    w.clock.advance(30_000);
+    await event(callId, "ended", { hangup_cause: "NORMAL_CLEARING" });
+    // Ended: read back from the database, in the same shape.
+    expect(await me()).toMatchObject({
+      agent: { state: "wrap_up" },
+      call: { id: callId, status: "ended", outcome: "answered" },
+      lead,
+    });
+    await w.request("POST", `/api/v1/calls/${callId}/disposition`, {
+      token: agentToken,
+      body: { disposition: "completed" },
+    });
+    expect(await me()).toMatchObject({ agent: { state: "ready" }, call: null, lead: null });
+  });
+
   test("events are idempotent and tolerate disorder", async () => {
     await start();
     await ready();

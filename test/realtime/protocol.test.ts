@@ -105,6 +105,44 @@ describe("phone numbers over the agent socket", () => {
     agent.socket.close();
   });
 
+  test("a socket opened mid-call and in wrap-up starts with the agent's call and its lead", async () => {
+    const first = await openSocket(listening.wsUrl("/ws/agent", agentToken));
+    expect(await first.next("agent.state")).toMatchObject({
+      agent: { state: "offline" },
+      call: null,
+      lead: null,
+    });
+    first.send(JSON.stringify({ type: "ready", campaign_id: campaignId }));
+    await first.next("ack");
+    await w.request("POST", `/api/v1/campaigns/${campaignId}/status`, {
+      token: adminToken,
+      body: { action: "start" },
+    });
+    const claimed = await w.request("POST", "/api/v1/nodes/jobs/claim", {
+      token: nodeKey,
+      body: { max: 1 },
+    });
+    const callId = claimed.body.data.jobs[0].call_id as string;
+    await nodeEvent(callId, "answered");
+    const lead = { phone: PHONE, fields: { alt_phone: "+15551234567", account: "00123" } };
+    // A second tab, or the same one reloaded.
+    const onCall = await openSocket(listening.wsUrl("/ws/agent", agentToken));
+    expect(await onCall.next("agent.state")).toMatchObject({
+      agent: { state: "on_call", call_id: callId },
+      call: { id: callId, status: "answered", phone: PHONE },
+      lead,
+    });
+    w.clock.advance(30_000);
+    await nodeEvent(callId, "ended", { hangup_cause: "NORMAL_CLEARING" });
+    const wrapping = await openSocket(listening.wsUrl("/ws/agent", agentToken));
+    expect(await wrapping.next("agent.state")).toMatchObject({
+      agent: { state: "wrap_up", call_id: callId },
+      call: { id: callId, status: "ended", outcome: "answered" },
+      lead,
+    });
+    for (const socket of [first, onCall, wrapping]) socket.socket.close();
+  });
+
   test("fields that look like numbers stay strings: the service answers about them, not about their type", async () => {
     const agent = await openSocket(listening.wsUrl("/ws/agent", agentToken));
     await agent.next("agent.state");

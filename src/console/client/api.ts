@@ -64,6 +64,7 @@ export type Agent = S<(typeof SERVER_MESSAGES)["agent.state"]>["agent"];
 export type ServerMessage = {
   [K in keyof typeof SERVER_MESSAGES]: S<(typeof SERVER_MESSAGES)[K]>;
 }[keyof typeof SERVER_MESSAGES];
+type Connected = Extract<ServerMessage, { type: "call.connected" }>;
 export type Login = S<typeof LoginResult>;
 export type Me = S<typeof MeResult>;
 
@@ -288,6 +289,12 @@ export const api = {
     one(call<{ data: { dnc_entry: DncEntry } }>("POST", "/dnc", { body: { phone } })),
   removeDnc: (phone: string) => call("DELETE", `/dnc/${encodeURIComponent(phone)}`),
 
+  agentMe: () =>
+    one(
+      call<{
+        data: { agent: Agent; call: Connected["call"] | null; lead: Connected["lead"] | null };
+      }>("GET", "/agents/me"),
+    ),
   agentState: (body: S<typeof AgentStateBody>) =>
     one(call<{ data: { agent: Agent } }>("POST", "/agents/me/state", { body })),
   disposition: (callId: string, body: S<typeof DispositionBody>) =>

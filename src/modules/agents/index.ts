@@ -1,7 +1,14 @@
 import { Elysia, t } from "elysia";
 import type { ServiceDeps } from "../../deps.ts";
 import { AGENT_STATES } from "../../dialer/agents.ts";
-import { agentView, DISPOSITIONS, dispositionCall, setAgentState } from "../../dialer/service.ts";
+import { CallViewSchema, LeadSummarySchema } from "../../dialer/model.ts";
+import {
+  agentView,
+  currentCallOf,
+  DISPOSITIONS,
+  dispositionCall,
+  setAgentState,
+} from "../../dialer/service.ts";
 import { ok, okList } from "../../envelope.ts";
 import { forbidden } from "../../errors.ts";
 import { resolveTenant } from "../../identity/tenant-scope.ts";
@@ -47,9 +54,10 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
     )
     .get(
       "/agents/me",
-      ({ principal }) => {
+      async ({ principal }) => {
         if (principal.kind !== "user") throw forbidden("API keys are not agents");
         const agent = deps.dialer.agents.get(principal.user.id);
+        const current = await currentCallOf(deps, agent);
         return ok({
           agent: agent
             ? agentView(agent)
@@ -61,11 +69,23 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
                 call_id: null,
                 since: null,
               },
+          call: current.call,
+          lead: current.lead,
         });
       },
       {
         auth: "agents.self",
-        detail: { summary: "The caller's agent state", ...documented({ agent: AgentSchema }) },
+        detail: {
+          summary: "The caller's agent state, with the call it is reserved for, on or wrapping up",
+          description:
+            "`call` and `lead` are shaped as in the agent socket's `call.connected` message, " +
+            "while the agent is `reserved`, `on_call` or `wrap_up`; null otherwise.",
+          ...documented({
+            agent: AgentSchema,
+            call: t.Union([CallViewSchema, t.Null()]),
+            lead: t.Union([LeadSummarySchema, t.Null()]),
+          }),
+        },
       },
     )
     .get(
@@ -99,6 +119,7 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         ...jsonBody(DispositionBody),
         detail: {
           summary: "Record the outcome of a connected call (the call's agent or a supervisor)",
+          ...documented({ call: CallViewSchema }),
         },
       },
     );

@@ -3,6 +3,7 @@ import { type AuditEventRow, listTenantAuditEvents } from "../../../db/queries/a
 import type { ServiceDeps } from "../../deps.ts";
 import { okList } from "../../envelope.ts";
 import { resolveTenant } from "../../identity/tenant-scope.ts";
+import { documentedList } from "../../openapi-bodies.ts";
 import { PageQuery, parsePage } from "../../pagination.ts";
 import type { AuthGuard } from "../../plugins/auth.ts";
 import { TenantQuery, Timestamp } from "../users/model.ts";
@@ -46,6 +47,9 @@ export const auditModule = (deps: ServiceDeps, auth: AuthGuard) =>
     {
       auth: "audit.read",
       query: t.Object({ ...PageQuery, ...TenantQuery }),
-      detail: { summary: "The tenant's audit trail, newest first" },
+      detail: {
+        summary: "The tenant's audit trail, newest first",
+        ...documentedList(AuditEventSchema),
+      },
     },
   );

@@ -1,6 +1,7 @@
 import { Elysia, t } from "elysia";
 import type { ServiceDeps } from "../../deps.ts";
 import { explainCallable } from "../../dialer/callable.ts";
+import { CallableSchema } from "../../dialer/model.ts";
 import { jsonText, ok, okList } from "../../envelope.ts";
 import { requestMeta } from "../../http-meta.ts";
 import { resolveTenant } from "../../identity/tenant-scope.ts";
@@ -15,6 +16,7 @@ import {
   CampaignParams,
   CampaignSchema,
   CampaignStatsSchema,
+  ComplianceSchema,
   CreateCampaignBody,
   PatchCampaignBody,
   StatusActionBody,
@@ -169,6 +171,7 @@ export const campaignsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         detail: {
           summary:
             "Abandon-rate compliance: live answers and abandons over the legal window (the campaign's life under 30 days, else the last 30 days) and the last 24 hours, with the abandon budget left; `Accept: text/csv` exports the counted calls",
+          ...documented({ compliance: ComplianceSchema }),
         },
       },
     )
@@ -207,6 +210,7 @@ export const campaignsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         query: TenantOnly,
         detail: {
           summary: "Why a lead is or is not callable now, and when it next will be",
+          ...documented({ callable: CallableSchema }),
         },
       },
     );

@@ -132,3 +132,22 @@ export const campaignView = (campaign: CampaignRecord): CampaignView => ({
   created_at: campaign.createdAt,
   updated_at: campaign.updatedAt,
 });
+
+const LedgerViewSchema = t.Object({
+  from: Timestamp,
+  to: Timestamp,
+  live_answers: t.Integer(),
+  abandons: t.Integer(),
+  abandon_rate: t.Number(),
+  abandon_budget: t.Integer({ description: "abandons still allowed in this view" }),
+});
+
+export const ComplianceSchema = t.Object({
+  campaign_id: t.String({ format: "uuid" }),
+  at: Timestamp,
+  max_abandon_rate: t.Number(),
+  basis: t.Union([t.Literal("campaign"), t.Literal("rolling_30_days")]),
+  window: LedgerViewSchema,
+  last_24_hours: LedgerViewSchema,
+  abandon_budget: t.Integer({ description: "the smaller of the two views' budgets" }),
+});

@@ -106,6 +106,7 @@ export const dncModule = (deps: ServiceDeps, auth: AuthGuard) =>
         query: t.Object(TenantQuery),
         detail: {
           summary: "Remove a number from the do-not-call list",
+          ...documented({ dnc_entry: DncEntrySchema }),
         },
       },
     );

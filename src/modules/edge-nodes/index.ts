@@ -1,5 +1,6 @@
 import { Elysia, t } from "elysia";
 import type { ServiceDeps } from "../../deps.ts";
+import { CallViewSchema, DialJobSchema } from "../../dialer/model.ts";
 import { applyCallEvent, claimJobs } from "../../dialer/service.ts";
 import { ok, okList } from "../../envelope.ts";
 import { requestMeta } from "../../http-meta.ts";
@@ -110,7 +111,10 @@ export const nodeProtocolModule = (deps: ServiceDeps, auth: AuthGuard) =>
       {
         nodeAuth: true,
         ...jsonBody(HeartbeatBody),
-        detail: { summary: "Report the node alive, with its active calls" },
+        detail: {
+          summary: "Report the node alive, with its active calls",
+          ...documented({ edge_node: EdgeNodeSchema }),
+        },
       },
     )
     .post(
@@ -129,6 +133,7 @@ export const nodeProtocolModule = (deps: ServiceDeps, auth: AuthGuard) =>
         headers: t.Object({ "idempotency-key": t.Optional(t.String()) }),
         detail: {
           summary: "Claim up to `max` dial jobs, waiting up to `wait_ms` for some",
+          ...documented({ jobs: t.Array(DialJobSchema) }),
           description:
             "With an `Idempotency-Key`, a claim repeated within 60 s returns the jobs the first placed " +
             "(a claim that placed none is not kept, and its repeat claims anew).",
@@ -145,6 +150,7 @@ export const nodeProtocolModule = (deps: ServiceDeps, auth: AuthGuard) =>
         detail: {
           summary:
             "Report a call event; on answered the reply names the agent to bridge or says hangup",
+          ...documented({ call: CallViewSchema }),
         },
       },
     );

@@ -30,6 +30,9 @@ export const healthModule = (deps: Pick<ServiceDeps, "availability" | "lifecycle
         return ok({ ready: true });
       },
       {
+        response: {
+          200: t.Object({ status: t.Literal("success"), data: t.Object({ ready: t.Boolean() }) }),
+        },
         detail: detail(
           "Readiness",
           "200 when the database answers and the migrations are done; 503 `unavailable` while " +

@@ -8,12 +8,13 @@ import { Page, Problem, useAction } from "../ui.tsx";
 type Offered = Extract<ServerMessage, { type: "call.offered" }>;
 type Connected = Extract<ServerMessage, { type: "call.connected" }>;
 type CallInfo = { call: Connected["call"]; lead: Connected["lead"]; since: number };
+type OwnCall = { agent: Agent; call: Connected["call"] | null; lead: Connected["lead"] | null };
 
 const CAMPAIGN_KEY = "dialer.agent.campaign";
 const SHORTCUTS: Record<string, string> = {
   r: "ready",
   p: "pause",
-  a: "accept",
+  a: "acknowledge",
   "1": "completed",
   "2": "callback",
   "3": "do_not_call",
@@ -142,7 +143,7 @@ export function AgentDesktop() {
   const [link, setLink] = useState<Link>("connecting");
   const [campaigns, setCampaigns] = useState<Campaign[]>([]);
   const [campaignId, setCampaignId] = useState(localStorage.getItem(CAMPAIGN_KEY) ?? "");
-  const [offer, setOffer] = useState<(Offered & { accepted: boolean }) | undefined>();
+  const [offer, setOffer] = useState<(Offered & { acknowledged: boolean }) | undefined>();
   const [current, setCurrent] = useState<CallInfo | undefined>();
   const action = useAction();
   const now = useNow();
@@ -160,6 +161,30 @@ export function AgentDesktop() {
     return () => clearInterval(timer);
   }, []);
 
+  // The agent's own call and lead, as `GET /agents/me` and the socket's first `agent.state`
+  // give them: after a reload or a reconnect mid-call the page shows the lead again, as
+  // `call.offered` or `call.connected` would have brought it.
+  const adopt = ({ agent: self, call, lead }: OwnCall) => {
+    if (!call || !lead) return;
+    if (self.state === "reserved" && call.status !== "answered") {
+      setOffer((offered) =>
+        offered?.call.id === call.id
+          ? offered
+          : { type: "call.offered", call, lead, acknowledged: false },
+      );
+    } else {
+      setCurrent((known) =>
+        known?.call.id === call.id
+          ? known
+          : { call, lead, since: Date.parse(call.answered_at ?? "") || Date.now() },
+      );
+    }
+  };
+
+  useEffect(() => {
+    api.agentMe().then(adopt, () => {});
+  }, []);
+
   useEffect(
     () =>
       liveSocket(
@@ -168,12 +193,17 @@ export function AgentDesktop() {
           switch (message.type) {
             case "agent.state":
               setAgent(message.agent);
+              adopt({
+                agent: message.agent,
+                call: message.call ?? null,
+                lead: message.lead ?? null,
+              });
               if (message.agent.campaign_id) setCampaignId(message.agent.campaign_id);
               if (message.agent.state === "ready" || message.agent.state === "paused")
                 setOffer(undefined);
               break;
             case "call.offered":
-              setOffer({ ...message, accepted: false });
+              setOffer({ ...message, acknowledged: false });
               break;
             case "call.connected":
               setOffer(undefined);
@@ -217,7 +247,7 @@ export function AgentDesktop() {
       const shortcut = SHORTCUTS[event.key];
       if (shortcut === "ready" && campaignId) void setState("ready");
       else if (shortcut === "pause") void setState("paused");
-      else if (shortcut === "accept" && offer) setOffer({ ...offer, accepted: true });
+      else if (shortcut === "acknowledge" && offer) setOffer({ ...offer, acknowledged: true });
     };
     addEventListener("keydown", onKey);
     return () => removeEventListener("keydown", onKey);
@@ -289,18 +319,24 @@ export function AgentDesktop() {
 
       {offer && !onCall && (
         <section class="card" aria-labelledby="offer-title">
-          <h2 id="offer-title">Offered call</h2>
+          <h2 id="offer-title">Call reserved for you</h2>
+          <p class="muted" id="offer-help">
+            The number is being dialled now; the call connects to you when the lead answers.
+            Acknowledging only tells this page you have read the lead. To pass the call to another
+            ready agent instead, pause.
+          </p>
           <LeadDetails info={{ ...offer, since: now }} now={now} />
-          {offer.accepted ? (
-            <p>Accepted: the number is being dialled.</p>
+          {offer.acknowledged ? (
+            <p>Acknowledged: stay here, the call connects when the lead answers.</p>
           ) : (
             <button
               type="button"
               class="primary"
               aria-keyshortcuts="a"
-              onClick={() => setOffer({ ...offer, accepted: true })}
+              aria-describedby="offer-help"
+              onClick={() => setOffer({ ...offer, acknowledged: true })}
             >
-              Accept <kbd>a</kbd>
+              Acknowledge <kbd>a</kbd>
             </button>
           )}
         </section>
@@ -329,7 +365,8 @@ export function AgentDesktop() {
         <summary>Keyboard shortcuts</summary>
         <ul>
           <li>
-            <kbd>r</kbd> ready, <kbd>p</kbd> pause, <kbd>a</kbd> accept an offered call
+            <kbd>r</kbd> ready, <kbd>p</kbd> pause (passes a reserved call on), <kbd>a</kbd>{" "}
+            acknowledge a reserved call
           </li>
           <li>
             In wrap-up: <kbd>1</kbd> completed, <kbd>2</kbd> callback, <kbd>3</kbd> do not call,{" "}

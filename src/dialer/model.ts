@@ -1,0 +1,59 @@
+import { t } from "elysia";
+
+const Uuid = t.String({ format: "uuid" });
+const NullableTime = t.Union([t.String({ format: "date-time" }), t.Null()]);
+
+/** A call as the node protocol, the sockets and the agent's own view show it (`callView`). */
+export const CallViewSchema = t.Object({
+  id: Uuid,
+  campaign_id: Uuid,
+  lead_id: Uuid,
+  edge_node_id: Uuid,
+  agent_id: t.Union([Uuid, t.Null()]),
+  phone: t.String(),
+  caller_id: t.String(),
+  attempt: t.Integer(),
+  status: t.String({ description: "claimed, ringing, answered or ended" }),
+  outcome: t.Union([t.String(), t.Null()]),
+  hangup_cause: t.Union([t.String(), t.Null()]),
+  disposition: t.Union([t.String(), t.Null()]),
+  claimed_at: t.String({ format: "date-time" }),
+  answered_at: NullableTime,
+  ended_at: NullableTime,
+  action: t.Optional(
+    t.Union([t.Literal("bridge"), t.Literal("hangup")], {
+      description: "on the reply to `answered`: bridge to `agent_id`, or hang up (no agent free)",
+    }),
+  ),
+});
+
+/** What an agent is shown of the lead of a call. */
+export const LeadSummarySchema = t.Object({
+  id: Uuid,
+  phone: t.String(),
+  timezone: t.String(),
+  fields: t.Record(t.String(), t.String()),
+  attempts: t.Integer(),
+});
+
+/** A dial job handed to an edge node. */
+export const DialJobSchema = t.Object({
+  call_id: Uuid,
+  campaign_id: Uuid,
+  lead_id: Uuid,
+  phone: t.String(),
+  caller_id: t.String(),
+  timeout_seconds: t.Integer(),
+  agent_id: t.Union([Uuid, t.Null()], {
+    description: "preview: the agent the call is reserved for",
+  }),
+});
+
+export const CallableSchema = t.Object({
+  lead_id: Uuid,
+  callable: t.Boolean(),
+  reasons: t.Array(t.Object({ code: t.String(), message: t.String() })),
+  next_callable_at: t.Union([t.String({ format: "date-time" }), t.Null()], {
+    description: "null when nothing will change by itself",
+  }),
+});
