@@ -4,6 +4,29 @@ export const UNSTORABLE_TEXT = "must not contain NUL or unpaired surrogate chara
 /** True when the database can store `text` as it is. */
 export const isStorableText = (text: string) => text.isWellFormed() && !text.includes("\u0000");
 
+/** Nesting past which `holdsUnstorableText` leaves the value to the walk that needs no stack. */
+const MAX_RECURSION = 32;
+
+/**
+ * Whether a decoded JSON value holds a string the database cannot store, keys included. It
+ * allocates nothing, since it runs on every request and almost every request passes; only a
+ * value nested deeper than MAX_RECURSION is handed to `unstorableTextPaths`.
+ */
+export function holdsUnstorableText(value: unknown, depth = 0): boolean {
+  if (typeof value === "string") return !isStorableText(value);
+  if (value === null || typeof value !== "object") return false;
+  if (depth >= MAX_RECURSION) return unstorableTextPaths(value).length > 0;
+  if (Array.isArray(value)) {
+    for (const element of value) if (holdsUnstorableText(element, depth + 1)) return true;
+    return false;
+  }
+  for (const key in value) {
+    if (!isStorableText(key)) return true;
+    if (holdsUnstorableText((value as Record<string, unknown>)[key], depth + 1)) return true;
+  }
+  return false;
+}
+
 /**
  * Dotted paths ("calling_window.start", "campaign_ids.0") of the strings in a decoded JSON
  * value, keys included, that the database cannot store. Walked without recursion, so a

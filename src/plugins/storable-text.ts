@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import { badRequest } from "../errors.ts";
-import { UNSTORABLE_TEXT, unstorableTextPaths } from "../lib/storable-text.ts";
+import { holdsUnstorableText, UNSTORABLE_TEXT, unstorableTextPaths } from "../lib/storable-text.ts";
 import { PageQuery } from "../pagination.ts";
 import { VALIDATION_MESSAGES } from "./errors.ts";
 
@@ -17,10 +17,8 @@ function withoutPaging(query: Record<string, unknown>): Record<string, unknown> 
 
 /** Refuses a part of a request that carries text the database cannot store. */
 function assertStorable(part: "params" | "query" | "body", value: unknown): void {
-  // Most requests carry no text at all in a part: nothing to walk.
-  if (value === undefined || value === null) return;
+  if (!holdsUnstorableText(value)) return;
   const paths = unstorableTextPaths(value);
-  if (paths.length === 0) return;
   throw badRequest(
     VALIDATION_MESSAGES[part] as string,
     paths.map((field) => ({ field, message: UNSTORABLE_TEXT })),

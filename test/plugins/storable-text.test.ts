@@ -1,7 +1,11 @@
 import { beforeEach, describe, expect, test } from "bun:test";
 import { Value } from "@sinclair/typebox/value";
 import fc from "fast-check";
-import { UNSTORABLE_TEXT } from "../../src/lib/storable-text.ts";
+import {
+  holdsUnstorableText,
+  UNSTORABLE_TEXT,
+  unstorableTextPaths,
+} from "../../src/lib/storable-text.ts";
 import { createWorkspace } from "../helpers/app.ts";
 import { importFile } from "../helpers/leads.ts";
 import { listenOnLoopback, openSocket } from "../helpers/sockets.ts";
@@ -239,5 +243,21 @@ describe("property: no route lets unstorable text through", () => {
       );
     }
     expect(checked).toBeGreaterThan(15);
+  });
+});
+
+describe("the check every request passes through", () => {
+  test("finds unstorable text at any depth, in values and keys, as the full walk does", () => {
+    const nest = (depth: number, inner: unknown): unknown =>
+      depth === 0 ? inner : nest(depth - 1, { a: [inner] });
+    for (const depth of [0, 1, 31, 32, 33, 200]) {
+      for (const inner of ["fine", "n\u0000l", "\ud800", { "k\u0000": 1 }, [1, true, null]]) {
+        const value = nest(depth, inner);
+        expect([depth, holdsUnstorableText(value)]).toEqual([
+          depth,
+          unstorableTextPaths(value).length > 0,
+        ]);
+      }
+    }
   });
 });
