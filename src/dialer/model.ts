@@ -25,6 +25,11 @@ export const CallViewSchema = t.Object({
       description: "on the reply to `answered`: bridge to `agent_id`, or hang up (no agent free)",
     }),
   ),
+  agent_uri: t.Optional(
+    t.Union([t.String(), t.Null()], {
+      description: "on the reply to `answered`: the phone (`phone_uri`) of the agent to bridge to",
+    }),
+  ),
 });
 
 /** What an agent is shown of the lead of a call. */
