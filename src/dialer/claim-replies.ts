@@ -1,22 +1,21 @@
+import type { Static } from "elysia";
 import type { CallRow } from "../../db/queries/dialer.ts";
+import type { DialJobSchema } from "./model.ts";
 
 /** How long a claim's key brings back its jobs, as for a campaign's status changes. */
 export const CLAIM_REPLAY_MS = 60_000;
 /** Keys kept at most, whatever the nodes send; the oldest goes first. */
 const MAX_KEYS = 20_000;
 
-export interface DialJob {
-  call_id: string;
-  campaign_id: string;
-  lead_id: string;
-  phone: string;
-  caller_id: string;
-  timeout_seconds: number;
-  agent_id: string | null;
-}
+export type DialJob = Static<typeof DialJobSchema>;
 
 /** The job a node is given for a call it claimed. */
-export const jobOf = (call: Pick<CallRow, keyof CallRowJobFields>): DialJob => ({
+export const jobOf = (
+  call: Pick<
+    CallRow,
+    "id" | "campaignId" | "leadId" | "phone" | "callerId" | "timeoutSeconds" | "agentId"
+  >,
+): DialJob => ({
   call_id: call.id,
   campaign_id: call.campaignId,
   lead_id: call.leadId,
@@ -25,11 +24,6 @@ export const jobOf = (call: Pick<CallRow, keyof CallRowJobFields>): DialJob => (
   timeout_seconds: call.timeoutSeconds,
   agent_id: call.agentId,
 });
-
-type CallRowJobFields = Pick<
-  CallRow,
-  "id" | "campaignId" | "leadId" | "phone" | "callerId" | "timeoutSeconds" | "agentId"
->;
 
 /**
  * The jobs each keyed claim handed out in the last minute, by node and key, so that a node

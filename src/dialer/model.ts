@@ -41,14 +41,17 @@ export const LeadSummarySchema = t.Object({
   attempts: t.Integer(),
 });
 
-/** A dial job handed to an edge node. */
+/**
+ * A dial job handed to an edge node: what the claim's reply documents and what a node checks
+ * a reply against before it dials.
+ */
 export const DialJobSchema = t.Object({
   call_id: Uuid,
   campaign_id: Uuid,
   lead_id: Uuid,
-  phone: t.String(),
-  caller_id: t.String(),
-  timeout_seconds: t.Integer(),
+  phone: t.String({ minLength: 1, maxLength: 32 }),
+  caller_id: t.String({ maxLength: 32 }),
+  timeout_seconds: t.Integer({ minimum: 1, maximum: 600 }),
   agent_id: t.Union([Uuid, t.Null()], {
     description: "preview: the agent the call is reserved for",
   }),

@@ -1,5 +1,6 @@
 import { type Static, t } from "elysia";
 import type { NodeRow } from "../../../db/queries/access.ts";
+import { DialJobSchema } from "../../dialer/model.ts";
 import { Timestamp } from "../users/model.ts";
 
 /** A node that has not sent a heartbeat for this long is offline. */
@@ -104,16 +105,7 @@ export const edgeNodeView = (row: NodeRow, now: number): EdgeNodeView => ({
   revoked_at: row.revokedAt?.toISOString() ?? null,
 });
 
-/** One dial job of `POST /nodes/jobs/claim`: what a node needs to place the call. */
-export const DialJobSchema = t.Object({
-  call_id: t.String({ format: "uuid" }),
-  campaign_id: t.String({ format: "uuid" }),
-  lead_id: t.String({ format: "uuid" }),
-  phone: t.String({ minLength: 1, maxLength: 32 }),
-  caller_id: t.String({ maxLength: 32 }),
-  timeout_seconds: t.Integer({ minimum: 1, maximum: 600 }),
-  agent_id: t.Union([t.String({ format: "uuid" }), t.Null()]),
-});
+export { DialJobSchema };
 export type DialJobView = Static<typeof DialJobSchema>;
 
 /** `data` of the claim's reply. */
