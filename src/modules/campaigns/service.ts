@@ -42,6 +42,7 @@ import { isUuid } from "../../identity/tenant-scope.ts";
 import { GroupCommit } from "../../lib/group-commit.ts";
 import { assertIdempotencyKey } from "../../lib/idempotency-key.ts";
 import { errorEnvelope } from "../../plugins/errors.ts";
+import { CAMPAIGN_DEFAULTS } from "./defaults.ts";
 import {
   AGENT_STATES,
   type CampaignStats,
@@ -50,16 +51,6 @@ import {
   type PatchCampaignInput,
 } from "./model.ts";
 import { campaignRecordOf } from "./store.ts";
-
-const DEFAULTS = {
-  dial_mode: "progressive",
-  caller_id: null,
-  calling_window: { start: "08:00", end: "21:00" },
-  max_attempts: 3,
-  retry_delay_seconds: 3600,
-  dial_ratio: 1,
-  max_abandon_rate: 0.03,
-} as const;
 
 const campaignNotFound = () => notFound("campaign");
 
@@ -97,7 +88,7 @@ export async function createCampaign(
   input: CreateCampaignInput,
   meta: RequestMeta,
 ) {
-  const complete = { ...DEFAULTS, ...input };
+  const complete = { ...CAMPAIGN_DEFAULTS, ...input };
   assertWindowOrder(complete.calling_window.start, complete.calling_window.end);
   const now = new Date(deps.clock.now());
   const row = await auditedWrite(

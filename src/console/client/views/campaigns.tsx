@@ -1,4 +1,5 @@
 import { useState } from "preact/hooks";
+import { CAMPAIGN_DEFAULTS } from "../../../modules/campaigns/defaults.ts";
 import { may } from "../access.ts";
 import { api, type Campaign, type CampaignWithStats, type Compliance } from "../api.ts";
 import { facts } from "../facts.ts";
@@ -13,13 +14,8 @@ type Settings = Omit<
 
 const DEFAULTS: Settings = {
   name: "",
-  dial_mode: "progressive",
-  caller_id: null,
-  calling_window: { start: "08:00", end: "21:00" },
-  max_attempts: 3,
-  retry_delay_seconds: 3600,
-  dial_ratio: 1,
-  max_abandon_rate: 0.03,
+  ...CAMPAIGN_DEFAULTS,
+  calling_window: { ...CAMPAIGN_DEFAULTS.calling_window },
 };
 
 function settingsOf(form: HTMLFormElement): Settings {
