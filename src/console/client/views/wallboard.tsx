@@ -300,7 +300,7 @@ export function Wallboard() {
             </li>
           ))}
         </ul>
-        <Table label="Agents">
+        <Table label="Agents" stacked>
           <thead>
             <tr>
               <th scope="col">Agent</th>
@@ -313,11 +313,15 @@ export function Wallboard() {
             {agentRows.map((agent) => (
               <tr key={agent.user_id} data-agent={agent.email ?? ""}>
                 <th scope="row">{agent.email ?? "–"}</th>
-                <td>
+                <td data-label="State">
                   <span class={`state state-${agent.state}`}>{label(agent.state)}</span>
                 </td>
-                <td>{(agent.campaign_id && campaigns.get(agent.campaign_id)?.name) || "–"}</td>
-                <td>{agent.since ? duration((now - Date.parse(agent.since)) / 1000) : "–"}</td>
+                <td data-label="Campaign">
+                  {(agent.campaign_id && campaigns.get(agent.campaign_id)?.name) || "–"}
+                </td>
+                <td data-label="Time in state">
+                  {agent.since ? duration((now - Date.parse(agent.since)) / 1000) : "–"}
+                </td>
               </tr>
             ))}
           </tbody>
