@@ -3,3 +3,4 @@ export * from "./calls.ts";
 export * from "./campaigns.ts";
 export * from "./identity.ts";
 export * from "./leads.ts";
+export * from "./cluster.ts";

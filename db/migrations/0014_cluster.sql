@@ -1,0 +1,47 @@
+CREATE SEQUENCE "public"."campaign_lease_tokens" INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 START WITH 1 CACHE 1;--> statement-breakpoint
+CREATE TABLE "agent_presence" (
+	"user_id" uuid PRIMARY KEY NOT NULL,
+	"tenant_id" uuid NOT NULL,
+	"state" text NOT NULL,
+	"campaign_id" uuid,
+	"call_id" uuid,
+	"since" timestamp with time zone NOT NULL,
+	"grace_until" timestamp with time zone,
+	"version" bigint DEFAULT 1 NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "campaign_leases" (
+	"campaign_id" uuid PRIMARY KEY NOT NULL,
+	"owner" uuid NOT NULL,
+	"owner_url" text NOT NULL,
+	"token" bigint NOT NULL,
+	"expires_at" timestamp with time zone NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "cluster_messages" (
+	"id" bigint PRIMARY KEY GENERATED ALWAYS AS IDENTITY (sequence name "cluster_messages_id_seq" INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 START WITH 1 CACHE 1),
+	"payload" text NOT NULL,
+	"created_at" timestamp with time zone NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "rate_limit_hits" (
+	"key" text NOT NULL,
+	"bucket" bigint NOT NULL,
+	"hits" integer NOT NULL,
+	CONSTRAINT "rate_limit_hits_key_bucket_pk" PRIMARY KEY("key","bucket")
+);
+--> statement-breakpoint
+CREATE INDEX "agent_presence_campaign" ON "agent_presence" USING btree ("campaign_id");--> statement-breakpoint
+CREATE INDEX "agent_presence_grace" ON "agent_presence" USING btree ("grace_until") WHERE "agent_presence"."grace_until" is not null;--> statement-breakpoint
+CREATE INDEX "campaign_leases_owner" ON "campaign_leases" USING btree ("owner");--> statement-breakpoint
+CREATE FUNCTION "dialer_fence"("campaign" uuid, "held" bigint) RETURNS boolean LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+	-- No token: one process owns every campaign (the embedded database).
+	IF "held" IS NULL THEN RETURN true; END IF;
+	-- FOR SHARE holds a takeover back until this write commits, so a new owner restores it.
+	PERFORM 1 FROM "campaign_leases" WHERE "campaign_id" = "campaign" AND "token" = "held" FOR SHARE;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'the lease of campaign % is no longer held', "campaign" USING ERRCODE = 'DL001';
+	END IF;
+	RETURN true;
+END $$;

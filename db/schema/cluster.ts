@@ -1,0 +1,77 @@
+import { sql } from "drizzle-orm";
+import {
+  bigint,
+  index,
+  integer,
+  pgSequence,
+  pgTable,
+  primaryKey,
+  text,
+  uuid,
+} from "drizzle-orm/pg-core";
+import { instant } from "./columns.ts";
+
+/** Fencing tokens: every lease taken gets a larger one than any before it. */
+export const campaignLeaseTokens = pgSequence("campaign_lease_tokens");
+
+/**
+ * Which process owns a campaign (runs its actor and commits its writes) when several share
+ * one PostgreSQL database. A lease past `expires_at` (by the database's clock) may be taken by
+ * another process, with a new token; every write of the campaign checks the token it holds.
+ */
+export const campaignLeases = pgTable(
+  "campaign_leases",
+  {
+    campaignId: uuid("campaign_id").primaryKey(),
+    /** The owning process's instance id (random per start). */
+    owner: uuid("owner").notNull(),
+    /** Where the owner takes forwarded requests (its own loopback or private address). */
+    ownerUrl: text("owner_url").notNull(),
+    token: bigint("token", { mode: "number" }).notNull(),
+    expiresAt: instant("expires_at").notNull(),
+  },
+  (table) => [index("campaign_leases_owner").on(table.owner)],
+);
+
+/**
+ * Where each agent is (state, campaign, call), kept so that a restart or another process
+ * carries on from it. `grace_until` is when an agent whose socket went away is signed out:
+ * null while no socket ever held it (an agent driven over REST only), pushed forward while a
+ * socket holds it, fixed when the socket closes.
+ */
+export const agentPresence = pgTable(
+  "agent_presence",
+  {
+    userId: uuid("user_id").primaryKey(),
+    tenantId: uuid("tenant_id").notNull(),
+    state: text("state").notNull(),
+    campaignId: uuid("campaign_id"),
+    callId: uuid("call_id"),
+    since: instant("since").notNull(),
+    graceUntil: instant("grace_until"),
+    /** Raised by every change: a process adopting another's change ignores older rows. */
+    version: bigint("version", { mode: "number" }).notNull().default(1),
+  },
+  (table) => [
+    index("agent_presence_campaign").on(table.campaignId),
+    index("agent_presence_grace").on(table.graceUntil).where(sql`${table.graceUntil} is not null`),
+  ],
+);
+
+/** Requests counted per rate-limit key and 5-second bucket, summed across processes. */
+export const rateLimitHits = pgTable(
+  "rate_limit_hits",
+  {
+    key: text("key").notNull(),
+    bucket: bigint("bucket", { mode: "number" }).notNull(),
+    hits: integer("hits").notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.key, table.bucket] })],
+);
+
+/** Live pushes too large for a NOTIFY payload, passed to other processes by reference. */
+export const clusterMessages = pgTable("cluster_messages", {
+  id: bigint("id", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
+  payload: text("payload").notNull(),
+  createdAt: instant("created_at").notNull(),
+});
