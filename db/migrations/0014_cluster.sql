@@ -34,13 +34,18 @@ CREATE TABLE "rate_limit_hits" (
 CREATE INDEX "agent_presence_campaign" ON "agent_presence" USING btree ("campaign_id");--> statement-breakpoint
 CREATE INDEX "agent_presence_grace" ON "agent_presence" USING btree ("grace_until") WHERE "agent_presence"."grace_until" is not null;--> statement-breakpoint
 CREATE INDEX "campaign_leases_owner" ON "campaign_leases" USING btree ("owner");--> statement-breakpoint
-CREATE FUNCTION "dialer_fence"("campaign" uuid, "held" bigint) RETURNS boolean LANGUAGE plpgsql VOLATILE AS $$
+CREATE FUNCTION "dialer_lease_held"("campaign" uuid, "held" bigint) RETURNS boolean LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
 	-- No token: one process owns every campaign (the embedded database).
 	IF "held" IS NULL THEN RETURN true; END IF;
 	-- FOR SHARE holds a takeover back until this write commits, so a new owner restores it.
 	PERFORM 1 FROM "campaign_leases" WHERE "campaign_id" = "campaign" AND "token" = "held" FOR SHARE;
-	IF NOT FOUND THEN
+	RETURN FOUND;
+END $$;
+--> statement-breakpoint
+CREATE FUNCTION "dialer_fence"("campaign" uuid, "held" bigint) RETURNS boolean LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+	IF NOT "dialer_lease_held"("campaign", "held") THEN
 		RAISE EXCEPTION 'the lease of campaign % is no longer held', "campaign" USING ERRCODE = 'DL001';
 	END IF;
 	RETURN true;
