@@ -1,4 +1,10 @@
 import { databaseFailureOf } from "../db/availability.ts";
+import {
+  type CampaignLeases,
+  isLeaseLost,
+  LeaseLostError,
+  localLeases,
+} from "../src/cluster/leases.ts";
 import { KeyedMutex } from "../src/lib/keyed-mutex.ts";
 import type { Logger } from "../src/logger.ts";
 import {
@@ -41,13 +47,19 @@ export class CampaignRegistry {
     private readonly logger: Logger,
     /** The machine to run; tests provide variants (a failing action, for one). */
     private readonly machine: CampaignMachine = campaignMachine,
-  ) {}
+    /** Which campaigns this process owns; all of them unless several processes share the database. */
+    readonly leases: CampaignLeases = localLeases(),
+  ) {
+    // A campaign whose lease moves, either way, starts again from the database.
+    leases.onChange((_change, campaignId) => this.release(campaignId));
+  }
 
   /**
    * Brings back every running and paused campaign, as they were committed, and the dialing
    * state of every campaign with calls in flight, so that their events and node load are known.
    */
   async hydrateActive(): Promise<number> {
+    if (this.leases.shared) return (await this.adoptOrphans()).length;
     const contexts = await this.store.loadActive(this.clock.now());
     for (const context of contexts) this.spawn(context);
     for (const campaignId of await this.store.campaignsWithLiveCalls()) {
@@ -57,6 +69,25 @@ export class CampaignRegistry {
       });
     }
     return contexts.length;
+  }
+
+  /**
+   * Takes the campaigns that need an owner and have none (running, or with calls in flight:
+   * their owner stopped renewing) and restores each with its dialing state, so that their
+   * calls' events and their pacing carry on here. Returns the campaigns taken.
+   */
+  async adoptOrphans(): Promise<string[]> {
+    const taken = await this.leases.takeOrphans();
+    await Promise.all(
+      taken.map((campaignId) =>
+        this.queue.run(campaignId, async () => {
+          if (!this.leases.holds(campaignId)) return;
+          const actor = await this.actorFor(campaignId);
+          if (actor) await this.ensureDialing(actor);
+        }),
+      ),
+    );
+    return taken;
   }
 
   /**
@@ -80,7 +111,8 @@ export class CampaignRegistry {
   dialingActor(tenantId: string, campaignId: string): CampaignActor | undefined {
     const actor = this.actors.get(campaignId);
     const context = actor?.getSnapshot().context;
-    return context?.dialing && context.campaign.tenantId === tenantId ? actor : undefined;
+    if (!context?.dialing || context.campaign.tenantId !== tenantId) return undefined;
+    return this.leases.holds(campaignId) ? actor : undefined;
   }
 
   /** Hands a committed dialing change to the campaign's actor and keeps the call index. */
@@ -129,6 +161,8 @@ export class CampaignRegistry {
     command: (actor: CampaignActor) => Promise<T>,
   ): Promise<{ found: true; value: T } | { found: false }> {
     return this.queue.run(campaignId, async () => {
+      // Commands run only where the campaign's lease is held; its owner restores it.
+      if (!this.leases.holds(campaignId)) throw new LeaseLostError(campaignId);
       const actor = await this.actorFor(campaignId);
       if (!actor || actor.getSnapshot().context.campaign.tenantId !== tenantId)
         return { found: false };
@@ -148,6 +182,10 @@ export class CampaignRegistry {
    * misses one it has (a retry with the same idempotency key then finds the stored reply).
    */
   forgetIfUncertain(campaignId: string, actor: CampaignActor, error: unknown): void {
+    if (isLeaseLost(error)) {
+      this.leases.lost(campaignId);
+      return;
+    }
     if (databaseFailureOf(error) !== "outcome_unknown") return;
     if (this.actors.get(campaignId) !== actor) return;
     this.logger.warn("campaign actor forgotten after a commit of unknown outcome", {
@@ -178,7 +216,8 @@ export class CampaignRegistry {
 
   /** The live context of a loaded campaign, without waiting for its queue. */
   peek(campaignId: string): CampaignContext | undefined {
-    return this.actors.get(campaignId)?.getSnapshot().context;
+    const actor = this.actors.get(campaignId);
+    return actor && this.leases.holds(campaignId) ? actor.getSnapshot().context : undefined;
   }
 
   /** Status changes of every campaign, for realtime pushes. */
@@ -218,6 +257,21 @@ export class CampaignRegistry {
     if (running) ids.add(campaignId);
     else ids.delete(campaignId);
     this.running.set(tenantId, ids);
+  }
+
+  /**
+   * Forgets a campaign this process no longer owns (or owns anew): its actor, its calls in the
+   * index and its place among running campaigns. Its next command restores it from the database.
+   */
+  release(campaignId: string): void {
+    const actor = this.actors.get(campaignId);
+    if (!actor) return;
+    const { campaign } = actor.getSnapshot().context;
+    actor.stop();
+    this.actors.delete(campaignId);
+    this.trackRunning(campaign.tenantId, campaignId, false);
+    for (const [callId, entry] of [...this.liveCalls])
+      if (entry.campaignId === campaignId) this.unindexCall(callId);
   }
 
   stopAll(): void {

@@ -1,9 +1,12 @@
 import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
+import { campaignMachine } from "../actors/campaign.machine.ts";
 import type { Clock } from "../actors/ports.ts";
 import { CampaignRegistry, MAX_WAITING_COMMANDS } from "../actors/registry.ts";
 import { TenantRegistry } from "../actors/tenant-registry.ts";
 import type { DatabaseHandle } from "../db/client.ts";
+import { type CampaignLeases, localLeases } from "./cluster/leases.ts";
+import { ownerCommandsHook } from "./cluster/owner.ts";
 import type { Config } from "./config.ts";
 import { consoleModule } from "./console/server.ts";
 import type { ServiceDeps } from "./deps.ts";
@@ -46,6 +49,11 @@ export interface ServiceDepsInput {
   clock: Clock;
   logger: Logger;
   jwtSecret: string;
+  /**
+   * Which campaigns this process owns: by default all of them, as one process alone on its
+   * database; a server on PostgreSQL shares them with the other processes (`campaignLeasesFor`).
+   */
+  leases?: CampaignLeases;
 }
 
 export function createServiceDeps(input: ServiceDepsInput): ServiceDeps {
@@ -54,13 +62,19 @@ export function createServiceDeps(input: ServiceDepsInput): ServiceDeps {
     longWorkDb: input.database.longWork,
     rawDb: input.database.raw,
     availability: input.database.availability,
-    lifecycle: { accepting: true },
+    lifecycle: { accepting: true, restored: true },
     config: input.config,
     clock: input.clock,
     logger: input.logger,
     tokens: new TokenService(input.jwtSecret, input.config.AUTH_JWT_TTL_SECONDS, input.clock),
     tenants: new TenantRegistry(tenantStore(input.database.db), input.logger),
-    campaigns: new CampaignRegistry(campaignStore(input.database.db), input.clock, input.logger),
+    campaigns: new CampaignRegistry(
+      campaignStore(input.database.db),
+      input.clock,
+      input.logger,
+      campaignMachine,
+      input.leases ?? localLeases(),
+    ),
     credentials: new CredentialDirectory(input.database.db, input.logger, {
       now: () => input.clock.now(),
     }),
@@ -107,6 +121,7 @@ const documentation = {
 export function createApp(deps: ServiceDeps) {
   const auth = authPlugin(deps);
   return new Elysia({ normalize: false, websocket: SOCKET_LIMITS })
+    .use(ownerCommandsHook(deps))
     .use(requestIdPlugin)
     .use(errorsPlugin(deps.logger, deps.availability))
     .use(jsonBodyPlugin)

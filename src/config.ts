@@ -34,6 +34,12 @@ export const ConfigSchema = Type.Object({
   IMPORT_MAX_ROWS: Type.Integer({ minimum: 1, default: 1_000_000 }),
   WS_ALLOWED_ORIGINS: Type.Optional(Type.String()),
   AGENT_DISCONNECT_GRACE_SECONDS: Type.Integer({ minimum: 0, maximum: 3600, default: 30 }),
+  /**
+   * Where the other processes sharing the database reach this one, to forward the commands of
+   * the campaigns it owns (`http://10.0.0.5:3000`). By default the port it listens on, at HOST
+   * (loopback when HOST is a wildcard): right for processes on one host.
+   */
+  ADVERTISE_URL: Type.Optional(Type.String({ pattern: "^https?://[^/\\s]+$" })),
   LOG_LEVEL: Type.Union(
     [Type.Literal("debug"), Type.Literal("info"), Type.Literal("warn"), Type.Literal("error")],
     { default: "info" },

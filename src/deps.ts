@@ -26,8 +26,11 @@ export interface ServiceDeps {
   rawDb: RawClient;
   /** Whether the database answers; `/readyz` and the 503s of an outage follow it. */
   availability: DatabaseAvailability;
-  /** False from the start of a drain: `/readyz` then turns load balancers away. */
-  lifecycle: { accepting: boolean };
+  /**
+   * `/readyz` turns load balancers away until the campaigns this process owns are restored
+   * (`restored`) and from the start of a drain (`accepting`).
+   */
+  lifecycle: { accepting: boolean; restored: boolean };
   config: Config;
   clock: Clock;
   logger: Logger;

@@ -4,6 +4,7 @@ import { runMigrations, withStartupLock } from "../db/migrate.ts";
 import { createApp, createServiceDeps } from "./app.ts";
 import { ensurePlatformAdmin, resolveJwtSecret } from "./bootstrap.ts";
 import { connectChangeFeed } from "./cluster/change-feed.ts";
+import { campaignLeasesFor } from "./cluster/leases.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { sweepExpiredCalls } from "./dialer/service.ts";
 import { createLogger } from "./logger.ts";
@@ -11,6 +12,12 @@ import { deleteExpiredReplies } from "./modules/campaigns/service.ts";
 
 /** How often expired calls and idempotency records are swept. */
 const SWEEP_MS = 5_000;
+/** How often a process looks for campaigns whose owner is gone. */
+const ORPHAN_SWEEP_MS = 1_000;
+
+/** This process's address for the others on its host: loopback when it listens on every interface. */
+const advertisedUrl = (host: string, port: number) =>
+  `http://${host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host}:${port}`;
 
 async function main() {
   let config: ReturnType<typeof loadConfig>;
@@ -55,15 +62,19 @@ async function main() {
       );
     }
   }
-  const deps = createServiceDeps({ database, config, clock: systemClock, logger, jwtSecret });
+  const deps = createServiceDeps({
+    database,
+    config,
+    clock: systemClock,
+    logger,
+    jwtSecret,
+    leases: campaignLeasesFor(database, logger),
+  });
   database.availability.start();
   const stopChangeFeed = await connectChangeFeed(deps);
-  const hydrateStarted = performance.now();
-  const restored = await deps.campaigns.hydrateActive();
-  logger.info("campaign actors restored", {
-    campaigns: restored,
-    milliseconds: Math.round(performance.now() - hydrateStarted),
-  });
+  // Listening first: processes that share the database forward commands to the address this
+  // process takes its leases under, and `/readyz` says not ready until they are restored.
+  deps.lifecycle.restored = false;
   const app = createApp(deps).listen({
     port: config.PORT,
     hostname: config.HOST,
@@ -72,14 +83,41 @@ async function main() {
   });
   const server = app.server;
   deps.realtime.attach(server ?? undefined);
+  const leases = deps.campaigns.leases;
+  leases.ownerUrl = config.ADVERTISE_URL ?? advertisedUrl(config.HOST, server?.port ?? config.PORT);
+  const hydrateStarted = performance.now();
+  const restored = await deps.campaigns.hydrateActive();
+  leases.start();
+  deps.lifecycle.restored = true;
+  logger.info("campaign actors restored", {
+    campaigns: restored,
+    milliseconds: Math.round(performance.now() - hydrateStarted),
+  });
   logger.info(`listening on http://${server?.hostname}:${server?.port}`, {
     database: database.kind,
     data_dir: database.kind === "pglite" ? config.DATA_DIR : undefined,
+    ...(leases.shared ? { advertised: leases.ownerUrl } : {}),
   });
 
   // Calls whose lease ran out are failed and their leads retried; idempotency records past
   // their window are deleted, a little at every sweep rather than many at once, and idle
   // campaigns' actors forget theirs.
+  // Campaigns whose owner stopped renewing its lease (it died) are taken within a second of
+  // the lease's end, by whichever process gets there first.
+  let adopting = false;
+  const orphanSweeper = leases.shared
+    ? setInterval(() => {
+        if (adopting || !database.availability.available) return;
+        adopting = true;
+        deps.campaigns
+          .adoptOrphans()
+          .catch((error) => logger.warn("orphaned campaigns could not be taken", { error }))
+          .finally(() => {
+            adopting = false;
+          });
+      }, ORPHAN_SWEEP_MS)
+    : undefined;
+
   let cleaning = false;
   const sweeper = setInterval(() => {
     // The sweeps resume by themselves once the database is back.
@@ -105,9 +143,13 @@ async function main() {
     stopping = true;
     deps.lifecycle.accepting = false;
     logger.info("draining", { signal });
-    // stop() without force stops accepting and resolves once in-flight requests are answered.
     clearInterval(sweeper);
+    clearInterval(orphanSweeper);
+    // The campaigns go to the other processes at once: a command still running here has its
+    // write refused by its fence and goes to the new owner.
+    await leases.releaseAll().catch((error) => logger.warn("leases not released", { error }));
     deps.realtime.close();
+    // stop() without force stops accepting and resolves once in-flight requests are answered.
     await server?.stop(false);
     await stopChangeFeed().catch(() => undefined);
     deps.campaigns.stopAll();

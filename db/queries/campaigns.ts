@@ -1,5 +1,6 @@
 import { and, count, desc, eq, gt, inArray, sql } from "drizzle-orm";
 import type { Executor, RawClient } from "../client.ts";
+import { type Fence, fenced } from "../fence.ts";
 import { rowsOf } from "../rows.ts";
 import { campaignIdempotencyKeys, campaignStatusChanges, campaigns } from "../schema/index.ts";
 import { arrayLiteral, runStatement } from "../statement.ts";
@@ -71,6 +72,7 @@ export const updateCampaignSettings = async (
   db: Executor,
   params: {
     id: string;
+    fence: Fence;
     expectedVersion: number;
     settings: Partial<CampaignSettings>;
     updatedAt: Date;
@@ -80,7 +82,13 @@ export const updateCampaignSettings = async (
     await db
       .update(campaigns)
       .set({ ...params.settings, version: params.expectedVersion + 1, updatedAt: params.updatedAt })
-      .where(and(eq(campaigns.id, params.id), eq(campaigns.version, params.expectedVersion)))
+      .where(
+        and(
+          eq(campaigns.id, params.id),
+          eq(campaigns.version, params.expectedVersion),
+          fenced(params.fence),
+        ),
+      )
       .returning()
   )[0];
 
@@ -153,6 +161,8 @@ export async function deleteExpiredIdempotencyKeys(
 /** One status change to commit: the campaign's new status, its history row and its reply. */
 export interface StatusChange {
   campaignId: string;
+  /** The fencing token of the campaign's lease (null where one process owns everything). */
+  leaseToken: number | null;
   tenantId: string;
   /** The version the change was decided on; another version means someone else changed it. */
   expectedVersion: number;
@@ -179,6 +189,7 @@ export async function commitStatusChanges(
 ): Promise<Set<string>> {
   const values = (change: StatusChange): (string | null)[] => [
     change.campaignId,
+    change.leaseToken === null ? null : String(change.leaseToken),
     String(change.expectedVersion),
     change.to,
     change.at.toISOString(),
@@ -211,6 +222,7 @@ export async function commitStatusChanges(
 /** The columns of a status change, in the order of its parameters, with their types. */
 const CHANGE_COLUMNS = [
   ["campaign_id", "uuid"],
+  ["lease_token", "bigint"],
   ["expected_version", "int"],
   ["to_status", "text"],
   ["at", "timestamptz"],
@@ -235,6 +247,8 @@ const statusChangeWrites = (campaignsToUpdate: string) => `
     from change c
     where ${campaignsToUpdate} and campaigns.id = c.campaign_id
       and campaigns.version = c.expected_version
+      -- A stale owner's change is left out rather than failing the others' in its batch.
+      and dialer_lease_held(c.campaign_id, c.lease_token)
     returning campaigns.id),
   history as (
     insert into campaign_status_changes

@@ -1,6 +1,7 @@
 import {
   and,
   asc,
+  count,
   desc,
   eq,
   gte,
@@ -15,8 +16,9 @@ import {
 } from "drizzle-orm";
 import type { HopperLead, LeadState } from "../../actors/dialing.ts";
 import type { Executor, RawClient } from "../client.ts";
+import { type Fence, fenceCondition, fenced } from "../fence.ts";
 import { rowsOf } from "../rows.ts";
-import { calls, campaignStatusChanges, cdrs, leads, nodes } from "../schema/index.ts";
+import { calls, campaignStatusChanges, campaigns, cdrs, leads, nodes } from "../schema/index.ts";
 import { arrayLiteral, runStatement } from "../statement.ts";
 
 export type CallRow = typeof calls.$inferSelect;
@@ -126,6 +128,7 @@ export async function claimLeads(
     leaseExpiresAt: Date;
     /** The claim's `Idempotency-Key`, kept on each call it places. */
     claimKey?: string | undefined;
+    fence: Fence;
   },
 ): Promise<{ id: string; prior: HopperLead["state"]; attempts: number }[]> {
   const { candidates } = params;
@@ -145,6 +148,7 @@ export async function claimLeads(
     params.timeoutSeconds,
     params.leaseExpiresAt.toISOString(),
     params.claimKey ?? null,
+    params.fence.token,
   ]);
 }
 
@@ -157,6 +161,7 @@ const CLAIM_LEADS = `
     where c.campaign_id = $7::uuid and c.attempts < $8::int
       and (c.state = 'Fresh' or (c.state in ('Retry', 'Callback') and c.next_attempt_at <= $9::timestamptz))
       and not exists (select 1 from dnc_numbers d where d.tenant_id = c.tenant_id and d.phone = c.phone)
+      and ${fenceCondition("$7", "$15")}
     for update of c skip locked),
   marked as (
     update leads l set state = 'Dialing', attempts = l.attempts + 1, updated_at = $9::timestamptz
@@ -207,8 +212,14 @@ export const findTenantCall = async (db: Executor, tenantId: string, callId: str
       .limit(1)
   )[0];
 
-export const updateCall = async (db: Executor, id: string, patch: Partial<CallRow>) =>
-  (await db.update(calls).set(patch).where(eq(calls.id, id)).returning())[0] as CallRow;
+export const updateCall = async (db: Executor, id: string, patch: Partial<CallRow>, fence: Fence) =>
+  (
+    await db
+      .update(calls)
+      .set(patch)
+      .where(and(eq(calls.id, id), fenced(fence)))
+      .returning()
+  )[0] as CallRow;
 
 /**
  * Calls that have failed: claimed and not heard of within their lease, or past their lease on
@@ -351,8 +362,10 @@ const retriedOrExhausted = (maxAttempts: string, retryAt: string) => ({
  * Writes what changes on a live call as the node reports it (status, agent, bridge, machine,
  * lease, ringing and answer times) from the call as the actor now holds it.
  */
-export async function saveLiveCall(raw: RawClient, call: CallRow): Promise<void> {
+export async function saveLiveCall(raw: RawClient, call: CallRow, fence: Fence): Promise<void> {
   await runStatement(raw, SAVE_LIVE_CALL, [
+    fence.campaignId,
+    fence.token,
     call.id,
     call.status,
     call.agentId,
@@ -366,10 +379,10 @@ export async function saveLiveCall(raw: RawClient, call: CallRow): Promise<void>
 }
 
 const SAVE_LIVE_CALL = `
-  update calls set status = $2, agent_id = $3::uuid, bridged = $4::boolean, machine = $5::boolean,
-    lease_expires_at = $6::timestamptz, ringing_at = $7::timestamptz,
-    answered_at = $8::timestamptz, updated_at = $9::timestamptz
-  where id = $1::uuid`;
+  update calls set status = $4, agent_id = $5::uuid, bridged = $6::boolean, machine = $7::boolean,
+    lease_expires_at = $8::timestamptz, ringing_at = $9::timestamptz,
+    answered_at = $10::timestamptz, updated_at = $11::timestamptz
+  where id = $3::uuid and ${fenceCondition("$1", "$2")}`;
 
 const END_RETRY = retriedOrExhausted("$21", "$22");
 
@@ -388,6 +401,7 @@ export async function endCall(
     talkSeconds: number;
     /** Set when the lead is settled now (no agent took the call). */
     retry?: LeadRetry | undefined;
+    fence: Fence;
   },
 ): Promise<"Retry" | "Exhausted" | undefined> {
   const { ended: call, retry } = end;
@@ -416,6 +430,7 @@ export async function endCall(
     stamp(retry?.retryAt ?? null),
     retry !== undefined,
     end.talkSeconds,
+    end.fence.token,
   ]);
   return rows[0]?.state ?? undefined;
 }
@@ -424,7 +439,7 @@ const END_CALL = `
   with ended as (
     update calls set status = 'ended', outcome = $2, hangup_cause = $3,
       ended_at = $4::timestamptz, updated_at = $5::timestamptz, bridge_ms = $6::int
-    where id = $1::uuid
+    where id = $1::uuid and ${fenceCondition("$9", "$25")}
     returning id),
   cdr as (
     insert into cdrs (id, tenant_id, call_id, campaign_id, lead_list_id, lead_id, edge_node_id,
@@ -446,13 +461,15 @@ const END_CALL = `
  * Bridges an answered call to its agent and marks its lead Connected, in one statement.
  * `bridged` is the call as it is now.
  */
-export async function bridgeCall(raw: RawClient, bridged: CallRow): Promise<void> {
+export async function bridgeCall(raw: RawClient, bridged: CallRow, fence: Fence): Promise<void> {
   await runStatement(raw, BRIDGE_CALL, [
     bridged.id,
     stamp(bridged.answeredAt),
     bridged.agentId,
     stamp(bridged.leaseExpiresAt),
     stamp(bridged.updatedAt),
+    fence.campaignId,
+    fence.token,
   ]);
 }
 
@@ -460,7 +477,7 @@ const BRIDGE_CALL = `
   with answered as (
     update calls set status = 'answered', answered_at = $2::timestamptz, agent_id = $3::uuid,
       bridged = true, lease_expires_at = $4::timestamptz, updated_at = $5::timestamptz
-    where id = $1::uuid
+    where id = $1::uuid and ${fenceCondition("$6", "$7")}
     returning lead_id)
   update leads set state = 'Connected', last_outcome = 'answered', updated_at = $5::timestamptz
   where id in (select lead_id from answered)`;
@@ -482,6 +499,7 @@ export async function settleDisposition(
       | { retry: LeadRetry };
     addToDnc: boolean;
     actor: { actorType: "user" | "api_key"; actorId: string };
+    fence: Fence;
   },
 ): Promise<LeadState | undefined> {
   const { call, lead } = settle;
@@ -504,6 +522,8 @@ export async function settleDisposition(
     Bun.randomUUIDv7(),
     settle.actor.actorType,
     settle.actor.actorId,
+    settle.fence.campaignId,
+    settle.fence.token,
   ]);
   return rows[0]?.state ?? undefined;
 }
@@ -511,7 +531,7 @@ export async function settleDisposition(
 const SETTLE_DISPOSITION = `
   with updated as (
     update calls set disposition = $2, updated_at = $3::timestamptz
-    where id = $1::uuid
+    where id = $1::uuid and ${fenceCondition("$17", "$18")}
     returning id),
   cdr as (
     update cdrs set disposition = $2
@@ -538,3 +558,29 @@ const SETTLE_DISPOSITION = `
     where id = $13::uuid and exists (select 1 from updated)
     returning state)
   select (select state from moved) as state`;
+
+/** Calls in flight on a node, whichever process owns their campaigns. */
+export const countLiveCallsOnNode = async (db: Executor, nodeId: string) =>
+  (
+    await db
+      .select({ live: count() })
+      .from(calls)
+      .where(and(eq(calls.edgeNodeId, nodeId), ne(calls.status, "ended")))
+  )[0]?.live ?? 0;
+
+/** Calls in flight on a node with their campaigns, whichever process owns them. */
+export const liveCallsOnNode = (db: Executor, nodeId: string) =>
+  db
+    .select({ callId: calls.id, campaignId: calls.campaignId })
+    .from(calls)
+    .where(and(eq(calls.edgeNodeId, nodeId), ne(calls.status, "ended")));
+
+/** A tenant's running campaigns, oldest first: where a claim looks for work. */
+export const runningCampaignIds = async (db: Executor, tenantId: string) =>
+  (
+    await db
+      .select({ id: campaigns.id })
+      .from(campaigns)
+      .where(and(eq(campaigns.tenantId, tenantId), eq(campaigns.status, "running")))
+      .orderBy(asc(campaigns.createdAt), asc(campaigns.id))
+  ).map((row) => row.id);

@@ -12,17 +12,21 @@ import {
   bridgeCall,
   type CallRow,
   claimLeads,
+  countLiveCallsOnNode,
   endCall,
   failedCalls,
   findClaimedCalls,
   findLead,
   findNodeCall,
   findTenantCall,
+  liveCallsOnNode,
   readHopper,
+  runningCampaignIds,
   saveLiveCall,
   settleDisposition,
   updateCall,
 } from "../../db/queries/dialer.ts";
+import { onOwner, ownedCommand } from "../cluster/owner.ts";
 import type { ServiceDeps } from "../deps.ts";
 import { badRequest, conflict, forbidden, INVALID_BODY, notFound } from "../errors.ts";
 import { auditActorOf, type NodePrincipal, type Principal } from "../identity/principal.ts";
@@ -40,6 +44,10 @@ export const RING_TIMEOUT_SECONDS = 30;
 /** A claimed call with no event for ring time plus this grace has failed. */
 const LEASE_GRACE_SECONDS = 30;
 const CLAIM_POLL_MS = 200;
+
+/** The fence every write of a campaign's dialing carries (see db/fence.ts). */
+const fenceOf = (deps: ServiceDeps, campaignId: string) =>
+  deps.campaigns.leases.fenceOf(campaignId);
 
 const leaseFrom = (at: number) =>
   new Date(at + (RING_TIMEOUT_SECONDS + LEASE_GRACE_SECONDS) * 1000);
@@ -152,6 +160,7 @@ async function placeCalls(
     now: new Date(now),
     leaseExpiresAt: leaseFrom(now),
     claimKey,
+    fence: fenceOf(deps, campaign.id),
   });
   // Jobs go out in the hopper's order: the dialing order.
   const markedById = new Map(marked.map((mark) => [mark.id, mark]));
@@ -212,44 +221,113 @@ async function claimOnce(
   max: number,
   claimKey: string | undefined,
 ): Promise<DialJob[]> {
+  if (deps.campaigns.leases.shared) return claimAcrossOwners(deps, node, max, claimKey);
   const capacity = Math.min(max, node.maxConcurrentCalls - deps.campaigns.callsOnNode(node.nodeId));
   if (capacity <= 0) return [];
   // What each campaign may take, read from its live actor without waiting for its queue; the
   // placement below checks again inside the queue.
   const wants: { campaignId: string; allowed: number }[] = [];
   for (const campaignId of deps.campaigns.runningCampaigns(node.tenantId)) {
-    // Pacing decides who may dial; this only skips campaigns nobody is working on.
-    const agents = deps.dialer.agents.inCampaign(campaignId);
-    if (!agents.some((agent) => agent.state !== "paused")) continue;
+    if (!worked(deps, campaignId)) continue;
     const live = deps.campaigns.dialingActor(node.tenantId, campaignId);
     let allowed = 0;
-    if (live) allowed = allowance(deps, live, agents);
+    if (live) allowed = allowance(deps, live);
     else {
       const loaded = await deps.campaigns.withDialing(node.tenantId, campaignId, async (actor) =>
-        allowance(deps, actor, agents),
+        allowance(deps, actor),
       );
       if (loaded.found) allowed = loaded.value;
     }
     if (allowed > 0) wants.push({ campaignId, allowed });
   }
+  // Campaigns place their calls side by side: each in its own queue.
+  const placed = await Promise.all(
+    sharesOf(deps, node, wants, capacity).map(({ campaignId, share }) =>
+      placeHere(deps, node, campaignId, share, claimKey ?? null),
+    ),
+  );
+  return placed.flat();
+}
+
+/** Pacing decides who may dial; this only skips campaigns nobody is working on. */
+const worked = (deps: ServiceDeps, campaignId: string) =>
+  deps.dialer.agents.inCampaign(campaignId).some((agent) => agent.state !== "paused");
+
+/** The node's capacity spread over the campaigns that want calls, starting after the last one served. */
+function sharesOf(
+  deps: ServiceDeps,
+  node: NodePrincipal,
+  wants: { campaignId: string; allowed: number }[],
+  capacity: number,
+) {
   if (wants.length === 0) return [];
   const cursor = deps.dialer.cursors.get(node.tenantId) ?? 0;
   deps.dialer.cursors.set(node.tenantId, cursor + 1);
   const shares = shareFairly(wants, capacity, cursor % wants.length);
-  // Campaigns place their calls side by side: each in its own queue.
+  return wants
+    .map(({ campaignId }) => ({ campaignId, share: shares.get(campaignId) ?? 0 }))
+    .filter(({ share }) => share > 0);
+}
+
+/**
+ * A claim where campaigns are owned by several processes: the node's load and the running
+ * campaigns come from the database, campaigns owned here are paced as above, and each other
+ * campaign is offered a share of the capacity on its owner, which places at most what its
+ * pacing allows.
+ */
+async function claimAcrossOwners(
+  deps: ServiceDeps,
+  node: NodePrincipal,
+  max: number,
+  claimKey: string | undefined,
+): Promise<DialJob[]> {
+  const capacity = Math.min(
+    max,
+    node.maxConcurrentCalls - (await countLiveCallsOnNode(deps.db, node.nodeId)),
+  );
+  if (capacity <= 0) return [];
+  const wants: { campaignId: string; allowed: number }[] = [];
+  for (const campaignId of await runningCampaignIds(deps.db, node.tenantId)) {
+    if (!worked(deps, campaignId)) continue;
+    const live = deps.campaigns.dialingActor(node.tenantId, campaignId);
+    const allowed = live ? allowance(deps, live) : capacity;
+    if (allowed > 0) wants.push({ campaignId, allowed });
+  }
   const placed = await Promise.all(
-    wants.map(({ campaignId }) => {
-      const share = shares.get(campaignId) ?? 0;
-      if (share === 0) return [];
-      return deps.campaigns
-        .withDialing(node.tenantId, campaignId, (actor) =>
-          placeCalls(deps, node, actor, share, claimKey),
-        )
-        .then((outcome) => (outcome.found ? outcome.value : []));
-    }),
+    sharesOf(deps, node, wants, capacity).map(({ campaignId, share }) =>
+      onOwner(
+        deps,
+        { tenantId: node.tenantId, campaignId, missing: () => notFound("campaign") },
+        placeCommand,
+        [node, campaignId, share, claimKey ?? null],
+      ).catch((error: unknown) => {
+        // One campaign's trouble (its owner unreachable) leaves the others' calls placed.
+        deps.logger.warn("a campaign's share of a claim was not placed", {
+          campaign_id: campaignId,
+          error,
+        });
+        return [] as DialJob[];
+      }),
+    ),
   );
   return placed.flat();
 }
+
+/** Places up to `share` calls of a campaign owned here, within its pacing. */
+async function placeHere(
+  deps: ServiceDeps,
+  node: NodePrincipal,
+  campaignId: string,
+  share: number,
+  claimKey: string | null,
+): Promise<DialJob[]> {
+  const outcome = await deps.campaigns.withDialing(node.tenantId, campaignId, (actor) =>
+    placeCalls(deps, node, actor, share, claimKey ?? undefined),
+  );
+  return outcome.found ? outcome.value : [];
+}
+
+const placeCommand = ownedCommand("dialer.place", placeHere);
 
 /**
  * Hands a node up to `max` dial jobs from its tenant's running campaigns, within the node's
@@ -284,7 +362,9 @@ export async function claimJobs(
 async function replayedClaim(deps: ServiceDeps, node: NodePrincipal, claimKey: string) {
   const now = deps.clock.now();
   const remembered = deps.dialer.claimReplies.get(node.nodeId, claimKey, now);
-  if (remembered || !deps.dialer.claimReplies.mayPredate(now)) return remembered;
+  if (remembered) return remembered;
+  // Another process may have served the first claim; alone, only one from before a restart.
+  if (!deps.campaigns.leases.shared && !deps.dialer.claimReplies.mayPredate(now)) return undefined;
   const rows = await findClaimedCalls(deps.db, {
     nodeId: node.nodeId,
     claimKey,
@@ -383,6 +463,7 @@ async function finishCall(
           maxAttempts: campaign.maxAttempts,
           retryAt: new Date(at + campaign.retryDelaySeconds * 1000),
         },
+    fence: fenceOf(deps, campaign.id),
   });
   const lead: LeadMove | undefined = moved && { from: "Dialing", to: moved };
   deps.campaigns.dispatch(actor, {
@@ -487,6 +568,22 @@ export async function applyCallEvent(
     if (row.status === "ended") return { call: callView(row) };
     campaignId = row.campaignId;
   }
+  return onOwner(
+    deps,
+    { tenantId: node.tenantId, campaignId, missing: () => notFound("call") },
+    callEventCommand,
+    [node, campaignId, callId, event],
+  );
+}
+
+/** A node's event for a call of a campaign owned here. */
+async function callEventHere(
+  deps: ServiceDeps,
+  node: NodePrincipal,
+  campaignId: string,
+  callId: string,
+  event: CallEventInput,
+) {
   const outcome = await onCall(
     deps,
     { tenantId: node.tenantId, campaignId, callId },
@@ -498,12 +595,14 @@ export async function applyCallEvent(
         if (!row) throw notFound("call");
         return { call: callView(row) };
       }
-      return applyToLiveCall(deps, actor, call, event, reported);
+      return applyToLiveCall(deps, actor, call, event, Date.parse(event.at));
     },
   );
   if (!outcome.found) throw notFound("call");
   return outcome.value;
 }
+
+const callEventCommand = ownedCommand("call.event", callEventHere);
 
 async function applyToLiveCall(
   deps: ServiceDeps,
@@ -523,7 +622,7 @@ async function applyToLiveCall(
         leaseExpiresAt: leaseFrom(reported),
         updatedAt: at,
       };
-      await saveLiveCall(deps.rawDb, row);
+      await saveLiveCall(deps.rawDb, row, fenceOf(deps, call.campaignId));
       announce(deps, callChanged(deps, actor, call, row), "ringing");
       return { call: callView(row) };
     }
@@ -537,7 +636,7 @@ async function applyToLiveCall(
     case "machine": {
       if (call.machine) return { call: callView(call) };
       const row: CallRow = { ...rowOf(call), machine: true, updatedAt: at };
-      await saveLiveCall(deps.rawDb, row);
+      await saveLiveCall(deps.rawDb, row, fenceOf(deps, call.campaignId));
       announce(deps, callChanged(deps, actor, call, row), "machine");
       return { call: callView(row) };
     }
@@ -574,7 +673,7 @@ async function answer(deps: ServiceDeps, actor: CampaignActor, call: LiveCall, a
       leaseExpiresAt: lease,
       updatedAt: at,
     };
-    await saveLiveCall(deps.rawDb, row);
+    await saveLiveCall(deps.rawDb, row, fenceOf(deps, call.campaignId));
     announce(deps, callChanged(deps, actor, call, row), "answered");
     return { call: { ...callView(row, "hangup"), agent_uri: null } };
   }
@@ -587,7 +686,7 @@ async function answer(deps: ServiceDeps, actor: CampaignActor, call: LiveCall, a
     leaseExpiresAt: lease,
     updatedAt: at,
   };
-  await bridgeCall(deps.rawDb, row);
+  await bridgeCall(deps.rawDb, row, fenceOf(deps, call.campaignId));
   deps.dialer.agents.set({ ...agent, state: "on_call", callId: call.id }, now);
   const live = callChanged(deps, actor, call, row, { from: "Dialing", to: "Connected" });
   announce(deps, live, "answered", "call.connected");
@@ -610,6 +709,8 @@ const SETTLED_LEAD_STATES = {
   do_not_call: "DoNotCall",
 } as const;
 
+export type DispositionInput = { disposition: Disposition; callback_at?: string | undefined };
+
 /**
  * The agent's verdict on a connected call moves its lead (Completed, Callback, DoNotCall, or
  * Retry/Exhausted) and frees the agent. Only the call's agent or a supervisor may give it.
@@ -618,7 +719,7 @@ export async function dispositionCall(
   deps: ServiceDeps,
   principal: Principal,
   callId: string,
-  input: { disposition: Disposition; callback_at?: string | undefined },
+  input: DispositionInput,
 ) {
   if (!isUuid(callId)) throw notFound("call");
   // The campaign is known in memory while the call is live or its agent wraps it up.
@@ -629,6 +730,22 @@ export async function dispositionCall(
     (presence?.callId === callId ? presence.campaignId : null) ??
     (await findTenantCall(deps.db, principal.tenantId, callId))?.campaignId;
   if (!campaignId) throw notFound("call");
+  return onOwner(
+    deps,
+    { tenantId: principal.tenantId, campaignId, missing: () => notFound("call") },
+    dispositionCommand,
+    [principal, campaignId, callId, input],
+  );
+}
+
+/** A disposition of a call of a campaign owned here. */
+async function dispositionHere(
+  deps: ServiceDeps,
+  principal: Principal,
+  campaignId: string,
+  callId: string,
+  input: DispositionInput,
+) {
   const outcome = await onCall(
     deps,
     { tenantId: principal.tenantId, campaignId, callId },
@@ -670,6 +787,7 @@ export async function dispositionCall(
                 nextAttemptAt: input.disposition === "callback" ? (callbackAt as Date) : null,
               },
         addToDnc: input.disposition === "do_not_call",
+        fence: fenceOf(deps, campaign.id),
       });
       if (to)
         deps.campaigns.dispatch(actor, {
@@ -696,6 +814,8 @@ export async function dispositionCall(
   return outcome.value;
 }
 
+const dispositionCommand = ownedCommand("call.disposition", dispositionHere);
+
 /**
  * Fails calls whose lease ran out: claimed and never heard of, or on a node that stopped
  * sending heartbeats. Their leads are retried. Run on a timer, and by tests with a clock.
@@ -705,6 +825,9 @@ export async function sweepExpiredCalls(deps: ServiceDeps) {
   let failed = 0;
   const expired = await failedCalls(deps.db, new Date(now), new Date(now - NODE_OFFLINE_AFTER_MS));
   for (const { call: row } of expired) {
+    // Each owner sweeps its own campaigns' calls; a campaign without one is taken by a sweep
+    // of orphans, and restored with its calls, first.
+    if (!deps.campaigns.leases.holds(row.campaignId)) continue;
     const target = { tenantId: row.tenantId, campaignId: row.campaignId, callId: row.id };
     await onCall(deps, target, async (actor, dialing) => {
       const call = dialing.calls[row.id];
@@ -733,19 +856,43 @@ export async function reconcileNodeCalls(
   const now = deps.clock.now();
   const held = new Set(activeCallIds.map((id) => id.toLowerCase()));
   let failed = 0;
-  for (const { callId, campaignId } of deps.campaigns.liveCallsOnNode(node.nodeId)) {
+  const live = deps.campaigns.leases.shared
+    ? await liveCallsOnNode(deps.db, node.nodeId)
+    : deps.campaigns.liveCallsOnNode(node.nodeId);
+  for (const { callId, campaignId } of live) {
     if (held.has(callId)) continue;
-    const target = { tenantId: node.tenantId, campaignId, callId };
-    await onCall(deps, target, async (actor, dialing) => {
-      const call = dialing.calls[callId];
-      if (!call || call.edgeNodeId !== node.nodeId) return;
-      if (now - call.claimedAt.getTime() <= NODE_LOST_AFTER_MS) return;
-      await finishCall(deps, actor, call, { hangupCause: "NODE_LOST" }, now);
-      failed++;
-    });
+    const lost = await onOwner(
+      deps,
+      { tenantId: node.tenantId, campaignId, missing: () => notFound("campaign") },
+      nodeLostCommand,
+      [node, campaignId, callId, now],
+    );
+    if (lost) failed++;
   }
   return failed;
 }
+
+/** Fails a call of a campaign owned here that its node no longer holds; true if it did. */
+async function nodeLostHere(
+  deps: ServiceDeps,
+  node: NodePrincipal,
+  campaignId: string,
+  callId: string,
+  now: number,
+) {
+  let lost = false;
+  const target = { tenantId: node.tenantId, campaignId, callId };
+  await onCall(deps, target, async (actor, dialing) => {
+    const call = dialing.calls[callId];
+    if (!call || call.edgeNodeId !== node.nodeId) return;
+    if (now - call.claimedAt.getTime() <= NODE_LOST_AFTER_MS) return;
+    await finishCall(deps, actor, call, { hangupCause: "NODE_LOST" }, now);
+    lost = true;
+  });
+  return lost;
+}
+
+const nodeLostCommand = ownedCommand("call.nodeLost", nodeLostHere);
 
 export type AgentStateInput = {
   state: "ready" | "paused" | "offline";
@@ -758,6 +905,23 @@ export async function setAgentState(
   principal: Principal,
   input: AgentStateInput,
 ) {
+  if (principal.kind !== "user") throw forbidden("API keys are not agents");
+  // The owner of the agent's campaign (the one it leaves, else the one it joins) decides:
+  // it is the one process that reserves the agent for calls, so no change can cross another.
+  const current = deps.dialer.agents.get(principal.user.id);
+  const named =
+    input.campaign_id !== undefined && isUuid(input.campaign_id) ? input.campaign_id : null;
+  const campaignId = current?.campaignId ?? named;
+  if (!campaignId || !deps.campaigns.leases.shared) return agentStateHere(deps, principal, input);
+  return onOwner(
+    deps,
+    { tenantId: principal.tenantId, campaignId, missing: () => notFound("campaign") },
+    agentStateCommand,
+    [principal, input],
+  );
+}
+
+async function agentStateHere(deps: ServiceDeps, principal: Principal, input: AgentStateInput) {
   if (principal.kind !== "user") throw forbidden("API keys are not agents");
   const now = deps.clock.now();
   const current = deps.dialer.agents.get(principal.user.id);
@@ -790,6 +954,8 @@ export async function setAgentState(
   }
   return { agent: agentView(agent) };
 }
+
+const agentStateCommand = ownedCommand("agent.state", agentStateHere);
 
 /** The id of a campaign of the tenant; any other value, malformed ones included, is 404. */
 async function tenantCampaignId(deps: ServiceDeps, tenantId: string, campaignId: string) {
@@ -841,7 +1007,12 @@ async function releaseReservation(
   await onCall(deps, { tenantId, campaignId, callId }, async (actor, dialing) => {
     const call = dialing.calls[callId];
     if (!call || call.bridged) return;
-    const row = await updateCall(deps.db, callId, { agentId: null, updatedAt: new Date(now) });
+    const row = await updateCall(
+      deps.db,
+      callId,
+      { agentId: null, updatedAt: new Date(now) },
+      fenceOf(deps, campaignId),
+    );
     callChanged(deps, actor, call, row);
   });
 }

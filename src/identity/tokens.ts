@@ -28,6 +28,11 @@ const CACHE_MAX = 50_000;
 export class TokenService {
   private readonly signer;
   private readonly verified = new Map<string, TokenClaims>();
+  /**
+   * Signs the commands processes forward to each other: every process sharing the database
+   * shares the signing secret, and a key of its own keeps the two uses apart.
+   */
+  readonly clusterKey: string;
 
   constructor(
     secret: string,
@@ -35,6 +40,9 @@ export class TokenService {
     private readonly clock: Clock,
   ) {
     this.signer = jwt({ name: "jwt", secret, alg: "HS256" }).decorator.jwt;
+    this.clusterKey = new Bun.CryptoHasher("sha256")
+      .update(`forwarded commands:${secret}`)
+      .digest("hex");
   }
 
   async issue(user: {

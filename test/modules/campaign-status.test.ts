@@ -139,6 +139,7 @@ describe("status changes committed together", () => {
     ).body.data.campaign.id;
     const change = (id: string, expectedVersion: number) => ({
       campaignId: id,
+      leaseToken: null,
       tenantId: w.acme.id,
       expectedVersion,
       action: "start",

@@ -32,6 +32,8 @@ import {
   type StatusChange,
   updateCampaignSettings,
 } from "../../../db/queries/campaigns.ts";
+import { LeaseLostError } from "../../cluster/leases.ts";
+import { onOwner, ownedCommand } from "../../cluster/owner.ts";
 import type { RequestMeta, ServiceDeps } from "../../deps.ts";
 import { answerRateOf, ledgerNow, paceCampaign } from "../../dialer/pacing.ts";
 import { ok, type Page } from "../../envelope.ts";
@@ -165,7 +167,32 @@ function statsOf(
  * A campaign's stats for a realtime push, or undefined when it is not the tenant's. Read from
  * the live actor; only a campaign whose dialing state was never loaded is loaded once.
  */
-export async function campaignStatsFor(deps: ServiceDeps, tenantId: string, campaignId: string) {
+export async function campaignStatsFor(
+  deps: ServiceDeps,
+  tenantId: string,
+  campaignId: string,
+): Promise<CampaignStats | undefined> {
+  if (!isUuid(campaignId)) return undefined;
+  const stats = await onOwner(
+    deps,
+    { tenantId, campaignId, missing: campaignNotFound },
+    statsCommand,
+    [tenantId, campaignId],
+  ).catch((error) => {
+    if (error instanceof ApiError && error.status === 404) return undefined;
+    throw error;
+  });
+  return stats ?? undefined;
+}
+
+const statsCommand = ownedCommand(
+  "campaign.stats",
+  async (deps: ServiceDeps, tenantId: string, campaignId: string) =>
+    (await statsHere(deps, tenantId, campaignId)) ?? null,
+  { readOnly: true },
+);
+
+async function statsHere(deps: ServiceDeps, tenantId: string, campaignId: string) {
   const live = deps.campaigns.peek(campaignId);
   if (live?.dialing && live.campaign.tenantId === tenantId)
     return statsOf(deps, live.campaign, live.dialing);
@@ -205,6 +232,36 @@ export function patchCampaign(
   input: PatchCampaignInput,
   meta: RequestMeta,
 ) {
+  if (!isUuid(id)) throw campaignNotFound();
+  return onOwner(
+    deps,
+    { tenantId, campaignId: id, missing: campaignNotFound },
+    patchCommand,
+    [principal, tenantId, id, input, meta],
+    meta.requestId,
+  );
+}
+
+const patchCommand = ownedCommand(
+  "campaign.patch",
+  (
+    deps: ServiceDeps,
+    principal: Principal,
+    tenantId: string,
+    id: string,
+    input: PatchCampaignInput,
+    meta: RequestMeta,
+  ) => patchHere(deps, principal, tenantId, id, input, meta),
+);
+
+function patchHere(
+  deps: ServiceDeps,
+  principal: Principal,
+  tenantId: string,
+  id: string,
+  input: PatchCampaignInput,
+  meta: RequestMeta,
+) {
   return onCampaign(deps, tenantId, id, async (actor) => {
     const current = actor.getSnapshot().context.campaign;
     if (input.version !== current.version) {
@@ -226,6 +283,7 @@ export function patchCampaign(
       (tx) =>
         updateCampaignSettings(tx, {
           id,
+          fence: deps.campaigns.leases.fenceOf(id),
           expectedVersion: current.version,
           settings,
           updatedAt: now,
@@ -275,6 +333,38 @@ export function changeCampaignStatus(
   meta: RequestMeta,
 ): Promise<StatusReply> {
   assertIdempotencyKey(idempotencyKey);
+  if (!isUuid(id)) throw campaignNotFound();
+  return onOwner(
+    deps,
+    { tenantId, campaignId: id, missing: campaignNotFound },
+    statusCommand,
+    [principal, tenantId, id, action, idempotencyKey ?? null, meta],
+    meta.requestId,
+  );
+}
+
+const statusCommand = ownedCommand(
+  "campaign.status",
+  (
+    deps: ServiceDeps,
+    principal: Principal,
+    tenantId: string,
+    id: string,
+    action: StatusAction,
+    idempotencyKey: string | null,
+    meta: RequestMeta,
+  ) => changeStatusHere(deps, principal, tenantId, id, action, idempotencyKey ?? undefined, meta),
+);
+
+function changeStatusHere(
+  deps: ServiceDeps,
+  principal: Principal,
+  tenantId: string,
+  id: string,
+  action: StatusAction,
+  idempotencyKey: string | undefined,
+  meta: RequestMeta,
+): Promise<StatusReply> {
   const bodyHash = ACTION_DIGESTS[action];
   // A key already in a loaded actor's window is answered without queueing behind other
   // commands: its entry was recorded after its change committed, and a replay changes nothing.
@@ -316,7 +406,7 @@ export function changeCampaignStatus(
     const next = adoptedCampaign(campaign, to, committed);
     const text = JSON.stringify(ok({ campaign: campaignView(next) }));
     const reply = remember(200, text);
-    await commitStatus(deps.statusCommits, {
+    await commitStatus(deps, {
       campaign,
       to,
       action,
@@ -373,7 +463,7 @@ export const statusCommitsOn = (raw: RawClient) =>
 
 /** Writes a status change with its history row (and idempotency record); the actor adopts it after. */
 async function commitStatus(
-  commits: ServiceDeps["statusCommits"],
+  deps: ServiceDeps,
   change: {
     campaign: CampaignRecord;
     to: CampaignStatus;
@@ -385,8 +475,10 @@ async function commitStatus(
   },
 ) {
   const { campaign, entry } = change;
-  const updated = await commits.submit({
+  const { token } = deps.campaigns.leases.fenceOf(campaign.id);
+  const updated = await deps.statusCommits.submit({
     campaignId: campaign.id,
+    leaseToken: token,
     tenantId: campaign.tenantId,
     expectedVersion: campaign.version,
     action: change.action,
@@ -397,7 +489,10 @@ async function commitStatus(
     at: change.at,
     idempotency: entry && entryRow(campaign.id, entry),
   });
-  if (!updated) throw new Error(`campaign ${campaign.id} changed outside its actor`);
+  if (updated) return;
+  // Only another owner writes a campaign: this process's lease has been taken over.
+  if (deps.campaigns.leases.shared) throw new LeaseLostError(campaign.id);
+  throw new Error(`campaign ${campaign.id} changed outside its actor`);
 }
 
 /**
@@ -425,7 +520,7 @@ async function completeIfDone(deps: ServiceDeps, actor: CampaignActor) {
   const event = { type: "campaign.complete" as const, ...committed };
   const to = statusAfter(before, event);
   if (to === undefined) return;
-  await commitStatus(deps.statusCommits, {
+  await commitStatus(deps, {
     campaign,
     to,
     action: "complete",

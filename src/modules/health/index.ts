@@ -24,7 +24,8 @@ export const healthModule = (deps: Pick<ServiceDeps, "availability" | "lifecycle
     .get(
       "/readyz",
       () => {
-        if (!deps.lifecycle.accepting || !deps.availability.available) {
+        const { accepting, restored } = deps.lifecycle;
+        if (!accepting || !restored || !deps.availability.available) {
           throw new ApiError(503, "unavailable", "not ready", undefined, { "retry-after": "1" });
         }
         return ok({ ready: true });
@@ -35,8 +36,8 @@ export const healthModule = (deps: Pick<ServiceDeps, "availability" | "lifecycle
         },
         detail: detail(
           "Readiness",
-          "200 when the database answers and the migrations are done; 503 `unavailable` while " +
-            "the database is away or the process drains.",
+          "200 when the database answers, the migrations are done and the campaigns this process " +
+            "owns are restored; 503 `unavailable` while the database is away or the process drains.",
         ),
       },
     );

@@ -10,6 +10,7 @@ import {
   listLeadLists,
   listLeads,
 } from "../../../db/queries/leads.ts";
+import { onOwner, ownedCommand } from "../../cluster/owner.ts";
 import type { RequestMeta, ServiceDeps } from "../../deps.ts";
 import type { Page } from "../../envelope.ts";
 import { badRequest, INVALID_BODY, notFound } from "../../errors.ts";
@@ -207,6 +208,18 @@ export async function rejectedCsv(
 
 /** New leads join a live campaign's counts (and its stats) once they are committed. */
 async function recountLeads(deps: ServiceDeps, tenantId: string, campaignId: string) {
+  await onOwner(
+    deps,
+    { tenantId, campaignId, missing: () => notFound("campaign") },
+    recountCommand,
+    [tenantId, campaignId],
+  );
+}
+
+/** Reads a campaign's leads by state again, on the process that owns it. */
+const recountCommand = ownedCommand("campaign.recount", recountHere);
+
+async function recountHere(deps: ServiceDeps, tenantId: string, campaignId: string) {
   await deps.campaigns.withCampaign(tenantId, campaignId, async (actor) => {
     if (!actor.getSnapshot().context.dialing) return;
     const leads = noLeads();

@@ -1,0 +1,334 @@
+import type { DatabaseHandle, RawClient } from "../../db/client.ts";
+import type { Fence } from "../../db/fence.ts";
+import { runStatement } from "../../db/statement.ts";
+import type { Logger } from "../logger.ts";
+
+/** How long a lease lasts unless renewed, by the database's clock. */
+export const LEASE_TTL_MS = 5_000;
+/** How often an owner renews all of its leases, in one statement. */
+export const LEASE_RENEW_MS = 1_000;
+/**
+ * A lease is trusted locally for this long after the renewal that confirmed it was sent: less
+ * than the TTL, so that a process whose renewals stall stops acting before anyone may take over.
+ */
+const LOCAL_TRUST_MS = LEASE_TTL_MS - 1_000;
+
+/** Who runs a campaign's commands: this process (with the token its writes carry), or another. */
+export type Ownership =
+  | { kind: "local"; token: number | null }
+  | { kind: "remote"; url: string }
+  /** No such campaign in the tenant. */
+  | { kind: "missing" };
+
+/**
+ * Raised by a campaign's write (or its command) when this process no longer holds the
+ * campaign's lease: nothing was committed, and the command may go to the new owner.
+ */
+export class LeaseLostError extends Error {
+  constructor(readonly campaignId: string) {
+    super(`the lease of campaign ${campaignId} is no longer held here`);
+    this.name = "LeaseLostError";
+  }
+}
+
+/** SQLSTATE of `dialer_fence` refusing a write whose token is no longer the campaign's. */
+const FENCE_REFUSED = "DL001";
+
+export const isLeaseLost = (error: unknown): boolean =>
+  error instanceof LeaseLostError ||
+  (typeof error === "object" &&
+    error !== null &&
+    (error as { code?: unknown }).code === FENCE_REFUSED);
+
+export type LeaseListener = (change: "taken" | "lost" | "released", campaignId: string) => void;
+
+/**
+ * Which campaigns this process owns. On PGlite (one process by construction) it owns every
+ * campaign and its writes carry no token; on PostgreSQL leases live in `campaign_leases`.
+ */
+export interface CampaignLeases {
+  /** True when several processes may share the database. */
+  readonly shared: boolean;
+  /** Whether this process may run the campaign's commands now (no database round trip). */
+  holds(campaignId: string): boolean;
+  /** The fence of a campaign held here. */
+  fenceOf(campaignId: string): Fence;
+  /** Takes the lease if nobody holds it, else says who does. */
+  resolve(tenantId: string, campaignId: string): Promise<Ownership>;
+  /** Forgets what is known of a campaign's owner (a forward to it failed). */
+  forgetOwner(campaignId: string): void;
+  /** Drops a lease whose write was refused (the token is stale). */
+  lost(campaignId: string): void;
+  /** Takes the leases of running campaigns, and of campaigns with calls in flight, that nobody holds. */
+  takeOrphans(limit?: number): Promise<string[]>;
+  /** The campaigns held here. */
+  held(): string[];
+  /** Where other processes send this one's commands (`http://host:port`). */
+  ownerUrl: string;
+  onChange(listener: LeaseListener): () => void;
+  start(): void;
+  /** Gives every lease up at once, so that other processes take the campaigns without waiting. */
+  releaseAll(): Promise<void>;
+  stop(): void;
+}
+
+/**
+ * The leases of a database: local on PGlite, in the database on PostgreSQL, where this process
+ * takes a random instance id. Its address for forwarded commands is set once it listens.
+ */
+export function campaignLeasesFor(database: DatabaseHandle, logger: Logger): CampaignLeases {
+  if (database.raw.kind === "pglite") return localLeases();
+  return new PostgresLeases(database.raw, logger, crypto.randomUUID(), "");
+}
+
+/** One process owns everything: the embedded database. */
+export function localLeases(): CampaignLeases {
+  return {
+    shared: false,
+    holds: () => true,
+    fenceOf: (campaignId) => ({ campaignId, token: null }),
+    resolve: async () => ({ kind: "local", token: null }),
+    forgetOwner: () => {},
+    lost: () => {},
+    takeOrphans: async () => [],
+    held: () => [],
+    ownerUrl: "",
+    onChange: () => () => {},
+    start: () => {},
+    releaseAll: async () => {},
+    stop: () => {},
+  };
+}
+
+interface HeldLease {
+  token: number;
+  /** performance.now() until which this process acts on the lease without asking again. */
+  trustedUntil: number;
+}
+
+/** Campaign leases in PostgreSQL, renewed together every second. */
+export class PostgresLeases implements CampaignLeases {
+  readonly shared = true;
+  private readonly leases = new Map<string, HeldLease>();
+  /** Other processes' campaigns, as last read, until their lease's end at the latest. */
+  private readonly owners = new Map<string, { url: string; until: number }>();
+  private readonly listeners = new Set<LeaseListener>();
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private renewing = false;
+
+  constructor(
+    private readonly raw: RawClient,
+    private readonly logger: Logger,
+    /** This process's id, random per start. */
+    readonly instanceId: string,
+    /** Where other processes forward this process's campaigns' commands; set once it listens. */
+    public ownerUrl: string,
+  ) {}
+
+  holds(campaignId: string): boolean {
+    const lease = this.leases.get(campaignId);
+    return lease !== undefined && performance.now() < lease.trustedUntil;
+  }
+
+  fenceOf(campaignId: string): Fence {
+    const lease = this.leases.get(campaignId);
+    if (!lease) throw new LeaseLostError(campaignId);
+    return { campaignId, token: lease.token };
+  }
+
+  async resolve(tenantId: string, campaignId: string): Promise<Ownership> {
+    const lease = this.leases.get(campaignId);
+    if (lease && performance.now() < lease.trustedUntil)
+      return { kind: "local", token: lease.token };
+    const known = this.owners.get(campaignId);
+    if (known && performance.now() < known.until) return { kind: "remote", url: known.url };
+    const sent = performance.now();
+    const [row] = await runStatement<{
+      token: string;
+      owner_url: string;
+      mine: boolean;
+      ms_left: number;
+      previous: string | null;
+    }>(this.raw, TAKE_LEASE, [campaignId, tenantId, this.instanceId, this.ownerUrl, LEASE_TTL_MS]);
+    if (!row) return { kind: "missing" };
+    if (row.mine) {
+      const token = Number(row.token);
+      this.adopt(campaignId, token, sent, row.previous);
+      return { kind: "local", token };
+    }
+    this.owners.set(campaignId, {
+      url: row.owner_url,
+      until: performance.now() + Math.max(0, row.ms_left),
+    });
+    return { kind: "remote", url: row.owner_url };
+  }
+
+  forgetOwner(campaignId: string): void {
+    this.owners.delete(campaignId);
+  }
+
+  lost(campaignId: string): void {
+    if (!this.leases.delete(campaignId)) return;
+    this.logger.warn("campaign lease lost", { campaign_id: campaignId, owner: this.instanceId });
+    this.emit("lost", campaignId);
+  }
+
+  async takeOrphans(limit = 1_000): Promise<string[]> {
+    const sent = performance.now();
+    const rows = await runStatement<{
+      campaign_id: string;
+      token: string;
+      previous: string | null;
+    }>(this.raw, TAKE_ORPHANS, [this.instanceId, this.ownerUrl, LEASE_TTL_MS, limit]);
+    for (const row of rows) this.adopt(row.campaign_id, Number(row.token), sent, row.previous);
+    return rows.map((row) => row.campaign_id);
+  }
+
+  held(): string[] {
+    return [...this.leases.keys()];
+  }
+
+  onChange(listener: LeaseListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  start(): void {
+    this.timer ??= setInterval(() => void this.renew(), LEASE_RENEW_MS);
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  async releaseAll(): Promise<void> {
+    this.stop();
+    const ids = this.held();
+    if (ids.length === 0) return;
+    await runStatement(this.raw, RELEASE_LEASES, [this.instanceId]);
+    for (const campaignId of ids) {
+      this.leases.delete(campaignId);
+      this.logger.info("campaign lease released", {
+        campaign_id: campaignId,
+        owner: this.instanceId,
+      });
+      this.emit("released", campaignId);
+    }
+  }
+
+  /**
+   * Renews every lease held in one statement. A lease the statement does not return was taken
+   * over (this process stalled past its end): it is dropped at once. A renewal that fails leaves
+   * the leases trusted only until their local deadline.
+   */
+  private async renew(): Promise<void> {
+    if (this.renewing || this.leases.size === 0) return;
+    this.renewing = true;
+    const sent = performance.now();
+    try {
+      const rows = await runStatement<{ campaign_id: string; token: string }>(
+        this.raw,
+        RENEW_LEASES,
+        [this.instanceId, LEASE_TTL_MS],
+      );
+      const renewed = new Map(rows.map((row) => [row.campaign_id, Number(row.token)]));
+      for (const [campaignId, lease] of [...this.leases]) {
+        if (renewed.get(campaignId) === lease.token) lease.trustedUntil = sent + LOCAL_TRUST_MS;
+        else this.lost(campaignId);
+      }
+    } catch (error) {
+      this.logger.warn("campaign leases could not be renewed", { error });
+    } finally {
+      this.renewing = false;
+    }
+  }
+
+  private adopt(campaignId: string, token: number, sent: number, previous: string | null): void {
+    const before = this.leases.get(campaignId);
+    this.leases.set(campaignId, { token, trustedUntil: sent + LOCAL_TRUST_MS });
+    this.owners.delete(campaignId);
+    if (before?.token === token) return;
+    this.logger.info("campaign lease taken", {
+      campaign_id: campaignId,
+      owner: this.instanceId,
+      token,
+      previous_owner: previous,
+    });
+    this.emit("taken", campaignId);
+  }
+
+  private emit(change: "taken" | "lost" | "released", campaignId: string): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(change, campaignId);
+      } catch (error) {
+        this.logger.error("lease listener failed", { campaign_id: campaignId, error });
+      }
+    }
+  }
+}
+
+/**
+ * Takes a campaign's lease when nobody holds it (or this process already does: then only its
+ * end moves), else leaves it; either way returns who holds it. A campaign that is not the
+ * tenant's gets no lease and no row. A new holder gets a new token; the old one's writes fail.
+ */
+const TAKE_LEASE = `
+  with campaign as (
+    select id from campaigns where id = $1::uuid and tenant_id = $2::uuid),
+  previous as (
+    select owner from campaign_leases where campaign_id = $1::uuid),
+  taken as (
+    insert into campaign_leases (campaign_id, owner, owner_url, token, expires_at)
+    select id, $3::uuid, $4, nextval('campaign_lease_tokens'),
+      clock_timestamp() + $5::int * interval '1 millisecond'
+    from campaign
+    on conflict (campaign_id) do update set owner = excluded.owner, owner_url = excluded.owner_url,
+      token = case when campaign_leases.owner = excluded.owner then campaign_leases.token
+        else excluded.token end,
+      expires_at = excluded.expires_at
+    where campaign_leases.owner = excluded.owner or campaign_leases.expires_at < clock_timestamp()
+    returning token)
+  select t.token::text, $4 as owner_url, true as mine, 0 as ms_left,
+    (select owner::text from previous) as previous
+  from taken t
+  union all
+  select l.token::text, l.owner_url, false, 
+    (extract(epoch from l.expires_at - clock_timestamp()) * 1000)::int, null
+  from campaign_leases l join campaign c on c.id = l.campaign_id
+  where not exists (select 1 from taken)`;
+
+/** Campaigns that need an owner and have none: running, or with calls in flight. */
+const TAKE_ORPHANS = `
+  with orphan as (
+    select c.id from campaigns c
+    left join campaign_leases l on l.campaign_id = c.id
+    where (l.campaign_id is null or l.expires_at < clock_timestamp())
+      and (c.status = 'running'
+        or exists (select 1 from calls k where k.campaign_id = c.id and k.status <> 'ended'))
+    order by random()
+    limit $4::int),
+  previous as (
+    select l.campaign_id, l.owner from campaign_leases l join orphan o on o.id = l.campaign_id),
+  taken as (
+    insert into campaign_leases (campaign_id, owner, owner_url, token, expires_at)
+    select id, $1::uuid, $2, nextval('campaign_lease_tokens'),
+      clock_timestamp() + $3::int * interval '1 millisecond'
+    from orphan
+    on conflict (campaign_id) do update set owner = excluded.owner, owner_url = excluded.owner_url,
+      token = excluded.token, expires_at = excluded.expires_at
+    where campaign_leases.expires_at < clock_timestamp()
+    returning campaign_id, token)
+  select t.campaign_id::text, t.token::text, p.owner::text as previous
+  from taken t left join previous p on p.campaign_id = t.campaign_id`;
+
+const RENEW_LEASES = `
+  update campaign_leases set expires_at = clock_timestamp() + $2::int * interval '1 millisecond'
+  where owner = $1::uuid
+  returning campaign_id::text, token::text`;
+
+/** Ends this process's leases now: the token stays, so a write still in flight keeps its fence. */
+const RELEASE_LEASES = `
+  update campaign_leases set expires_at = clock_timestamp() - interval '1 millisecond'
+  where owner = $1::uuid`;

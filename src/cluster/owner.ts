@@ -1,0 +1,225 @@
+import { timingSafeEqual } from "node:crypto";
+import { Elysia } from "elysia";
+import type { ServiceDeps } from "../deps.ts";
+import { ApiError, type ErrorCode, type FieldError } from "../errors.ts";
+import { databaseError } from "../plugins/errors.ts";
+import { isLeaseLost } from "./leases.ts";
+
+/**
+ * A campaign command that runs where the campaign's lease is held: `here` is its body on the
+ * owner. Its arguments and result are JSON, so that another process can send it there.
+ */
+export interface OwnedCommand<A extends unknown[], R> {
+  name: string;
+  /** A read: a lost connection under it changed nothing. */
+  readOnly: boolean;
+  here: (deps: ServiceDeps, ...args: A) => Promise<R>;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: the table holds commands of every shape.
+const COMMANDS = new Map<string, OwnedCommand<any[], unknown>>();
+
+/** Declares a command by name; the name is what crosses between processes. */
+export function ownedCommand<A extends unknown[], R>(
+  name: string,
+  here: (deps: ServiceDeps, ...args: A) => Promise<R>,
+  options: { readOnly?: boolean } = {},
+): OwnedCommand<A, R> {
+  const command = { name, readOnly: options.readOnly ?? false, here };
+  COMMANDS.set(name, command as OwnedCommand<unknown[], unknown>);
+  return command;
+}
+
+/** Where a command goes: a campaign of a tenant, and the error when there is no such campaign. */
+export interface CommandTarget {
+  tenantId: string;
+  campaignId: string;
+  missing: () => ApiError;
+}
+
+/** Attempts to find and reach an owner before answering 503; an owner that died is replaced within a lease. */
+const ROUTE_ATTEMPTS = 5;
+/** A forwarded command waits no longer than a statement may run, plus the owner's queue. */
+const FORWARD_TIMEOUT_MS = 20_000;
+export const COMMANDS_PATH = "/internal/v1/commands";
+const SIGNATURE_HEADER = "x-dialer-signature";
+/** A forwarded command older than this is refused: a captured one cannot be replayed later. */
+const MAX_COMMAND_AGE_MS = 30_000;
+
+/**
+ * Runs a campaign's command on the process that owns the campaign: here when this process
+ * holds its lease (or takes it, nobody holding it), else sent to the owner. A command whose
+ * write was refused by its fence (the lease moved meanwhile) committed nothing and goes to
+ * the new owner. With one process, every campaign is held here and this is a plain call.
+ */
+export async function onOwner<A extends unknown[], R>(
+  deps: ServiceDeps,
+  target: CommandTarget,
+  command: OwnedCommand<A, R>,
+  args: A,
+  requestId = "",
+): Promise<R> {
+  const leases = deps.campaigns.leases;
+  for (let attempt = 0; attempt < ROUTE_ATTEMPTS; attempt++) {
+    const owner = leases.holds(target.campaignId)
+      ? ({ kind: "local" } as const)
+      : await leases.resolve(target.tenantId, target.campaignId);
+    if (owner.kind === "missing") throw target.missing();
+    if (owner.kind === "local") {
+      try {
+        return await command.here(deps, ...args);
+      } catch (error) {
+        if (!isLeaseLost(error)) throw error;
+        leases.lost(target.campaignId);
+        continue;
+      }
+    }
+    const reply = await forward(deps, owner.url, command, target, args, requestId);
+    if (reply.kind === "done") return reply.value as R;
+    if (reply.kind === "failed") throw reply.error;
+    leases.forgetOwner(target.campaignId);
+    // The owner is gone or gave the campaign up: its lease ends within seconds.
+    await Bun.sleep(100 * 2 ** attempt);
+  }
+  throw new ApiError(
+    503,
+    "unavailable",
+    "the campaign's owner cannot be reached; retry shortly",
+    undefined,
+    {
+      "retry-after": "1",
+    },
+  );
+}
+
+type ForwardReply =
+  | { kind: "done"; value: unknown }
+  | { kind: "failed"; error: ApiError }
+  /** Not the owner, or not reachable: nothing was done. */
+  | { kind: "elsewhere" };
+
+interface WireError {
+  status: number;
+  code: ErrorCode;
+  message: string;
+  field_errors?: FieldError[];
+  headers?: Record<string, string>;
+}
+
+type WireReply = { ok: unknown } | { error: WireError } | { elsewhere: true };
+
+async function forward(
+  deps: ServiceDeps,
+  url: string,
+  command: { name: string; readOnly: boolean },
+  target: CommandTarget,
+  args: unknown[],
+  requestId: string,
+): Promise<ForwardReply> {
+  const body = JSON.stringify({
+    name: command.name,
+    tenant_id: target.tenantId,
+    campaign_id: target.campaignId,
+    args,
+    request_id: requestId,
+    sent_at: Date.now(),
+  });
+  let response: Response;
+  try {
+    response = await fetch(`${url}${COMMANDS_PATH}`, {
+      method: "POST",
+      body,
+      headers: { "content-type": "application/json", [SIGNATURE_HEADER]: sign(deps, body) },
+      signal: AbortSignal.timeout(FORWARD_TIMEOUT_MS),
+    });
+  } catch (error) {
+    // Refused: the owner is not there, and nothing happened. Anything else may have happened.
+    if ((error as { code?: string }).code === "ConnectionRefused") return { kind: "elsewhere" };
+    deps.logger.warn("a forwarded command got no answer", { command: command.name, url, error });
+    return {
+      kind: "failed",
+      error: databaseError("outcome_unknown", command.readOnly ? "GET" : "POST"),
+    };
+  }
+  const reply = (await response.json().catch(() => undefined)) as WireReply | undefined;
+  if (!response.ok || !reply) return { kind: "elsewhere" };
+  if ("ok" in reply) return { kind: "done", value: reply.ok };
+  if ("error" in reply) {
+    const { status, code, message, field_errors, headers } = reply.error;
+    return { kind: "failed", error: new ApiError(status, code, message, field_errors, headers) };
+  }
+  return { kind: "elsewhere" };
+}
+
+const sign = (deps: ServiceDeps, body: string) =>
+  new Bun.CryptoHasher("sha256", deps.tokens.clusterKey).update(body).digest("hex");
+
+function signedBy(deps: ServiceDeps, body: string, signature: string | null): boolean {
+  if (!signature) return false;
+  const expected = Buffer.from(sign(deps, body));
+  const given = Buffer.from(signature);
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+/**
+ * The owner's end: commands other processes forward, signed with the key every process
+ * derives from the shared signing secret. It sits before every plugin (no rate limit, no
+ * authentication of its own: the sender authorised the request it came from) and runs a
+ * command only while this process holds the campaign's lease.
+ */
+export const ownerCommandsHook = (deps: ServiceDeps) =>
+  new Elysia({ name: "owner-commands" }).onRequest(async ({ request }) => {
+    if (request.method !== "POST" || !request.url.endsWith(COMMANDS_PATH)) return;
+    const body = await request.text();
+    if (!signedBy(deps, body, request.headers.get(SIGNATURE_HEADER)))
+      return new Response(null, { status: 404 });
+    const message = JSON.parse(body) as {
+      name: string;
+      tenant_id: string;
+      campaign_id: string;
+      args: unknown[];
+      sent_at: number;
+    };
+    const command = COMMANDS.get(message.name);
+    if (!command || Math.abs(Date.now() - message.sent_at) > MAX_COMMAND_AGE_MS)
+      return new Response(null, { status: 404 });
+    return Response.json(await runForwarded(deps, command, message));
+  });
+
+async function runForwarded(
+  deps: ServiceDeps,
+  command: OwnedCommand<unknown[], unknown>,
+  message: { tenant_id: string; campaign_id: string; args: unknown[] },
+): Promise<WireReply> {
+  const leases = deps.campaigns.leases;
+  try {
+    if (!leases.holds(message.campaign_id)) {
+      const owner = await leases.resolve(message.tenant_id, message.campaign_id);
+      if (owner.kind !== "local") return { elsewhere: true };
+    }
+    return { ok: (await command.here(deps, ...message.args)) ?? null };
+  } catch (error) {
+    if (isLeaseLost(error)) {
+      leases.lost(message.campaign_id);
+      return { elsewhere: true };
+    }
+    const apiError = asApiError(deps, error, command.readOnly ? "GET" : "POST");
+    return {
+      error: {
+        status: apiError.status,
+        code: apiError.code,
+        message: apiError.message,
+        ...(apiError.fieldErrors ? { field_errors: apiError.fieldErrors } : {}),
+        ...(apiError.headers ? { headers: apiError.headers } : {}),
+      },
+    };
+  }
+}
+
+function asApiError(deps: ServiceDeps, error: unknown, method: string): ApiError {
+  if (error instanceof ApiError) return error;
+  const failure = deps.availability.report(error);
+  if (failure) return databaseError(failure, method);
+  deps.logger.error("forwarded command failed", { error });
+  return new ApiError(500, "internal_error", "internal server error");
+}
