@@ -39,8 +39,12 @@ export interface CommandTarget {
 
 /** Attempts to find and reach an owner before answering 503; an owner that died is replaced within a lease. */
 const ROUTE_ATTEMPTS = 5;
-/** A forwarded command waits no longer than a statement may run, plus the owner's queue. */
-const FORWARD_TIMEOUT_MS = 20_000;
+/**
+ * How long a forwarded command waits for its owner. Commands take milliseconds; an owner
+ * silent this long has stalled, and its lease has lapsed twice over: the caller hears
+ * `outcome_unknown`, and a retry with the same Idempotency-Key finds the new owner.
+ */
+const FORWARD_TIMEOUT_MS = 10_000;
 export const COMMANDS_PATH = "/internal/v1/commands";
 const SIGNATURE_HEADER = "x-dialer-signature";
 /** A forwarded command older than this is refused: a captured one cannot be replayed later. */
@@ -134,7 +138,8 @@ async function forward(
     });
   } catch (error) {
     // Refused: the owner is not there, and nothing happened. Anything else may have happened.
-    if ((error as { code?: string }).code === "ConnectionRefused") return { kind: "elsewhere" };
+    const code = (error as { code?: string }).code;
+    if (code === "ConnectionRefused" || code === "ECONNREFUSED") return { kind: "elsewhere" };
     deps.logger.warn("a forwarded command got no answer", { command: command.name, url, error });
     return {
       kind: "failed",
