@@ -4,7 +4,8 @@ import { type SQL, sql } from "drizzle-orm";
  * What a write of a campaign carries to prove that its process still owns the campaign: the
  * token of the campaign's lease. `dialer_fence` (a database function) refuses the whole
  * statement with SQLSTATE DL001 when the token is no longer the lease's, and holds a takeover
- * back until the write commits. Null where one process owns every campaign.
+ * back until the write commits (a shared advisory lock that a takeover takes exclusively).
+ * Null where one process owns every campaign.
  */
 export interface Fence {
   campaignId: string;

@@ -38,9 +38,10 @@ CREATE FUNCTION "dialer_lease_held"("campaign" uuid, "held" bigint) RETURNS bool
 BEGIN
 	-- No token: one process owns every campaign (the embedded database).
 	IF "held" IS NULL THEN RETURN true; END IF;
-	-- FOR SHARE holds a takeover back until this write commits, so a new owner restores it.
-	PERFORM 1 FROM "campaign_leases" WHERE "campaign_id" = "campaign" AND "token" = "held" FOR SHARE;
-	RETURN FOUND;
+	-- Held until this write commits: a takeover waits for it, so the new owner restores it,
+	-- and a write after a takeover sees the new token.
+	PERFORM pg_advisory_xact_lock_shared(1145652812, hashtext("campaign"::text));
+	RETURN EXISTS (SELECT 1 FROM "campaign_leases" WHERE "campaign_id" = "campaign" AND "token" = "held");
 END $$;
 --> statement-breakpoint
 CREATE FUNCTION "dialer_fence"("campaign" uuid, "held" bigint) RETURNS boolean LANGUAGE plpgsql VOLATILE AS $$
@@ -48,5 +49,12 @@ BEGIN
 	IF NOT "dialer_lease_held"("campaign", "held") THEN
 		RAISE EXCEPTION 'the lease of campaign % is no longer held', "campaign" USING ERRCODE = 'DL001';
 	END IF;
+	RETURN true;
+END $$;
+--> statement-breakpoint
+CREATE FUNCTION "dialer_lease_takeover"("campaign" uuid) RETURNS boolean LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+	-- Waits for the old owner's writes in flight; the ones after see the new token.
+	PERFORM pg_advisory_xact_lock(1145652812, hashtext("campaign"::text));
 	RETURN true;
 END $$;

@@ -288,7 +288,10 @@ const TAKE_LEASE = `
       token = case when campaign_leases.owner = excluded.owner then campaign_leases.token
         else excluded.token end,
       expires_at = excluded.expires_at
-    where campaign_leases.owner = excluded.owner or campaign_leases.expires_at < clock_timestamp()
+    where case when campaign_leases.owner = excluded.owner then true
+      when campaign_leases.expires_at < clock_timestamp()
+        then dialer_lease_takeover(campaign_leases.campaign_id)
+      else false end
     returning token)
   select t.token::text, $4 as owner_url, true as mine, 0 as ms_left,
     (select owner::text from previous) as previous
@@ -318,7 +321,8 @@ const TAKE_ORPHANS = `
     from orphan
     on conflict (campaign_id) do update set owner = excluded.owner, owner_url = excluded.owner_url,
       token = excluded.token, expires_at = excluded.expires_at
-    where campaign_leases.expires_at < clock_timestamp()
+    where case when campaign_leases.expires_at < clock_timestamp()
+      then dialer_lease_takeover(campaign_leases.campaign_id) else false end
     returning campaign_id, token)
   select t.campaign_id::text, t.token::text, p.owner::text as previous
   from taken t left join previous p on p.campaign_id = t.campaign_id`;
