@@ -8,10 +8,11 @@ export const LEASE_TTL_MS = 5_000;
 /** How often an owner renews all of its leases, in one statement. */
 export const LEASE_RENEW_MS = 1_000;
 /**
- * A lease is trusted locally for this long after the renewal that confirmed it was sent: less
- * than the TTL, so that a process whose renewals stall stops acting before anyone may take over.
+ * A lease is trusted locally for this share of its TTL after the renewal that confirmed it was
+ * sent: less than all of it, so that a process whose renewals stall stops acting before anyone
+ * may take over.
  */
-const LOCAL_TRUST_MS = LEASE_TTL_MS - 1_000;
+const LOCAL_TRUST = 0.8;
 
 /** Who runs a campaign's commands: this process (with the token its writes carry), or another. */
 export type Ownership =
@@ -111,7 +112,7 @@ export class PostgresLeases implements CampaignLeases {
   readonly shared = true;
   private readonly leases = new Map<string, HeldLease>();
   /** Other processes' campaigns, as last read, until their lease's end at the latest. */
-  private readonly owners = new Map<string, { url: string; until: number }>();
+  private readonly owners = new Map<string, { tenantId: string; url: string; until: number }>();
   private readonly listeners = new Set<LeaseListener>();
   private timer: ReturnType<typeof setInterval> | undefined;
   private renewing = false;
@@ -123,7 +124,13 @@ export class PostgresLeases implements CampaignLeases {
     readonly instanceId: string,
     /** Where other processes forward this process's campaigns' commands; set once it listens. */
     public ownerUrl: string,
+    /** Tests shorten the lease. */
+    private readonly timing = { ttlMs: LEASE_TTL_MS, renewMs: LEASE_RENEW_MS },
   ) {}
+
+  private get trustMs(): number {
+    return this.timing.ttlMs * LOCAL_TRUST;
+  }
 
   holds(campaignId: string): boolean {
     const lease = this.leases.get(campaignId);
@@ -141,7 +148,8 @@ export class PostgresLeases implements CampaignLeases {
     if (lease && performance.now() < lease.trustedUntil)
       return { kind: "local", token: lease.token };
     const known = this.owners.get(campaignId);
-    if (known && performance.now() < known.until) return { kind: "remote", url: known.url };
+    if (known?.tenantId === tenantId && performance.now() < known.until)
+      return { kind: "remote", url: known.url };
     const sent = performance.now();
     const [row] = await runStatement<{
       token: string;
@@ -149,7 +157,13 @@ export class PostgresLeases implements CampaignLeases {
       mine: boolean;
       ms_left: number;
       previous: string | null;
-    }>(this.raw, TAKE_LEASE, [campaignId, tenantId, this.instanceId, this.ownerUrl, LEASE_TTL_MS]);
+    }>(this.raw, TAKE_LEASE, [
+      campaignId,
+      tenantId,
+      this.instanceId,
+      this.ownerUrl,
+      this.timing.ttlMs,
+    ]);
     if (!row) return { kind: "missing" };
     if (row.mine) {
       const token = Number(row.token);
@@ -157,6 +171,7 @@ export class PostgresLeases implements CampaignLeases {
       return { kind: "local", token };
     }
     this.owners.set(campaignId, {
+      tenantId,
       url: row.owner_url,
       until: performance.now() + Math.max(0, row.ms_left),
     });
@@ -179,7 +194,7 @@ export class PostgresLeases implements CampaignLeases {
       campaign_id: string;
       token: string;
       previous: string | null;
-    }>(this.raw, TAKE_ORPHANS, [this.instanceId, this.ownerUrl, LEASE_TTL_MS, limit]);
+    }>(this.raw, TAKE_ORPHANS, [this.instanceId, this.ownerUrl, this.timing.ttlMs, limit]);
     for (const row of rows) this.adopt(row.campaign_id, Number(row.token), sent, row.previous);
     return rows.map((row) => row.campaign_id);
   }
@@ -194,7 +209,7 @@ export class PostgresLeases implements CampaignLeases {
   }
 
   start(): void {
-    this.timer ??= setInterval(() => void this.renew(), LEASE_RENEW_MS);
+    this.timer ??= setInterval(() => void this.renew(), this.timing.renewMs);
   }
 
   stop(): void {
@@ -230,11 +245,11 @@ export class PostgresLeases implements CampaignLeases {
       const rows = await runStatement<{ campaign_id: string; token: string }>(
         this.raw,
         RENEW_LEASES,
-        [this.instanceId, LEASE_TTL_MS],
+        [this.instanceId, this.timing.ttlMs],
       );
       const renewed = new Map(rows.map((row) => [row.campaign_id, Number(row.token)]));
       for (const [campaignId, lease] of [...this.leases]) {
-        if (renewed.get(campaignId) === lease.token) lease.trustedUntil = sent + LOCAL_TRUST_MS;
+        if (renewed.get(campaignId) === lease.token) lease.trustedUntil = sent + this.trustMs;
         else this.lost(campaignId);
       }
     } catch (error) {
@@ -246,7 +261,7 @@ export class PostgresLeases implements CampaignLeases {
 
   private adopt(campaignId: string, token: number, sent: number, previous: string | null): void {
     const before = this.leases.get(campaignId);
-    this.leases.set(campaignId, { token, trustedUntil: sent + LOCAL_TRUST_MS });
+    this.leases.set(campaignId, { token, trustedUntil: sent + this.trustMs });
     this.owners.delete(campaignId);
     if (before?.token === token) return;
     this.logger.info("campaign lease taken", {

@@ -1,0 +1,186 @@
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { createApp, createServiceDeps } from "../../src/app.ts";
+import { PostgresLeases } from "../../src/cluster/leases.ts";
+import { loadConfig } from "../../src/config.ts";
+import type { ServiceDeps } from "../../src/deps.ts";
+import { silentLogger } from "../../src/logger.ts";
+import { createWorkspace, TEST_SECRET } from "../helpers/app.ts";
+import { testDatabase } from "../helpers/database.ts";
+
+/**
+ * Two processes' worth of services on one PostgreSQL database, each listening on loopback
+ * with its own leases: a campaign's commands sent to either run once, on its owner, and
+ * answer the same bytes wherever they were sent.
+ */
+const enabled = Boolean(process.env.DATABASE_URL);
+
+type Workspace = Awaited<ReturnType<typeof createWorkspace>>;
+interface Process {
+  deps: ServiceDeps;
+  url: string;
+  stop: () => void;
+}
+let w: Workspace;
+let token: string;
+const processes: Process[] = [];
+
+async function startProcess(): Promise<Process> {
+  const database = await testDatabase();
+  const leases = new PostgresLeases(database.raw, silentLogger, crypto.randomUUID(), "");
+  const deps = createServiceDeps({
+    database,
+    config: loadConfig({ AUTH_JWT_SECRET: TEST_SECRET }),
+    clock: w.clock,
+    logger: silentLogger,
+    jwtSecret: TEST_SECRET,
+    leases,
+  });
+  const app = createApp(deps).listen({ port: 0, hostname: "127.0.0.1" });
+  const url = `http://127.0.0.1:${app.server?.port}`;
+  leases.ownerUrl = url;
+  leases.start();
+  let stopped = false;
+  const process = {
+    deps,
+    url,
+    stop: () => {
+      if (stopped) return;
+      stopped = true;
+      leases.stop();
+      deps.campaigns.stopAll();
+      void app.stop(true);
+    },
+  };
+  processes.push(process);
+  return process;
+}
+
+const call = async (
+  process: Process,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+) => {
+  const response = await fetch(`${process.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json", ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: response.status, headers: response.headers, text: await response.text() };
+};
+
+beforeEach(async () => {
+  if (!enabled) return;
+  w = await createWorkspace();
+  token = await w.login("admin@acme.test");
+});
+
+afterEach(() => {
+  for (const process of processes.splice(0)) process.stop();
+});
+
+describe.skipIf(!enabled)("a campaign's commands reach its owner", () => {
+  test("a status change sent to a process that does not own the campaign runs on the owner", async () => {
+    const [a, b] = [await startProcess(), await startProcess()] as [Process, Process];
+    const created = await call(a, "POST", "/api/v1/campaigns", { name: "spring" });
+    const id = JSON.parse(created.text).data.campaign.id as string;
+    const started = await call(
+      a,
+      "POST",
+      `/api/v1/campaigns/${id}/status`,
+      { action: "start" },
+      {
+        "idempotency-key": "start-1",
+      },
+    );
+    expect(started.status).toBe(200);
+    expect(a.deps.campaigns.leases.holds(id)).toBe(true);
+    const paused = await call(
+      b,
+      "POST",
+      `/api/v1/campaigns/${id}/status`,
+      { action: "pause" },
+      {
+        "idempotency-key": "pause-1",
+      },
+    );
+    expect(paused.status).toBe(200);
+    expect(JSON.parse(paused.text).data.campaign.status).toBe("paused");
+    // B never took the campaign; A's actor holds the change.
+    expect(b.deps.campaigns.leases.holds(id)).toBe(false);
+    expect(a.deps.campaigns.peek(id)?.campaign.status).toBe("paused");
+    // A replay through either process is the first answer, byte for byte.
+    for (const process of [a, b]) {
+      const replay = await call(
+        process,
+        "POST",
+        `/api/v1/campaigns/${id}/status`,
+        { action: "pause" },
+        {
+          "idempotency-key": "pause-1",
+        },
+      );
+      expect(replay.text).toBe(paused.text);
+      expect(replay.headers.get("idempotent-replayed")).toBe("true");
+    }
+    // Refusals come back as the owner's envelope.
+    const refused = await call(b, "POST", `/api/v1/campaigns/${id}/status`, { action: "pause" });
+    expect(refused.status).toBe(409);
+    expect(JSON.parse(refused.text).code).toBe("invalid_transition");
+    // Another tenant's campaign is not found through either process.
+    const other = await w.tenant("globex.test");
+    await w.user(other.id, "boss@globex.test", "admin");
+    const otherToken = await w.login("boss@globex.test");
+    const foreign = await fetch(`${b.url}/api/v1/campaigns/${id}/status`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${otherToken}`, "content-type": "application/json" },
+      body: JSON.stringify({ action: "start" }),
+    });
+    expect(foreign.status).toBe(404);
+    const history = await call(b, "GET", `/api/v1/campaigns/${id}/history`);
+    expect(
+      JSON.parse(history.text).data.items.map((row: { action: string }) => row.action),
+    ).toEqual(["pause", "start"]);
+  });
+
+  test("one key sent to two processes at once executes once, with one answer", async () => {
+    const [a, b] = [await startProcess(), await startProcess()] as [Process, Process];
+    const created = await call(a, "POST", "/api/v1/campaigns", { name: "autumn" });
+    const id = JSON.parse(created.text).data.campaign.id as string;
+    const replies = await Promise.all(
+      [a, b, a, b, a, b].map((process) =>
+        call(
+          process,
+          "POST",
+          `/api/v1/campaigns/${id}/status`,
+          { action: "start" },
+          {
+            "idempotency-key": "together",
+          },
+        ),
+      ),
+    );
+    expect(new Set(replies.map((reply) => reply.status))).toEqual(new Set([200]));
+    expect(new Set(replies.map((reply) => reply.text)).size).toBe(1);
+    const history = await call(a, "GET", `/api/v1/campaigns/${id}/history`);
+    expect(JSON.parse(history.text).data.items).toHaveLength(1);
+  });
+
+  test("when the owner is gone, its campaign moves to the next process once its lease lapses", async () => {
+    const [a, b] = [await startProcess(), await startProcess()] as [Process, Process];
+    const created = await call(a, "POST", "/api/v1/campaigns", { name: "winter" });
+    const id = JSON.parse(created.text).data.campaign.id as string;
+    expect(
+      (await call(a, "POST", `/api/v1/campaigns/${id}/status`, { action: "start" })).status,
+    ).toBe(200);
+    a.stop();
+    const began = performance.now();
+    let paused = await call(b, "POST", `/api/v1/campaigns/${id}/status`, { action: "pause" });
+    while (paused.status === 503 && performance.now() - began < 10_000)
+      paused = await call(b, "POST", `/api/v1/campaigns/${id}/status`, { action: "pause" });
+    expect(paused.status).toBe(200);
+    expect(b.deps.campaigns.leases.holds(id)).toBe(true);
+    expect(performance.now() - began).toBeLessThan(10_000);
+  }, 20_000);
+});

@@ -1,0 +1,131 @@
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import type { RawClient } from "../../db/client.ts";
+import { fenceCondition } from "../../db/fence.ts";
+import { runStatement } from "../../db/statement.ts";
+import { PostgresLeases } from "../../src/cluster/leases.ts";
+import { silentLogger } from "../../src/logger.ts";
+import { createWorkspace } from "../helpers/app.ts";
+
+/**
+ * Campaign leases of two processes on one PostgreSQL database, with a lease shortened to
+ * 400 ms: who owns a campaign, takeovers after a lapse, and writes refused by their fence.
+ */
+const enabled = Boolean(process.env.DATABASE_URL);
+const TIMING = { ttlMs: 400, renewMs: 100 };
+
+type Workspace = Awaited<ReturnType<typeof createWorkspace>>;
+let w: Workspace;
+let raw: RawClient;
+const made: PostgresLeases[] = [];
+
+const leasesAt = (url: string) => {
+  const leases = new PostgresLeases(raw, silentLogger, crypto.randomUUID(), url, TIMING);
+  made.push(leases);
+  return leases;
+};
+
+async function campaign(status = "draft", tenantId = w.acme.id) {
+  const created = await w.request("POST", `/api/v1/campaigns?tenant_id=${tenantId}`, {
+    token: await w.login("root@platform.test"),
+    body: { name: `c-${crypto.randomUUID()}` },
+  });
+  const id = created.body.data.campaign.id as string;
+  if (status !== "draft")
+    await runStatement(raw, "update campaigns set status = $2 where id = $1::uuid", [id, status]);
+  return id;
+}
+
+/** A status write of the campaign as its owner would make it, fenced by `token`. */
+const fencedWrite = (id: string, token: number | null) =>
+  runStatement(
+    raw,
+    `update campaigns set updated_at = now() where id = $1::uuid and ${fenceCondition("$1", "$2")}`,
+    [id, token],
+  );
+
+beforeEach(async () => {
+  if (!enabled) return;
+  w = await createWorkspace();
+  raw = w.deps.rawDb;
+});
+
+afterEach(() => {
+  for (const leases of made.splice(0)) leases.stop();
+});
+
+describe.skipIf(!enabled)("campaign leases on PostgreSQL", () => {
+  test("the first process to ask owns a campaign; the other is told where it is", async () => {
+    const id = await campaign();
+    const a = leasesAt("http://a.test");
+    const b = leasesAt("http://b.test");
+    const owned = await a.resolve(w.acme.id, id);
+    expect(owned.kind).toBe("local");
+    expect(a.holds(id)).toBe(true);
+    expect(await b.resolve(w.acme.id, id)).toEqual({ kind: "remote", url: "http://a.test" });
+    expect(b.holds(id)).toBe(false);
+    // Another tenant's campaign, or none at all, gets no lease.
+    const other = await w.tenant("globex.test");
+    expect((await b.resolve(other.id, id)).kind).toBe("missing");
+    expect((await b.resolve(w.acme.id, crypto.randomUUID())).kind).toBe("missing");
+  });
+
+  test("a lapsed lease is taken with a larger token, and the old owner's writes are refused", async () => {
+    const id = await campaign();
+    const a = leasesAt("http://a.test");
+    const b = leasesAt("http://b.test");
+    const first = await a.resolve(w.acme.id, id);
+    if (first.kind !== "local" || first.token === null) throw new Error("expected a lease");
+    expect(await fencedWrite(id, first.token)).toEqual([]);
+    // A stalls: no renewal. Past the lease, B takes it.
+    await Bun.sleep(TIMING.ttlMs + 50);
+    expect(a.holds(id)).toBe(false);
+    const second = await b.resolve(w.acme.id, id);
+    if (second.kind !== "local" || second.token === null) throw new Error("expected a takeover");
+    expect(second.token).toBeGreaterThan(first.token);
+    const refused = await fencedWrite(id, first.token).catch((error) => error);
+    expect(refused.code).toBe("DL001");
+    expect(await fencedWrite(id, second.token)).toEqual([]);
+    // The batch form leaves the stale row out instead of failing.
+    const [held] = await runStatement<{ stale: boolean; current: boolean }>(
+      raw,
+      "select dialer_lease_held($1::uuid, $2::bigint) as stale, dialer_lease_held($1::uuid, $3::bigint) as current",
+      [id, first.token, second.token],
+    );
+    expect(held).toEqual({ stale: false, current: true });
+  });
+
+  test("an owner renewing keeps its lease; one that finds it taken drops it and says so", async () => {
+    const id = await campaign();
+    const a = leasesAt("http://a.test");
+    const b = leasesAt("http://b.test");
+    const changes: string[] = [];
+    a.onChange((change, campaignId) => changes.push(`${change}:${campaignId}`));
+    await a.resolve(w.acme.id, id);
+    a.start();
+    await Bun.sleep(TIMING.ttlMs * 3);
+    expect(a.holds(id)).toBe(true);
+    expect((await b.resolve(w.acme.id, id)).kind).toBe("remote");
+    // A pauses (its timer stops) long enough for B to take over, then renews again.
+    a.stop();
+    await Bun.sleep(TIMING.ttlMs + 50);
+    expect((await b.resolve(w.acme.id, id)).kind).toBe("local");
+    a.start();
+    await Bun.sleep(TIMING.renewMs * 3);
+    expect(a.held()).toEqual([]);
+    expect(changes).toEqual([`taken:${id}`, `lost:${id}`]);
+  });
+
+  test("a released lease is taken at once; orphaned running campaigns are taken by a sweep", async () => {
+    const running = await campaign("running");
+    const idle = await campaign("paused");
+    const a = leasesAt("http://a.test");
+    const b = leasesAt("http://b.test");
+    expect(await a.takeOrphans()).toEqual([running]);
+    expect(await b.takeOrphans()).toEqual([]);
+    await a.resolve(w.acme.id, idle);
+    await a.releaseAll();
+    expect(a.held()).toEqual([]);
+    expect((await b.resolve(w.acme.id, idle)).kind).toBe("local");
+    expect(await b.takeOrphans()).toEqual([running]);
+  });
+});
