@@ -54,8 +54,12 @@ export interface CampaignLeases {
   holds(campaignId: string): boolean;
   /** The fence of a campaign held here. */
   fenceOf(campaignId: string): Fence;
-  /** Takes the lease if nobody holds it, else says who does. */
-  resolve(tenantId: string, campaignId: string): Promise<Ownership>;
+  /**
+   * Takes the lease if nobody holds it, else says who does. `unreachable` is an owner's
+   * address that refused a connection: nothing listens there, so its lease is taken at once
+   * rather than when it lapses (safe whatever that owner does: its writes are fenced).
+   */
+  resolve(tenantId: string, campaignId: string, unreachable?: string): Promise<Ownership>;
   /** Forgets what is known of a campaign's owner (a forward to it failed). */
   forgetOwner(campaignId: string): void;
   /** Drops a lease whose write was refused (the token is stale). */
@@ -143,12 +147,12 @@ export class PostgresLeases implements CampaignLeases {
     return { campaignId, token: lease.token };
   }
 
-  async resolve(tenantId: string, campaignId: string): Promise<Ownership> {
+  async resolve(tenantId: string, campaignId: string, unreachable?: string): Promise<Ownership> {
     const lease = this.leases.get(campaignId);
     if (lease && performance.now() < lease.trustedUntil)
       return { kind: "local", token: lease.token };
     const known = this.owners.get(campaignId);
-    if (known?.tenantId === tenantId && performance.now() < known.until)
+    if (!unreachable && known?.tenantId === tenantId && performance.now() < known.until)
       return { kind: "remote", url: known.url };
     const sent = performance.now();
     const [row] = await runStatement<{
@@ -163,6 +167,7 @@ export class PostgresLeases implements CampaignLeases {
       this.instanceId,
       this.ownerUrl,
       this.timing.ttlMs,
+      unreachable ?? null,
     ]);
     if (!row) return { kind: "missing" };
     if (row.mine) {
@@ -285,8 +290,9 @@ export class PostgresLeases implements CampaignLeases {
 }
 
 /**
- * Takes a campaign's lease when nobody holds it (or this process already does: then only its
- * end moves), else leaves it; either way returns who holds it. A campaign that is not the
+ * Takes a campaign's lease when nobody holds it, or its holder is at the unreachable address
+ * `$6` (or this process already holds it: then only its end moves), else leaves it; either way
+ * returns who holds it. A campaign that is not the
  * tenant's gets no lease and no row. A new holder gets a new token; the old one's writes fail.
  */
 const TAKE_LEASE = `
@@ -304,7 +310,7 @@ const TAKE_LEASE = `
         else excluded.token end,
       expires_at = excluded.expires_at
     where case when campaign_leases.owner = excluded.owner then true
-      when campaign_leases.expires_at < clock_timestamp()
+      when campaign_leases.expires_at < clock_timestamp() or campaign_leases.owner_url = $6
         then dialer_lease_takeover(campaign_leases.campaign_id)
       else false end
     returning token)

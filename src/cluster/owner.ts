@@ -64,10 +64,11 @@ export async function onOwner<A extends unknown[], R>(
   requestId = "",
 ): Promise<R> {
   const leases = deps.campaigns.leases;
+  let unreachable: string | undefined;
   for (let attempt = 0; attempt < ROUTE_ATTEMPTS; attempt++) {
     const owner = leases.holds(target.campaignId)
       ? ({ kind: "local" } as const)
-      : await leases.resolve(target.tenantId, target.campaignId);
+      : await leases.resolve(target.tenantId, target.campaignId, unreachable);
     if (owner.kind === "missing") throw target.missing();
     if (owner.kind === "local") {
       try {
@@ -82,7 +83,13 @@ export async function onOwner<A extends unknown[], R>(
     if (reply.kind === "done") return reply.value as R;
     if (reply.kind === "failed") throw reply.error;
     leases.forgetOwner(target.campaignId);
-    // The owner is gone or gave the campaign up: its lease ends within seconds.
+    if (reply.kind === "refused") {
+      // Nothing listens where the owner was: it died, and its campaign is taken now.
+      unreachable = owner.url;
+      continue;
+    }
+    unreachable = undefined;
+    // The owner gave the campaign up or is handing it over: ask again shortly.
     await Bun.sleep(100 * 2 ** attempt);
   }
   throw new ApiError(
@@ -99,8 +106,10 @@ export async function onOwner<A extends unknown[], R>(
 type ForwardReply =
   | { kind: "done"; value: unknown }
   | { kind: "failed"; error: ApiError }
-  /** Not the owner, or not reachable: nothing was done. */
-  | { kind: "elsewhere" };
+  /** Not the owner (any more): nothing was done. */
+  | { kind: "elsewhere" }
+  /** Nothing listens at the owner's address: nothing was done. */
+  | { kind: "refused" };
 
 interface WireError {
   status: number;
@@ -139,7 +148,7 @@ async function forward(
   } catch (error) {
     // Refused: the owner is not there, and nothing happened. Anything else may have happened.
     const code = (error as { code?: string }).code;
-    if (code === "ConnectionRefused" || code === "ECONNREFUSED") return { kind: "elsewhere" };
+    if (code === "ConnectionRefused" || code === "ECONNREFUSED") return { kind: "refused" };
     deps.logger.warn("a forwarded command got no answer", { command: command.name, url, error });
     return {
       kind: "failed",
