@@ -152,7 +152,7 @@ async function forward(
     deps.logger.warn("a forwarded command got no answer", { command: command.name, url, error });
     return {
       kind: "failed",
-      error: databaseError("outcome_unknown", command.readOnly ? "GET" : "POST"),
+      error: ownerSilent(command.readOnly),
     };
   }
   const reply = (await response.json().catch(() => undefined)) as WireReply | undefined;
@@ -164,6 +164,27 @@ async function forward(
   }
   return { kind: "elsewhere" };
 }
+
+/** The owner stopped answering mid-command: a write may or may not have been made. */
+const ownerSilent = (readOnly: boolean) =>
+  readOnly
+    ? new ApiError(
+        503,
+        "unavailable",
+        "the campaign's owner did not answer; retry shortly",
+        undefined,
+        {
+          "retry-after": "1",
+        },
+      )
+    : new ApiError(
+        503,
+        "outcome_unknown",
+        "the campaign's owner stopped answering while the command was under way: it may or " +
+          "may not have been made; read before retrying, or retry with the same Idempotency-Key",
+        undefined,
+        { "retry-after": "1" },
+      );
 
 const sign = (deps: ServiceDeps, body: string) =>
   new Bun.CryptoHasher("sha256", deps.tokens.clusterKey).update(body).digest("hex");
