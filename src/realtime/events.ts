@@ -15,9 +15,9 @@ export function connectRealtime(deps: ServiceDeps): void {
   deps.dialer.agents.subscribe((agent, origin) => {
     if (origin?.remote) {
       // Another process's change, adopted here: it pushed the change itself, and its relay
-      // carried the push to this process's sockets. Only the campaign's stats, which the
-      // process holding the campaign's actor computes, are left to this one.
-      if (agent.campaignId && deps.campaigns.peek(agent.campaignId))
+      // carried the push to this process's sockets. Only the campaign's stats, which its owner
+      // computes, are left to this one if it owns the campaign.
+      if (agent.campaignId && deps.campaigns.leases.holds(agent.campaignId))
         deps.realtime.statsChanged(agent.tenantId, agent.campaignId);
       return;
     }
