@@ -2,30 +2,76 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { rowsOf } from "../../db/rows.ts";
 import { createApp, createServiceDeps } from "../../src/app.ts";
+import { PostgresLeases } from "../../src/cluster/leases.ts";
 import { type ClusterPushRelay, connectPushRelay } from "../../src/cluster/push-relay.ts";
 import { loadConfig } from "../../src/config.ts";
+import type { ServiceDeps } from "../../src/deps.ts";
 import { silentLogger } from "../../src/logger.ts";
 import { createWorkspace, TEST_SECRET } from "../helpers/app.ts";
 import { testDatabase } from "../helpers/database.ts";
-import { listenOnLoopback, openSocket } from "../helpers/sockets.ts";
+import { listenOnLoopback, type Message, openSocket } from "../helpers/sockets.ts";
 
 /**
- * Two processes' worth of services on one PostgreSQL database, each listening on its own
- * port: `owner` is where changes are made, `other` holds the sockets. Every push published on
- * one reaches the other's sockets through the relay.
+ * Two processes' worth of services on one PostgreSQL database, each listening on loopback with
+ * its own leases: `owner` is where the campaign's commands run, `other` holds the sockets.
+ * Every push published on one reaches the other's sockets through the relay.
  */
 const enabled = Boolean(process.env.DATABASE_URL);
 
 type Workspace = Awaited<ReturnType<typeof createWorkspace>>;
-let owner: Workspace;
-let other: { deps: ReturnType<typeof createServiceDeps>; app: ReturnType<typeof createApp> };
-let listening: ReturnType<typeof listenOnLoopback>[] = [];
-let relays: ClusterPushRelay[] = [];
+interface Process {
+  deps: ServiceDeps;
+  url: string;
+  relay: ClusterPushRelay;
+  wsUrl: (path: string, token: string) => string;
+  stop: () => Promise<void>;
+}
+let w: Workspace;
+let owner: Process;
+let other: Process;
 let adminToken: string;
 let campaignId: string;
+const processes: Process[] = [];
 
-const otherUrl = (path: string, token: string) =>
-  (listening[1] as (typeof listening)[0]).wsUrl(path, token);
+async function startProcess(): Promise<Process> {
+  const database = await testDatabase();
+  const leases = new PostgresLeases(database.raw, silentLogger, crypto.randomUUID(), "");
+  const deps = createServiceDeps({
+    database,
+    config: loadConfig({ AUTH_JWT_SECRET: TEST_SECRET }),
+    clock: w.clock,
+    logger: silentLogger,
+    jwtSecret: TEST_SECRET,
+    leases,
+  });
+  const listening = listenOnLoopback({ deps, app: createApp(deps) });
+  leases.ownerUrl = listening.baseUrl;
+  leases.start();
+  const relay = await connectPushRelay(deps, { heartbeatMs: 100, sweepMs: 100, keepSeconds: 1 });
+  const process: Process = {
+    deps,
+    url: listening.baseUrl,
+    relay,
+    wsUrl: listening.wsUrl,
+    async stop() {
+      await relay.stop();
+      leases.stop();
+      deps.campaigns.stopAll();
+      await listening.stop();
+    },
+  };
+  processes.push(process);
+  return process;
+}
+
+const call = async (process: Process, method: string, path: string, body?: unknown) => {
+  const response = await fetch(`${process.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as Message };
+};
 
 async function until(check: () => boolean | Promise<boolean>, timeoutMs: number) {
   const deadline = Date.now() + timeoutMs;
@@ -43,44 +89,29 @@ const storedMessages = async () =>
 
 beforeEach(async () => {
   if (!enabled) return;
-  owner = await createWorkspace();
-  const deps = createServiceDeps({
-    database: await testDatabase(),
-    config: loadConfig({ AUTH_JWT_SECRET: TEST_SECRET }),
-    clock: owner.clock,
-    logger: silentLogger,
-    jwtSecret: TEST_SECRET,
-  });
-  other = { deps, app: createApp(deps) };
-  listening = [listenOnLoopback(owner), listenOnLoopback(other)];
-  const options = { heartbeatMs: 100, sweepMs: 100, keepSeconds: 1 };
-  relays = [
-    await connectPushRelay(owner.deps, options),
-    await connectPushRelay(other.deps, options),
-  ];
-  expect(await until(() => relays.every((relay) => relay.peers === 1), 2_000)).toBe(true);
-  adminToken = await owner.login("admin@acme.test");
-  campaignId = (
-    await owner.request("POST", "/api/v1/campaigns", {
-      token: adminToken,
-      body: { name: "Spring" },
-    })
-  ).body.data.campaign.id;
+  w = await createWorkspace();
+  adminToken = await w.login("admin@acme.test");
+  owner = await startProcess();
+  other = await startProcess();
+  expect(await until(() => owner.relay.peers === 1 && other.relay.peers === 1, 2_000)).toBe(true);
+  const created = await call(owner, "POST", "/api/v1/campaigns", { name: "Spring" });
+  campaignId = created.body.data.campaign.id;
+  // The campaign's first command makes `owner` its owner.
+  expect((await call(owner, "GET", `/api/v1/campaigns/${campaignId}`)).status).toBe(200);
+  expect(owner.deps.campaigns.leases.holds(campaignId)).toBe(true);
 });
 
 afterEach(async () => {
-  for (const relay of relays.splice(0)) await relay.stop();
-  for (const server of listening.splice(0)) await server.stop();
+  for (const process of processes.splice(0)) await process.stop();
 });
 
 describe.skipIf(!enabled)("pushes reach the sockets of every process sharing the database", () => {
   test("a supervisor on one process sees a status change made on another, once, with its stats", async () => {
-    const supervisor = await openSocket(otherUrl("/ws/supervisor", adminToken));
+    const supervisor = await openSocket(other.wsUrl("/ws/supervisor", adminToken));
     await supervisor.next("snapshot");
     const started = Date.now();
-    const changed = await owner.request("POST", `/api/v1/campaigns/${campaignId}/status`, {
-      token: adminToken,
-      body: { action: "start" },
+    const changed = await call(owner, "POST", `/api/v1/campaigns/${campaignId}/status`, {
+      action: "start",
     });
     expect(changed.status).toBe(200);
     expect(await supervisor.next("campaign.status", 1_000)).toMatchObject({
@@ -98,19 +129,35 @@ describe.skipIf(!enabled)("pushes reach the sockets of every process sharing the
     supervisor.socket.close();
   });
 
-  test("an agent's state changed on one process reaches its socket and supervisors on another", async () => {
-    await owner.user(owner.acme.id, "agent@acme.test", "agent");
-    const agentToken = await owner.login("agent@acme.test");
-    const agent = await openSocket(otherUrl("/ws/agent", agentToken));
-    expect((await agent.next("agent.state")).agent.state).toBe("offline");
-    const supervisor = await openSocket(otherUrl("/ws/supervisor", adminToken));
+  test("a status change sent to a process that does not own the campaign is pushed to that process's sockets", async () => {
+    const supervisor = await openSocket(other.wsUrl("/ws/supervisor", adminToken));
     await supervisor.next("snapshot");
-
-    const changed = await owner.request("POST", "/api/v1/agents/me/state", {
-      token: agentToken,
-      body: { state: "ready", campaign_id: campaignId },
+    const changed = await call(other, "POST", `/api/v1/campaigns/${campaignId}/status`, {
+      action: "start",
     });
     expect(changed.status).toBe(200);
+    expect(other.deps.campaigns.leases.holds(campaignId)).toBe(false);
+    expect(await supervisor.next("campaign.status", 1_000)).toMatchObject({
+      campaign_id: campaignId,
+      status: "running",
+    });
+    supervisor.socket.close();
+  });
+
+  test("an agent's state changed on one process reaches its socket and supervisors on another", async () => {
+    await w.user(w.acme.id, "agent@acme.test", "agent");
+    const agentToken = await w.login("agent@acme.test");
+    const agent = await openSocket(other.wsUrl("/ws/agent", agentToken));
+    expect((await agent.next("agent.state")).agent.state).toBe("offline");
+    const supervisor = await openSocket(other.wsUrl("/ws/supervisor", adminToken));
+    await supervisor.next("snapshot");
+
+    const response = await fetch(`${owner.url}/api/v1/agents/me/state`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${agentToken}`, "content-type": "application/json" },
+      body: JSON.stringify({ state: "ready", campaign_id: campaignId }),
+    });
+    expect(response.status).toBe(200);
     expect((await agent.next("agent.state", 1_000)).agent).toMatchObject({
       state: "ready",
       campaign_id: campaignId,
@@ -120,32 +167,21 @@ describe.skipIf(!enabled)("pushes reach the sockets of every process sharing the
     supervisor.socket.close();
   });
 
-  test("a snapshot shows the status committed on another process, not an actor's older copy", async () => {
-    // The other process loads the campaign's actor while it is a draft.
-    const read = await other.app.handle(
-      new Request(`http://localhost/api/v1/campaigns/${campaignId}`, {
-        headers: { authorization: `Bearer ${adminToken}` },
-      }),
-    );
-    expect(read.status).toBe(200);
-    expect(other.deps.campaigns.peek(campaignId)?.campaign.status).toBe("draft");
-    await owner.request("POST", `/api/v1/campaigns/${campaignId}/status`, {
-      token: adminToken,
-      body: { action: "start" },
-    });
-    const supervisor = await openSocket(otherUrl("/ws/supervisor", adminToken));
+  test("a snapshot on a process that does not own the campaign shows its committed status", async () => {
+    await call(owner, "POST", `/api/v1/campaigns/${campaignId}/status`, { action: "start" });
+    const supervisor = await openSocket(other.wsUrl("/ws/supervisor", adminToken));
     const snapshot = await supervisor.next("snapshot");
     expect(snapshot.campaigns).toContainEqual(
-      expect.objectContaining({ id: campaignId, status: "running" }),
+      expect.objectContaining({ id: campaignId, status: "running", version: 2 }),
     );
     supervisor.socket.close();
   });
 
   test("a push over NOTIFY's 8,000 bytes crosses by reference, and the reference is swept", async () => {
-    const supervisor = await openSocket(otherUrl("/ws/supervisor", adminToken));
+    const supervisor = await openSocket(other.wsUrl("/ws/supervisor", adminToken));
     await supervisor.next("snapshot");
     const blob = "é".repeat(6_000);
-    owner.deps.realtime.toCampaign(owner.acme.id, campaignId, { type: "test.large", blob });
+    owner.deps.realtime.toCampaign(w.acme.id, campaignId, { type: "test.large", blob });
     const received = await supervisor.next("test.large", 1_000);
     expect(received.blob).toBe(blob);
     // Stored once, then swept once older than the relay keeps them (a second in this test).
@@ -154,12 +190,12 @@ describe.skipIf(!enabled)("pushes reach the sockets of every process sharing the
   });
 
   test("a burst of 200 pushes, small and large, arrives in the order it was published", async () => {
-    const supervisor = await openSocket(otherUrl("/ws/supervisor", adminToken));
+    const supervisor = await openSocket(other.wsUrl("/ws/supervisor", adminToken));
     await supervisor.next("snapshot");
     for (let n = 0; n < 200; n++) {
       // Every 25th is too large for a notification; some turns of the event loop pass between.
       const padding = n % 25 === 7 ? "x".repeat(9_000) : "";
-      owner.deps.realtime.toSupervisors(owner.acme.id, { type: "test.burst", n, padding });
+      owner.deps.realtime.toSupervisors(w.acme.id, { type: "test.burst", n, padding });
       if (n % 30 === 0) await Bun.sleep(0);
     }
     expect(
@@ -176,7 +212,8 @@ describe.skipIf(!enabled)("pushes reach the sockets of every process sharing the
   });
 
   test("a process stopped says goodbye: the other stops relaying to it", async () => {
-    await relays.pop()?.stop();
-    expect(await until(() => relays[0]?.peers === 0, 1_000)).toBe(true);
+    await other.stop();
+    processes.splice(processes.indexOf(other), 1);
+    expect(await until(() => owner.relay.peers === 0, 1_000)).toBe(true);
   });
 });
