@@ -5,6 +5,7 @@ import { createApp, createServiceDeps } from "./app.ts";
 import { ensurePlatformAdmin, resolveJwtSecret } from "./bootstrap.ts";
 import { connectChangeFeed } from "./cluster/change-feed.ts";
 import { campaignLeasesFor } from "./cluster/leases.ts";
+import { connectPushRelay } from "./cluster/push-relay.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { sweepExpiredCalls } from "./dialer/service.ts";
 import { createLogger } from "./logger.ts";
@@ -72,6 +73,7 @@ async function main() {
   });
   database.availability.start();
   const stopChangeFeed = await connectChangeFeed(deps);
+  const pushRelay = await connectPushRelay(deps);
   // Listening first: processes that share the database forward commands to the address this
   // process takes its leases under, and `/readyz` says not ready until they are restored.
   deps.lifecycle.restored = false;
@@ -152,6 +154,7 @@ async function main() {
     // stop() without force stops accepting and resolves once in-flight requests are answered.
     await server?.stop(false);
     await stopChangeFeed().catch(() => undefined);
+    await pushRelay.stop().catch(() => undefined);
     deps.campaigns.stopAll();
     deps.tenants.stopAll();
     await deps.credentials.close();

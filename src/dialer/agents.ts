@@ -21,7 +21,7 @@ export interface AgentPresence {
   since: number;
 }
 
-export type AgentListener = (agent: AgentPresence) => void;
+export type AgentListener = (agent: AgentPresence, origin?: { remote: boolean }) => void;
 
 /**
  * Where every agent is, in memory: agents are people on live sessions, and a restart signs

@@ -20,13 +20,23 @@ export const agentTopic = (tenantId: string, userId: string) =>
 
 export const STATS_INTERVAL_MS = 250;
 
+/** What carries this process's pushes to the sockets of other processes (src/cluster/push-relay.ts). */
+export interface PushRelay {
+  /** Whether another process shares the database, and so may have sockets listening. */
+  readonly active: boolean;
+  /** Sends a serialised message to the other processes, after those sent before it. */
+  send(topics: string[], text: string): void;
+}
+
 /**
- * Pushes state changes to subscribed sockets through Bun's pub/sub. Until the server listens
- * (in-process tests) pushes go nowhere. `campaign.stats` is coalesced: the campaigns asked for
+ * Pushes state changes to subscribed sockets through Bun's pub/sub, and through a relay to
+ * the sockets of other processes sharing the database. Until the server listens (in-process
+ * tests) pushes reach no socket of this process. `campaign.stats` is coalesced: the campaigns asked for
  * are pushed together at most every 250 ms, each once, computed when they are sent.
  */
 export class RealtimeHub {
   private publisher: Publisher | undefined;
+  private relay: PushRelay | undefined;
   /** Campaigns whose stats are due at the next flush, and their tenants. */
   private readonly statsDue = new Map<string, string>();
   private flushTimer: ReturnType<typeof setTimeout> | undefined;
@@ -46,10 +56,26 @@ export class RealtimeHub {
     this.publisher = publisher;
   }
 
-  /** Serialises a message once and publishes it to each topic. */
+  /** Sends every message published from now on to other processes too; returns the detach. */
+  relayTo(relay: PushRelay): () => void {
+    this.relay = relay;
+    return () => {
+      if (this.relay === relay) this.relay = undefined;
+    };
+  }
+
+  /** Serialises a message once and publishes it to each topic, here and on other processes. */
   publish(topics: string[], message: Record<string, unknown>): void {
-    if (!this.publisher) return;
+    const relay = this.relay?.active ? this.relay : undefined;
+    if (!this.publisher && !relay) return;
     const text = JSON.stringify(message);
+    this.deliver(topics, text);
+    relay?.send(topics, text);
+  }
+
+  /** Publishes serialised text to this process's sockets alone: what another process relayed. */
+  deliver(topics: string[], text: string): void {
+    if (!this.publisher) return;
     for (const topic of topics) {
       try {
         this.publisher.publish(topic, text);
@@ -74,12 +100,17 @@ export class RealtimeHub {
 
   /** Asks for a `campaign.stats` push at the next flush; asks before it become one message. */
   statsChanged(tenantId: string, campaignId: string): void {
-    if (!this.publisher) return;
-    // Statistics cost work: compute them only for someone who listens.
-    const listeners =
-      this.publisher.subscriberCount(campaignsTopic(tenantId)) +
-      this.publisher.subscriberCount(campaignTopic(tenantId, campaignId));
-    if (listeners === 0) return;
+    // Statistics cost work: compute them only for someone who listens. Only this process can
+    // compute its campaigns' stats, and it cannot count other processes' sockets; so while
+    // another process shares the database, it computes them for every campaign changed here
+    // (still at most once per interval each), and a process alone pays nothing more.
+    if (!this.relay?.active) {
+      if (!this.publisher) return;
+      const listeners =
+        this.publisher.subscriberCount(campaignsTopic(tenantId)) +
+        this.publisher.subscriberCount(campaignTopic(tenantId, campaignId));
+      if (listeners === 0) return;
+    }
     this.statsDue.set(campaignId, tenantId);
     this.scheduleFlush();
   }

@@ -209,6 +209,8 @@ export function realtimeModule(deps: ServiceDeps) {
   /** Every open socket by its user, so that a change to the user reaches them at once. */
   const socketsOfUser = new Map<string, Set<Socket>>();
   const supervisorSockets = new Set<Socket>();
+  // Campaigns are read from the database, never from actors: on a process that does not run a
+  // campaign, an actor loaded once may be behind the process that does.
   const snapshots = new SnapshotBatcher(async (tenantId) => {
     const { items } = await listTenantCampaigns(deps.db, tenantId, {}, { limit: 500, offset: 0 });
     return JSON.stringify({

@@ -7,7 +7,7 @@ import type { Harness } from "./app.ts";
  * Makes a harness's app listen on a free loopback port and wires the realtime hub to it, as
  * `src/index.ts` does, so that tests can open real sockets against an in-process app.
  */
-export function listenOnLoopback(h: Harness) {
+export function listenOnLoopback(h: Pick<Harness, "app" | "deps">) {
   const app = h.app.listen({ hostname: "127.0.0.1", port: 0 });
   const server = app.server as Server<unknown>;
   h.deps.realtime.attach(server);

@@ -4,6 +4,7 @@ import {
   campaignsTopic,
   campaignTopic,
   type Publisher,
+  type PushRelay,
   RealtimeHub,
   STATS_INTERVAL_MS,
 } from "../../src/realtime/hub.ts";
@@ -99,5 +100,72 @@ describe("campaign.stats pushes", () => {
     expect(published).toEqual([]);
     hub.close();
     stop();
+  });
+});
+
+/** A relay that records what it is given; `active` says whether another process is there. */
+function recordingRelay(active: boolean) {
+  const sent: { topics: string[]; text: string }[] = [];
+  const relay: PushRelay & { active: boolean } = {
+    active,
+    send: (topics, text) => sent.push({ topics, text }),
+  };
+  return { relay, sent };
+}
+
+describe("pushes to other processes", () => {
+  test("a message goes to the relay as the text published here, only while another process is there", () => {
+    const hub = new RealtimeHub(silentLogger, async () => ({}));
+    const { publisher, published, stop } = recordingPublisher();
+    hub.attach(publisher);
+    const { relay, sent } = recordingRelay(false);
+    const detach = hub.relayTo(relay);
+    hub.toCampaign(TENANT, "a", { type: "campaign.status", status: "running" });
+    expect(sent).toEqual([]);
+    relay.active = true;
+    hub.toCampaign(TENANT, "a", { type: "campaign.status", status: "paused" });
+    expect(sent).toEqual([
+      {
+        topics: [campaignsTopic(TENANT), campaignTopic(TENANT, "a")],
+        text: JSON.stringify({ type: "campaign.status", status: "paused" }),
+      },
+    ]);
+    expect(published).toHaveLength(4);
+    detach();
+    hub.toCampaign(TENANT, "a", { type: "campaign.status", status: "running" });
+    expect(sent).toHaveLength(1);
+    hub.close();
+    stop();
+  });
+
+  test("what another process relayed is published here and not relayed again", () => {
+    const hub = new RealtimeHub(silentLogger, async () => ({}));
+    const { publisher, published, stop } = recordingPublisher();
+    hub.attach(publisher);
+    const { relay, sent } = recordingRelay(true);
+    hub.relayTo(relay);
+    hub.deliver([campaignsTopic(TENANT)], '{"type":"campaign.status"}');
+    expect(published.map((entry) => entry.topic)).toEqual([campaignsTopic(TENANT)]);
+    expect(sent).toEqual([]);
+    hub.close();
+    stop();
+  });
+
+  test("while another process is there, stats are computed though nobody listens here", async () => {
+    let computed = 0;
+    const hub = new RealtimeHub(silentLogger, async () => {
+      computed++;
+      return { calls: 1 };
+    });
+    // Not even listening itself: the process's server may not be up yet.
+    const { relay, sent } = recordingRelay(true);
+    hub.relayTo(relay);
+    hub.statsChanged(TENANT, "a");
+    await Bun.sleep(50);
+    expect(computed).toBe(1);
+    expect(sent.map((entry) => JSON.parse(entry.text))).toEqual([
+      { type: "campaign.stats", campaign_id: "a", stats: { calls: 1 } },
+    ]);
+    hub.close();
   });
 });
