@@ -1,6 +1,6 @@
 import type { DatabaseHandle, RawClient } from "../../db/client.ts";
 import type { Fence } from "../../db/fence.ts";
-import { runStatement } from "../../db/statement.ts";
+import { arrayLiteral, runStatement } from "../../db/statement.ts";
 import type { Logger } from "../logger.ts";
 
 /** How long a lease lasts unless renewed, by the database's clock. */
@@ -175,6 +175,9 @@ export class PostgresLeases implements CampaignLeases {
       this.adopt(campaignId, token, sent, row.previous);
       return { kind: "local", token };
     }
+    // Nothing else can listen at this process's own address: the holder is a previous run.
+    if (row.owner_url === this.ownerUrl && unreachable !== this.ownerUrl)
+      return this.resolve(tenantId, campaignId, this.ownerUrl);
     this.owners.set(campaignId, {
       tenantId,
       url: row.owner_url,
@@ -194,14 +197,38 @@ export class PostgresLeases implements CampaignLeases {
   }
 
   async takeOrphans(limit = 1_000): Promise<string[]> {
+    const dead = await this.deadOwners();
     const sent = performance.now();
     const rows = await runStatement<{
       campaign_id: string;
       token: string;
       previous: string | null;
-    }>(this.raw, TAKE_ORPHANS, [this.instanceId, this.ownerUrl, this.timing.ttlMs, limit]);
+    }>(this.raw, TAKE_ORPHANS, [
+      this.instanceId,
+      this.ownerUrl,
+      this.timing.ttlMs,
+      limit,
+      arrayLiteral(dead),
+    ]);
     for (const row of rows) this.adopt(row.campaign_id, Number(row.token), sent, row.previous);
     return rows.map((row) => row.campaign_id);
+  }
+
+  /**
+   * The addresses of other owners where nothing listens: this process's own (a previous run of
+   * it on the same address, killed), and any whose health probe is refused. Their leases need
+   * not lapse first: their writes are fenced whatever they do.
+   */
+  private async deadOwners(): Promise<string[]> {
+    const owners = await runStatement<{ owner_url: string }>(this.raw, LIVE_OWNERS, [
+      this.instanceId,
+    ]);
+    const dead = await Promise.all(
+      owners.map(async ({ owner_url: url }) =>
+        url === this.ownerUrl || (await refusesConnections(url)) ? url : undefined,
+      ),
+    );
+    return dead.filter((url): url is string => url !== undefined);
   }
 
   held(): string[] {
@@ -323,12 +350,16 @@ const TAKE_LEASE = `
   from campaign_leases l join campaign c on c.id = l.campaign_id
   where not exists (select 1 from taken)`;
 
-/** Campaigns that need an owner and have none: running, or with calls in flight. */
+/**
+ * Campaigns that need an owner and have none: running, or with calls in flight, without a
+ * lease, with a lapsed one, or held at an address in `$5` where nothing listens.
+ */
 const TAKE_ORPHANS = `
   with orphan as (
     select c.id from campaigns c
     left join campaign_leases l on l.campaign_id = c.id
-    where (l.campaign_id is null or l.expires_at < clock_timestamp())
+    where (l.campaign_id is null or l.expires_at < clock_timestamp()
+        or (l.owner <> $1::uuid and l.owner_url = any($5::text[])))
       and (c.status = 'running'
         or exists (select 1 from calls k where k.campaign_id = c.id and k.status <> 'ended'))
     order by random()
@@ -343,10 +374,27 @@ const TAKE_ORPHANS = `
     on conflict (campaign_id) do update set owner = excluded.owner, owner_url = excluded.owner_url,
       token = excluded.token, expires_at = excluded.expires_at
     where case when campaign_leases.expires_at < clock_timestamp()
+        or campaign_leases.owner_url = any($5::text[])
       then dialer_lease_takeover(campaign_leases.campaign_id) else false end
     returning campaign_id, token)
   select t.campaign_id::text, t.token::text, p.owner::text as previous
   from taken t left join previous p on p.campaign_id = t.campaign_id`;
+
+/** The addresses of the other processes holding leases now. */
+const LIVE_OWNERS = `
+  select distinct owner_url from campaign_leases
+  where owner <> $1::uuid and expires_at >= clock_timestamp()`;
+
+/** True when nothing listens at `url`: its process is gone. A slow answer is not a refusal. */
+async function refusesConnections(url: string): Promise<boolean> {
+  try {
+    await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(500) });
+    return false;
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    return code === "ConnectionRefused" || code === "ECONNREFUSED";
+  }
+}
 
 const RENEW_LEASES = `
   update campaign_leases set expires_at = clock_timestamp() + $2::int * interval '1 millisecond'
