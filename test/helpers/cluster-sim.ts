@@ -18,8 +18,8 @@ type Client = Pick<Cluster, "request" | "live" | "openSocket">;
 const jitter = (min: number, max: number) => min + Math.random() * (max - min);
 const sleepBetween = (min: number, max: number) => Bun.sleep(jitter(min, max));
 
-/** A 2xx reply or an error naming the request, for set-up steps that must work. */
-async function must(client: Client, method: string, path: string, options: Json = {}) {
+/** A 2xx reply's body or an error naming the request, for set-up steps that must work. */
+export async function must(client: Client, method: string, path: string, options: Json = {}) {
   let reply = await client.request(method, path, options);
   // A password just changed through one process reaches the others' caches a moment later.
   for (let retry = 0; retry < 20 && reply.body.code === "password_change_required"; retry++) {
@@ -393,6 +393,8 @@ export interface NodeRun {
   heartbeats: { at: number; status: number | "error" }[];
   /** Resolves when the node has stopped claiming and every call it placed is over. */
   done: Promise<void>;
+  /** Stops claiming now (instead of at the deadline); `done` then resolves. */
+  stop(): Promise<void>;
 }
 
 /**
@@ -415,14 +417,23 @@ export function startNode(
 ): NodeRun {
   const maxInFlight = options.maxInFlight ?? 4;
   const answerRate = options.answerRate ?? 0.6;
-  const run: NodeRun = { claims: [], ended: [], lost: [], heartbeats: [], done: Promise.resolve() };
+  const run: NodeRun = {
+    claims: [],
+    ended: [],
+    lost: [],
+    heartbeats: [],
+    done: Promise.resolve(),
+    stop: async () => {},
+  };
   const inFlight = new Set<string>();
   const calls = new Set<Promise<void>>();
-  const hardStop = options.deadline + 30_000;
+  let deadline = options.deadline;
+  // Calls under way at the deadline get this long to finish.
+  const hardStop = () => deadline + 30_000;
   const at = () => new Date().toISOString();
 
   const event = async (callId: string, body: Json): Promise<Reply | undefined> => {
-    for (let attempt = 0; attempt < 6 && Date.now() < hardStop; attempt++) {
+    for (let attempt = 0; attempt < 6 && Date.now() < hardStop(); attempt++) {
       try {
         const reply = await client.request("POST", `/api/v1/nodes/calls/${callId}/events`, {
           token: options.key,
@@ -480,7 +491,7 @@ export function startNode(
   const claim = async () => {
     const key = crypto.randomUUID();
     const max = maxInFlight - inFlight.size;
-    for (let attempt = 0; attempt < 4 && Date.now() < options.deadline; attempt++) {
+    for (let attempt = 0; attempt < 4 && Date.now() < deadline; attempt++) {
       try {
         const reply = await client.request("POST", "/api/v1/nodes/jobs/claim", {
           token: options.key,
@@ -522,7 +533,7 @@ export function startNode(
   };
 
   const heartbeats = (async () => {
-    while (Date.now() < hardStop && (Date.now() < options.deadline || inFlight.size > 0)) {
+    while (Date.now() < hardStop() && (Date.now() < deadline || inFlight.size > 0)) {
       try {
         const reply = await client.request("POST", "/api/v1/nodes/heartbeat", {
           token: options.key,
@@ -538,7 +549,7 @@ export function startNode(
   })();
 
   run.done = (async () => {
-    while (Date.now() < options.deadline) {
+    while (Date.now() < deadline) {
       if (inFlight.size >= maxInFlight) {
         await Bun.sleep(50);
         continue;
@@ -548,6 +559,10 @@ export function startNode(
     await Promise.all([...calls]);
     await heartbeats;
   })();
+  run.stop = () => {
+    deadline = Math.min(deadline, Date.now());
+    return run.done;
+  };
   return run;
 }
 

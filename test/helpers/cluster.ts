@@ -114,9 +114,10 @@ export async function startCluster(options: {
     AUTH_JWT_SECRET: CLUSTER_SECRET,
     BOOTSTRAP_ADMIN_EMAIL: CLUSTER_ADMIN_EMAIL,
     BOOTSTRAP_ADMIN_PASSWORD: CLUSTER_ADMIN_PASSWORD,
-    LOG_LEVEL: "info",
     PGAPPNAME: `dialer-${index}`,
     ...options.env,
+    // Start-up is seen by the "listening on" line, and lease changes are logged, at info.
+    LOG_LEVEL: "info",
   });
 
   const launch = async (index: number): Promise<Omit<Member, "index" | "incarnations">> => {
