@@ -621,6 +621,8 @@ export interface StatusRun {
   acks: StatusAck[];
   /** Replies that were not 2xx (409s when this loop's idea of the status was stale). */
   refused: { key: string; status: number; text: string }[];
+  /** Request ids of changes whose outcome stayed unknown (no answer before the deadline). */
+  unresolved: string[];
   done: Promise<void>;
 }
 
@@ -629,17 +631,20 @@ export function startStatusChanges(
   client: Client,
   options: { token: string; campaignId: string; deadline: number; intervalMs?: number },
 ): StatusRun {
-  const run: StatusRun = { acks: [], refused: [], done: Promise.resolve() };
+  const run: StatusRun = { acks: [], refused: [], unresolved: [], done: Promise.resolve() };
   run.done = (async () => {
     let status = "running";
     while (Date.now() < options.deadline) {
       const action = status === "running" ? "pause" : "start";
+      const key = crypto.randomUUID();
       const reply = await changeStatus(client, {
         token: options.token,
         campaignId: options.campaignId,
         action,
+        key,
         deadline: options.deadline + 20_000,
       });
+      if (!reply) run.unresolved.push(`status-${key}`);
       if (reply && reply.status >= 200 && reply.status < 300) {
         status = reply.body.data.campaign.status;
         run.acks.push({
