@@ -2,8 +2,8 @@
  * Several processes on one PostgreSQL database: failover time, and throughput with one
  * process against three.
  *
- *   bun bench/cluster.ts [--trials 20] [--seconds 8] [--rounds 3] [--concurrency 16]
- *                        [--forwarded 200]
+ *   bun bench/cluster.ts [--trials 20] [--failover-minutes 8] [--seconds 8] [--rounds 3]
+ *                        [--concurrency 16] [--forwarded 200]
  *
  * Starts its own PostgreSQL cluster and three server processes on one new database of it
  * (test/helpers/cluster.ts), and measures:
@@ -11,8 +11,9 @@
  *  (a) failover: a campaign dials (agents ready, a simulated edge node claiming through any
  *      process); the owner of the campaign by its lease is killed (SIGKILL), and the time to
  *      the first claim answered with jobs of that campaign by another process is taken; the
- *      killed process is started again between trials. p50 and p99 over `--trials`
- *      (goal: p99 < 10 s).
+ *      killed process is started again between trials. p50 and p99 over `--trials`, or as
+ *      many as fit in `--failover-minutes`; a trial with no claim served within 20 s is a
+ *      miss, longer than any other (goal: p99 < 10 s).
  *  (b) throughput, one process against three, rounds interleaved, each mode on its own
  *      workspace: status changes a second (pause and resume over many campaigns, each with
  *      its own Idempotency-Key, from `--concurrency` clients) and calls a second (claims,
@@ -54,6 +55,7 @@ const seconds = Number(option("seconds", "8"));
 const rounds = Number(option("rounds", "3"));
 const concurrency = Number(option("concurrency", "16"));
 const forwarded = Number(option("forwarded", "200"));
+const failoverMinutes = Number(option("failover-minutes", "8"));
 const STATUS_CAMPAIGNS = 160;
 const DIAL_AGENTS = 10;
 const DIAL_LEADS = 6_000;
@@ -100,7 +102,7 @@ async function failover(c: Cluster) {
     campaignId: campaign.id,
     action: "start",
   });
-  const phaseEnd = Date.now() + trials * (FAILOVER_BOUND_MS + 15_000) + 30_000;
+  const phaseEnd = Date.now() + failoverMinutes * 60_000 + 90_000;
   const agents = workspace.agents.map((agent, index) =>
     startAgent(c, { agent, campaignId: campaign.id, process: index % 3, deadline: phaseEnd }),
   );
@@ -116,7 +118,8 @@ async function failover(c: Cluster) {
   const latencies: number[] = [];
   let misses = 0;
   let leaseless = 0;
-  for (let trial = 0; trial < trials; trial++) {
+  const phaseBound = Date.now() + failoverMinutes * 60_000;
+  for (let trial = 0; trial < trials && Date.now() < phaseBound; trial++) {
     // Dialing must be under way before the kill.
     const waitUntil = Date.now() + FAILOVER_BOUND_MS;
     const before = served.length;
@@ -369,11 +372,19 @@ for (let roundIndex = 0; roundIndex < rounds; roundIndex++) {
 }
 const forward = await forwarding(c, three);
 
+/** A missed trial counts as longer than any served one. */
+const failoverPercentile = (p: number) => {
+  const value = percentile(
+    [...failed.latencies, ...Array<number>(failed.misses).fill(Number.POSITIVE_INFINITY)],
+    p,
+  );
+  return value === Number.POSITIVE_INFINITY ? `> ${FAILOVER_BOUND_MS}` : String(round(value));
+};
 const rows: [string, string, string][] = [
   [
     "failover to a claim served elsewhere, p50 / p99",
-    `${round(percentile(failed.latencies, 50))} / ${round(percentile(failed.latencies, 99))} ms` +
-      ` (${failed.latencies.length} of ${trials}; ${failed.misses} missed` +
+    `${failoverPercentile(50)} / ${failoverPercentile(99)} ms` +
+      ` (${failed.latencies.length + failed.misses} trials; ${failed.misses} missed` +
       `${failed.leaseless ? `; ${failed.leaseless} without a lease, process 0 killed` : ""})`,
     "p99 < 10,000 ms",
   ],
