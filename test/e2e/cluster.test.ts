@@ -184,6 +184,7 @@ describe.skipIf(!url)("three processes on one database", () => {
         killed: outcome.killed,
         owner_found_by_lease: outcome.ownerFound,
         stopped: outcome.stopped,
+        lease_log_lines: cluster.all().map((index) => cluster?.leaseLog(index).length),
         claims: node.claims.length,
         jobs: node.claims.reduce((sum, claim) => sum + claim.jobs.length, 0),
         calls_ended: node.ended.length,
