@@ -68,8 +68,10 @@ class Window {
    */
   msUntilAtMost(keep: number, now: number): number {
     let left = this.total;
+    const { counts, shared } = this;
     for (let bucket = this.newest - BUCKETS + 1; bucket <= this.newest; bucket++) {
-      const count = this.at(bucket % BUCKETS);
+      const slot = bucket % BUCKETS;
+      const count = (counts[slot] as number) + (shared ? (shared[slot] as number) : 0);
       if (count === 0) continue;
       left -= count;
       if (left <= keep) return bucket * RATE_BUCKET_MS + RATE_WINDOW_MS - now;
