@@ -15,6 +15,7 @@ import { ClaimReplies } from "./dialer/claim-replies.ts";
 import { PACER_DEFAULTS } from "./dialer/predictive.ts";
 import { CredentialDirectory } from "./identity/credentials.ts";
 import { RateLimiter } from "./identity/rate-limiter.ts";
+import { sharedRateCountsOf } from "./identity/shared-rate-counts.ts";
 import { TokenService } from "./identity/tokens.ts";
 import { KeyedMutex } from "./lib/keyed-mutex.ts";
 import type { Logger } from "./logger.ts";
@@ -80,6 +81,7 @@ export function createServiceDeps(input: ServiceDepsInput): ServiceDeps {
     }),
     rateLimiter: new RateLimiter(),
     loginThrottle: new RateLimiter(),
+    sharedRateCounts: undefined,
     dialer: {
       agents: new AgentBoard(),
       gate: new KeyedMutex(MAX_WAITING_COMMANDS),
@@ -95,6 +97,7 @@ export function createServiceDeps(input: ServiceDepsInput): ServiceDeps {
     importGate: new KeyedMutex(),
     statusCommits: statusCommitsOn(input.database.raw),
   };
+  deps.sharedRateCounts = sharedRateCountsOf(deps);
   connectRealtime(deps);
   return deps;
 }

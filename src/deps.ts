@@ -11,6 +11,7 @@ import type { Pacing } from "./dialer/pacing.ts";
 import type { PacerTuning } from "./dialer/predictive.ts";
 import type { CredentialDirectory } from "./identity/credentials.ts";
 import type { RateLimiter } from "./identity/rate-limiter.ts";
+import type { SharedRateCounts } from "./identity/shared-rate-counts.ts";
 import type { TokenService } from "./identity/tokens.ts";
 import type { GroupCommit } from "./lib/group-commit.ts";
 import type { KeyedMutex } from "./lib/keyed-mutex.ts";
@@ -45,6 +46,11 @@ export interface ServiceDeps {
   rateLimiter: RateLimiter;
   /** Failed logins per client address over the rolling minute; successes are never counted. */
   loginThrottle: RateLimiter;
+  /**
+   * On PostgreSQL, the flushes that count both limiters across the processes sharing the
+   * database, started by the caller; undefined on PGlite (one process).
+   */
+  sharedRateCounts: SharedRateCounts | undefined;
   /**
    * Agents' presence, claim serialisation per node, fair-share cursors per tenant, and the
    * predictive pacer's tuning (the defaults; the simulator tries others).

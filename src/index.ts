@@ -72,6 +72,7 @@ async function main() {
     leases: campaignLeasesFor(database, logger),
   });
   database.availability.start();
+  deps.sharedRateCounts?.start();
   const stopChangeFeed = await connectChangeFeed(deps);
   const pushRelay = await connectPushRelay(deps);
   // Listening first: processes that share the database forward commands to the address this
@@ -155,6 +156,7 @@ async function main() {
     await server?.stop(false);
     await stopChangeFeed().catch(() => undefined);
     await pushRelay.stop().catch(() => undefined);
+    await deps.sharedRateCounts?.stop();
     deps.campaigns.stopAll();
     deps.tenants.stopAll();
     await deps.credentials.close();

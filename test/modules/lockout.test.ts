@@ -1,6 +1,13 @@
 import { beforeEach, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { rowsOf } from "../../db/rows.ts";
+import {
+  countFailure,
+  LOCK_AFTER_FAILURES,
+  LOCK_MILLISECONDS,
+  lockStateOf,
+  resetFailures,
+} from "../../src/modules/auth/lockout.ts";
 import { createWorkspace, PASSWORD } from "../helpers/app.ts";
 
 let w: Awaited<ReturnType<typeof createWorkspace>>;
@@ -72,6 +79,22 @@ describe("login lockout", () => {
     const statuses = responses.map((response) => response.status);
     expect(statuses.filter((status) => status === 401)).toHaveLength(10);
     expect(statuses.filter((status) => status === 403)).toHaveLength(10);
+  });
+
+  test("a failure racing the one that locked, as another process's would, leaves the lock", async () => {
+    const account = { tenantId: w.acme.id, email: "admin@acme.test" };
+    const now = w.clock.now();
+    // Both checked the lock before either counted: the count is where the lock is decided.
+    for (let i = 0; i < LOCK_AFTER_FAILURES; i++)
+      expect(await countFailure(w.deps.db, account, now)).toBeDefined();
+    expect(await countFailure(w.deps.db, account, now)).toBeUndefined();
+    expect(await lockStateOf(w.deps.db, account, now)).toEqual({
+      counted: true,
+      lockedUntil: now + LOCK_MILLISECONDS,
+    });
+    // A success that read the account before the lock clears nothing.
+    expect(await resetFailures(w.deps.db, account, now)).toBe(false);
+    expect((await attempt(PASSWORD)).body.code).toBe("account_locked");
   });
 
   test("a wrong current password on password change counts toward the lock", async () => {

@@ -37,7 +37,10 @@ export async function lockStateOf(db: Executor, account: AccountKey, now: number
   } satisfies LockState;
 }
 
-/** Counts a failed attempt in one statement; the tenth in a row locks for fifteen minutes. */
+/**
+ * Counts a failed attempt in one statement; the tenth in a row locks for fifteen minutes.
+ * Undefined when the account was locked already: the attempt counts for nothing.
+ */
 export const countFailure = (db: Executor, account: AccountKey, now: number) =>
   recordLoginFailure(db, {
     tenantId: account.tenantId,
@@ -47,5 +50,6 @@ export const countFailure = (db: Executor, account: AccountKey, now: number) =>
     lockUntil: new Date(now + LOCK_MILLISECONDS),
   });
 
-export const resetFailures = (db: Executor, account: AccountKey) =>
-  clearLoginFailures(db, account.tenantId, account.email);
+/** Clears the failures of an account not locked at `now`; false if there were none to clear. */
+export const resetFailures = (db: Executor, account: AccountKey, now: number) =>
+  clearLoginFailures(db, { tenantId: account.tenantId, email: account.email, now: new Date(now) });

@@ -80,9 +80,10 @@ async function checkCredentials(deps: ServiceDeps, attempt: CredentialAttempt) {
 }
 
 /**
- * The password matched this account. Under the account's gate, so that a lock set by a
- * concurrent failure still holds: clear the failures, then refuse a disabled account (only
- * now, so that its state is never revealed to a guesser).
+ * The password matched this account. Under the account's gate, and clearing the failures only
+ * if no lock is in force, so that a lock set by a concurrent failure (in this process or
+ * another) still holds; then refuse a disabled account (only now, so that its state is never
+ * revealed to a guesser).
  */
 function admit(deps: ServiceDeps, attempt: CredentialAttempt, account: Account) {
   return deps.loginGate.run(accountKey(account), async (): Promise<UserRow> => {
@@ -93,7 +94,14 @@ function admit(deps: ServiceDeps, attempt: CredentialAttempt, account: Account) 
       throw accountLocked({ lockedUntil: lock.lockedUntil, now });
     }
     const user = account.user as UserRow;
-    if (lock.counted) await resetFailures(deps.db, account);
+    if (lock.counted && !(await resetFailures(deps.db, account, now))) {
+      // Another process's failure may have locked the account since it was read.
+      const since = await lockStateOf(deps.db, account, now);
+      if (since.lockedUntil !== undefined) {
+        await auditAttempt(deps, attempt, { account, outcome: "locked" });
+        throw accountLocked({ lockedUntil: since.lockedUntil, now });
+      }
+    }
     if (user.status === "disabled") {
       await auditAttempt(deps, attempt, {
         account,
@@ -109,8 +117,9 @@ function admit(deps: ServiceDeps, attempt: CredentialAttempt, account: Account) 
 }
 
 /**
- * A failure against every unlocked candidate, each counted under its account's gate so that
- * concurrent attempts count exactly. 403 `account_locked` while any candidate is locked (the
+ * A failure against every unlocked candidate. The lock is checked and the failure counted in
+ * one statement, so that attempts in several processes count exactly; the gate keeps the
+ * attempts of this process in order. 403 `account_locked` while any candidate is locked (the
  * attempt that sets a lock is still answered 401), else 401.
  */
 async function refuse(deps: ServiceDeps, attempt: CredentialAttempt): Promise<never> {
@@ -118,12 +127,13 @@ async function refuse(deps: ServiceDeps, attempt: CredentialAttempt): Promise<ne
   const locks = await Promise.all(
     attempt.accounts.map((account) =>
       deps.loginGate.run(accountKey(account), async () => {
-        const lock = await lockStateOf(deps.db, account, deps.clock.now());
-        if (lock.lockedUntil !== undefined) {
+        const at = deps.clock.now();
+        const counted = await countFailure(deps.db, account, at);
+        if (!counted) {
+          const lock = await lockStateOf(deps.db, account, at);
           await auditAttempt(deps, attempt, { account, outcome: "locked" });
           return lock.lockedUntil;
         }
-        const counted = await countFailure(deps.db, account, deps.clock.now());
         await auditAttempt(deps, attempt, {
           account,
           outcome: "failed",

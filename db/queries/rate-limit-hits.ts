@@ -1,0 +1,67 @@
+import { sql } from "drizzle-orm";
+import type { Database, RawClient } from "../client.ts";
+import { rowsOf } from "../rows.ts";
+import { arrayLiteral, runStatement } from "../statement.ts";
+
+export interface RateHitsRow {
+  key: string;
+  bucket: number;
+  hits: number;
+}
+
+/**
+ * Adds each (key, bucket)'s requests to its row and returns the totals of every bucket from
+ * `since` on of the keys named, in one statement. The rows are written in key and bucket
+ * order, so that processes adding to the same rows at once never wait on each other in a
+ * cycle. The totals are read in the same statement: the rows just added to from their
+ * `returning`, the others as they stood.
+ */
+export async function addRateHits(
+  raw: RawClient,
+  params: { deltas: readonly RateHitsRow[]; keys: readonly string[]; since: number },
+): Promise<RateHitsRow[]> {
+  const { deltas } = params;
+  const rows = await runStatement<{ key: string; bucket: string | number; hits: number }>(
+    raw,
+    ADD_RATE_HITS,
+    [
+      arrayLiteral(deltas.map((delta) => delta.key)),
+      `{${deltas.map((delta) => delta.bucket).join(",")}}`,
+      `{${deltas.map((delta) => delta.hits).join(",")}}`,
+      arrayLiteral(params.keys),
+      params.since,
+    ],
+  );
+  return rows.map((row) => ({ key: row.key, bucket: Number(row.bucket), hits: Number(row.hits) }));
+}
+
+const ADD_RATE_HITS = `
+  with added as (
+    insert into rate_limit_hits as h (key, bucket, hits)
+    select key, bucket, hits from unnest($1::text[], $2::bigint[], $3::int[]) as d(key, bucket, hits)
+    order by key, bucket
+    on conflict (key, bucket) do update set hits = h.hits + excluded.hits
+    returning h.key, h.bucket, h.hits)
+  select key, bucket, hits from added
+  union all
+  select h.key, h.bucket, h.hits from rate_limit_hits h
+  where h.key = any($4::text[]) and h.bucket >= $5::bigint
+    and not exists (select 1 from added a where a.key = h.key and a.bucket = h.bucket)`;
+
+/**
+ * Deletes up to `limit` rows of buckets before `before`; returns how many. Rows another
+ * process is deleting (or adding to) are skipped rather than waited for.
+ */
+export async function deleteStaleRateHits(
+  db: Database,
+  params: { before: number; limit: number },
+): Promise<number> {
+  const result = await db.execute(sql`
+    with deleted as (
+      delete from rate_limit_hits where ctid = any(array(
+        select ctid from rate_limit_hits where bucket < ${params.before}
+        limit ${params.limit} for update skip locked))
+      returning 1)
+    select count(*)::int as deleted from deleted`);
+  return Number(rowsOf<{ deleted: number }>(result)[0]?.deleted ?? 0);
+}
