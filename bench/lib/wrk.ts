@@ -14,6 +14,8 @@ export interface WrkOptions {
   connections: number;
   durationSeconds: number;
   headers?: Record<string, string>;
+  /** A Lua script and the arguments wrk passes to its `init`. */
+  script?: { path: string; args: string[] };
 }
 
 /** True when the `wrk` binary is on PATH. */
@@ -31,7 +33,9 @@ export async function runWrk(options: WrkOptions): Promise<WrkResult> {
   for (const [name, value] of Object.entries(options.headers ?? {})) {
     cmd.push("-H", `${name}: ${value}`);
   }
+  if (options.script) cmd.push("-s", options.script.path);
   cmd.push(options.url);
+  if (options.script) cmd.push("--", ...options.script.args);
   const child = Bun.spawn({ cmd, stdout: "pipe", stderr: "pipe" });
   const [out, err, code] = await Promise.all([
     new Response(child.stdout).text(),
