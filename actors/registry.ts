@@ -59,10 +59,17 @@ export class CampaignRegistry {
    * state of every campaign with calls in flight, so that their events and node load are known.
    */
   async hydrateActive(): Promise<number> {
-    if (this.leases.shared) return (await this.adoptOrphans()).length;
-    const contexts = await this.store.loadActive(this.clock.now());
+    // Shared with other processes: only the campaigns nobody else holds are this one's.
+    const taken = this.leases.shared
+      ? new Set(await this.leases.takeOrphans(2 ** 31 - 1))
+      : undefined;
+    const mine = (campaignId: string) => !taken || taken.has(campaignId);
+    const contexts = (await this.store.loadActive(this.clock.now())).filter((context) =>
+      mine(context.campaign.id),
+    );
     for (const context of contexts) this.spawn(context);
     for (const campaignId of await this.store.campaignsWithLiveCalls()) {
+      if (!mine(campaignId)) continue;
       await this.queue.run(campaignId, async () => {
         const actor = await this.actorFor(campaignId);
         if (actor) await this.ensureDialing(actor);
@@ -72,8 +79,8 @@ export class CampaignRegistry {
   }
 
   /**
-   * Takes the campaigns that need an owner and have none (running, or with calls in flight:
-   * their owner stopped renewing) and restores each with its dialing state, so that their
+   * Takes the campaigns that need an owner and have none (running or paused, or with calls in
+   * flight: their owner stopped renewing) and restores each with its dialing state, so that their
    * calls' events and their pacing carry on here. Returns the campaigns taken.
    */
   async adoptOrphans(): Promise<string[]> {

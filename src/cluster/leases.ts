@@ -64,7 +64,7 @@ export interface CampaignLeases {
   forgetOwner(campaignId: string): void;
   /** Drops a lease whose write was refused (the token is stale). */
   lost(campaignId: string): void;
-  /** Takes the leases of running campaigns, and of campaigns with calls in flight, that nobody holds. */
+  /** Takes the leases of running and paused campaigns, and of campaigns with calls in flight, that nobody holds. */
   takeOrphans(limit?: number): Promise<string[]>;
   /** The campaigns held here. */
   held(): string[];
@@ -351,8 +351,8 @@ const TAKE_LEASE = `
   where not exists (select 1 from taken)`;
 
 /**
- * Campaigns that need an owner and have none: running, or with calls in flight, without a
- * lease, with a lapsed one, or held at an address in `$5` where nothing listens.
+ * Campaigns that need an owner and have none: running or paused (as one process restores
+ * at start), or with calls in flight, without a lease, with a lapsed one, or held at an address in `$5` where nothing listens.
  */
 const TAKE_ORPHANS = `
   with orphan as (
@@ -360,7 +360,7 @@ const TAKE_ORPHANS = `
     left join campaign_leases l on l.campaign_id = c.id
     where (l.campaign_id is null or l.expires_at < clock_timestamp()
         or (l.owner <> $1::uuid and l.owner_url = any($5::text[])))
-      and (c.status = 'running'
+      and (c.status in ('running', 'paused')
         or exists (select 1 from calls k where k.campaign_id = c.id and k.status <> 'ended'))
     order by random()
     limit $4::int),
