@@ -952,6 +952,8 @@ async function agentStateHere(deps: ServiceDeps, principal: Principal, input: Ag
   if (current?.state === "reserved" && current.callId && current.campaignId) {
     await releaseReservation(deps, principal.tenantId, current.campaignId, current.callId, now);
   }
+  // The reply follows the commit of the agent's row, which the board writes behind.
+  await deps.dialer.agents.persisted(principal.user.id);
   return { agent: agentView(agent) };
 }
 
