@@ -1,5 +1,5 @@
 import type { Clock } from "../../actors/ports.ts";
-import type { DatabaseAvailability } from "../../db/availability.ts";
+import { type DatabaseAvailability, databaseFailureOf } from "../../db/availability.ts";
 import type { RawClient } from "../../db/client.ts";
 import {
   claimExpiredGraces,
@@ -59,6 +59,11 @@ export interface PresencePersistence {
   graceMs: number;
 }
 
+/** A write that failed, and why. */
+interface Failure {
+  cause: unknown;
+}
+
 interface Waiter {
   resolve(): void;
   reject(error: unknown): void;
@@ -95,6 +100,9 @@ export class AgentBoard {
   private pendingStates = new Map<string, PendingState>();
   private writingStates = new Map<string, PendingState>();
   private pendingGraces = new Map<string, number | null>();
+  private writingGraces = new Map<string, number | null>();
+  /** Woken after each write of deadlines, and when writing stops. */
+  private graceWaiters: (() => void)[] = [];
   /** Rows of other processes that came while this process's own write of the agent was queued. */
   private readonly deferred = new Map<string, PresenceRow>();
   private writing = false;
@@ -229,6 +237,10 @@ export class AgentBoard {
   /** Pushes the deadlines of every agent held here forward, in one statement. */
   renewGraces(): void {
     if (!this.persistence) return;
+    const now = this.persistence.clock.now();
+    for (const [userId, deadline] of this.released) {
+      if (deadline < now) this.released.delete(userId);
+    }
     const deadline = this.renewedDeadline();
     for (const userId of this.held) this.pendingGraces.set(userId, deadline);
     this.flush();
@@ -243,10 +255,24 @@ export class AgentBoard {
     userId?: string | undefined;
   }): Promise<{ userId: string; tenantId: string }[]> {
     if (!this.persistence) return [];
-    await this.settled();
+    // One agent's claim follows the write of the deadline its socket's close set.
+    if (params.userId) await this.graceWritten(params.userId);
     const claimed = await claimExpiredGraces(this.persistence.raw, params);
-    for (const { userId } of claimed) this.released.delete(userId);
-    return claimed;
+    const expired: { userId: string; tenantId: string }[] = [];
+    for (const agent of claimed) {
+      this.released.delete(agent.userId);
+      // A socket here came back while the claim was under way: the agent stays, renewed.
+      if (this.held.has(agent.userId)) this.pendingGraces.set(agent.userId, this.renewedDeadline());
+      else expired.push(agent);
+    }
+    if (expired.length < claimed.length) this.flush();
+    return expired;
+  }
+
+  private async graceWritten(userId: string): Promise<void> {
+    while (this.writingGraces.has(userId) || (this.writing && this.pendingGraces.has(userId))) {
+      await new Promise<void>((resolve) => this.graceWaiters.push(resolve));
+    }
   }
 
   /** Announces every committed change from here on to the other processes. */
@@ -305,21 +331,31 @@ export class AgentBoard {
     void this.drain(this.persistence).finally(() => {
       this.writing = false;
       for (const resolve of this.settledWaiters.splice(0)) resolve();
+      for (const resolve of this.graceWaiters.splice(0)) resolve();
     });
   }
 
   /**
    * Writes the queue one statement at a time (states, then deadlines) until it is empty. After
-   * a failure it stops; what failed stays queued, unless newer, for the next write or renewal.
+   * a failure it stops: what the database failed to write stays queued, unless newer, for the
+   * next write or renewal, and the callers waiting for a commit hear of the failure rather
+   * than wait for that.
    */
   private async drain(persistence: PresencePersistence): Promise<void> {
     while (this.pendingStates.size > 0 || this.pendingGraces.size > 0) {
-      if (this.pendingStates.size > 0 && !(await this.writeStates(persistence))) return;
-      if (this.pendingGraces.size > 0 && !(await this.writeGraces(persistence))) return;
+      const error =
+        (this.pendingStates.size > 0 ? await this.writeStates(persistence) : undefined) ??
+        (this.pendingGraces.size > 0 ? await this.writeGraces(persistence) : undefined);
+      if (error === undefined) continue;
+      for (const pending of this.pendingStates.values()) {
+        for (const waiter of pending.waiters.splice(0)) waiter.reject(error.cause);
+      }
+      return;
     }
   }
 
-  private async writeStates(persistence: PresencePersistence): Promise<boolean> {
+  /** Writes a batch of the queued states; returns the failure, if any. */
+  private async writeStates(persistence: PresencePersistence): Promise<Failure | undefined> {
     const batch = new Map<string, PendingState>();
     for (const [userId, pending] of this.pendingStates) {
       if (batch.size === MAX_BATCH) break;
@@ -341,13 +377,18 @@ export class AgentBoard {
       written = await upsertPresence(persistence.raw, writes);
     } catch (error) {
       this.writingStates = new Map();
-      this.failed(persistence, error, "agents' presence could not be written", batch.size);
+      const retry = this.failed(
+        persistence,
+        error,
+        "agents' presence could not be written",
+        batch.size,
+      );
       for (const [userId, pending] of batch) {
         for (const waiter of pending.waiters) waiter.reject(error);
-        if (!this.pendingStates.has(userId))
+        if (retry && !this.pendingStates.has(userId))
           this.pendingStates.set(userId, { agent: pending.agent, waiters: [] });
       }
-      return false;
+      return { cause: error };
     }
     this.writingStates = new Map();
     for (const { userId, version } of written) {
@@ -363,32 +404,49 @@ export class AgentBoard {
         this.adopt(row);
       }
     }
-    return true;
+    return undefined;
   }
 
-  private async writeGraces(persistence: PresencePersistence): Promise<boolean> {
-    const batch = [...this.pendingGraces].map(([userId, graceUntil]) => ({ userId, graceUntil }));
+  /** Writes every queued deadline in one statement; returns the failure, if any. */
+  private async writeGraces(persistence: PresencePersistence): Promise<Failure | undefined> {
+    const batch = this.pendingGraces;
     this.pendingGraces = new Map();
+    this.writingGraces = batch;
     try {
-      await setGraceDeadlines(persistence.raw, batch);
-      return true;
+      await setGraceDeadlines(
+        persistence.raw,
+        [...batch].map(([userId, graceUntil]) => ({ userId, graceUntil })),
+      );
+      return undefined;
     } catch (error) {
-      this.failed(persistence, error, "agents' deadlines could not be written", batch.length);
-      for (const { userId, graceUntil } of batch) {
-        if (!this.pendingGraces.has(userId)) this.pendingGraces.set(userId, graceUntil);
+      if (this.failed(persistence, error, "agents' deadlines could not be written", batch.size)) {
+        for (const [userId, graceUntil] of batch) {
+          if (!this.pendingGraces.has(userId)) this.pendingGraces.set(userId, graceUntil);
+        }
       }
-      return false;
+      return { cause: error };
+    } finally {
+      this.writingGraces = new Map();
+      for (const resolve of this.graceWaiters.splice(0)) resolve();
     }
   }
 
+  /**
+   * Logs a failed write; true if it is worth retrying. The database's failures are (the write
+   * waits for it to answer again); any other error would fail the same way every time, and
+   * would take every agent batched with it along, so that write is dropped.
+   */
   private failed(
     persistence: PresencePersistence,
     error: unknown,
     message: string,
     agents: number,
-  ) {
-    const failure = persistence.availability?.report(error);
-    persistence.logger.warn(message, { agents, failure, error });
+  ): boolean {
+    persistence.availability?.report(error);
+    const failure = databaseFailureOf(error);
+    if (failure) persistence.logger.warn(message, { agents, failure, error });
+    else persistence.logger.error(message, { agents, error });
+    return failure !== undefined;
   }
 }
 

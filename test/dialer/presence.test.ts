@@ -3,6 +3,7 @@ import { findPresence, type PresenceRow } from "../../db/queries/presence.ts";
 import { runStatement } from "../../db/statement.ts";
 import { AgentBoard, type AgentChange, type AgentPresence } from "../../src/dialer/agents.ts";
 import { expireGraces, restorePresence } from "../../src/dialer/presence.ts";
+import { silentLogger } from "../../src/logger.ts";
 import { createHarness, type Harness } from "../helpers/app.ts";
 import { importFile } from "../helpers/leads.ts";
 
@@ -86,6 +87,30 @@ describe("presence rows", () => {
     expect(await row()).toMatchObject({ state: "ready", since: 3 });
     // The first went alone; the two queued behind it went as one write.
     expect((await row())?.version).toBe(2);
+  });
+});
+
+describe("a write the database refuses", () => {
+  test("is logged; set never throws, the waiting caller hears of it, and later writes go on", async () => {
+    const logged: string[] = [];
+    const board = new AgentBoard({
+      raw: w.deps.rawDb,
+      clock: w.clock,
+      logger: { ...silentLogger, error: (message) => logged.push(message) },
+      graceMs: GRACE_MS,
+    });
+    const agent = { userId: agentId, tenantId: acmeId, campaignId, callId: null };
+    // Not a uuid: the statement fails every time, so it is not retried.
+    expect(() => board.set({ ...agent, tenantId: "not-a-uuid", state: "ready" }, 1)).not.toThrow();
+    expect(board.get(agentId)?.state).toBe("ready");
+    await expect(board.persisted(agentId)).rejects.toThrow();
+    expect(logged).toEqual(["agents' presence could not be written"]);
+    board.hold(agentId);
+    await board.settled();
+    expect(logged).toHaveLength(1);
+    board.set({ ...agent, state: "paused" }, 2);
+    await board.persisted(agentId);
+    expect(await row()).toMatchObject({ state: "paused", since: 2 });
   });
 });
 
