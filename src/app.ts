@@ -83,7 +83,13 @@ export function createServiceDeps(input: ServiceDepsInput): ServiceDeps {
     loginThrottle: new RateLimiter(),
     sharedRateCounts: undefined,
     dialer: {
-      agents: new AgentBoard(),
+      agents: new AgentBoard({
+        raw: input.database.raw,
+        clock: input.clock,
+        logger: input.logger,
+        availability: input.database.availability,
+        graceMs: input.config.AGENT_DISCONNECT_GRACE_SECONDS * 1000,
+      }),
       gate: new KeyedMutex(MAX_WAITING_COMMANDS),
       cursors: new Map(),
       pacer: PACER_DEFAULTS,

@@ -7,11 +7,12 @@ import { connectChangeFeed } from "./cluster/change-feed.ts";
 import { campaignLeasesFor } from "./cluster/leases.ts";
 import { connectPushRelay } from "./cluster/push-relay.ts";
 import { ConfigError, loadConfig } from "./config.ts";
+import { expireGraces, restorePresence } from "./dialer/presence.ts";
 import { sweepExpiredCalls } from "./dialer/service.ts";
 import { createLogger } from "./logger.ts";
 import { deleteExpiredReplies } from "./modules/campaigns/service.ts";
 
-/** How often expired calls and idempotency records are swept. */
+/** How often expired calls, agents' deadlines and idempotency records are swept. */
 const SWEEP_MS = 5_000;
 /** How often a process looks for campaigns whose owner is gone. */
 const ORPHAN_SWEEP_MS = 1_000;
@@ -75,6 +76,9 @@ async function main() {
   deps.sharedRateCounts?.start();
   const stopChangeFeed = await connectChangeFeed(deps);
   const pushRelay = await connectPushRelay(deps);
+  // After the feed connects, so that a change committed meanwhile by another process is heard.
+  const agents = await restorePresence(deps);
+  logger.info("agents restored", { agents });
   // Listening first: processes that share the database forward commands to the address this
   // process takes its leases under, and `/readyz` says not ready until they are restored.
   deps.lifecycle.restored = false;
@@ -102,9 +106,9 @@ async function main() {
     ...(leases.shared ? { advertised: leases.ownerUrl } : {}),
   });
 
-  // Calls whose lease ran out are failed and their leads retried; idempotency records past
-  // their window are deleted, a little at every sweep rather than many at once, and idle
-  // campaigns' actors forget theirs.
+  // Calls whose lease ran out are failed and their leads retried; agents whose grace ran out
+  // are signed out; idempotency records past their window are deleted, a little at every sweep
+  // rather than many at once, and idle campaigns' actors forget theirs.
   // Campaigns whose owner stopped renewing its lease (it died) are taken within a second of
   // the lease's end, by whichever process gets there first.
   let adopting = false;
@@ -126,6 +130,9 @@ async function main() {
     // The sweeps resume by themselves once the database is back.
     if (!database.availability.available) return;
     sweepExpiredCalls(deps).catch((error) => logger.error("lease sweep failed", { error }));
+    // Agents held by this process's sockets keep their state; those of no process lose it.
+    deps.dialer.agents.renewGraces();
+    expireGraces(deps).catch((error) => logger.error("agents' grace sweep failed", { error }));
     try {
       deps.campaigns.forgetIdleReplies(SWEEP_MS);
     } catch (error) {
@@ -154,6 +161,7 @@ async function main() {
     deps.realtime.close();
     // stop() without force stops accepting and resolves once in-flight requests are answered.
     await server?.stop(false);
+    await deps.dialer.agents.settled();
     await stopChangeFeed().catch(() => undefined);
     await pushRelay.stop().catch(() => undefined);
     await deps.sharedRateCounts?.stop();

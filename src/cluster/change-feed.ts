@@ -1,4 +1,5 @@
 import { findApiKeyByHash, findNodeByHash } from "../../db/queries/access.ts";
+import { findPresence } from "../../db/queries/presence.ts";
 import { findTenantById } from "../../db/queries/tenants.ts";
 import { findTenantUser } from "../../db/queries/users.ts";
 import type { ServiceDeps } from "../deps.ts";
@@ -14,16 +15,18 @@ export type Change =
   | { kind: "user"; tenantId: string; id: string; version: number }
   | { kind: "tenant"; id: string }
   | { kind: "api_key"; hash: string }
-  | { kind: "edge_node"; hash: string };
+  | { kind: "edge_node"; hash: string }
+  | { kind: "agent"; tenantId: string; userId: string; version: number };
 
 export type ChangePublisher = (change: Change) => void;
 
-type FeedDeps = Pick<ServiceDeps, "db" | "rawDb" | "tenants" | "credentials" | "logger">;
+type FeedDeps = Pick<ServiceDeps, "db" | "rawDb" | "tenants" | "credentials" | "dialer" | "logger">;
 
 /**
  * Keeps the caches of processes that share one PostgreSQL database in step: each committed
- * change of a user, a tenant, or a revocation of a key or node is announced with NOTIFY, and
- * every other process re-reads that record into its tenant actors and credential directory.
+ * change of a user, a tenant, an agent's presence, or a revocation of a key or node is
+ * announced with NOTIFY, and every other process re-reads that record into its tenant actors,
+ * credential directory or agent board.
  * A revoked key or a disabled user is then refused by every process within a round trip.
  * PGlite has one process by construction: nothing to do. Returns the feed's stop.
  */
@@ -53,6 +56,7 @@ export async function connectChangeFeed(deps: FeedDeps): Promise<() => Promise<v
   const detach = [
     deps.tenants.publishChangesTo(publish),
     deps.credentials.publishChangesTo(publish),
+    deps.dialer.agents.publishChangesTo(publish),
   ];
   return async () => {
     for (const stop of detach) stop();
@@ -86,6 +90,13 @@ async function applyChange(deps: FeedDeps, change: Change): Promise<void> {
     case "edge_node": {
       const row = await findNodeByHash(deps.db, change.hash);
       if (row) deps.credentials.nodeChanged(row, { announce: false });
+      return;
+    }
+    case "agent": {
+      // Every process holds every agent: the board is a replica of the table.
+      if (deps.dialer.agents.version(change.userId) >= change.version) return;
+      const row = await findPresence(deps.rawDb, change.userId);
+      if (row) deps.dialer.agents.adopt(row);
       return;
     }
   }

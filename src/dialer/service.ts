@@ -26,6 +26,7 @@ import {
   settleDisposition,
   updateCall,
 } from "../../db/queries/dialer.ts";
+import { findPresence } from "../../db/queries/presence.ts";
 import { onOwner, ownedCommand } from "../cluster/owner.ts";
 import type { ServiceDeps } from "../deps.ts";
 import { badRequest, conflict, forbidden, INVALID_BODY, notFound } from "../errors.ts";
@@ -913,12 +914,17 @@ export async function setAgentState(
     input.campaign_id !== undefined && isUuid(input.campaign_id) ? input.campaign_id : null;
   const campaignId = current?.campaignId ?? named;
   if (!campaignId || !deps.campaigns.leases.shared) return agentStateHere(deps, principal, input);
-  return onOwner(
+  const reply = await onOwner(
     deps,
     { tenantId: principal.tenantId, campaignId, missing: () => notFound("campaign") },
     agentStateCommand,
     [principal, input],
   );
+  // Committed by the owner: this process's board takes the row now, not at the feed's notice,
+  // so that the agent's next request here sees its change.
+  const row = await findPresence(deps.rawDb, principal.user.id);
+  if (row) deps.dialer.agents.adopt(row);
+  return reply;
 }
 
 async function agentStateHere(deps: ServiceDeps, principal: Principal, input: AgentStateInput) {
@@ -952,6 +958,8 @@ async function agentStateHere(deps: ServiceDeps, principal: Principal, input: Ag
   if (current?.state === "reserved" && current.callId && current.campaignId) {
     await releaseReservation(deps, principal.tenantId, current.campaignId, current.callId, now);
   }
+  // The reply follows the commit of the agent's row, which the board writes behind.
+  await deps.dialer.agents.persisted(principal.user.id);
   return { agent: agentView(agent) };
 }
 

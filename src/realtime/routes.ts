@@ -4,6 +4,7 @@ import { Elysia, t } from "elysia";
 import type { UserAccess } from "../../actors/tenant.machine.ts";
 import { listTenantCampaigns, tenantCampaignIds } from "../../db/queries/campaigns.ts";
 import type { ServiceDeps } from "../deps.ts";
+import { expireGraces, signOutAgent } from "../dialer/presence.ts";
 import {
   agentView,
   currentCallOf,
@@ -305,20 +306,8 @@ export function realtimeModule(deps: ServiceDeps) {
     if (access.status === "disabled") signOut(userId);
   }
 
-  /** Takes an agent who is not on a call offline, releasing a call reserved for them. */
   function signOut(userId: string) {
-    const agent = deps.dialer.agents.get(userId);
-    if (!agent || agent.state === "on_call" || agent.state === "wrap_up") return;
-    const user = deps.tenants.loadedUser(agent.tenantId, userId);
-    if (!user) return;
-    const principal: UserPrincipal = {
-      kind: "user",
-      user,
-      tenantId: agent.tenantId,
-      role: user.role,
-      tokenExpiresAt: 0,
-    };
-    setAgentState(deps, principal, { state: "offline" }).catch((error) =>
+    signOutAgent(deps, userId).catch((error) =>
       deps.logger.warn("could not sign out an agent", { error }),
     );
   }
@@ -421,9 +410,11 @@ export function realtimeModule(deps: ServiceDeps) {
       const userId = principal.user.id;
       track(ws);
       ws.subscribe(agentTopic(principal.tenantId, userId));
-      openSockets.set(userId, (openSockets.get(userId) ?? 0) + 1);
+      const open = openSockets.get(userId) ?? 0;
+      openSockets.set(userId, open + 1);
       clearTimeout(graceTimers.get(userId));
       graceTimers.delete(userId);
+      if (open === 0) deps.dialer.agents.hold(userId);
       closeAtExpiry(ws, deps.clock.now());
       void greetAgent(ws);
     },
@@ -460,12 +451,18 @@ export function realtimeModule(deps: ServiceDeps) {
         return;
       }
       openSockets.delete(userId);
-      // The agent keeps its state for a grace period; then it is offline and a reserved call is released.
+      // The agent keeps its state for a grace period; then it is offline and a reserved call is
+      // released. The deadline is also in the agent's row: should this process end first, the
+      // sweep of whichever process runs it signs the agent out.
+      const deadline = deps.dialer.agents.release(userId, deps.clock.now());
       graceTimers.set(
         userId,
         setTimeout(() => {
           graceTimers.delete(userId);
-          if (!openSockets.has(userId)) signOut(userId);
+          if (openSockets.has(userId)) return;
+          expireGraces(deps, { userId, deadline }).catch((error) =>
+            deps.logger.warn("could not sign out an agent", { error }),
+          );
         }, deps.config.AGENT_DISCONNECT_GRACE_SECONDS * 1000),
       );
     },

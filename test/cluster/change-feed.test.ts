@@ -126,4 +126,51 @@ describe.skipIf(!enabled)("changes reach every process sharing the database", ()
       ),
     ).toBe(true);
   });
+
+  test("an agent's presence changed through one process shows in the other's board within a second, as remote", async () => {
+    const admin = await w.login("admin@acme.test");
+    const agent = await w.user(w.acme.id, "agent@acme.test", "agent");
+    const agentToken = await w.login("agent@acme.test");
+    const campaignId = (
+      await w.request("POST", "/api/v1/campaigns", { token: admin, body: { name: "Shared" } })
+    ).body.data.campaign.id as string;
+    const heard: boolean[] = [];
+    other.deps.dialer.agents.subscribe((changed, change) => {
+      if (changed.userId === agent.id) heard.push(change.remote);
+    });
+    // The other process's sockets are not told: the process that made the change tells its own.
+    const pushed: string[] = [];
+    other.deps.realtime.attach({
+      publish: (_topic, data) => pushed.push(data),
+      subscriberCount: () => 1,
+    });
+    const ready = await w.request("POST", "/api/v1/agents/me/state", {
+      token: agentToken,
+      body: { state: "ready", campaign_id: campaignId },
+    });
+    expect(
+      await within1s(async () => other.deps.dialer.agents.longestReady(campaignId) !== undefined),
+    ).toBe(true);
+    expect(other.deps.dialer.agents.get(agent.id)).toMatchObject({
+      state: "ready",
+      campaignId,
+      email: "agent@acme.test",
+      since: Date.parse(ready.body.data.agent.since),
+    });
+    // The other process answers from its own board.
+    expect((await onOther("GET", "/api/v1/agents/me", agentToken)).body).toMatchObject({
+      data: { agent: { state: "ready", campaign_id: campaignId } },
+    });
+
+    await w.request("POST", "/api/v1/agents/me/state", {
+      token: agentToken,
+      body: { state: "offline" },
+    });
+    expect(await within1s(async () => other.deps.dialer.agents.get(agent.id) === undefined)).toBe(
+      true,
+    );
+    expect(heard).toEqual([true, true]);
+    expect(pushed.filter((data) => data.includes("agent.state"))).toEqual([]);
+    expect(other.deps.dialer.agents.version(agent.id)).toBe(w.deps.dialer.agents.version(agent.id));
+  });
 });

@@ -144,6 +144,25 @@ describe.skipIf(!enabled)("a campaign's commands reach its owner", () => {
     ).toEqual(["pause", "start"]);
   });
 
+  test("an agent's state sent to a process that does not own the campaign is made by the owner, and both boards hold it at the reply", async () => {
+    const [a, b] = [await startProcess(), await startProcess()] as [Process, Process];
+    const created = await call(a, "POST", "/api/v1/campaigns", { name: "agents" });
+    const id = JSON.parse(created.text).data.campaign.id as string;
+    await call(a, "POST", `/api/v1/campaigns/${id}/status`, { action: "start" });
+    expect(a.deps.campaigns.leases.holds(id)).toBe(true);
+    const ready = await call(b, "POST", "/api/v1/agents/me/state", {
+      state: "ready",
+      campaign_id: id,
+    });
+    expect(ready.status).toBe(200);
+    const admin = w.admin.id;
+    // The owner reserves agents for its campaign's calls: it made the change.
+    expect(a.deps.dialer.agents.get(admin)).toMatchObject({ state: "ready", campaignId: id });
+    expect(b.deps.dialer.agents.get(admin)).toEqual(a.deps.dialer.agents.get(admin));
+    const mine = await call(b, "GET", "/api/v1/agents/me");
+    expect(JSON.parse(mine.text).data.agent).toEqual(JSON.parse(ready.text).data.agent);
+  });
+
   test("one key sent to two processes at once executes once, with one answer", async () => {
     const [a, b] = [await startProcess(), await startProcess()] as [Process, Process];
     const created = await call(a, "POST", "/api/v1/campaigns", { name: "autumn" });
