@@ -155,20 +155,25 @@ export class PostgresLeases implements CampaignLeases {
     if (!unreachable && known?.tenantId === tenantId && performance.now() < known.until)
       return { kind: "remote", url: known.url };
     const sent = performance.now();
-    const [row] = await runStatement<{
-      token: string;
-      owner_url: string;
-      mine: boolean;
-      ms_left: number;
-      previous: string | null;
-    }>(this.raw, TAKE_LEASE, [
-      campaignId,
-      tenantId,
-      this.instanceId,
-      this.ownerUrl,
-      this.timing.ttlMs,
-      unreachable ?? null,
-    ]);
+    const take = () =>
+      runStatement<{
+        token: string;
+        owner_url: string;
+        mine: boolean;
+        ms_left: number;
+        previous: string | null;
+      }>(this.raw, TAKE_LEASE, [
+        campaignId,
+        tenantId,
+        this.instanceId,
+        this.ownerUrl,
+        this.timing.ttlMs,
+        unreachable ?? null,
+      ]);
+    let [row] = await take();
+    // A lease another process inserted while the statement ran is a conflict it waited for
+    // but cannot read (its snapshot is older): a second statement reads it.
+    if (!row) [row] = await take();
     if (!row) return { kind: "missing" };
     if (row.mine) {
       const token = Number(row.token);
