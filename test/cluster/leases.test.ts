@@ -115,17 +115,37 @@ describe.skipIf(!enabled)("campaign leases on PostgreSQL", () => {
     expect(changes).toEqual([`taken:${id}`, `lost:${id}`]);
   });
 
-  test("a released lease is taken at once; orphaned running campaigns are taken by a sweep", async () => {
+  test("a released lease is taken at once; orphaned running and paused campaigns are taken by a sweep", async () => {
     const running = await campaign("running");
-    const idle = await campaign("paused");
+    const paused = await campaign("paused");
+    const draft = await campaign();
     const a = leasesAt("http://a.test");
     const b = leasesAt("http://b.test");
-    expect(await a.takeOrphans()).toEqual([running]);
+    expect((await a.takeOrphans()).sort()).toEqual([running, paused].sort());
     expect(await b.takeOrphans()).toEqual([]);
-    await a.resolve(w.acme.id, idle);
+    await a.resolve(w.acme.id, draft);
     await a.releaseAll();
     expect(a.held()).toEqual([]);
-    expect((await b.resolve(w.acme.id, idle)).kind).toBe("local");
+    expect((await b.resolve(w.acme.id, draft)).kind).toBe("local");
+    expect((await b.takeOrphans()).sort()).toEqual([running, paused].sort());
+  });
+
+  test("a lease held at an address where nothing listens is taken without waiting for it to lapse", async () => {
+    const running = await campaign("running");
+    // A process that was killed: its address refuses connections, its lease has seconds left.
+    const dead = new PostgresLeases(raw, silentLogger, crypto.randomUUID(), "http://127.0.0.1:1", {
+      ttlMs: 60_000,
+      renewMs: 1_000,
+    });
+    expect(await dead.takeOrphans()).toEqual([running]);
+    const b = leasesAt("http://b.test");
     expect(await b.takeOrphans()).toEqual([running]);
+    const draft = await campaign();
+    await dead.resolve(w.acme.id, draft);
+    expect(await b.resolve(w.acme.id, draft)).toEqual({
+      kind: "remote",
+      url: "http://127.0.0.1:1",
+    });
+    expect((await b.resolve(w.acme.id, draft, "http://127.0.0.1:1")).kind).toBe("local");
   });
 });
