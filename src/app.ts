@@ -6,7 +6,7 @@ import { CampaignRegistry, MAX_WAITING_COMMANDS } from "../actors/registry.ts";
 import { TenantRegistry } from "../actors/tenant-registry.ts";
 import type { DatabaseHandle } from "../db/client.ts";
 import { type CampaignLeases, localLeases } from "./cluster/leases.ts";
-import { ownerCommandsHook } from "./cluster/owner.ts";
+import { ownerCommandsModule } from "./cluster/owner.ts";
 import type { Config } from "./config.ts";
 import { consoleModule } from "./console/server.ts";
 import type { ServiceDeps } from "./deps.ts";
@@ -130,7 +130,6 @@ const documentation = {
 export function createApp(deps: ServiceDeps) {
   const auth = authPlugin(deps);
   return new Elysia({ normalize: false, websocket: SOCKET_LIMITS })
-    .use(ownerCommandsHook(deps))
     .use(requestIdPlugin)
     .use(errorsPlugin(deps.logger, deps.availability))
     .use(jsonBodyPlugin)
@@ -157,6 +156,7 @@ export function createApp(deps: ServiceDeps) {
     .use(dncModule(deps, auth))
     .use(auditModule(deps, auth))
     .use(realtimeModule(deps))
+    .use(ownerCommandsModule(deps))
     .use(asyncApiModule)
     .use(consoleModule());
 }

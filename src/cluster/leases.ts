@@ -391,7 +391,7 @@ const LIVE_OWNERS = `
   where owner <> $1::uuid and expires_at >= clock_timestamp()`;
 
 /** True when nothing listens at `url`: its process is gone. A slow answer is not a refusal. */
-async function refusesConnections(url: string): Promise<boolean> {
+export async function refusesConnections(url: string): Promise<boolean> {
   try {
     await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(500) });
     return false;

@@ -3,7 +3,8 @@ import { Elysia } from "elysia";
 import type { ServiceDeps } from "../deps.ts";
 import { ApiError, type ErrorCode, type FieldError } from "../errors.ts";
 import { databaseError } from "../plugins/errors.ts";
-import { isLeaseLost } from "./leases.ts";
+import { isLeaseLost, refusesConnections } from "./leases.ts";
+import { PeerLinks } from "./peer-links.ts";
 
 /**
  * A campaign command that runs where the campaign's lease is held: `here` is its body on the
@@ -47,8 +48,9 @@ const ROUTE_ATTEMPTS = 5;
 const FORWARD_TIMEOUT_MS = 10_000;
 export const COMMANDS_PATH = "/internal/v1/commands";
 const SIGNATURE_HEADER = "x-dialer-signature";
-/** A forwarded command older than this is refused: a captured one cannot be replayed later. */
-const MAX_COMMAND_AGE_MS = 30_000;
+const SENT_AT_HEADER = "x-dialer-sent-at";
+/** A link's handshake older than this is refused: a captured one cannot be replayed later. */
+const MAX_HANDSHAKE_AGE_MS = 30_000;
 
 /**
  * Runs a campaign's command on the process that owns the campaign: here when this process
@@ -81,7 +83,11 @@ export async function onOwner<A extends unknown[], R>(
     }
     const reply = await forward(deps, owner.url, command, target, args, requestId);
     if (reply.kind === "done") return reply.value as R;
-    if (reply.kind === "failed") throw reply.error;
+    if (reply.kind === "failed") {
+      // An owner that went silent is looked up again next time: it may have been replaced.
+      if (reply.silent) leases.forgetOwner(target.campaignId);
+      throw reply.error;
+    }
     leases.forgetOwner(target.campaignId);
     if (reply.kind === "refused") {
       // Nothing listens where the owner was: it died, and its campaign is taken now.
@@ -105,7 +111,7 @@ export async function onOwner<A extends unknown[], R>(
 
 type ForwardReply =
   | { kind: "done"; value: unknown }
-  | { kind: "failed"; error: ApiError }
+  | { kind: "failed"; error: ApiError; silent?: boolean }
   /** Not the owner (any more): nothing was done. */
   | { kind: "elsewhere" }
   /** Nothing listens at the owner's address: nothing was done. */
@@ -129,34 +135,25 @@ async function forward(
   args: unknown[],
   requestId: string,
 ): Promise<ForwardReply> {
-  const body = JSON.stringify({
-    name: command.name,
-    tenant_id: target.tenantId,
-    campaign_id: target.campaignId,
-    args,
-    request_id: requestId,
-    sent_at: Date.now(),
-  });
-  let response: Response;
-  try {
-    response = await fetch(`${url}${COMMANDS_PATH}`, {
-      method: "POST",
-      body,
-      headers: { "content-type": "application/json", [SIGNATURE_HEADER]: sign(deps, body) },
-      signal: AbortSignal.timeout(FORWARD_TIMEOUT_MS),
-    });
-  } catch (error) {
-    // Refused: the owner is not there, and nothing happened. Anything else may have happened.
-    const code = (error as { code?: string }).code;
-    if (code === "ConnectionRefused" || code === "ECONNREFUSED") return { kind: "refused" };
-    deps.logger.warn("a forwarded command got no answer", { command: command.name, url, error });
-    return {
-      kind: "failed",
-      error: ownerSilent(command.readOnly),
-    };
+  const outcome = await linksOf(deps).send(
+    url,
+    {
+      name: command.name,
+      tenant_id: target.tenantId,
+      campaign_id: target.campaignId,
+      args,
+      request_id: requestId,
+    },
+    FORWARD_TIMEOUT_MS,
+  );
+  if (outcome.kind === "unopened")
+    // Not sent: nothing happened. Nothing listening there means the owner is gone.
+    return (await refusesConnections(url)) ? { kind: "refused" } : { kind: "elsewhere" };
+  if (outcome.kind === "lost") {
+    deps.logger.warn("a forwarded command got no answer", { command: command.name, url });
+    return { kind: "failed", error: ownerSilent(command.readOnly), silent: true };
   }
-  const reply = (await response.json().catch(() => undefined)) as WireReply | undefined;
-  if (!response.ok || !reply) return { kind: "elsewhere" };
+  const reply = outcome.reply as WireReply;
   if ("ok" in reply) return { kind: "done", value: reply.ok };
   if ("error" in reply) {
     const { status, code, message, field_errors, headers } = reply.error;
@@ -164,6 +161,24 @@ async function forward(
   }
   return { kind: "elsewhere" };
 }
+
+const LINKS = new WeakMap<ServiceDeps, PeerLinks>();
+
+/** This process's links to the others, made on first use. */
+function linksOf(deps: ServiceDeps): PeerLinks {
+  let links = LINKS.get(deps);
+  if (!links) {
+    links = new PeerLinks(() => {
+      const sentAt = String(Date.now());
+      return { [SENT_AT_HEADER]: sentAt, [SIGNATURE_HEADER]: sign(deps, `link:${sentAt}`) };
+    }, COMMANDS_PATH);
+    LINKS.set(deps, links);
+  }
+  return links;
+}
+
+/** Closes this process's links to the others (at the end of a drain). */
+export const closeOwnerLinks = (deps: ServiceDeps) => LINKS.get(deps)?.closeAll();
 
 /** The owner stopped answering mid-command: a write may or may not have been made. */
 const ownerSilent = (readOnly: boolean) =>
@@ -197,29 +212,47 @@ function signedBy(deps: ServiceDeps, body: string, signature: string | null): bo
 }
 
 /**
- * The owner's end: commands other processes forward, signed with the key every process
- * derives from the shared signing secret. It sits before every plugin (no rate limit, no
- * authentication of its own: the sender authorised the request it came from) and runs a
- * command only while this process holds the campaign's lease.
+ * The owner's end: a socket per other process, opened with a handshake signed with the key
+ * every process derives from the shared signing secret (a bad or stale one is a bare 404, as
+ * for a path that does not exist). It has no authentication or rate limit of its own: the
+ * sender authorised the request a command came from. A command runs only while this process
+ * holds the campaign's lease.
  */
-export const ownerCommandsHook = (deps: ServiceDeps) =>
-  new Elysia({ name: "owner-commands" }).onRequest(async ({ request }) => {
-    if (request.method !== "POST" || !request.url.endsWith(COMMANDS_PATH)) return;
-    const body = await request.text();
-    if (!signedBy(deps, body, request.headers.get(SIGNATURE_HEADER)))
-      return new Response(null, { status: 404 });
-    const message = JSON.parse(body) as {
-      name: string;
-      tenant_id: string;
-      campaign_id: string;
-      args: unknown[];
-      sent_at: number;
-    };
-    const command = COMMANDS.get(message.name);
-    if (!command || Math.abs(Date.now() - message.sent_at) > MAX_COMMAND_AGE_MS)
-      return new Response(null, { status: 404 });
-    return Response.json(await runForwarded(deps, command, message));
-  });
+export const ownerCommandsModule = (deps: ServiceDeps) =>
+  new Elysia({ name: "owner-commands" }).get(
+    COMMANDS_PATH,
+    ({ request, server }) => {
+      const sentAt = request.headers.get(SENT_AT_HEADER) ?? "";
+      const fresh = Math.abs(Date.now() - Number(sentAt)) <= MAX_HANDSHAKE_AGE_MS;
+      const signed = signedBy(deps, `link:${sentAt}`, request.headers.get(SIGNATURE_HEADER));
+      if (!fresh || !signed || !server?.upgrade(request, { data: commandSocket(deps) }))
+        return new Response(null, { status: 404 });
+      return undefined;
+    },
+    { detail: { hide: true } },
+  );
+
+interface CommandFrame {
+  id: number;
+  name: string;
+  tenant_id: string;
+  campaign_id: string;
+  args: unknown[];
+}
+
+/** The handlers of one process's socket to this one (Bun's server calls them through `ws.data`). */
+const commandSocket = (deps: ServiceDeps) => ({
+  open() {},
+  close() {},
+  message(ws: { send(text: string): unknown }, raw: string | Buffer) {
+    const frame = JSON.parse(typeof raw === "string" ? raw : raw.toString("utf8")) as CommandFrame;
+    const command = COMMANDS.get(frame.name);
+    const replied = command
+      ? runForwarded(deps, command, frame)
+      : Promise.resolve<WireReply>({ elsewhere: true });
+    void replied.then((reply) => ws.send(JSON.stringify({ id: frame.id, reply })));
+  },
+});
 
 async function runForwarded(
   deps: ServiceDeps,
