@@ -7,6 +7,9 @@ import type { Logger } from "../logger.ts";
 export const LEASE_TTL_MS = 5_000;
 /** How often an owner renews all of its leases, in one statement. */
 export const LEASE_RENEW_MS = 1_000;
+/** Other processes' campaigns remembered at most, oldest forgotten first. */
+const MAX_KNOWN_OWNERS = 10_000;
+
 /**
  * A lease is trusted locally for this share of its TTL after the renewal that confirmed it was
  * sent: less than all of it, so that a process whose renewals stall stops acting before anyone
@@ -115,8 +118,8 @@ interface HeldLease {
 export class PostgresLeases implements CampaignLeases {
   readonly shared = true;
   private readonly leases = new Map<string, HeldLease>();
-  /** Other processes' campaigns, as last read, until their lease's end at the latest. */
-  private readonly owners = new Map<string, { tenantId: string; url: string; until: number }>();
+  /** Other processes' campaigns, as last read. */
+  private readonly owners = new Map<string, { tenantId: string; url: string }>();
   private readonly listeners = new Set<LeaseListener>();
   private timer: ReturnType<typeof setInterval> | undefined;
   private renewing = false;
@@ -152,8 +155,18 @@ export class PostgresLeases implements CampaignLeases {
     if (lease && performance.now() < lease.trustedUntil)
       return { kind: "local", token: lease.token };
     const known = this.owners.get(campaignId);
-    if (!unreachable && known?.tenantId === tenantId && performance.now() < known.until)
-      return { kind: "remote", url: known.url };
+    if (!unreachable && known?.tenantId === tenantId) return { kind: "remote", url: known.url };
+    if (!unreachable) {
+      // Most lookups find another process's live lease: a read, not the taking statement,
+      // which locks the lease row.
+      const [held] = await runStatement<{ owner_url: string; other: boolean }>(
+        this.raw,
+        READ_LIVE_LEASE,
+        [campaignId, tenantId, this.instanceId],
+      );
+      if (held?.other && held.owner_url !== this.ownerUrl)
+        return this.knownOwner(tenantId, campaignId, held.owner_url);
+    }
     const sent = performance.now();
     const take = () =>
       runStatement<{
@@ -183,12 +196,20 @@ export class PostgresLeases implements CampaignLeases {
     // Nothing else can listen at this process's own address: the holder is a previous run.
     if (row.owner_url === this.ownerUrl && unreachable !== this.ownerUrl)
       return this.resolve(tenantId, campaignId, this.ownerUrl);
-    this.owners.set(campaignId, {
-      tenantId,
-      url: row.owner_url,
-      until: performance.now() + Math.max(0, row.ms_left),
-    });
-    return { kind: "remote", url: row.owner_url };
+    return this.knownOwner(tenantId, campaignId, row.owner_url);
+  }
+
+  /**
+   * Remembers another process as a campaign's owner until a forward to it says otherwise
+   * (it answers that it no longer holds the campaign, or it is gone): owners change rarely.
+   */
+  private knownOwner(tenantId: string, campaignId: string, url: string): Ownership {
+    if (this.owners.size >= MAX_KNOWN_OWNERS) {
+      const oldest = this.owners.keys().next().value;
+      if (oldest !== undefined) this.owners.delete(oldest);
+    }
+    this.owners.set(campaignId, { tenantId, url });
+    return { kind: "remote", url };
   }
 
   forgetOwner(campaignId: string): void {
@@ -384,6 +405,12 @@ const TAKE_ORPHANS = `
     returning campaign_id, token)
   select t.campaign_id::text, t.token::text, p.owner::text as previous
   from taken t left join previous p on p.campaign_id = t.campaign_id`;
+
+/** Another process's live lease of a campaign of the tenant, if there is one. */
+const READ_LIVE_LEASE = `
+  select l.owner_url, true as other
+  from campaign_leases l join campaigns c on c.id = l.campaign_id and c.tenant_id = $2::uuid
+  where l.campaign_id = $1::uuid and l.owner <> $3::uuid and l.expires_at > clock_timestamp()`;
 
 /** The addresses of the other processes holding leases now. */
 const LIVE_OWNERS = `
