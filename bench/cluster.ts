@@ -58,7 +58,8 @@ const forwarded = Number(option("forwarded", "200"));
 const failoverMinutes = Number(option("failover-minutes", "8"));
 const STATUS_CAMPAIGNS = 160;
 const DIAL_AGENTS = 10;
-const DIAL_LEADS = 6_000;
+/** Enough for every round: a lead is dialed once a round (its retry waits an hour). */
+const DIAL_LEADS = Math.max(6_000, rounds * seconds * 1_200);
 /** A trial that sees no claim served within this long counts as a miss. */
 const FAILOVER_BOUND_MS = 20_000;
 

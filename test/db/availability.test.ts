@@ -110,4 +110,12 @@ describe("health probes", () => {
     h.deps.lifecycle.accepting = false;
     expect((await h.request("GET", "/readyz")).status).toBe(503);
   });
+
+  test("a process restoring its campaigns is not ready until they are restored", async () => {
+    const h = await createHarness();
+    h.deps.lifecycle.restored = false;
+    expect((await h.request("GET", "/readyz")).status).toBe(503);
+    h.deps.lifecycle.restored = true;
+    expect((await h.request("GET", "/readyz")).status).toBe(200);
+  });
 });
