@@ -229,7 +229,8 @@ export const ownerCommandsModule = (deps: ServiceDeps) =>
         return new Response(null, { status: 404 });
       return undefined;
     },
-    { detail: { hide: true } },
+    // Outside the permission table: no principal reaches it, only a signed handshake.
+    { detail: { hide: true, ["x-permission" as string]: "public" } },
   );
 
 interface CommandFrame {

@@ -203,3 +203,28 @@ describe.skipIf(!enabled)("a campaign's commands reach its owner", () => {
     expect(performance.now() - began).toBeLessThan(10_000);
   }, 20_000);
 });
+
+describe("the owners' command socket", () => {
+  test("opens only with a fresh handshake signed with the shared secret; anything else is a bare 404", async () => {
+    const h = await createWorkspace();
+    const now = String(Date.now());
+    const stale = String(Date.now() - 60_000);
+    const signed = (sentAt: string) =>
+      new Bun.CryptoHasher("sha256", h.deps.tokens.clusterKey)
+        .update(`link:${sentAt}`)
+        .digest("hex");
+    const attempts: Record<string, string>[] = [
+      {},
+      { "x-dialer-sent-at": now, "x-dialer-signature": "0".repeat(64) },
+      { "x-dialer-sent-at": stale, "x-dialer-signature": signed(stale) },
+    ];
+    // A good handshake is what the tests above open their links with, over real sockets.
+    for (const headers of attempts) {
+      const response = await h.app.handle(
+        new Request("http://localhost/internal/v1/commands", { headers }),
+      );
+      expect(response.status).toBe(404);
+      expect(await response.text()).toBe("");
+    }
+  });
+});
