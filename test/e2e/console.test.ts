@@ -323,7 +323,12 @@ describe("preview dialing", () => {
       const state = desk.getByRole("status", { name: "Agent state" });
       await state.waitFor({ timeout: 10_000 });
       await desk.getByLabel("Campaign").selectOption(campaignId);
+      // The agent may still be ready on the first test's campaign: wait for this change itself.
+      const becameReady = desk.waitForResponse(
+        (response) => response.url().endsWith("/agents/me/state") && response.status() === 200,
+      );
       await desk.getByRole("button", { name: /^Ready/ }).click();
+      await becameReady;
       await state.getByText("ready").waitFor({ timeout: 10_000 });
 
       const claim = await node("/jobs/claim", { max: 5, wait_ms: 5000 });
