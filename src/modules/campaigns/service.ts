@@ -242,17 +242,7 @@ export function patchCampaign(
   );
 }
 
-const patchCommand = ownedCommand(
-  "campaign.patch",
-  (
-    deps: ServiceDeps,
-    principal: Principal,
-    tenantId: string,
-    id: string,
-    input: PatchCampaignInput,
-    meta: RequestMeta,
-  ) => patchHere(deps, principal, tenantId, id, input, meta),
-);
+const patchCommand = ownedCommand("campaign.patch", patchHere);
 
 function patchHere(
   deps: ServiceDeps,
@@ -343,28 +333,19 @@ export function changeCampaignStatus(
   );
 }
 
-const statusCommand = ownedCommand(
-  "campaign.status",
-  (
-    deps: ServiceDeps,
-    principal: Principal,
-    tenantId: string,
-    id: string,
-    action: StatusAction,
-    idempotencyKey: string | null,
-    meta: RequestMeta,
-  ) => changeStatusHere(deps, principal, tenantId, id, action, idempotencyKey ?? undefined, meta),
-);
+const statusCommand = ownedCommand("campaign.status", changeStatusHere);
 
+/** The status change on the campaign's owner; a missing key crosses processes as null. */
 function changeStatusHere(
   deps: ServiceDeps,
   principal: Principal,
   tenantId: string,
   id: string,
   action: StatusAction,
-  idempotencyKey: string | undefined,
+  sentKey: string | null,
   meta: RequestMeta,
 ): Promise<StatusReply> {
+  const idempotencyKey = sentKey ?? undefined;
   const bodyHash = ACTION_DIGESTS[action];
   // A key already in a loaded actor's window is answered without queueing behind other
   // commands: its entry was recorded after its change committed, and a replay changes nothing.
