@@ -26,7 +26,8 @@ describe("rate limiter", () => {
     const small = heapCostOf(tracking(10));
     const huge = heapCostOf(tracking(100_000));
     // Both are a few hundred bytes a key; one Float64Array(100,000) alone is 800 KB.
-    expect(huge).toBeLessThan(small + 256 * 1024);
+    // A collection may free more than the small limiter holds: its figure can come out negative.
+    expect(huge).toBeLessThan(Math.max(small, 0) + 256 * 1024);
     expect(huge / keys).toBeLessThan(2_048);
   });
 
