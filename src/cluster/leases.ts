@@ -53,6 +53,11 @@ export type LeaseListener = (change: "taken" | "lost" | "released", campaignId: 
 export interface CampaignLeases {
   /** True when several processes may share the database. */
   readonly shared: boolean;
+  /**
+   * True when, at the last look (the orphan sweep, every second), no other live process held
+   * a lease: this one then runs every campaign, as a process alone does.
+   */
+  alone(): boolean;
   /** Whether this process may run the campaign's commands now (no database round trip). */
   holds(campaignId: string): boolean;
   /** The fence of a campaign held here. */
@@ -93,6 +98,7 @@ export function campaignLeasesFor(database: DatabaseHandle, logger: Logger): Cam
 export function localLeases(): CampaignLeases {
   return {
     shared: false,
+    alone: () => true,
     holds: () => true,
     fenceOf: (campaignId) => ({ campaignId, token: null }),
     resolve: async () => ({ kind: "local", token: null }),
@@ -123,6 +129,8 @@ export class PostgresLeases implements CampaignLeases {
   private readonly listeners = new Set<LeaseListener>();
   private timer: ReturnType<typeof setInterval> | undefined;
   private renewing = false;
+  /** Whether another live process held a lease at the last look; until then, assume so. */
+  private othersLive = true;
 
   constructor(
     private readonly raw: RawClient,
@@ -254,7 +262,13 @@ export class PostgresLeases implements CampaignLeases {
         url === this.ownerUrl || (await refusesConnections(url)) ? url : undefined,
       ),
     );
-    return dead.filter((url): url is string => url !== undefined);
+    const gone = dead.filter((url): url is string => url !== undefined);
+    this.othersLive = owners.length > gone.length;
+    return gone;
+  }
+
+  alone(): boolean {
+    return !this.othersLive;
   }
 
   held(): string[] {

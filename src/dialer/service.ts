@@ -222,7 +222,10 @@ async function claimOnce(
   max: number,
   claimKey: string | undefined,
 ): Promise<DialJob[]> {
-  if (deps.campaigns.leases.shared) return claimAcrossOwners(deps, node, max, claimKey);
+  // Alone on a shared database (at the last look, a second ago at most), this process runs
+  // every campaign: its own count of the node's calls and its running campaigns are whole.
+  const leases = deps.campaigns.leases;
+  if (leases.shared && !leases.alone()) return claimAcrossOwners(deps, node, max, claimKey);
   const capacity = Math.min(max, node.maxConcurrentCalls - deps.campaigns.callsOnNode(node.nodeId));
   if (capacity <= 0) return [];
   // What each campaign may take, read from its live actor without waiting for its queue; the
