@@ -1,11 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { createApp, createServiceDeps } from "../../src/app.ts";
-import { PostgresLeases } from "../../src/cluster/leases.ts";
-import { loadConfig } from "../../src/config.ts";
-import type { ServiceDeps } from "../../src/deps.ts";
-import { silentLogger } from "../../src/logger.ts";
-import { createWorkspace, TEST_SECRET } from "../helpers/app.ts";
-import { testDatabase } from "../helpers/database.ts";
+import { createWorkspace } from "../helpers/app.ts";
+import { startLeasedProcess } from "../helpers/leased-process.ts";
 
 /**
  * Two processes' worth of services on one PostgreSQL database, each listening on loopback
@@ -15,42 +10,13 @@ import { testDatabase } from "../helpers/database.ts";
 const enabled = Boolean(process.env.DATABASE_URL);
 
 type Workspace = Awaited<ReturnType<typeof createWorkspace>>;
-interface Process {
-  deps: ServiceDeps;
-  url: string;
-  stop: () => void;
-}
+type Process = Awaited<ReturnType<typeof startLeasedProcess>>;
 let w: Workspace;
 let token: string;
 const processes: Process[] = [];
 
 async function startProcess(): Promise<Process> {
-  const database = await testDatabase();
-  const leases = new PostgresLeases(database.raw, silentLogger, crypto.randomUUID(), "");
-  const deps = createServiceDeps({
-    database,
-    config: loadConfig({ AUTH_JWT_SECRET: TEST_SECRET }),
-    clock: w.clock,
-    logger: silentLogger,
-    jwtSecret: TEST_SECRET,
-    leases,
-  });
-  const app = createApp(deps).listen({ port: 0, hostname: "127.0.0.1" });
-  const url = `http://127.0.0.1:${app.server?.port}`;
-  leases.ownerUrl = url;
-  leases.start();
-  let stopped = false;
-  const process = {
-    deps,
-    url,
-    stop: () => {
-      if (stopped) return;
-      stopped = true;
-      leases.stop();
-      deps.campaigns.stopAll();
-      void app.stop(true);
-    },
-  };
+  const process = await startLeasedProcess(w.clock);
   processes.push(process);
   return process;
 }
@@ -76,8 +42,8 @@ beforeEach(async () => {
   token = await w.login("admin@acme.test");
 });
 
-afterEach(() => {
-  for (const process of processes.splice(0)) process.stop();
+afterEach(async () => {
+  for (const process of processes.splice(0)) await process.stop();
 });
 
 describe.skipIf(!enabled)("a campaign's commands reach its owner", () => {
@@ -193,7 +159,7 @@ describe.skipIf(!enabled)("a campaign's commands reach its owner", () => {
     expect(
       (await call(a, "POST", `/api/v1/campaigns/${id}/status`, { action: "start" })).status,
     ).toBe(200);
-    a.stop();
+    await a.stop();
     const began = performance.now();
     let paused = await call(b, "POST", `/api/v1/campaigns/${id}/status`, { action: "pause" });
     while (paused.status === 503 && performance.now() - began < 10_000)

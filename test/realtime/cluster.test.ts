@@ -1,15 +1,11 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { rowsOf } from "../../db/rows.ts";
-import { createApp, createServiceDeps } from "../../src/app.ts";
-import { PostgresLeases } from "../../src/cluster/leases.ts";
 import { type ClusterPushRelay, connectPushRelay } from "../../src/cluster/push-relay.ts";
-import { loadConfig } from "../../src/config.ts";
 import type { ServiceDeps } from "../../src/deps.ts";
-import { silentLogger } from "../../src/logger.ts";
-import { createWorkspace, TEST_SECRET } from "../helpers/app.ts";
-import { testDatabase } from "../helpers/database.ts";
-import { listenOnLoopback, type Message, openSocket } from "../helpers/sockets.ts";
+import { createWorkspace } from "../helpers/app.ts";
+import { startLeasedProcess } from "../helpers/leased-process.ts";
+import { type Message, openSocket } from "../helpers/sockets.ts";
 
 /**
  * Two processes' worth of services on one PostgreSQL database, each listening on loopback with
@@ -34,30 +30,18 @@ let campaignId: string;
 const processes: Process[] = [];
 
 async function startProcess(): Promise<Process> {
-  const database = await testDatabase();
-  const leases = new PostgresLeases(database.raw, silentLogger, crypto.randomUUID(), "");
-  const deps = createServiceDeps({
-    database,
-    config: loadConfig({ AUTH_JWT_SECRET: TEST_SECRET }),
-    clock: w.clock,
-    logger: silentLogger,
-    jwtSecret: TEST_SECRET,
-    leases,
+  const started = await startLeasedProcess(w.clock);
+  const relay = await connectPushRelay(started.deps, {
+    heartbeatMs: 100,
+    sweepMs: 100,
+    keepSeconds: 1,
   });
-  const listening = listenOnLoopback({ deps, app: createApp(deps) });
-  leases.ownerUrl = listening.baseUrl;
-  leases.start();
-  const relay = await connectPushRelay(deps, { heartbeatMs: 100, sweepMs: 100, keepSeconds: 1 });
   const process: Process = {
-    deps,
-    url: listening.baseUrl,
+    ...started,
     relay,
-    wsUrl: listening.wsUrl,
     async stop() {
       await relay.stop();
-      leases.stop();
-      deps.campaigns.stopAll();
-      await listening.stop();
+      await started.stop();
     },
   };
   processes.push(process);
