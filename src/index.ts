@@ -5,6 +5,7 @@ import { createApp, createServiceDeps } from "./app.ts";
 import { ensurePlatformAdmin, resolveJwtSecret } from "./bootstrap.ts";
 import { connectChangeFeed } from "./cluster/change-feed.ts";
 import { campaignLeasesFor } from "./cluster/leases.ts";
+import { closeOwnerEnd, closeOwnerLinks } from "./cluster/owner.ts";
 import { connectPushRelay } from "./cluster/push-relay.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { expireGraces, restorePresence } from "./dialer/presence.ts";
@@ -159,8 +160,11 @@ async function main() {
     // write refused by its fence and goes to the new owner.
     await leases.releaseAll().catch((error) => logger.warn("leases not released", { error }));
     deps.realtime.close();
+    // The server stops once every socket is closed, other processes' command links included.
+    await closeOwnerEnd(deps);
     // stop() without force stops accepting and resolves once in-flight requests are answered.
     await server?.stop(false);
+    closeOwnerLinks(deps);
     await deps.dialer.agents.settled();
     await stopChangeFeed().catch(() => undefined);
     await pushRelay.stop().catch(() => undefined);

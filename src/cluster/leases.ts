@@ -22,7 +22,9 @@ export type Ownership =
   | { kind: "local"; token: number | null }
   | { kind: "remote"; url: string }
   /** No such campaign in the tenant. */
-  | { kind: "missing" };
+  | { kind: "missing" }
+  /** No live owner, and this process is draining: it takes no campaign any more. */
+  | { kind: "none" };
 
 /**
  * Raised by a campaign's write (or its command) when this process no longer holds the
@@ -129,6 +131,8 @@ export class PostgresLeases implements CampaignLeases {
   private readonly listeners = new Set<LeaseListener>();
   private timer: ReturnType<typeof setInterval> | undefined;
   private renewing = false;
+  /** Set by `releaseAll`: a draining process takes no lease again. */
+  private draining = false;
   /** Whether another live process held a lease at the last look; until then, assume so. */
   private othersLive = true;
 
@@ -164,16 +168,19 @@ export class PostgresLeases implements CampaignLeases {
       return { kind: "local", token: lease.token };
     const known = this.owners.get(campaignId);
     if (!unreachable && known?.tenantId === tenantId) return { kind: "remote", url: known.url };
-    if (!unreachable) {
+    if (!unreachable || this.draining) {
       // Most lookups find another process's live lease: a read, not the taking statement,
       // which locks the lease row.
-      const [held] = await runStatement<{ owner_url: string; other: boolean }>(
+      const [campaign] = await runStatement<{ owner_url: string | null }>(
         this.raw,
         READ_LIVE_LEASE,
         [campaignId, tenantId, this.instanceId],
       );
-      if (held?.other && held.owner_url !== this.ownerUrl)
-        return this.knownOwner(tenantId, campaignId, held.owner_url);
+      if (!campaign) return { kind: "missing" };
+      const url = campaign.owner_url;
+      if (url !== null && url !== this.ownerUrl && url !== unreachable)
+        return this.knownOwner(tenantId, campaignId, url);
+      if (this.draining) return { kind: "none" };
     }
     const sent = performance.now();
     const take = () =>
@@ -231,6 +238,7 @@ export class PostgresLeases implements CampaignLeases {
   }
 
   async takeOrphans(limit = 1_000): Promise<string[]> {
+    if (this.draining) return [];
     const dead = await this.deadOwners();
     const sent = performance.now();
     const rows = await runStatement<{
@@ -290,6 +298,7 @@ export class PostgresLeases implements CampaignLeases {
   }
 
   async releaseAll(): Promise<void> {
+    this.draining = true;
     this.stop();
     const ids = this.held();
     if (ids.length === 0) return;
@@ -421,10 +430,12 @@ const TAKE_ORPHANS = `
   from taken t left join previous p on p.campaign_id = t.campaign_id`;
 
 /** Another process's live lease of a campaign of the tenant, if there is one. */
+/** A campaign of the tenant, with the address of another process holding a live lease on it. */
 const READ_LIVE_LEASE = `
-  select l.owner_url, true as other
-  from campaign_leases l join campaigns c on c.id = l.campaign_id and c.tenant_id = $2::uuid
-  where l.campaign_id = $1::uuid and l.owner <> $3::uuid and l.expires_at > clock_timestamp()`;
+  select l.owner_url
+  from campaigns c left join campaign_leases l
+    on l.campaign_id = c.id and l.owner <> $3::uuid and l.expires_at > clock_timestamp()
+  where c.id = $1::uuid and c.tenant_id = $2::uuid`;
 
 /** The addresses of the other processes holding leases now. */
 const LIVE_OWNERS = `

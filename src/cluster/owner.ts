@@ -72,6 +72,12 @@ export async function onOwner<A extends unknown[], R>(
       ? ({ kind: "local" } as const)
       : await leases.resolve(target.tenantId, target.campaignId, unreachable);
     if (owner.kind === "missing") throw target.missing();
+    if (owner.kind === "none") {
+      // This process is draining and the campaign has no owner yet: another process takes it.
+      unreachable = undefined;
+      await Bun.sleep(100 * 2 ** attempt);
+      continue;
+    }
     if (owner.kind === "local") {
       try {
         return await command.here(deps, ...args);
@@ -177,7 +183,7 @@ function linksOf(deps: ServiceDeps): PeerLinks {
   return links;
 }
 
-/** Closes this process's links to the others (at the end of a drain). */
+/** Closes this process's links to the others, once its own requests are answered. */
 export const closeOwnerLinks = (deps: ServiceDeps) => LINKS.get(deps)?.closeAll();
 
 /** The owner stopped answering mid-command: a write may or may not have been made. */
@@ -241,19 +247,83 @@ interface CommandFrame {
   args: unknown[];
 }
 
+interface CommandSocket {
+  send(text: string): unknown;
+  close(code?: number, reason?: string): unknown;
+}
+
+/** The sockets other processes opened to this one, and the commands they have under way here. */
+interface OwnerEnd {
+  sockets: Set<CommandSocket>;
+  running: number;
+  lastFrameAt: number;
+}
+
+const ENDS = new WeakMap<ServiceDeps, OwnerEnd>();
+
+function endOf(deps: ServiceDeps): OwnerEnd {
+  let end = ENDS.get(deps);
+  if (!end) {
+    end = { sockets: new Set(), running: 0, lastFrameAt: 0 };
+    ENDS.set(deps, end);
+  }
+  return end;
+}
+
+/** How long a drain waits for the commands other processes sent here to be answered. */
+const DRAIN_COMMANDS_MS = 5_000;
+/**
+ * Quiet this long means the others have heard that the campaigns moved: each learns it from
+ * the "elsewhere" reply to its next command, then sends to the new owner.
+ */
+const DRAIN_QUIET_MS = 100;
+
+/**
+ * Closes the sockets other processes opened to this one, once the commands they sent are
+ * answered (a server stops only when its sockets are closed). Called in a drain, after the
+ * leases were given up: every command arriving meanwhile is answered "elsewhere".
+ */
+export async function closeOwnerEnd(deps: ServiceDeps): Promise<void> {
+  const end = ENDS.get(deps);
+  if (!end) return;
+  const deadline = performance.now() + DRAIN_COMMANDS_MS;
+  while (
+    performance.now() < deadline &&
+    (end.running > 0 || performance.now() - end.lastFrameAt < DRAIN_QUIET_MS)
+  ) {
+    await Bun.sleep(10);
+  }
+  for (const socket of end.sockets) socket.close(1001, "draining");
+  end.sockets.clear();
+}
+
 /** The handlers of one process's socket to this one (Bun's server calls them through `ws.data`). */
-const commandSocket = (deps: ServiceDeps) => ({
-  open() {},
-  close() {},
-  message(ws: { send(text: string): unknown }, raw: string | Buffer) {
-    const frame = JSON.parse(typeof raw === "string" ? raw : raw.toString("utf8")) as CommandFrame;
-    const command = COMMANDS.get(frame.name);
-    const replied = command
-      ? runForwarded(deps, command, frame)
-      : Promise.resolve<WireReply>({ elsewhere: true });
-    void replied.then((reply) => ws.send(JSON.stringify({ id: frame.id, reply })));
-  },
-});
+const commandSocket = (deps: ServiceDeps) => {
+  const end = endOf(deps);
+  return {
+    open(ws: CommandSocket) {
+      end.sockets.add(ws);
+    },
+    close(ws: CommandSocket) {
+      end.sockets.delete(ws);
+    },
+    message(ws: CommandSocket, raw: string | Buffer) {
+      end.running++;
+      end.lastFrameAt = performance.now();
+      const frame = JSON.parse(
+        typeof raw === "string" ? raw : raw.toString("utf8"),
+      ) as CommandFrame;
+      const command = COMMANDS.get(frame.name);
+      const replied = command
+        ? runForwarded(deps, command, frame)
+        : Promise.resolve<WireReply>({ elsewhere: true });
+      void replied.then((reply) => {
+        end.running--;
+        ws.send(JSON.stringify({ id: frame.id, reply }));
+      });
+    },
+  };
+};
 
 async function runForwarded(
   deps: ServiceDeps,

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { closeOwnerEnd } from "../../src/cluster/owner.ts";
 import { createWorkspace } from "../helpers/app.ts";
 import { startLeasedProcess } from "../helpers/leased-process.ts";
 
@@ -150,6 +151,40 @@ describe.skipIf(!enabled)("a campaign's commands reach its owner", () => {
     expect(new Set(replies.map((reply) => reply.text)).size).toBe(1);
     const history = await call(a, "GET", `/api/v1/campaigns/${id}/history`);
     expect(JSON.parse(history.text).data.items).toHaveLength(1);
+  });
+
+  test("a draining process takes no campaign again: its commands go to the new owner, and the others' links to it close", async () => {
+    const [a, b] = [await startProcess(), await startProcess()] as [Process, Process];
+    const created = await call(a, "POST", "/api/v1/campaigns", { name: "autumn" });
+    const id = JSON.parse(created.text).data.campaign.id as string;
+    const status = async (via: Process, action: string) => {
+      const reply = await call(via, "POST", `/api/v1/campaigns/${id}/status`, { action });
+      return { status: reply.status, campaign: JSON.parse(reply.text).data?.campaign?.status };
+    };
+    expect(await status(a, "start")).toEqual({ status: 200, campaign: "running" });
+    // B forwards to A, over a link it keeps open.
+    expect(await status(b, "pause")).toEqual({ status: 200, campaign: "paused" });
+    expect(a.server.pendingWebSockets).toBe(1);
+
+    await a.leases.releaseAll();
+    // A request still reaching A waits for another owner: A does not take the campaign back.
+    const throughA = status(a, "start");
+    await Bun.sleep(150);
+    expect(a.leases.holds(id)).toBe(false);
+    // B's sweep takes the campaign nobody holds; A's request then runs there.
+    expect(await b.deps.campaigns.adoptOrphans()).toEqual([id]);
+    expect(await throughA).toEqual({ status: 200, campaign: "running" });
+    expect(a.leases.holds(id)).toBe(false);
+    expect(b.deps.campaigns.peek(id)?.campaign.status).toBe("running");
+    // B's command no longer goes to A: A answers "elsewhere" and B runs it.
+    expect(await status(b, "pause")).toEqual({ status: 200, campaign: "paused" });
+
+    // A server stops only once its sockets are closed: the drain closes B's link to A.
+    await closeOwnerEnd(a.deps);
+    for (let wait = 0; wait < 100 && a.server.pendingWebSockets > 0; wait++) await Bun.sleep(10);
+    expect(a.server.pendingWebSockets).toBe(0);
+    // A's own requests go to B over a new link.
+    expect(await status(a, "start")).toEqual({ status: 200, campaign: "running" });
   });
 
   test("when the owner is gone, its campaign moves to the next process once its lease lapses", async () => {

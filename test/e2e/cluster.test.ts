@@ -42,6 +42,8 @@ interface Outcome {
   starts: Record<string, string>;
   killed: number;
   stopped: number;
+  /** How the stopped process ended: its exit code, or "hung". */
+  stopExit: number | "hung";
   killedAt: number;
   restartedAt: number;
   agents: AgentRun[];
@@ -135,7 +137,7 @@ async function runScenario(c: Cluster): Promise<Outcome> {
 
   await Bun.sleep(Math.max(0, begin + STOP_AT_MS - Date.now()));
   const stopped = (killed + 1) % PROCESSES;
-  await c.stop(stopped);
+  const stopExit = await c.stop(stopped);
 
   await Promise.all([node.done, status.done]);
   // Pushes and dispositions under way settle.
@@ -161,6 +163,7 @@ async function runScenario(c: Cluster): Promise<Outcome> {
     starts,
     killed,
     stopped,
+    stopExit,
     killedAt,
     restartedAt,
     agents,
@@ -198,6 +201,10 @@ describe.skipIf(!url)("three processes on one database", () => {
     expect(node.claims.length).toBeGreaterThan(0);
     expect(status.acks.length).toBeGreaterThan(0);
   }, 200_000);
+
+  test("the stopped process drained and exited by itself", () => {
+    expect(ran().stopExit).toBe(0);
+  });
 
   test("the owner of the dialing campaign is found by its lease", () => {
     expect(ran().ownerFound).toBe(true);

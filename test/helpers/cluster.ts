@@ -245,19 +245,23 @@ export async function startCluster(options: {
       signal(index, name);
       await target.server.process.exited;
     },
-    /** Asks process `index` to drain and waits until it has exited. */
-    async stop(index: number) {
+    /**
+     * Asks process `index` to drain and waits until it has exited: its exit code, or "hung"
+     * when it was still running after 30 s and was killed.
+     */
+    async stop(index: number): Promise<number | "hung"> {
       const target = member(index);
       target.state = "stopped";
       signal(index, "SIGTERM");
       const exited = await Promise.race([
-        target.server.process.exited.then(() => true),
-        Bun.sleep(30_000).then(() => false),
+        target.server.process.exited,
+        Bun.sleep(30_000).then(() => "hung" as const),
       ]);
-      if (!exited) {
+      if (exited === "hung") {
         signal(index, "SIGKILL");
         await target.server.process.exited;
       }
+      return exited;
     },
     /** Starts process `index` again (same environment and database; a new port). */
     async restart(index: number) {

@@ -29,6 +29,8 @@ export async function startLeasedProcess(clock: Clock) {
   let stopped = false;
   return {
     deps,
+    leases,
+    server: listening.server,
     url: listening.baseUrl,
     wsUrl: listening.wsUrl,
     async stop() {
