@@ -43,6 +43,8 @@ export class RealtimeHub {
   private lastFlushAt = Number.NEGATIVE_INFINITY;
   /** A flush computes its stats asynchronously; the next waits for it to publish. */
   private flushing = false;
+  /** What closes this process's sockets when it stops (registered by the socket routes). */
+  private readonly socketClosers = new Set<() => void>();
 
   constructor(
     private readonly logger: Logger,
@@ -158,7 +160,17 @@ export class RealtimeHub {
     this.scheduleFlush();
   }
 
+  /** Registers what closes the sockets of one kind when this process stops. */
+  onClose(closeSockets: () => void): void {
+    this.socketClosers.add(closeSockets);
+  }
+
+  /**
+   * Stops pushing and closes every socket (a server stops only once its sockets are closed):
+   * clients reconnect, to another process behind the load balancer.
+   */
   close(): void {
+    for (const closeSockets of this.socketClosers) closeSockets();
     clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
     this.statsDue.clear();

@@ -43,6 +43,8 @@ export const CLOSE = {
   roleChanged: { code: 4004, reason: "role changed" },
 } as const;
 type CloseReason = (typeof CLOSE)[keyof typeof CLOSE];
+/** The standard close of a server going away: reconnect. */
+const GOING_AWAY = 1001;
 
 interface SocketSession {
   principal: UserPrincipal;
@@ -313,6 +315,11 @@ export function realtimeModule(deps: ServiceDeps) {
   }
 
   deps.tenants.onUserAccessChanged(({ userId, after }) => userAccessChanged(userId, after));
+  // The process stops: an agent keeps its state through the grace period, reconnecting elsewhere.
+  deps.realtime.onClose(() => {
+    for (const sockets of socketsOfUser.values())
+      for (const ws of sockets) ws.close(GOING_AWAY, "server stopping");
+  });
   deps.availability.onRecovered(() => void resendSnapshots());
 
   /**

@@ -336,3 +336,44 @@ describe("token expiry", () => {
     SERVER_TEST_TIMEOUT_MS,
   );
 });
+
+describe("stopping", () => {
+  test(
+    "SIGTERM closes open sockets with 1001 and the process exits 0",
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), "dialer-ws-stop-"));
+      const stopping = await startServer({
+        DATA_DIR: dir,
+        AUTH_JWT_SECRET: "realtime-secret-that-is-long-enough-to-use",
+        BOOTSTRAP_ADMIN_EMAIL: "ops@example.test",
+        BOOTSTRAP_ADMIN_PASSWORD: "a configured password",
+      });
+      try {
+        const login = await fetch(`${stopping.baseUrl}/api/v1/auth/login`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ email: "ops@example.test", password: "a configured password" }),
+        });
+        const adminToken = ((await login.json()) as { data: { token: string } }).data.token;
+        const socket = new WebSocket(
+          `${stopping.baseUrl.replace("http", "ws")}/ws/supervisor?token=${adminToken}`,
+        );
+        const closed = new Promise<number>((resolve) =>
+          socket.addEventListener("close", (event) => resolve(event.code)),
+        );
+        await new Promise((resolve) => socket.addEventListener("open", resolve));
+        stopping.process.kill("SIGTERM");
+        expect(await closed).toBe(1001);
+        const exited = await Promise.race([
+          stopping.process.exited,
+          Bun.sleep(10_000).then(() => "still running"),
+        ]);
+        expect(exited).toBe(0);
+      } finally {
+        stopping.process.kill("SIGKILL");
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+    SERVER_TEST_TIMEOUT_MS,
+  );
+});
