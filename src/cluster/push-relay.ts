@@ -45,11 +45,22 @@ type Entry = [topics: string[], text: string];
  */
 type Notice =
   | { o: string; s: number; m: (Entry | number)[] }
-  | { o: string; p: "hello" | "here" | "bye" };
+  | { o: string; p: "hello" | "here" | "bye"; t?: string[] | "*" };
+
+/** A process that lists more tenants with supervisors than this says "all" instead. */
+const MAX_LISTED_TENANTS = 150;
+
+/** Another process: when it was last heard of, and the tenants it has supervisors of. */
+interface Peer {
+  heardAt: number;
+  supervised: Set<string> | "all";
+}
 
 export interface ClusterPushRelay {
   /** Other processes heard of recently. */
   readonly peers: number;
+  /** Whether another process may have a supervisor of the tenant. */
+  supervisedElsewhere(tenantId: string): boolean;
   /** Sends what is queued, says goodbye and stops listening. */
   stop(): Promise<void>;
 }
@@ -76,12 +87,13 @@ export async function connectPushRelay(
   options: PushRelayOptions = {},
 ): Promise<ClusterPushRelay> {
   const raw = deps.rawDb;
-  if (raw.kind === "pglite") return { peers: 0, stop: async () => {} };
+  if (raw.kind === "pglite")
+    return { peers: 0, supervisedElsewhere: () => false, stop: async () => {} };
   const settings = { ...DEFAULTS, ...options };
   const client = raw.client;
   const origin = crypto.randomUUID();
-  /** Other processes by origin, and when each was last heard of. */
-  const peers = new Map<string, number>();
+  /** Other processes by origin. */
+  const peers = new Map<string, Peer>();
 
   // Async, so that the breaker's refusal while the database is away is a rejection.
   const notify = async (payloads: string[]) =>
@@ -89,9 +101,14 @@ export async function connectPushRelay(
       PUSHES_CHANNEL,
       payloads,
     ]);
-  // A word lost (the database is away) is said again at the next heartbeat.
-  const say = (word: "hello" | "here" | "bye") =>
-    notify([JSON.stringify({ o: origin, p: word })]).catch(() => undefined);
+  // A word lost (the database is away) is said again at the next heartbeat. Each says which
+  // tenants this process has supervisors of: the others compute stats for those only.
+  const say = (word: "hello" | "here" | "bye") => {
+    const tenants = deps.realtime.supervisedTenants();
+    const t = tenants.length > MAX_LISTED_TENANTS ? "*" : tenants;
+    return notify([JSON.stringify({ o: origin, p: word, t })]).catch(() => undefined);
+  };
+  let announcing = false;
 
   // Sending.
   let queue: Entry[] = [];
@@ -112,6 +129,20 @@ export async function connectPushRelay(
       }
       queue.push([topics, text]);
       sending ??= new Promise<void>((resolve) => setImmediate(resolve)).then(sendQueued);
+    },
+    supervisedElsewhere(tenantId) {
+      for (const peer of peers.values())
+        if (peer.supervised === "all" || peer.supervised.has(tenantId)) return true;
+      return false;
+    },
+    supervisorsChanged() {
+      // Supervisors of several tenants connecting together are announced in one word.
+      if (announcing) return;
+      announcing = true;
+      setImmediate(() => {
+        announcing = false;
+        void say("here");
+      });
     },
   };
 
@@ -197,11 +228,17 @@ export async function connectPushRelay(
       if (notice.p === "bye") peers.delete(notice.o);
       else {
         if (notice.p === "hello") void say("here");
-        peers.set(notice.o, Date.now());
+        const listed = Array.isArray(notice.t) ? notice.t : undefined;
+        peers.set(notice.o, {
+          heardAt: Date.now(),
+          supervised: listed ? new Set(listed.filter((id) => typeof id === "string")) : "all",
+        });
       }
       return;
     }
-    peers.set(notice.o, Date.now());
+    const peer = peers.get(notice.o);
+    if (peer) peer.heardAt = Date.now();
+    else peers.set(notice.o, { heardAt: Date.now(), supervised: "all" });
     const items = Array.isArray(notice.m) ? notice.m : [];
     const ids = items.filter((item): item is number => typeof item === "number");
     if (waiting === 0 && ids.length === 0) {
@@ -227,7 +264,7 @@ export async function connectPushRelay(
 
   const heartbeat = setInterval(() => {
     const now = Date.now();
-    for (const [peer, heardAt] of peers) if (now - heardAt > settings.peerTtlMs) peers.delete(peer);
+    for (const [id, peer] of peers) if (now - peer.heardAt > settings.peerTtlMs) peers.delete(id);
     void say("here");
   }, settings.heartbeatMs);
   let sweeping = false;
@@ -248,6 +285,7 @@ export async function connectPushRelay(
     get peers() {
       return peers.size;
     },
+    supervisedElsewhere: (tenantId) => relay.supervisedElsewhere(tenantId),
     async stop() {
       clearInterval(heartbeat);
       clearInterval(sweeper);

@@ -26,6 +26,10 @@ export interface PushRelay {
   readonly active: boolean;
   /** Sends a serialised message to the other processes, after those sent before it. */
   send(topics: string[], text: string): void;
+  /** Whether another process may have a supervisor of the tenant (it said so, or said nothing yet). */
+  supervisedElsewhere(tenantId: string): boolean;
+  /** Tells the other processes at once that this one now has a supervisor of a new tenant. */
+  supervisorsChanged(): void;
 }
 
 /**
@@ -43,6 +47,8 @@ export class RealtimeHub {
   private lastFlushAt = Number.NEGATIVE_INFINITY;
   /** A flush computes its stats asynchronously; the next waits for it to publish. */
   private flushing = false;
+  /** Supervisor sockets open here, by tenant: other processes compute stats only for these. */
+  private readonly supervisors = new Map<string, number>();
   /** What closes this process's sockets when it stops (registered by the socket routes). */
   private readonly socketClosers = new Set<() => void>();
 
@@ -100,13 +106,25 @@ export class RealtimeHub {
     this.publish([agentTopic(tenantId, userId)], message);
   }
 
+  /** A supervisor socket of the tenant opened here (`+1`) or closed (`-1`). */
+  supervisorSocket(tenantId: string, change: 1 | -1): void {
+    const count = (this.supervisors.get(tenantId) ?? 0) + change;
+    if (count > 0) this.supervisors.set(tenantId, count);
+    else this.supervisors.delete(tenantId);
+    if (change === 1 && count === 1) this.relay?.supervisorsChanged();
+  }
+
+  /** The tenants with a supervisor socket open here. */
+  supervisedTenants(): string[] {
+    return [...this.supervisors.keys()];
+  }
+
   /** Asks for a `campaign.stats` push at the next flush; asks before it become one message. */
   statsChanged(tenantId: string, campaignId: string): void {
     // Statistics cost work: compute them only for someone who listens. Only this process can
-    // compute its campaigns' stats, and it cannot count other processes' sockets; so while
-    // another process shares the database, it computes them for every campaign changed here
-    // (still at most once per interval each), and a process alone pays nothing more.
-    if (!this.relay?.active) {
+    // compute its campaigns' stats: it does so for its own sockets, and for a tenant that
+    // another process has a supervisor of (each says which, when it changes and every second).
+    if (!this.relay?.active || !this.relay.supervisedElsewhere(tenantId)) {
       if (!this.publisher) return;
       const listeners =
         this.publisher.subscriberCount(campaignsTopic(tenantId)) +

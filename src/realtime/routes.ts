@@ -348,6 +348,7 @@ export function realtimeModule(deps: ServiceDeps) {
       const { tenantId } = ws.data.session;
       track(ws);
       supervisorSockets.add(ws);
+      deps.realtime.supervisorSocket(tenantId, 1);
       ws.subscribe(campaignsTopic(tenantId));
       ws.subscribe(agentsTopic(tenantId));
       closeAtExpiry(ws, deps.clock.now());
@@ -372,7 +373,8 @@ export function realtimeModule(deps: ServiceDeps) {
     close(ws) {
       clearTimeout(ws.data.expiry);
       untrack(ws);
-      supervisorSockets.delete(ws);
+      if (supervisorSockets.delete(ws))
+        deps.realtime.supervisorSocket(ws.data.session.tenantId, -1);
     },
   };
 

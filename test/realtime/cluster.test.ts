@@ -113,6 +113,17 @@ describe.skipIf(!enabled)("pushes reach the sockets of every process sharing the
     supervisor.socket.close();
   });
 
+  test("each process says which tenants it has supervisors of, at once when one connects", async () => {
+    // Nobody supervises the workspace yet: the owner computes no stats for it.
+    expect(owner.relay.supervisedElsewhere(w.acme.id)).toBe(false);
+    const supervisor = await openSocket(other.wsUrl("/ws/supervisor", adminToken));
+    // Sooner than the next heartbeat (every 100 ms here).
+    expect(await until(() => owner.relay.supervisedElsewhere(w.acme.id), 60)).toBe(true);
+    expect(other.relay.supervisedElsewhere(w.acme.id)).toBe(false);
+    supervisor.socket.close();
+    expect(await until(() => !owner.relay.supervisedElsewhere(w.acme.id), 1_000)).toBe(true);
+  });
+
   test("a status change sent to a process that does not own the campaign is pushed to that process's sockets", async () => {
     const supervisor = await openSocket(other.wsUrl("/ws/supervisor", adminToken));
     await supervisor.next("snapshot");

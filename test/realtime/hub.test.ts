@@ -10,6 +10,7 @@ import {
 } from "../../src/realtime/hub.ts";
 
 const TENANT = "tenant-a";
+const OTHER_TENANT = "tenant-b";
 
 /** A publisher that records what it is given, with the turn of the event loop it came in. */
 function recordingPublisher(listeners: (topic: string) => number = () => 1) {
@@ -103,14 +104,22 @@ describe("campaign.stats pushes", () => {
   });
 });
 
-/** A relay that records what it is given; `active` says whether another process is there. */
-function recordingRelay(active: boolean) {
+/**
+ * A relay that records what it is given; `active` says whether another process is there, and
+ * `elsewhere` the tenants another process has supervisors of.
+ */
+function recordingRelay(active: boolean, elsewhere: string[] = [TENANT]) {
   const sent: { topics: string[]; text: string }[] = [];
+  let announced = 0;
   const relay: PushRelay & { active: boolean } = {
     active,
     send: (topics, text) => sent.push({ topics, text }),
+    supervisedElsewhere: (tenantId) => elsewhere.includes(tenantId),
+    supervisorsChanged: () => {
+      announced++;
+    },
   };
-  return { relay, sent };
+  return { relay, sent, announced: () => announced };
 }
 
 describe("pushes to other processes", () => {
@@ -151,7 +160,7 @@ describe("pushes to other processes", () => {
     stop();
   });
 
-  test("while another process is there, stats are computed though nobody listens here", async () => {
+  test("stats are computed for a tenant supervised on another process though nobody listens here, and only then", async () => {
     let computed = 0;
     const hub = new RealtimeHub(silentLogger, async () => {
       computed++;
@@ -161,11 +170,28 @@ describe("pushes to other processes", () => {
     const { relay, sent } = recordingRelay(true);
     hub.relayTo(relay);
     hub.statsChanged(TENANT, "a");
+    hub.statsChanged(OTHER_TENANT, "b");
     await Bun.sleep(50);
     expect(computed).toBe(1);
     expect(sent.map((entry) => JSON.parse(entry.text))).toEqual([
       { type: "campaign.stats", campaign_id: "a", stats: { calls: 1 } },
     ]);
+    hub.close();
+  });
+
+  test("a tenant's first supervisor socket here is announced to the other processes; later ones and closes are not", () => {
+    const hub = new RealtimeHub(silentLogger, async () => ({}));
+    const { relay, announced } = recordingRelay(true);
+    hub.relayTo(relay);
+    hub.supervisorSocket(TENANT, 1);
+    hub.supervisorSocket(TENANT, 1);
+    hub.supervisorSocket(OTHER_TENANT, 1);
+    expect(announced()).toBe(2);
+    expect(hub.supervisedTenants().sort()).toEqual([TENANT, OTHER_TENANT].sort());
+    hub.supervisorSocket(TENANT, -1);
+    hub.supervisorSocket(OTHER_TENANT, -1);
+    expect(hub.supervisedTenants()).toEqual([TENANT]);
+    expect(announced()).toBe(2);
     hub.close();
   });
 });
