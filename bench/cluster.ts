@@ -19,6 +19,8 @@
  *      its own Idempotency-Key, from `--concurrency` clients) and calls a second (claims,
  *      then ringing and ended for every job, from a simulated node). "One process" sends
  *      everything to process 0; "three" spreads over all of them. Goal: three ≥ 0.8 × one.
+ *      Status changes are also sent to three processes with each request at its campaign's
+ *      owner, so that nothing is forwarded: the ceiling that forwarding is measured against.
  *  (c) forwarding: the same status change sent to the campaign's owner and to another
  *      process, alternately, one at a time; medians.
  *
@@ -201,9 +203,15 @@ async function prepareMode(c: Cluster, name: Mode["name"], via?: number): Promis
   return { name, via, workspace, statusCampaigns, dialing: dialing.id };
 }
 
-/** Status changes a second over the mode's campaigns, each client on its own campaigns. */
-async function statusRate(c: Cluster, mode: Mode) {
+/**
+ * Status changes a second over the mode's campaigns, each client on its own campaigns. With
+ * `toOwners`, each request goes to its campaign's owner by the lease: nothing is forwarded.
+ */
+async function statusRate(c: Cluster, mode: Mode, toOwners = false) {
   const token = mode.workspace.admin.token;
+  const owners = new Map<string, number | undefined>();
+  for (const id of mode.statusCampaigns)
+    owners.set(id, toOwners ? await c.ownerOf(id) : mode.via);
   const deadline = Date.now() + seconds * 1000;
   const started = Date.now();
   let done = 0;
@@ -215,7 +223,10 @@ async function statusRate(c: Cluster, mode: Mode) {
       for (let turn = 0; Date.now() < deadline; turn++) {
         const id = mine[turn % mine.length] as string;
         if (!status.get(id)) {
-          const now = await c.request("GET", `/api/v1/campaigns/${id}`, { token, via: mode.via });
+          const now = await c.request("GET", `/api/v1/campaigns/${id}`, {
+            token,
+            via: owners.get(id),
+          });
           status.set(id, now.body.data?.campaign?.status ?? "running");
         }
         const action = status.get(id) === "running" ? "pause" : "start";
@@ -224,7 +235,7 @@ async function statusRate(c: Cluster, mode: Mode) {
             token,
             body: { action },
             headers: { "idempotency-key": crypto.randomUUID() },
-            via: mode.via,
+            via: owners.get(id),
             timeoutMs: 10_000,
           });
           if (reply.status === 200) {
@@ -353,7 +364,7 @@ const failed = await failover(c);
 
 const one = await prepareMode(c, "one", 0);
 const three = await prepareMode(c, "three");
-const statusRuns = { one: [] as number[], three: [] as number[] };
+const statusRuns = { one: [] as number[], three: [] as number[], owners: [] as number[] };
 const callRuns = { one: [] as number[], three: [] as number[] };
 for (let roundIndex = 0; roundIndex < rounds; roundIndex++) {
   for (const mode of [one, three]) {
@@ -363,6 +374,11 @@ for (let roundIndex = 0; roundIndex < rounds; roundIndex++) {
       `round ${roundIndex + 1}: status changes, ${mode.name}: ${round(result.perSecond)}/s (${result.refused} refused)`,
     );
   }
+  const routed = await statusRate(c, three, true);
+  statusRuns.owners.push(routed.perSecond);
+  progress(
+    `round ${roundIndex + 1}: status changes, three, each sent to its owner: ${round(routed.perSecond)}/s (${routed.refused} refused)`,
+  );
   for (const mode of [one, three]) {
     const result = await callRate(c, mode);
     callRuns[mode.name].push(result.perSecond);
@@ -394,6 +410,11 @@ const rows: [string, string, string][] = [
     `${round(median(statusRuns.one))} / ${round(median(statusRuns.three))}` +
       ` = ${round(medianOfRoundRatios(statusRuns.three, statusRuns.one), 2)}×`,
     "≥ 0.8×",
+  ],
+  [
+    "status changes a second, 3 with each sent to its owner (no forwarding) / 1",
+    `${round(median(statusRuns.owners))} = ${round(medianOfRoundRatios(statusRuns.owners, statusRuns.one), 2)}×`,
+    "(the ceiling)",
   ],
   [
     "calls a second, 1 process / 3",

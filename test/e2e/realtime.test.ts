@@ -295,28 +295,36 @@ describe("agent socket", () => {
   );
 });
 
+/** A server of its own on a new data directory, with its admin signed in. */
+async function startSignedIn(env: Record<string, string> = {}) {
+  const dir = mkdtempSync(join(tmpdir(), "dialer-ws-own-"));
+  const own = await startServer({
+    DATA_DIR: dir,
+    AUTH_JWT_SECRET: "realtime-secret-that-is-long-enough-to-use",
+    BOOTSTRAP_ADMIN_EMAIL: "ops@example.test",
+    BOOTSTRAP_ADMIN_PASSWORD: "a configured password",
+    ...env,
+  });
+  const login = await fetch(`${own.baseUrl}/api/v1/auth/login`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email: "ops@example.test", password: "a configured password" }),
+  });
+  const ownToken = ((await login.json()) as { data: { token: string } }).data.token;
+  return {
+    server: own,
+    supervisorUrl: `${own.baseUrl.replace("http", "ws")}/ws/supervisor?token=${ownToken}`,
+    remove: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
 describe("token expiry", () => {
   test(
     "a socket closes (4001) when its token expires",
     async () => {
-      const dir = mkdtempSync(join(tmpdir(), "dialer-ws-ttl-"));
-      const shortLived = await startServer({
-        DATA_DIR: dir,
-        AUTH_JWT_SECRET: "realtime-secret-that-is-long-enough-to-use",
-        AUTH_JWT_TTL_SECONDS: "2",
-        BOOTSTRAP_ADMIN_EMAIL: "ops@example.test",
-        BOOTSTRAP_ADMIN_PASSWORD: "a configured password",
-      });
+      const shortLived = await startSignedIn({ AUTH_JWT_TTL_SECONDS: "2" });
       try {
-        const login = await fetch(`${shortLived.baseUrl}/api/v1/auth/login`, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify({ email: "ops@example.test", password: "a configured password" }),
-        });
-        const shortToken = ((await login.json()) as { data: { token: string } }).data.token;
-        const socket = new WebSocket(
-          `${shortLived.baseUrl.replace("http", "ws")}/ws/supervisor?token=${shortToken}`,
-        );
+        const socket = new WebSocket(shortLived.supervisorUrl);
         const closed = new Promise<{ code: number; at: number }>((resolve) =>
           socket.addEventListener("close", (event) =>
             resolve({ code: event.code, at: Date.now() }),
@@ -328,9 +336,9 @@ describe("token expiry", () => {
         expect(code).toBe(4001);
         expect(at - opened).toBeLessThan(4000);
       } finally {
-        shortLived.process.kill("SIGTERM");
-        await shortLived.process.exited;
-        rmSync(dir, { recursive: true, force: true });
+        shortLived.server.process.kill("SIGTERM");
+        await shortLived.server.process.exited;
+        shortLived.remove();
       }
     },
     SERVER_TEST_TIMEOUT_MS,
@@ -341,37 +349,23 @@ describe("stopping", () => {
   test(
     "SIGTERM closes open sockets with 1001 and the process exits 0",
     async () => {
-      const dir = mkdtempSync(join(tmpdir(), "dialer-ws-stop-"));
-      const stopping = await startServer({
-        DATA_DIR: dir,
-        AUTH_JWT_SECRET: "realtime-secret-that-is-long-enough-to-use",
-        BOOTSTRAP_ADMIN_EMAIL: "ops@example.test",
-        BOOTSTRAP_ADMIN_PASSWORD: "a configured password",
-      });
+      const stopping = await startSignedIn();
       try {
-        const login = await fetch(`${stopping.baseUrl}/api/v1/auth/login`, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify({ email: "ops@example.test", password: "a configured password" }),
-        });
-        const adminToken = ((await login.json()) as { data: { token: string } }).data.token;
-        const socket = new WebSocket(
-          `${stopping.baseUrl.replace("http", "ws")}/ws/supervisor?token=${adminToken}`,
-        );
+        const socket = new WebSocket(stopping.supervisorUrl);
         const closed = new Promise<number>((resolve) =>
           socket.addEventListener("close", (event) => resolve(event.code)),
         );
         await new Promise((resolve) => socket.addEventListener("open", resolve));
-        stopping.process.kill("SIGTERM");
+        stopping.server.process.kill("SIGTERM");
         expect(await closed).toBe(1001);
         const exited = await Promise.race([
-          stopping.process.exited,
+          stopping.server.process.exited,
           Bun.sleep(10_000).then(() => "still running"),
         ]);
         expect(exited).toBe(0);
       } finally {
-        stopping.process.kill("SIGKILL");
-        rmSync(dir, { recursive: true, force: true });
+        stopping.server.process.kill("SIGKILL");
+        stopping.remove();
       }
     },
     SERVER_TEST_TIMEOUT_MS,
