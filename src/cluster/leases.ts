@@ -429,7 +429,6 @@ const TAKE_ORPHANS = `
   select t.campaign_id::text, t.token::text, p.owner::text as previous
   from taken t left join previous p on p.campaign_id = t.campaign_id`;
 
-/** Another process's live lease of a campaign of the tenant, if there is one. */
 /** A campaign of the tenant, with the address of another process holding a live lease on it. */
 const READ_LIVE_LEASE = `
   select l.owner_url
