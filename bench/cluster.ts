@@ -210,8 +210,7 @@ async function prepareMode(c: Cluster, name: Mode["name"], via?: number): Promis
 async function statusRate(c: Cluster, mode: Mode, toOwners = false) {
   const token = mode.workspace.admin.token;
   const owners = new Map<string, number | undefined>();
-  for (const id of mode.statusCampaigns)
-    owners.set(id, toOwners ? await c.ownerOf(id) : mode.via);
+  for (const id of mode.statusCampaigns) owners.set(id, toOwners ? await c.ownerOf(id) : mode.via);
   const deadline = Date.now() + seconds * 1000;
   const started = Date.now();
   let done = 0;
