@@ -111,20 +111,21 @@ export const listStatusChanges = (
       .where(eq(campaignStatusChanges.campaignId, campaignId)),
   );
 
-export const insertIdempotencyKey = (db: Executor, row: IdempotencyRow) =>
-  db
-    .insert(campaignIdempotencyKeys)
-    .values(row)
-    .onConflictDoUpdate({
-      // A key whose window expired may be reused: the new request replaces the old record.
-      target: [campaignIdempotencyKeys.campaignId, campaignIdempotencyKeys.key],
-      set: {
-        bodyHash: row.bodyHash,
-        responseStatus: row.responseStatus,
-        responseBody: row.responseBody,
-        expiresAt: row.expiresAt,
-      },
-    });
+/**
+ * Records a reply under its key (a refusal: a change's own reply goes with the change). Fenced:
+ * a process that lost the campaign records nothing the new owner would replay.
+ */
+export const insertIdempotencyKey = (db: Executor, row: IdempotencyRow, fence: Fence) =>
+  db.execute(sql`
+    insert into campaign_idempotency_keys
+      (campaign_id, key, body_hash, response_status, response_body, expires_at)
+    select ${row.campaignId}::uuid, ${row.key}, ${row.bodyHash}, ${row.responseStatus},
+      ${row.responseBody}, ${row.expiresAt.toISOString()}::timestamptz
+    where ${fenced(fence)}
+    -- A key whose window expired may be reused: the new request replaces the old record.
+    on conflict (campaign_id, key) do update set body_hash = excluded.body_hash,
+      response_status = excluded.response_status, response_body = excluded.response_body,
+      expires_at = excluded.expires_at`);
 
 export const listOpenIdempotencyKeys = (db: Executor, campaignIds: string[], now: Date) =>
   db

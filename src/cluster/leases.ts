@@ -1,4 +1,5 @@
 import type { DatabaseHandle, RawClient } from "../../db/client.ts";
+import { sqlStateOf } from "../../db/errors.ts";
 import type { Fence } from "../../db/fence.ts";
 import { arrayLiteral, runStatement } from "../../db/statement.ts";
 import type { Logger } from "../logger.ts";
@@ -40,11 +41,9 @@ export class LeaseLostError extends Error {
 /** SQLSTATE of `dialer_fence` refusing a write whose token is no longer the campaign's. */
 const FENCE_REFUSED = "DL001";
 
+/** A write refused by its fence, whichever driver or wrapper (Drizzle's) it came through. */
 export const isLeaseLost = (error: unknown): boolean =>
-  error instanceof LeaseLostError ||
-  (typeof error === "object" &&
-    error !== null &&
-    (error as { code?: unknown }).code === FENCE_REFUSED);
+  error instanceof LeaseLostError || sqlStateOf(error) === FENCE_REFUSED;
 
 export type LeaseListener = (change: "taken" | "lost" | "released", campaignId: string) => void;
 

@@ -1,8 +1,9 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import type { RawClient } from "../../db/client.ts";
 import { fenceCondition } from "../../db/fence.ts";
+import { insertIdempotencyKey } from "../../db/queries/campaigns.ts";
 import { runStatement } from "../../db/statement.ts";
-import { PostgresLeases } from "../../src/cluster/leases.ts";
+import { isLeaseLost, PostgresLeases } from "../../src/cluster/leases.ts";
 import { silentLogger } from "../../src/logger.ts";
 import { createWorkspace } from "../helpers/app.ts";
 
@@ -92,6 +93,30 @@ describe.skipIf(!enabled)("campaign leases on PostgreSQL", () => {
       [id, first.token, second.token],
     );
     expect(held).toEqual({ stale: false, current: true });
+    // Nor does the old owner record a refusal's reply that the new owner would replay.
+    const reply = {
+      campaignId: id,
+      key: "late-409",
+      bodyHash: "h",
+      responseStatus: 409,
+      responseBody: "{}",
+      expiresAt: new Date(Date.now() + 60_000),
+    };
+    const late = await insertIdempotencyKey(w.deps.db, reply, {
+      campaignId: id,
+      token: first.token,
+    }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(isLeaseLost(late)).toBe(true);
+    await insertIdempotencyKey(w.deps.db, reply, { campaignId: id, token: second.token });
+    const [recorded] = await runStatement<{ count: number }>(
+      raw,
+      "select count(*)::int as count from campaign_idempotency_keys where campaign_id = $1::uuid",
+      [id],
+    );
+    expect(recorded?.count).toBe(1);
   });
 
   test("an owner renewing keeps its lease; one that finds it taken drops it and says so", async () => {

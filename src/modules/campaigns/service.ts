@@ -379,7 +379,7 @@ function changeStatusHere(
       );
       const entry = remember(409, JSON.stringify(errorEnvelope(refusal, meta.requestId)));
       if (!entry) throw refusal;
-      await insertIdempotencyKey(deps.db, entryRow(id, entry));
+      await insertIdempotencyKey(deps.db, entryRow(id, entry), deps.campaigns.leases.fenceOf(id));
       actor.send({ type: "idempotency.recorded", entry });
       return { status: entry.status, text: entry.text, replayed: false };
     }
