@@ -110,6 +110,20 @@ export class TenantRegistry {
     };
   }
 
+  /**
+   * Reads every loaded tenant and its users again (changes announced by other processes may
+   * have been missed): a user disabled or given another role meanwhile is reported as if
+   * the change had been heard.
+   */
+  async reloadAll(): Promise<void> {
+    for (const [tenantId, actor] of [...this.actors]) {
+      const context = await this.store.load(tenantId);
+      if (!context) continue;
+      actor.send({ type: "tenant.updated", tenant: context.tenant });
+      for (const user of Object.values(context.users)) actor.send({ type: "user.changed", user });
+    }
+  }
+
   stopAll(): void {
     for (const actor of this.actors.values()) actor.stop();
     this.actors.clear();

@@ -119,6 +119,16 @@ const FIND_PRESENCE = `
   from agent_presence p left join users u on u.id = p.user_id
   where p.user_id = $1::uuid`;
 
+/** Every agent signed in, and the agents named (whatever their state). */
+export function listPresenceOf(raw: RawClient, userIds: string[]): Promise<PresenceRow[]> {
+  return runStatement<PresenceRow>(raw, LIST_SIGNED_IN_AND_NAMED, [arrayLiteral(userIds)]);
+}
+
+const LIST_SIGNED_IN_AND_NAMED = `
+  select ${PRESENCE_COLUMNS}
+  from agent_presence p join users u on u.id = p.user_id
+  where p.state <> 'offline' or p.user_id = any($1::uuid[])`;
+
 /** Every agent signed in, of every tenant: what a process starts from. */
 export function listSignedInPresence(raw: RawClient): Promise<PresenceRow[]> {
   return runStatement<PresenceRow>(raw, LIST_SIGNED_IN, []);

@@ -1,8 +1,9 @@
 import { findApiKeyByHash, findNodeByHash } from "../../db/queries/access.ts";
-import { findPresence } from "../../db/queries/presence.ts";
+import { findPresence, listPresenceOf } from "../../db/queries/presence.ts";
 import { findTenantById } from "../../db/queries/tenants.ts";
 import { findTenantUser } from "../../db/queries/users.ts";
 import type { ServiceDeps } from "../deps.ts";
+import { resumableListen } from "./resumable-listen.ts";
 
 /** The PostgreSQL channel on which processes sharing a database tell each other of changes. */
 export const CHANGES_CHANNEL = "dialer_changes";
@@ -20,7 +21,10 @@ export type Change =
 
 export type ChangePublisher = (change: Change) => void;
 
-type FeedDeps = Pick<ServiceDeps, "db" | "rawDb" | "tenants" | "credentials" | "dialer" | "logger">;
+type FeedDeps = Pick<
+  ServiceDeps,
+  "db" | "rawDb" | "tenants" | "credentials" | "dialer" | "logger" | "availability"
+>;
 
 /**
  * Keeps the caches of processes that share one PostgreSQL database in step: each committed
@@ -34,17 +38,28 @@ export async function connectChangeFeed(deps: FeedDeps): Promise<() => Promise<v
   const raw = deps.rawDb;
   if (raw.kind === "pglite") return async () => {};
   const origin = crypto.randomUUID();
-  const subscription = await raw.client.listen(CHANGES_CHANNEL, (payload) => {
-    let message: Change & { origin?: string };
-    try {
-      message = JSON.parse(payload);
-    } catch {
-      return;
-    }
-    if (message.origin === origin) return;
-    applyChange(deps, message).catch((error) =>
-      deps.logger.warn("could not apply another process's change", { change: message, error }),
-    );
+  const subscription = await resumableListen({
+    client: raw.client,
+    channel: CHANGES_CHANNEL,
+    onMessage: (payload) => {
+      let message: Change & { origin?: string };
+      try {
+        message = JSON.parse(payload);
+      } catch {
+        return;
+      }
+      if (message.origin === origin) return;
+      applyChange(deps, message).catch((error) =>
+        deps.logger.warn("could not apply another process's change", { change: message, error }),
+      );
+    },
+    resumed: () => {
+      catchUp(deps).catch((error) =>
+        deps.logger.warn("could not catch up on other processes' changes", { error }),
+      );
+    },
+    available: () => deps.availability.available,
+    logger: deps.logger,
   });
   const publish: ChangePublisher = (change) => {
     raw.client
@@ -60,8 +75,20 @@ export async function connectChangeFeed(deps: FeedDeps): Promise<() => Promise<v
   ];
   return async () => {
     for (const stop of detach) stop();
-    await subscription.unlisten();
+    await subscription.stop();
   };
+}
+
+/**
+ * After a gap in listening, every change announced meanwhile is unknown: cached keys and nodes
+ * are forgotten (read again when next presented), loaded tenants and users are read again, and
+ * so are the agents signed in or on the board.
+ */
+export async function catchUp(deps: FeedDeps): Promise<void> {
+  deps.credentials.forgetAll();
+  await deps.tenants.reloadAll();
+  for (const row of await listPresenceOf(deps.rawDb, deps.dialer.agents.userIds()))
+    deps.dialer.agents.adopt(row);
 }
 
 /** Re-reads the record a change names, if this process holds it at all, and adopts it. */

@@ -5,6 +5,7 @@ import {
 } from "../../db/queries/cluster-messages.ts";
 import type { ServiceDeps } from "../deps.ts";
 import type { PushRelay } from "../realtime/hub.ts";
+import { resumableListen } from "./resumable-listen.ts";
 
 /** The PostgreSQL channel that carries live pushes between processes sharing a database. */
 export const PUSHES_CHANNEL = "dialer_pushes";
@@ -258,7 +259,15 @@ export async function connectPushRelay(
     });
   };
 
-  const subscription = await client.listen(PUSHES_CHANNEL, received);
+  const subscription = await resumableListen({
+    client,
+    channel: PUSHES_CHANNEL,
+    onMessage: received,
+    // Pushes relayed while this process was not listening are gone: its sockets get snapshots.
+    resumed: () => deps.realtime.pushesMissed(),
+    available: () => deps.availability.available,
+    logger: deps.logger,
+  });
   const detach = deps.realtime.relayTo(relay);
   await say("hello");
 
@@ -292,7 +301,7 @@ export async function connectPushRelay(
       detach();
       await sending;
       await say("bye");
-      await subscription.unlisten();
+      await subscription.stop();
     },
   };
 }

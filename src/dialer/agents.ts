@@ -129,6 +129,11 @@ export class AgentBoard {
     return found;
   }
 
+  /** The agents on the board, of every tenant. */
+  userIds(): string[] {
+    return [...this.agents.keys()];
+  }
+
   inTenant(tenantId: string): AgentPresence[] {
     return [...this.agents.values()].filter((agent) => agent.tenantId === tenantId);
   }

@@ -36,6 +36,10 @@ class Lru<V> {
     }
     this.map.set(key, value);
   }
+  clear(): void {
+    this.map.clear();
+  }
+
   delete(key: string): void {
     this.map.delete(key);
   }
@@ -96,6 +100,8 @@ class CredentialCache<Row extends Revocable> {
   private readonly known: Lru<Row>;
   private readonly unknown: Lru<true>;
   private readonly inFlight = new Map<string, Lookup<Row>>();
+  /** Counts `forget`s: a read begun before the last one is answered but not kept. */
+  private generation = 0;
 
   constructor(
     private readonly find: (hash: string) => Promise<Row | undefined>,
@@ -129,14 +135,24 @@ class CredentialCache<Row extends Revocable> {
     return { known: this.known.size, unknown: this.unknown.size };
   }
 
+  /** Forgets every row and guess: each is read again when next asked for. */
+  forget(): void {
+    this.known.clear();
+    this.unknown.clear();
+    // A read under way may predate what was missed: its answer is not kept.
+    this.generation++;
+  }
+
   private lookUp(hash: string): Promise<Row | undefined> {
     const lookup = {} as Lookup<Row>;
+    const generation = this.generation;
     lookup.result = (async () => {
       try {
         const row = await this.find(hash);
         if (row) this.budget.giveBack();
         // The read may predate a change committed meanwhile (a revocation): the change wins.
         if (lookup.overtakenBy) return lookup.overtakenBy;
+        if (generation !== this.generation) return row;
         if (row) this.known.set(hash, row);
         else this.unknown.set(hash, true);
         return row;
@@ -194,6 +210,15 @@ export class CredentialDirectory {
     };
     this.keys = new CredentialCache((hash) => finders.apiKey(hash), budget, sizes);
     this.nodes = new CredentialCache((hash) => finders.node(hash), budget, sizes);
+  }
+
+  /**
+   * Forgets every cached key and node (changes announced by other processes may have been
+   * missed): each is read again from the database when next presented.
+   */
+  forgetAll(): void {
+    this.keys.forget();
+    this.nodes.forget();
   }
 
   /** The key with this digest; a 503 when guesses have spent this second's lookups. */

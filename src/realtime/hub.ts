@@ -49,6 +49,8 @@ export class RealtimeHub {
   private flushing = false;
   /** Supervisor sockets open here, by tenant: other processes compute stats only for these. */
   private readonly supervisors = new Map<string, number>();
+  /** What brings sockets up to date after pushes were lost (registered by the socket routes). */
+  private readonly catchUps = new Set<() => void>();
   /** What closes this process's sockets when it stops (registered by the socket routes). */
   private readonly socketClosers = new Set<() => void>();
 
@@ -176,6 +178,16 @@ export class RealtimeHub {
     this.lastFlushAt = Date.now();
     this.flushing = false;
     this.scheduleFlush();
+  }
+
+  /** Registers what sends sockets their state again after pushes were lost. */
+  onPushesMissed(catchUp: () => void): void {
+    this.catchUps.add(catchUp);
+  }
+
+  /** Pushes from other processes were lost (the relay's connection was down): catch up. */
+  pushesMissed(): void {
+    for (const catchUp of this.catchUps) catchUp();
   }
 
   /** Registers what closes the sockets of one kind when this process stops. */

@@ -321,6 +321,7 @@ export function realtimeModule(deps: ServiceDeps) {
       for (const ws of sockets) ws.close(GOING_AWAY, "server stopping");
   });
   deps.availability.onRecovered(() => void resendSnapshots());
+  deps.realtime.onPushesMissed(() => void resendSnapshots());
 
   /**
    * After a database outage, supervisors get a fresh snapshot: changes they missed while

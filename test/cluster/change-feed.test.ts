@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { sql } from "drizzle-orm";
 import { createApp, createServiceDeps } from "../../src/app.ts";
 import { connectChangeFeed } from "../../src/cluster/change-feed.ts";
 import { loadConfig } from "../../src/config.ts";
@@ -125,6 +126,37 @@ describe.skipIf(!enabled)("changes reach every process sharing the database", ()
         async () => (await onOther("GET", "/api/v1/agents", supervisorToken)).status === 403,
       ),
     ).toBe(true);
+  });
+
+  test("after its listening connection is cut, a process catches up on what it missed: a key revoked, a user disabled", async () => {
+    const admin = await w.login("admin@acme.test");
+    const agent = await w.user(w.acme.id, "agent@acme.test", "agent");
+    const agentToken = await w.login("agent@acme.test");
+    const created = await w.request("POST", "/api/v1/api-keys", {
+      token: admin,
+      body: { name: "integration", scopes: { campaigns: "read" } },
+    });
+    const key = created.body.data.key as string;
+    expect((await onOther("GET", "/api/v1/campaigns", key)).status).toBe(200);
+    expect((await onOther("GET", "/api/v1/agents/me", agentToken)).status).toBe(200);
+    // Changes whose announcements were lost: written straight to the database.
+    await w.deps.db.execute(
+      sql`update api_keys set revoked_at = now() where id = ${created.body.data.api_key.id}`,
+    );
+    await w.deps.db.execute(
+      sql`update users set status = 'disabled', version = version + 1 where id = ${agent.id}`,
+    );
+    expect((await onOther("GET", "/api/v1/campaigns", key)).status).toBe(200);
+    // The connection that listens is cut; postgres.js reconnects and listens again.
+    await w.deps.db.execute(sql`
+      select pg_terminate_backend(pid) from pg_stat_activity
+      where datname = current_database() and pid <> pg_backend_pid() and query ilike 'listen%'`);
+    const caughtUp = async () =>
+      (await onOther("GET", "/api/v1/campaigns", key)).status === 401 &&
+      (await onOther("GET", "/api/v1/agents/me", agentToken)).status === 403;
+    const deadline = Date.now() + 5_000;
+    while (Date.now() < deadline && !(await caughtUp())) await Bun.sleep(50);
+    expect(await caughtUp()).toBe(true);
   });
 
   test("an agent's presence changed through one process shows in the other's board within a second, as remote", async () => {

@@ -124,6 +124,16 @@ describe.skipIf(!enabled)("pushes reach the sockets of every process sharing the
     expect(await until(() => !owner.relay.supervisedElsewhere(w.acme.id), 1_000)).toBe(true);
   });
 
+  test("after the relay's listening connection is cut, supervisors get a snapshot: pushes may have been lost", async () => {
+    const supervisor = await openSocket(other.wsUrl("/ws/supervisor", adminToken));
+    await supervisor.next("snapshot");
+    await owner.deps.db.execute(sql`
+      select pg_terminate_backend(pid) from pg_stat_activity
+      where datname = current_database() and pid <> pg_backend_pid() and query ilike 'listen%'`);
+    expect(await supervisor.next("snapshot", 5_000)).toMatchObject({ type: "snapshot" });
+    supervisor.socket.close();
+  });
+
   test("a status change sent to a process that does not own the campaign is pushed to that process's sockets", async () => {
     const supervisor = await openSocket(other.wsUrl("/ws/supervisor", adminToken));
     await supervisor.next("snapshot");
