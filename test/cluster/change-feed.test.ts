@@ -5,7 +5,7 @@ import { connectChangeFeed } from "../../src/cluster/change-feed.ts";
 import { loadConfig } from "../../src/config.ts";
 import { silentLogger } from "../../src/logger.ts";
 import { createWorkspace, TEST_SECRET } from "../helpers/app.ts";
-import { testDatabase } from "../helpers/database.ts";
+import { cutListeningConnections, testDatabase } from "../helpers/database.ts";
 
 /**
  * Two processes' worth of services on one PostgreSQL database: a change committed through one
@@ -148,9 +148,7 @@ describe.skipIf(!enabled)("changes reach every process sharing the database", ()
     );
     expect((await onOther("GET", "/api/v1/campaigns", key)).status).toBe(200);
     // The connection that listens is cut; postgres.js reconnects and listens again.
-    await w.deps.db.execute(sql`
-      select pg_terminate_backend(pid) from pg_stat_activity
-      where datname = current_database() and pid <> pg_backend_pid() and query ilike 'listen%'`);
+    await cutListeningConnections(await testDatabase());
     const caughtUp = async () =>
       (await onOther("GET", "/api/v1/campaigns", key)).status === 401 &&
       (await onOther("GET", "/api/v1/agents/me", agentToken)).status === 403;

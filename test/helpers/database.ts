@@ -34,3 +34,13 @@ export async function resetDatabase(): Promise<DatabaseHandle> {
   }
   return handle;
 }
+
+/**
+ * Cuts the connections that LISTEN on the test database (PostgreSQL only), as a network fault
+ * would: postgres.js reconnects and listens again, and what was notified meanwhile is lost.
+ */
+export async function cutListeningConnections(database: DatabaseHandle): Promise<void> {
+  await database.db.execute(sql`
+    select pg_terminate_backend(pid) from pg_stat_activity
+    where datname = current_database() and pid <> pg_backend_pid() and query ilike 'listen%'`);
+}

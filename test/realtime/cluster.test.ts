@@ -4,6 +4,7 @@ import { rowsOf } from "../../db/rows.ts";
 import { type ClusterPushRelay, connectPushRelay } from "../../src/cluster/push-relay.ts";
 import type { ServiceDeps } from "../../src/deps.ts";
 import { createWorkspace } from "../helpers/app.ts";
+import { cutListeningConnections, testDatabase } from "../helpers/database.ts";
 import { startLeasedProcess } from "../helpers/leased-process.ts";
 import { type Message, openSocket } from "../helpers/sockets.ts";
 
@@ -127,9 +128,7 @@ describe.skipIf(!enabled)("pushes reach the sockets of every process sharing the
   test("after the relay's listening connection is cut, supervisors get a snapshot: pushes may have been lost", async () => {
     const supervisor = await openSocket(other.wsUrl("/ws/supervisor", adminToken));
     await supervisor.next("snapshot");
-    await owner.deps.db.execute(sql`
-      select pg_terminate_backend(pid) from pg_stat_activity
-      where datname = current_database() and pid <> pg_backend_pid() and query ilike 'listen%'`);
+    await cutListeningConnections(await testDatabase());
     expect(await supervisor.next("snapshot", 5_000)).toMatchObject({ type: "snapshot" });
     supervisor.socket.close();
   });
