@@ -38,7 +38,8 @@ export async function resumableListen(options: ResumableListenOptions) {
   const { client, channel, logger } = options;
   const me = crypto.randomUUID();
   let started = false;
-  let pingedAt: number | undefined;
+  /** A ping was sent and has not come back yet. */
+  let awaitingPing = false;
   let relistening = false;
   /**
    * Only the latest listen delivers. postgres.js listens again after a reconnection under a
@@ -52,7 +53,7 @@ export async function resumableListen(options: ResumableListenOptions) {
     const received = (payload: string) => {
       if (mine !== current) return;
       if (payload.startsWith(PING_PREFIX)) {
-        if (payload.includes(me)) pingedAt = undefined;
+        if (payload.includes(me)) awaitingPing = false;
         return;
       }
       options.onMessage(payload);
@@ -73,7 +74,7 @@ export async function resumableListen(options: ResumableListenOptions) {
     try {
       await subscription.unlisten().catch(() => undefined);
       subscription = await listen();
-      pingedAt = undefined;
+      awaitingPing = false;
     } catch (error) {
       logger.warn("could not listen again; trying at the next check", { channel, error });
     } finally {
@@ -83,14 +84,14 @@ export async function resumableListen(options: ResumableListenOptions) {
 
   const timer = setInterval(() => {
     if (relistening || !options.available()) return;
-    if (pingedAt !== undefined) {
+    if (awaitingPing) {
       void relisten();
       return;
     }
-    pingedAt = Date.now();
+    awaitingPing = true;
     client.notify(channel, JSON.stringify({ ping: me })).catch(() => {
       // Not sent: nothing to miss.
-      pingedAt = undefined;
+      awaitingPing = false;
     });
   }, options.checkMs ?? CHECK_MS);
 
