@@ -129,11 +129,16 @@ export async function claimLeads(
     /** The claim's `Idempotency-Key`, kept on each call it places. */
     claimKey?: string | undefined;
     fence: Fence;
+    /**
+     * The node's capacity, checked against its calls in the database under a lock of the
+     * node: where other processes may place calls on it at the same time.
+     */
+    nodeCapacity?: number | undefined;
   },
 ): Promise<{ id: string; prior: HopperLead["state"]; attempts: number }[]> {
   const { candidates } = params;
   if (candidates.length === 0) return [];
-  return runStatement(raw, CLAIM_LEADS, [
+  const values = [
     arrayLiteral(candidates.map((candidate) => candidate.leadId)),
     arrayLiteral(candidates.map((candidate) => candidate.callId)),
     arrayLiteral(candidates.map((candidate) => candidate.agentId)),
@@ -149,19 +154,44 @@ export async function claimLeads(
     params.leaseExpiresAt.toISOString(),
     params.claimKey ?? null,
     params.fence.token,
-  ]);
+  ];
+  const capacity = params.nodeCapacity;
+  if (capacity === undefined) return runStatement(raw, CLAIM_LEADS, values);
+  if (raw.kind === "pglite") return runStatement(raw, CLAIM_LEADS_CAPPED, [...values, capacity]);
+  // The lock makes claims on one node take turns; the claim's own statement then reads the
+  // calls that the one before it committed.
+  return raw.client.begin(async (tx) => {
+    await tx.unsafe("select pg_advisory_xact_lock($1::int, hashtext($2::text))", [
+      NODE_CLAIMS_LOCK,
+      params.edgeNodeId,
+    ]);
+    return tx.unsafe(CLAIM_LEADS_CAPPED, [...values, capacity] as never[]);
+  }) as unknown as Promise<{ id: string; prior: HopperLead["state"]; attempts: number }[]>;
 }
 
-const CLAIM_LEADS = `
+/** The advisory lock class of a node's claims (a campaign's lease has its own). */
+const NODE_CLAIMS_LOCK = 1145652813;
+
+/**
+ * Marks the candidates' leads as dialing and places their calls. `capped`: at most `$16` minus
+ * the node's calls in flight, the first candidates first.
+ */
+const claimLeadsStatement = (capped: boolean) => `
   with candidate as (
     select * from unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::text[], $6::text[])
-      as k(lead_id, call_id, agent_id, lead_list_id, phone, caller_id)),
+      with ordinality as k(lead_id, call_id, agent_id, lead_list_id, phone, caller_id, ord)),
   taken as (
     select c.id, c.state as prior from leads c join candidate k on k.lead_id = c.id
     where c.campaign_id = $7::uuid and c.attempts < $8::int
       and (c.state = 'Fresh' or (c.state in ('Retry', 'Callback') and c.next_attempt_at <= $9::timestamptz))
       and not exists (select 1 from dnc_numbers d where d.tenant_id = c.tenant_id and d.phone = c.phone)
       and ${fenceCondition("$7", "$15")}
+    ${
+      capped
+        ? `order by k.ord limit greatest(0, $16::int - (select count(*) from calls
+             where edge_node_id = $11::uuid and status <> 'ended'))`
+        : ""
+    }
     for update of c skip locked),
   marked as (
     update leads l set state = 'Dialing', attempts = l.attempts + 1, updated_at = $9::timestamptz
@@ -176,6 +206,9 @@ const CLAIM_LEADS = `
       $9::timestamptz, $9::timestamptz, $14::text
     from candidate k join marked m on m.id = k.lead_id)
   select id, prior, attempts from marked`;
+
+const CLAIM_LEADS = claimLeadsStatement(false);
+const CLAIM_LEADS_CAPPED = claimLeadsStatement(true);
 
 /** The calls a node's claim with this key placed since `since`, in the order they were placed. */
 export const findClaimedCalls = (

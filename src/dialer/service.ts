@@ -162,6 +162,11 @@ async function placeCalls(
     leaseExpiresAt: leaseFrom(now),
     claimKey,
     fence: fenceOf(deps, campaign.id),
+    // Alone, this process knows every call on the node; with others, only the database does.
+    nodeCapacity:
+      deps.campaigns.leases.shared && !deps.campaigns.leases.alone()
+        ? node.maxConcurrentCalls
+        : undefined,
   });
   // Jobs go out in the hopper's order: the dialing order.
   const markedById = new Map(marked.map((mark) => [mark.id, mark]));
