@@ -36,6 +36,7 @@ class Lru<V> {
     }
     this.map.set(key, value);
   }
+
   clear(): void {
     this.map.clear();
   }
