@@ -163,8 +163,10 @@ async function placeCalls(
     claimKey,
     fence: fenceOf(deps, campaign.id),
     // Alone, this process knows every call on the node; with others, only the database does.
+    // A process that has just started holds no lease yet, but its relay said hello at once.
     nodeCapacity:
-      deps.campaigns.leases.shared && !deps.campaigns.leases.alone()
+      deps.campaigns.leases.shared &&
+      (!deps.campaigns.leases.alone() || deps.realtime.othersHeard())
         ? node.maxConcurrentCalls
         : undefined,
   });

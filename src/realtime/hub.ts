@@ -108,6 +108,11 @@ export class RealtimeHub {
     this.publish([agentTopic(tenantId, userId)], message);
   }
 
+  /** Whether another process sharing the database has been heard of (it says so at start). */
+  othersHeard(): boolean {
+    return this.relay?.active ?? false;
+  }
+
   /** A supervisor socket of the tenant opened here (`+1`) or closed (`-1`). */
   supervisorSocket(tenantId: string, change: 1 | -1): void {
     const count = (this.supervisors.get(tenantId) ?? 0) + change;
