@@ -72,12 +72,6 @@ export async function onOwner<A extends unknown[], R>(
       ? ({ kind: "local" } as const)
       : await leases.resolve(target.tenantId, target.campaignId, unreachable);
     if (owner.kind === "missing") throw target.missing();
-    if (owner.kind === "none") {
-      // This process is draining and the campaign has no owner yet: another process takes it.
-      unreachable = undefined;
-      await Bun.sleep(100 * 2 ** attempt);
-      continue;
-    }
     if (owner.kind === "local") {
       try {
         return await command.here(deps, ...args);
@@ -87,18 +81,21 @@ export async function onOwner<A extends unknown[], R>(
         continue;
       }
     }
-    const reply = await forward(deps, owner.url, command, target, args, requestId);
-    if (reply.kind === "done") return reply.value as R;
-    if (reply.kind === "failed") {
-      // An owner that went silent is looked up again next time: it may have been replaced.
-      if (reply.silent) leases.forgetOwner(target.campaignId);
-      throw reply.error;
-    }
-    leases.forgetOwner(target.campaignId);
-    if (reply.kind === "refused") {
-      // Nothing listens where the owner was: it died, and its campaign is taken now.
-      unreachable = owner.url;
-      continue;
+    // `none`: this process is draining and the campaign has no owner yet; another takes it.
+    if (owner.kind === "remote") {
+      const reply = await forward(deps, owner.url, command, target, args, requestId);
+      if (reply.kind === "done") return reply.value as R;
+      if (reply.kind === "failed") {
+        // An owner that went silent is looked up again next time: it may have been replaced.
+        if (reply.silent) leases.forgetOwner(target.campaignId);
+        throw reply.error;
+      }
+      leases.forgetOwner(target.campaignId);
+      if (reply.kind === "refused") {
+        // Nothing listens where the owner was: it died, and its campaign is taken now.
+        unreachable = owner.url;
+        continue;
+      }
     }
     unreachable = undefined;
     // The owner gave the campaign up or is handing it over: ask again shortly.
