@@ -28,6 +28,15 @@ const onOther = async (method: string, path: string, token: string) => {
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 };
 
+/** A read-only key of the workspace, made through the first process. */
+async function createKey(admin: string) {
+  const created = await w.request("POST", "/api/v1/api-keys", {
+    token: admin,
+    body: { name: "integration", scopes: { campaigns: "read" } },
+  });
+  return { key: created.body.data.key as string, id: created.body.data.api_key.id as string };
+}
+
 /** Polls until `check` holds, for at most a second: the feed's promise. */
 async function within1s(check: () => Promise<boolean>) {
   const deadline = Date.now() + 1_000;
@@ -59,14 +68,10 @@ afterEach(async () => {
 describe.skipIf(!enabled)("changes reach every process sharing the database", () => {
   test("a key revoked through one process is refused by the other within a second", async () => {
     const admin = await w.login("admin@acme.test");
-    const created = await w.request("POST", "/api/v1/api-keys", {
-      token: admin,
-      body: { name: "integration", scopes: { campaigns: "read" } },
-    });
-    const key = created.body.data.key as string;
+    const { key, id: keyId } = await createKey(admin);
     // The other process has the key cached as valid.
     expect((await onOther("GET", "/api/v1/campaigns", key)).status).toBe(200);
-    await w.request("DELETE", `/api/v1/api-keys/${created.body.data.api_key.id}`, { token: admin });
+    await w.request("DELETE", `/api/v1/api-keys/${keyId}`, { token: admin });
     expect(
       await within1s(async () => (await onOther("GET", "/api/v1/campaigns", key)).status === 401),
     ).toBe(true);
@@ -132,17 +137,11 @@ describe.skipIf(!enabled)("changes reach every process sharing the database", ()
     const admin = await w.login("admin@acme.test");
     const agent = await w.user(w.acme.id, "agent@acme.test", "agent");
     const agentToken = await w.login("agent@acme.test");
-    const created = await w.request("POST", "/api/v1/api-keys", {
-      token: admin,
-      body: { name: "integration", scopes: { campaigns: "read" } },
-    });
-    const key = created.body.data.key as string;
+    const { key, id: keyId } = await createKey(admin);
     expect((await onOther("GET", "/api/v1/campaigns", key)).status).toBe(200);
     expect((await onOther("GET", "/api/v1/agents/me", agentToken)).status).toBe(200);
     // Changes whose announcements were lost: written straight to the database.
-    await w.deps.db.execute(
-      sql`update api_keys set revoked_at = now() where id = ${created.body.data.api_key.id}`,
-    );
+    await w.deps.db.execute(sql`update api_keys set revoked_at = now() where id = ${keyId}`);
     await w.deps.db.execute(
       sql`update users set status = 'disabled', version = version + 1 where id = ${agent.id}`,
     );

@@ -34,24 +34,33 @@ describe.skipIf(!enabled)("a node's capacity with a process that has just starte
       });
       return (await response.json()) as Message;
     };
-    const campaign = (
-      await on(admin, "POST", "/api/v1/campaigns", {
-        name: "Capacity",
-        calling_window: { start: "00:00", end: "23:59" },
-      })
-    ).data.campaign;
-    const list = (
-      await on(admin, "POST", `/api/v1/campaigns/${campaign.id}/lead-lists`, {
-        name: "L",
-        caller_id: "+14155550100",
-      })
-    ).data.lead_list;
-    await importFile(
-      w,
-      `/api/v1/campaigns/${campaign.id}/lead-lists/${list.id}/import`,
-      admin,
-      "phone,timezone\n+14155552671,America/New_York\n+14155552672,America/New_York\n+14155552673,America/New_York\n",
-    );
+    /** A campaign open all day with one list of these phones. */
+    const campaignWith = async (name: string, phones: string[]) => {
+      const campaign = (
+        await on(admin, "POST", "/api/v1/campaigns", {
+          name,
+          calling_window: { start: "00:00", end: "23:59" },
+        })
+      ).data.campaign;
+      const list = (
+        await on(admin, "POST", `/api/v1/campaigns/${campaign.id}/lead-lists`, {
+          name: "L",
+          caller_id: "+14155550100",
+        })
+      ).data.lead_list;
+      await importFile(
+        w,
+        `/api/v1/campaigns/${campaign.id}/lead-lists/${list.id}/import`,
+        admin,
+        `phone,timezone\n${phones.map((phone) => `${phone},America/New_York`).join("\n")}\n`,
+      );
+      return { campaign, list };
+    };
+    const { campaign } = await campaignWith("Capacity", [
+      "+14155552671",
+      "+14155552672",
+      "+14155552673",
+    ]);
     const created = (
       await on(admin, "POST", "/api/v1/edge-nodes", { name: "edge", max_concurrent_calls: 1 })
     ).data;
@@ -76,19 +85,7 @@ describe.skipIf(!enabled)("a node's capacity with a process that has just starte
     });
     for (let wait = 0; wait < 100 && !a.deps.realtime.othersHeard(); wait++) await Bun.sleep(10);
     // Its campaign, and its call in flight on the node.
-    const theirs = (await on(admin, "POST", "/api/v1/campaigns", { name: "Theirs" })).data.campaign;
-    const theirList = (
-      await on(admin, "POST", `/api/v1/campaigns/${theirs.id}/lead-lists`, {
-        name: "T",
-        caller_id: "+14155550100",
-      })
-    ).data.lead_list;
-    await importFile(
-      w,
-      `/api/v1/campaigns/${theirs.id}/lead-lists/${theirList.id}/import`,
-      admin,
-      "phone,timezone\n+14155552679,America/New_York\n",
-    );
+    const { campaign: theirs, list: theirList } = await campaignWith("Theirs", ["+14155552679"]);
     const [theirLead] = await runStatement<{ id: string }>(
       w.deps.rawDb,
       "select id from leads where campaign_id = $1::uuid",
