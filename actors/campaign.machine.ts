@@ -42,6 +42,8 @@ export interface Committed {
   updatedAt: string;
   /** The reply kept under the request's `Idempotency-Key`, committed with the change. */
   reply?: IdempotencyEntry | undefined;
+  /** Whether the commit itself told other processes of the change (their supervisors' push). */
+  relayed?: boolean | undefined;
 }
 
 export type CampaignEvent =
@@ -60,6 +62,8 @@ export type CampaignEmitted = {
   tenantId: string;
   from: CampaignStatus;
   to: CampaignStatus;
+  /** Other processes were told in the commit: the push is for this process's sockets alone. */
+  relayed: boolean;
 };
 
 export const ACTION_EVENTS = {
@@ -97,12 +101,13 @@ export const campaignMachine = setup({
     emitted: {} as CampaignEmitted,
   },
   actions: {
-    announceStatus: emit(({ context }, params: { to: CampaignStatus }) => ({
+    announceStatus: emit(({ context, event }, params: { to: CampaignStatus }) => ({
       type: "campaign.statusChanged" as const,
       campaignId: context.campaign.id,
       tenantId: context.campaign.tenantId,
       from: context.campaign.status,
       to: params.to,
+      relayed: "relayed" in event && event.relayed === true,
     })),
     adoptStatus: assign(({ context, event }, params: { to: CampaignStatus }) => ({
       campaign: adoptedCampaign(

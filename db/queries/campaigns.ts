@@ -1,5 +1,6 @@
 import { and, count, desc, eq, gt, inArray, sql } from "drizzle-orm";
 import type { Executor, RawClient } from "../client.ts";
+import { type CommitNotice, noticeChunks } from "../commit-notices.ts";
 import { type Fence, fenced } from "../fence.ts";
 import { rowsOf } from "../rows.ts";
 import { campaignIdempotencyKeys, campaignStatusChanges, campaigns } from "../schema/index.ts";
@@ -175,6 +176,8 @@ export interface StatusChange {
   requestId: string | null;
   at: Date;
   idempotency?: IdempotencyRow | undefined;
+  /** The change's push to other processes, notified in the same commit if the change is made. */
+  push?: CommitNotice | undefined;
 }
 
 /**
@@ -209,14 +212,27 @@ export async function commitStatusChanges(
   ];
   const rows = changes.map(values);
   const [only] = rows;
-  const updated =
-    rows.length === 1 && only
-      ? await runStatement<{ id: string }>(raw, COMMIT_ONE_STATUS_CHANGE, only)
-      : await runStatement<{ id: string }>(
-          raw,
-          COMMIT_STATUS_CHANGES,
-          CHANGE_COLUMNS.map((_, column) => arrayLiteral(rows.map((row) => row[column] ?? null))),
-        );
+  const notices = changes.find((change) => change.push)?.push?.notices;
+  const pushes = changes.map((change) => change.push?.entry ?? null);
+  const told = notices && [notices.channel, notices.prefix, notices.suffix];
+  let updated: { id: string }[];
+  if (rows.length === 1 && only) {
+    updated = told
+      ? await runStatement(raw, COMMIT_ONE_STATUS_CHANGE_TOLD, [...only, pushes[0], ...told])
+      : await runStatement(raw, COMMIT_ONE_STATUS_CHANGE, only);
+  } else {
+    const columns = CHANGE_COLUMNS.map((_, column) =>
+      arrayLiteral(rows.map((row) => row[column] ?? null)),
+    );
+    updated = told
+      ? await runStatement(raw, COMMIT_STATUS_CHANGES_TOLD, [
+          ...columns,
+          arrayLiteral(pushes),
+          arrayLiteral(noticeChunks(pushes, notices.maxBytes).map(String)),
+          ...told,
+        ])
+      : await runStatement(raw, COMMIT_STATUS_CHANGES, columns);
+  }
   return new Set(updated.map((row) => row.id));
 }
 
@@ -264,21 +280,41 @@ const statusChangeWrites = (campaignsToUpdate: string) => `
     where c.key is not null
     on conflict (campaign_id, key) do update set body_hash = excluded.body_hash,
       response_status = excluded.response_status, response_body = excluded.response_body,
-      expires_at = excluded.expires_at)
-  select id::text from updated`;
+      expires_at = excluded.expires_at)`;
 
 /**
  * One change alone (the usual case below a few hundred changes a second) names its campaign
  * as a parameter, so the update is planned as a primary-key lookup; planned over an `unnest`
  * of unknown length, a small campaigns table was scanned whole for every change.
  */
-const COMMIT_ONE_STATUS_CHANGE = `
+const ONE_CHANGE = `
   with change as (
     select ${CHANGE_COLUMNS.map(([name, type], index) => `$${index + 1}::${type} as ${name}`).join(", ")}),
   ${statusChangeWrites("campaigns.id = $1::uuid")}`;
 
-const COMMIT_STATUS_CHANGES = `
+const MANY_CHANGES = (extra: string) => `
   with change as (
-    select * from unnest(${CHANGE_COLUMNS.map(([, type], index) => `$${index + 1}::${type}[]`).join(", ")})
-      as c(${CHANGE_COLUMNS.map(([name]) => name).join(", ")})),
+    select * from unnest(${CHANGE_COLUMNS.map(([, type], index) => `$${index + 1}::${type}[]`).join(", ")}${extra})
+      with ordinality as c(${CHANGE_COLUMNS.map(([name]) => name).join(", ")}${extra ? ", push, chunk" : ""}, ord)),
   ${statusChangeWrites("true")}`;
+
+const COMMIT_ONE_STATUS_CHANGE = `${ONE_CHANGE}
+  select id::text from updated`;
+
+const COMMIT_STATUS_CHANGES = `${MANY_CHANGES("")}
+  select id::text from updated`;
+
+// Told: each change made is notified in its commit, in as few notifications as fit. The result
+// refers to the notifications, or PostgreSQL would not run them.
+// Its parameters after the change's columns: the push (or pushes and their chunks), then the notices'.
+const P = CHANGE_COLUMNS.length;
+const COMMIT_ONE_STATUS_CHANGE_TOLD = `${ONE_CHANGE},
+  notified as (select pg_notify($${P + 2}, $${P + 3} || $${P + 1} || $${P + 4}) from updated)
+  select id::text, (select count(*) from notified) as notified from updated`;
+
+const COMMIT_STATUS_CHANGES_TOLD = `${MANY_CHANGES(`, $${P + 1}::text[], $${P + 2}::int[]`)},
+  notified as (
+    select pg_notify($${P + 3}, $${P + 4} || string_agg(c.push, ',' order by c.ord) || $${P + 5})
+    from change c join updated u on u.id = c.campaign_id
+    where c.push is not null group by c.chunk)
+  select id::text, (select count(*) from notified) as notified from updated`;

@@ -41,11 +41,12 @@ type Entry = [topics: string[], text: string];
 
 /**
  * What goes on the channel: pushes, each inline or the id of a stored one, in the order they
- * were published, numbered per origin (PostgreSQL folds identical notifications of one
- * transaction into one); or a word about the sender's presence.
+ * were published, numbered per origin when the relay sends them (PostgreSQL folds identical
+ * notifications of one transaction into one), unnumbered when a write sends them in its
+ * commit; or a word about the sender's presence.
  */
 type Notice =
-  | { o: string; s: number; m: (Entry | number)[] }
+  | { o: string; s?: number; m: (Entry | number)[] }
   | { o: string; p: "hello" | "here" | "bye"; t?: string[] | "*" };
 
 /** A process that lists more tenants with supervisors than this says "all" instead. */
@@ -121,6 +122,14 @@ export async function connectPushRelay(
   const relay: PushRelay = {
     get active() {
       return peers.size > 0;
+    },
+    // A notification a write makes in its commit: like one of the batches below, unnumbered
+    // (its entries differ from any other notification of that transaction).
+    inCommit: {
+      channel: PUSHES_CHANNEL,
+      prefix: `{"o":"${origin}","m":[`,
+      suffix: "]}",
+      maxBytes: MAX_ENTRY_BYTES,
     },
     send(topics, text) {
       if (queue.length >= MAX_QUEUED) {

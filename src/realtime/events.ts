@@ -1,15 +1,16 @@
 import type { ServiceDeps } from "../deps.ts";
 import { agentView } from "../dialer/service.ts";
+import { campaignStatusMessage } from "./hub.ts";
 
 /** Routes actor state changes to the sockets that watch them. */
 export function connectRealtime(deps: ServiceDeps): void {
   deps.campaigns.subscribe((event) => {
-    deps.realtime.toCampaign(event.tenantId, event.campaignId, {
-      type: "campaign.status",
-      campaign_id: event.campaignId,
-      status: event.to,
-      from: event.from,
-    });
+    deps.realtime.toCampaign(
+      event.tenantId,
+      event.campaignId,
+      campaignStatusMessage(event.campaignId, event.from, event.to),
+      event.relayed,
+    );
     deps.realtime.statsChanged(event.tenantId, event.campaignId);
   });
   deps.dialer.agents.subscribe((agent, origin) => {

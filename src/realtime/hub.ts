@@ -1,3 +1,4 @@
+import type { CommitNotice, CommitNotices } from "../../db/commit-notices.ts";
 import type { Logger } from "../logger.ts";
 
 /** Anything that can publish to a topic: Bun's server once the app listens. */
@@ -14,16 +15,35 @@ export const campaignsTopic = (tenantId: string) => `tenant:${tenantId}:campaign
 /** One campaign's messages: what a supervisor narrowed with `subscribe` listens to. */
 export const campaignTopic = (tenantId: string, campaignId: string) =>
   `tenant:${tenantId}:campaign:${campaignId}`;
+/** Where a campaign's messages go: its tenant's supervisors, and those following it alone. */
+const campaignTopics = (tenantId: string, campaignId: string) => [
+  campaignsTopic(tenantId),
+  campaignTopic(tenantId, campaignId),
+];
 export const agentsTopic = (tenantId: string) => `tenant:${tenantId}:agents`;
 export const agentTopic = (tenantId: string, userId: string) =>
   `tenant:${tenantId}:agent:${userId}`;
 
 export const STATS_INTERVAL_MS = 250;
 
+/** A campaign's status change, as supervisors receive it. */
+export const campaignStatusMessage = (
+  campaignId: string,
+  from: string,
+  to: string,
+): Record<string, unknown> => ({
+  type: "campaign.status",
+  campaign_id: campaignId,
+  status: to,
+  from,
+});
+
 /** What carries this process's pushes to the sockets of other processes (src/cluster/push-relay.ts). */
 export interface PushRelay {
   /** Whether another process shares the database, and so may have sockets listening. */
   readonly active: boolean;
+  /** How a write notifies a push in its own commit, in the relay's form. */
+  readonly inCommit: CommitNotices;
   /** Sends a serialised message to the other processes, after those sent before it. */
   send(topics: string[], text: string): void;
   /** Whether another process may have a supervisor of the tenant (it said so, or said nothing yet). */
@@ -74,13 +94,33 @@ export class RealtimeHub {
     };
   }
 
-  /** Serialises a message once and publishes it to each topic, here and on other processes. */
-  publish(topics: string[], message: Record<string, unknown>): void {
-    const relay = this.relay?.active ? this.relay : undefined;
+  /**
+   * Serialises a message once and publishes it to each topic, here and on other processes;
+   * `relayed`: a write's commit already carried it to them (see `inCommit`).
+   */
+  publish(topics: string[], message: Record<string, unknown>, relayed = false): void {
+    const relay = this.relay?.active && !relayed ? this.relay : undefined;
     if (!this.publisher && !relay) return;
     const text = JSON.stringify(message);
     this.deliver(topics, text);
     relay?.send(topics, text);
+  }
+
+  /**
+   * A campaign message for other processes that a write notifies in its own commit, when
+   * another process is heard of: no statement and no commit of its own. Once the write
+   * commits, the message is published here with `relayed`.
+   */
+  campaignMessageInCommit(
+    tenantId: string,
+    campaignId: string,
+    message: Record<string, unknown>,
+  ): CommitNotice | undefined {
+    if (!this.relay?.active) return undefined;
+    const notices = this.relay.inCommit;
+    const entry = JSON.stringify([campaignTopics(tenantId, campaignId), JSON.stringify(message)]);
+    // Too large to share a notification: the relay stores it and sends its reference.
+    return Buffer.byteLength(entry) <= notices.maxBytes ? { notices, entry } : undefined;
   }
 
   /** Publishes serialised text to this process's sockets alone: what another process relayed. */
@@ -96,8 +136,13 @@ export class RealtimeHub {
   }
 
   /** A campaign message, to supervisors of all the tenant's campaigns and of this one. */
-  toCampaign(tenantId: string, campaignId: string, message: Record<string, unknown>): void {
-    this.publish([campaignsTopic(tenantId), campaignTopic(tenantId, campaignId)], message);
+  toCampaign(
+    tenantId: string,
+    campaignId: string,
+    message: Record<string, unknown>,
+    relayed = false,
+  ): void {
+    this.publish(campaignTopics(tenantId, campaignId), message, relayed);
   }
 
   toSupervisors(tenantId: string, message: Record<string, unknown>): void {

@@ -74,6 +74,7 @@ describe("campaign status table", () => {
         tenantId: expect.any(String),
         from: "draft",
         to: "running",
+        relayed: false,
       },
     ]);
   });

@@ -173,6 +173,62 @@ describe("status changes committed together", () => {
   });
 });
 
+describe("a status change's push in its commit", () => {
+  test("the changes made are notified with their commit, in as few notifications as fit; a stale one is not", async () => {
+    const raw = w.deps.rawDb;
+    const ids = [campaignId];
+    for (const name of ["B", "C", "D"]) {
+      ids.push(
+        (await w.request("POST", "/api/v1/campaigns", { token: adminToken, body: { name } })).body
+          .data.campaign.id,
+      );
+    }
+    const heard: string[] = [];
+    const channel = "status_push_test";
+    const stop =
+      raw.kind === "pglite"
+        ? await raw.client.listen(channel, (payload) => heard.push(payload))
+        : (await raw.client.listen(channel, (payload) => heard.push(payload))).unlisten;
+    // Two entries fit in a notification.
+    const notices = { channel, prefix: '{"m":[', suffix: "]}", maxBytes: 100 };
+    const entry = (id: string) => JSON.stringify({ id });
+    const change = (id: string, expectedVersion: number) => ({
+      campaignId: id,
+      leaseToken: null,
+      tenantId: w.acme.id,
+      expectedVersion,
+      action: "start",
+      from: "draft" as const,
+      to: "running" as const,
+      actorType: "system",
+      actorId: null,
+      requestId: null,
+      at: new Date(w.clock.now()),
+      push: { notices, entry: entry(id) },
+    });
+    const [stale, b, c, d] = ids as [string, string, string, string];
+    const updated = await commitStatusChanges(raw, [
+      change(stale, 7),
+      change(b, 1),
+      change(c, 1),
+      change(d, 1),
+    ]);
+    expect([...updated].sort()).toEqual([b, c, d].sort());
+    // Alone, by the statement of its own.
+    expect([...(await commitStatusChanges(raw, [change(stale, 7)]))]).toEqual([]);
+    expect([...(await commitStatusChanges(raw, [change(stale, 1)]))]).toEqual([stale]);
+    const deadline = Date.now() + 2_000;
+    while (heard.length < 3 && Date.now() < deadline) await Bun.sleep(10);
+    await Bun.sleep(50);
+    await stop();
+    const notified = heard.map((payload) =>
+      JSON.parse(payload).m.map((item: { id: string }) => item.id),
+    );
+    expect(notified.slice(0, 2).sort()).toEqual([[b], [c, d]]);
+    expect(notified.slice(2)).toEqual([[stale]]);
+  });
+});
+
 describe("the campaigns table", () => {
   // A status change writes status, version and updated_at; an index on any of them would make
   // every change add entries to every index instead of updating the row in place (HOT).

@@ -113,6 +113,7 @@ function recordingRelay(active: boolean, elsewhere: string[] = [TENANT]) {
   let announced = 0;
   const relay: PushRelay & { active: boolean } = {
     active,
+    inCommit: { channel: "pushes", prefix: '{"m":[', suffix: "]}", maxBytes: 1_000 },
     send: (topics, text) => sent.push({ topics, text }),
     supervisedElsewhere: (tenantId) => elsewhere.includes(tenantId),
     supervisorsChanged: () => {
@@ -143,6 +144,30 @@ describe("pushes to other processes", () => {
     detach();
     hub.toCampaign(TENANT, "a", { type: "campaign.status", status: "running" });
     expect(sent).toHaveLength(1);
+    hub.close();
+    stop();
+  });
+
+  test("a campaign message goes in a write's commit while another process is there; published after, it is not relayed again", () => {
+    const hub = new RealtimeHub(silentLogger, async () => ({}));
+    const { publisher, published, stop } = recordingPublisher();
+    hub.attach(publisher);
+    const { relay, sent } = recordingRelay(false);
+    hub.relayTo(relay);
+    const message = { type: "campaign.status", status: "paused" };
+    expect(hub.campaignMessageInCommit(TENANT, "a", message)).toBeUndefined();
+    relay.active = true;
+    const notice = hub.campaignMessageInCommit(TENANT, "a", message);
+    expect(notice?.notices).toBe(relay.inCommit);
+    expect(JSON.parse(notice?.entry ?? "")).toEqual([
+      [campaignsTopic(TENANT), campaignTopic(TENANT, "a")],
+      JSON.stringify(message),
+    ]);
+    // Larger than a notification carries: the relay stores it instead.
+    expect(hub.campaignMessageInCommit(TENANT, "a", { text: "x".repeat(1_000) })).toBeUndefined();
+    hub.toCampaign(TENANT, "a", message, true);
+    expect(published).toHaveLength(2);
+    expect(sent).toEqual([]);
     hub.close();
     stop();
   });

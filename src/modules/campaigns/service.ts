@@ -44,6 +44,7 @@ import { isUuid } from "../../identity/tenant-scope.ts";
 import { GroupCommit } from "../../lib/group-commit.ts";
 import { assertIdempotencyKey } from "../../lib/idempotency-key.ts";
 import { errorEnvelope } from "../../plugins/errors.ts";
+import { campaignStatusMessage } from "../../realtime/hub.ts";
 import { CAMPAIGN_DEFAULTS } from "./defaults.ts";
 import {
   AGENT_STATES,
@@ -387,7 +388,7 @@ function changeStatusHere(
     const next = adoptedCampaign(campaign, to, committed);
     const text = JSON.stringify(ok({ campaign: campaignView(next) }));
     const reply = remember(200, text);
-    await commitStatus(deps, {
+    const { relayed } = await commitStatus(deps, {
       campaign,
       to,
       action,
@@ -396,7 +397,7 @@ function changeStatusHere(
       at: new Date(now),
       entry: reply,
     });
-    actor.send({ ...event, reply });
+    actor.send({ ...event, reply, relayed });
     return { status: 200, text, replayed: false };
   });
 }
@@ -442,7 +443,11 @@ export const statusCommitsOn = (raw: RawClient) =>
     STATUS_BATCH,
   );
 
-/** Writes a status change with its history row (and idempotency record); the actor adopts it after. */
+/**
+ * Writes a status change with its history row (and idempotency record), telling other
+ * processes' supervisors in the same commit; the actor adopts it after. Returns whether the
+ * commit told them (else the push goes the usual way, once the actor has adopted it).
+ */
 async function commitStatus(
   deps: ServiceDeps,
   change: {
@@ -454,9 +459,14 @@ async function commitStatus(
     at: Date;
     entry?: IdempotencyEntry | undefined;
   },
-) {
+): Promise<{ relayed: boolean }> {
   const { campaign, entry } = change;
   const { token } = deps.campaigns.leases.fenceOf(campaign.id);
+  const push = deps.realtime.campaignMessageInCommit(
+    campaign.tenantId,
+    campaign.id,
+    campaignStatusMessage(campaign.id, campaign.status, change.to),
+  );
   const updated = await deps.statusCommits.submit({
     campaignId: campaign.id,
     leaseToken: token,
@@ -469,8 +479,9 @@ async function commitStatus(
     requestId: change.requestId,
     at: change.at,
     idempotency: entry && entryRow(campaign.id, entry),
+    push,
   });
-  if (updated) return;
+  if (updated) return { relayed: push !== undefined };
   // Only another owner writes a campaign: this process's lease has been taken over.
   if (deps.campaigns.leases.shared) throw new LeaseLostError(campaign.id);
   throw new Error(`campaign ${campaign.id} changed outside its actor`);
@@ -501,7 +512,7 @@ async function completeIfDone(deps: ServiceDeps, actor: CampaignActor) {
   const event = { type: "campaign.complete" as const, ...committed };
   const to = statusAfter(before, event);
   if (to === undefined) return;
-  await commitStatus(deps, {
+  const { relayed } = await commitStatus(deps, {
     campaign,
     to,
     action: "complete",
@@ -509,7 +520,7 @@ async function completeIfDone(deps: ServiceDeps, actor: CampaignActor) {
     requestId: null,
     at: new Date(now),
   });
-  actor.send(event);
+  actor.send({ ...event, relayed });
 }
 
 /** Expired idempotency records deleted per statement: a few milliseconds of work each. */
