@@ -4,7 +4,7 @@ import type { ServiceDeps } from "../deps.ts";
 import { ApiError, type ErrorCode, type FieldError } from "../errors.ts";
 import { databaseError } from "../plugins/errors.ts";
 import { isLeaseLost, refusesConnections } from "./leases.ts";
-import { PeerLinks } from "./peer-links.ts";
+import { FrameBatcher, PeerLinks, parseFrame } from "./peer-links.ts";
 
 /**
  * A campaign command that runs where the campaign's lease is held: `here` is its body on the
@@ -294,30 +294,34 @@ export async function closeOwnerEnd(deps: ServiceDeps): Promise<void> {
   end.sockets.clear();
 }
 
-/** The handlers of one process's socket to this one (Bun's server calls them through `ws.data`). */
+/**
+ * The handlers of one process's socket to this one (Bun's server calls them through
+ * `ws.data`, one object per socket): replies answered in one turn go back as one frame.
+ */
 const commandSocket = (deps: ServiceDeps) => {
   const end = endOf(deps);
+  let replies: FrameBatcher | undefined;
   return {
     open(ws: CommandSocket) {
       end.sockets.add(ws);
+      replies = new FrameBatcher((frame) => ws.send(frame));
     },
     close(ws: CommandSocket) {
       end.sockets.delete(ws);
     },
-    message(ws: CommandSocket, raw: string | Buffer) {
-      end.running++;
+    message(_ws: CommandSocket, raw: string | Buffer) {
       end.lastFrameAt = performance.now();
-      const frame = JSON.parse(
-        typeof raw === "string" ? raw : raw.toString("utf8"),
-      ) as CommandFrame;
-      const command = COMMANDS.get(frame.name);
-      const replied = command
-        ? runForwarded(deps, command, frame)
-        : Promise.resolve<WireReply>({ elsewhere: true });
-      void replied.then((reply) => {
-        end.running--;
-        ws.send(JSON.stringify({ id: frame.id, reply }));
-      });
+      for (const frame of parseFrame<CommandFrame>(raw)) {
+        end.running++;
+        const command = COMMANDS.get(frame.name);
+        const replied = command
+          ? runForwarded(deps, command, frame)
+          : Promise.resolve<WireReply>({ elsewhere: true });
+        void replied.then((reply) => {
+          end.running--;
+          replies?.send({ id: frame.id, reply });
+        });
+      }
     },
   };
 };
