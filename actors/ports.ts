@@ -1,4 +1,4 @@
-import type { RestorableContext } from "./campaign.machine.ts";
+import type { CampaignEvent, CampaignSnapshot, RestorableContext } from "./campaign.machine.ts";
 import type { DialingState } from "./dialing.ts";
 import type { LiveUser, TenantContext } from "./tenant.machine.ts";
 
@@ -29,4 +29,25 @@ export interface TenantStore {
   load(tenantId: string): Promise<TenantContext | undefined>;
   /** One user, for a user the loaded actor has not heard of (created by another process). */
   loadUser(tenantId: string, userId: string): Promise<LiveUser | undefined>;
+}
+
+/**
+ * What a campaign command decided, before anything was written: the writes to commit, the
+ * events the actor adopts once they have committed, and the reply. Both of the last may
+ * depend on what the commit reported (a row the database returned, a push it carried).
+ */
+export interface CampaignDecision<W, F, R> {
+  writes: W[];
+  adopt(facts: F): CampaignEvent[];
+  reply(facts: F): R;
+}
+
+/**
+ * How one kind of campaign command runs (see `CampaignRegistry.execute`): a pure step that
+ * decides from the actor's snapshot, the command and the time (a refusal is thrown), and the
+ * port that commits the writes a step decided, all of them or none.
+ */
+export interface CampaignPipeline<C, W, F, R> {
+  step(snapshot: CampaignSnapshot, command: C, now: number): CampaignDecision<W, F, R>;
+  commit(writes: W[]): Promise<F>;
 }

@@ -18,7 +18,7 @@ import {
   restoredSnapshot,
 } from "./campaign.machine.ts";
 import type { DialingEvent, DialingState, LiveCall } from "./dialing.ts";
-import type { CampaignStore, Clock } from "./ports.ts";
+import type { CampaignPipeline, CampaignStore, Clock } from "./ports.ts";
 
 export type CampaignListener = (event: CampaignEmitted) => void;
 
@@ -180,6 +180,37 @@ export class CampaignRegistry {
         throw error;
       }
     });
+  }
+
+  /**
+   * Runs a command through its pipeline, after every earlier command to the campaign: the
+   * step decides from the actor's state, the port commits what it decided, and only then does
+   * the actor adopt the events; a failed commit leaves the actor as it was.
+   */
+  execute<C, W, F, R>(
+    tenantId: string,
+    campaignId: string,
+    command: C,
+    pipeline: CampaignPipeline<C, W, F, R>,
+  ): Promise<{ found: true; value: R } | { found: false }> {
+    return this.withCampaign(tenantId, campaignId, (actor) =>
+      this.executeOn(actor, command, pipeline),
+    );
+  }
+
+  /** `execute` for a command that already holds the campaign's place in its queue. */
+  async executeOn<C, W, F, R>(
+    actor: CampaignActor,
+    command: C,
+    pipeline: CampaignPipeline<C, W, F, R>,
+  ): Promise<R> {
+    const decision = pipeline.step(actor.getSnapshot(), command, this.clock.now());
+    const facts = await pipeline.commit(decision.writes);
+    for (const event of decision.adopt(facts)) {
+      if (event.type.startsWith("dialing.")) this.dispatch(actor, event as DialingEvent);
+      else actor.send(event);
+    }
+    return decision.reply(facts);
   }
 
   /**

@@ -1,11 +1,7 @@
-import {
-  ACTION_EVENTS,
-  adoptedCampaign,
-  type CampaignActor,
-  type CampaignRecord,
-  type CampaignStatus,
-  type StatusAction,
-  statusAfter,
+import type {
+  CampaignRecord,
+  CampaignStatus,
+  StatusAction,
 } from "../../../actors/campaign.machine.ts";
 import {
   callsInFlight,
@@ -13,12 +9,8 @@ import {
   dialingDone,
   recentCounts,
 } from "../../../actors/dialing.ts";
-import {
-  bodyHashOf,
-  IDEMPOTENCY_WINDOW_MS,
-  type IdempotencyEntry,
-  type IdempotencyWindow,
-} from "../../../actors/idempotency.ts";
+import type { IdempotencyEntry } from "../../../actors/idempotency.ts";
+import type { CampaignPipeline } from "../../../actors/ports.ts";
 import type { Executor, RawClient } from "../../../db/client.ts";
 import {
   type CampaignSettings,
@@ -36,15 +28,25 @@ import { LeaseLostError } from "../../cluster/leases.ts";
 import { onOwner, ownedCommand } from "../../cluster/owner.ts";
 import type { RequestMeta, ServiceDeps } from "../../deps.ts";
 import { answerRateOf, ledgerNow, paceCampaign } from "../../dialer/pacing.ts";
-import { ok, type Page } from "../../envelope.ts";
-import { ApiError, badRequest, notFound } from "../../errors.ts";
+import type { Page } from "../../envelope.ts";
+import { ApiError, notFound } from "../../errors.ts";
 import { auditedWrite } from "../../identity/audit.ts";
 import { auditActorOf, type Principal } from "../../identity/principal.ts";
 import { isUuid } from "../../identity/tenant-scope.ts";
 import { GroupCommit } from "../../lib/group-commit.ts";
 import { assertIdempotencyKey } from "../../lib/idempotency-key.ts";
-import { errorEnvelope } from "../../plugins/errors.ts";
 import { campaignStatusMessage } from "../../realtime/hub.ts";
+import {
+  ACTION_DIGESTS,
+  assertWindowOrder,
+  type CampaignCommand,
+  type CampaignReplies,
+  type CampaignWrite,
+  type CommitFacts,
+  campaignStep,
+  earlierReply,
+  type StatusReply,
+} from "./commands.ts";
 import { CAMPAIGN_DEFAULTS } from "./defaults.ts";
 import {
   AGENT_STATES,
@@ -56,15 +58,6 @@ import {
 import { campaignRecordOf } from "./store.ts";
 
 const campaignNotFound = () => notFound("campaign");
-
-function assertWindowOrder(start: string, end: string) {
-  // "HH:MM" strings compare in time order.
-  if (start >= end) {
-    throw badRequest("invalid request body", [
-      { field: "calling_window.start", message: "must be before calling_window.end" },
-    ]);
-  }
-}
 
 /** API fields to columns, for the fields that are present. */
 function settingsOf(input: Partial<CreateCampaignInput>): Partial<CampaignSettings> {
@@ -212,19 +205,6 @@ export async function getCampaign(deps: ServiceDeps, tenantId: string, id: strin
   return { campaign: { ...campaignView(record), stats } };
 }
 
-/** Runs a command on a campaign's actor, or answers 404 when it is not the tenant's. */
-async function onCampaign<T>(
-  deps: ServiceDeps,
-  tenantId: string,
-  id: string,
-  command: (actor: CampaignActor) => Promise<T>,
-): Promise<T> {
-  if (!isUuid(id)) throw campaignNotFound();
-  const outcome = await deps.campaigns.withCampaign(tenantId, id, command);
-  if (!outcome.found) throw campaignNotFound();
-  return outcome.value;
-}
-
 export function patchCampaign(
   deps: ServiceDeps,
   principal: Principal,
@@ -253,59 +233,15 @@ function patchHere(
   input: PatchCampaignInput,
   meta: RequestMeta,
 ) {
-  return onCampaign(deps, tenantId, id, async (actor) => {
-    const current = actor.getSnapshot().context.campaign;
-    if (input.version !== current.version) {
-      throw new ApiError(
-        409,
-        "version_conflict",
-        `version mismatch: the campaign is at version ${current.version}`,
-      );
-    }
-    const { version: _base, ...changes } = input;
-    const settings = settingsOf(changes);
-    assertWindowOrder(
-      settings.callingWindowStart ?? current.callingWindowStart,
-      settings.callingWindowEnd ?? current.callingWindowEnd,
-    );
-    const now = new Date(deps.clock.now());
-    const row = await auditedWrite(
-      deps.db,
-      (tx) =>
-        updateCampaignSettings(tx, {
-          id,
-          fence: deps.campaigns.leases.fenceOf(id),
-          expectedVersion: current.version,
-          settings,
-          updatedAt: now,
-        }),
-      {
-        tenantId,
-        actor: auditActorOf(principal),
-        action: "campaign.updated",
-        targetType: "campaign",
-        requestId: meta.requestId,
-        at: now,
-        details: { changes },
-      },
-    );
-    if (!row) throw new ApiError(409, "version_conflict", "the campaign changed meanwhile");
-    const campaign = campaignRecordOf(row);
-    actor.send({ type: "campaign.updated", campaign });
-    return { campaign: campaignView(campaign) };
+  const { version, ...changes } = input;
+  return onCampaignCommand(deps, tenantId, id, {
+    type: "settings",
+    version,
+    settings: settingsOf(changes),
+    changes,
+    actor: auditActorOf(principal),
+    requestId: meta.requestId,
   });
-}
-
-/** The digest of each of the three possible bodies, `{"action": …}`, computed once. */
-const ACTION_DIGESTS = Object.fromEntries(
-  Object.keys(ACTION_EVENTS).map((action) => [action, bodyHashOf({ action })]),
-) as Record<StatusAction, string>;
-
-/** A status reply as JSON text: serialised once, then sent, kept under its key and replayed. */
-export interface StatusReply {
-  status: number;
-  text: string;
-  replayed: boolean;
 }
 
 /**
@@ -346,79 +282,21 @@ function changeStatusHere(
   sentKey: string | null,
   meta: RequestMeta,
 ): Promise<StatusReply> {
-  const idempotencyKey = sentKey ?? undefined;
-  const bodyHash = ACTION_DIGESTS[action];
+  const key = sentKey ?? undefined;
   // A key already in a loaded actor's window is answered without queueing behind other
   // commands: its entry was recorded after its change committed, and a replay changes nothing.
   const loaded = deps.campaigns.peek(id);
-  if (idempotencyKey !== undefined && loaded?.campaign.tenantId === tenantId) {
-    const earlier = earlierReply(loaded.idempotency, idempotencyKey, bodyHash, deps.clock.now());
+  if (key !== undefined && loaded?.campaign.tenantId === tenantId) {
+    const earlier = earlierReply(loaded.idempotency, key, ACTION_DIGESTS[action], deps.clock.now());
     if (earlier) return Promise.resolve(earlier);
   }
-  return onCampaign(deps, tenantId, id, async (actor) => {
-    const now = deps.clock.now();
-    if (idempotencyKey !== undefined) {
-      const window = actor.getSnapshot().context.idempotency;
-      const earlier = earlierReply(window, idempotencyKey, bodyHash, now);
-      if (earlier) return earlier;
-    }
-    const remember = (status: number, text: string): IdempotencyEntry | undefined =>
-      idempotencyKey === undefined
-        ? undefined
-        : { key: idempotencyKey, bodyHash, status, text, expiresAt: now + IDEMPOTENCY_WINDOW_MS };
-
-    const before = actor.getSnapshot();
-    const campaign = before.context.campaign;
-    const committed = { version: campaign.version + 1, updatedAt: new Date(now).toISOString() };
-    const event = { type: ACTION_EVENTS[action], ...committed };
-    const to = statusAfter(before, event);
-    if (to === undefined) {
-      const refusal = new ApiError(
-        409,
-        "invalid_transition",
-        `cannot ${action} a campaign that is ${campaign.status}`,
-      );
-      const entry = remember(409, JSON.stringify(errorEnvelope(refusal, meta.requestId)));
-      if (!entry) throw refusal;
-      await insertIdempotencyKey(deps.db, entryRow(id, entry), deps.campaigns.leases.fenceOf(id));
-      actor.send({ type: "idempotency.recorded", entry });
-      return { status: entry.status, text: entry.text, replayed: false };
-    }
-
-    const next = adoptedCampaign(campaign, to, committed);
-    const text = JSON.stringify(ok({ campaign: campaignView(next) }));
-    const reply = remember(200, text);
-    const { relayed } = await commitStatus(deps, {
-      campaign,
-      to,
-      action,
-      actor: auditActorOf(principal),
-      requestId: meta.requestId,
-      at: new Date(now),
-      entry: reply,
-    });
-    actor.send({ ...event, reply, relayed });
-    return { status: 200, text, replayed: false };
+  return onCampaignCommand(deps, tenantId, id, {
+    type: "status",
+    action,
+    key,
+    actor: auditActorOf(principal),
+    requestId: meta.requestId,
   });
-}
-
-/** The reply kept under `key`, or undefined when the key is new; another body is 422. */
-function earlierReply(
-  window: IdempotencyWindow,
-  key: string,
-  bodyHash: string,
-  now: number,
-): StatusReply | undefined {
-  const found = window.lookup(key, bodyHash, now);
-  if (found.kind === "miss") return undefined;
-  if (found.kind === "mismatch") {
-    throw new ApiError(
-      422,
-      "idempotency_key_reused",
-      "Idempotency-Key was already used with a different body",
-    );
-  }
-  return { status: found.entry.status, text: found.entry.text, replayed: true };
 }
 
 /** Status changes in batches of at most this many (one statement each). */
@@ -444,54 +322,103 @@ export const statusCommitsOn = (raw: RawClient) =>
   );
 
 /**
- * Writes a status change with its history row (and idempotency record), telling other
- * processes' supervisors in the same commit; the actor adopts it after. Returns whether the
- * commit told them (else the push goes the usual way, once the actor has adopted it).
+ * The campaign's commands as they run here: the pure step (commands.ts) and the port that
+ * commits what it decided. A status change goes with others of other campaigns in one
+ * statement and tells other processes' supervisors in its commit; a refused change's reply
+ * is kept under its key; a settings change goes with its audit record.
  */
+const campaignPipeline = <C extends CampaignCommand>(
+  deps: ServiceDeps,
+): CampaignPipeline<C, CampaignWrite, CommitFacts, CampaignReplies[C["type"]]> => ({
+  step: campaignStep,
+  commit: async (writes) => {
+    const facts: CommitFacts = { relayed: false };
+    for (const write of writes) {
+      if (write.type === "status") facts.relayed = await commitStatus(deps, write);
+      else if (write.type === "reply") {
+        const fence = deps.campaigns.leases.fenceOf(write.campaignId);
+        await insertIdempotencyKey(deps.db, entryRow(write.campaignId, write.entry), fence);
+      } else facts.campaign = await commitSettings(deps, write);
+    }
+    return facts;
+  },
+});
+
+/** Runs a campaign command on its actor here, or answers 404 when it is not the tenant's. */
+async function onCampaignCommand<C extends CampaignCommand>(
+  deps: ServiceDeps,
+  tenantId: string,
+  id: string,
+  command: C,
+): Promise<CampaignReplies[C["type"]]> {
+  if (!isUuid(id)) throw campaignNotFound();
+  const outcome = await deps.campaigns.execute(tenantId, id, command, campaignPipeline<C>(deps));
+  if (!outcome.found) throw campaignNotFound();
+  return outcome.value;
+}
+
+/** Writes a status change; returns whether its commit told other processes of it. */
 async function commitStatus(
   deps: ServiceDeps,
-  change: {
-    campaign: CampaignRecord;
-    to: CampaignStatus;
-    action: string;
-    actor: { actorType: string; actorId: string | null };
-    requestId: string | null;
-    at: Date;
-    entry?: IdempotencyEntry | undefined;
-  },
-): Promise<{ relayed: boolean }> {
-  const { campaign, entry } = change;
+  write: Extract<CampaignWrite, { type: "status" }>,
+): Promise<boolean> {
+  const { campaign, entry } = write;
   const { token } = deps.campaigns.leases.fenceOf(campaign.id);
   const push = deps.realtime.campaignMessageInCommit(
     campaign.tenantId,
     campaign.id,
-    campaignStatusMessage(campaign.id, campaign.status, change.to),
+    campaignStatusMessage(campaign.id, campaign.status, write.to),
   );
   const updated = await deps.statusCommits.submit({
     campaignId: campaign.id,
     leaseToken: token,
     tenantId: campaign.tenantId,
     expectedVersion: campaign.version,
-    action: change.action,
+    action: write.action,
     from: campaign.status,
-    to: change.to,
-    ...change.actor,
-    requestId: change.requestId,
-    at: change.at,
+    to: write.to,
+    ...write.actor,
+    requestId: write.requestId,
+    at: write.at,
     idempotency: entry && entryRow(campaign.id, entry),
     push,
   });
-  if (updated) return { relayed: push !== undefined };
+  if (updated) return push !== undefined;
   // Only another owner writes a campaign: this process's lease has been taken over.
   if (deps.campaigns.leases.shared) throw new LeaseLostError(campaign.id);
   throw new Error(`campaign ${campaign.id} changed outside its actor`);
 }
 
-/**
- * Completes a running campaign once every lead is final (Completed, Exhausted, DoNotCall)
- * and no call is in flight, as its dialing state counts them. A campaign without leads stays
- * running. Runs inside the campaign's queue, after a dialing change.
- */
+/** Writes new settings with their audit record; returns the campaign as written. */
+async function commitSettings(
+  deps: ServiceDeps,
+  write: Extract<CampaignWrite, { type: "settings" }>,
+): Promise<CampaignRecord> {
+  const { campaign } = write;
+  const row = await auditedWrite(
+    deps.db,
+    (tx) =>
+      updateCampaignSettings(tx, {
+        id: campaign.id,
+        fence: deps.campaigns.leases.fenceOf(campaign.id),
+        expectedVersion: campaign.version,
+        settings: write.settings,
+        updatedAt: write.at,
+      }),
+    {
+      tenantId: campaign.tenantId,
+      actor: write.actor,
+      action: "campaign.updated",
+      targetType: "campaign",
+      requestId: write.requestId,
+      at: write.at,
+      details: { changes: write.changes },
+    },
+  );
+  if (!row) throw new ApiError(409, "version_conflict", "the campaign changed meanwhile");
+  return campaignRecordOf(row);
+}
+
 /** Completes the campaign if its live state says it is done; enters the campaign's queue. */
 export async function completeCampaignIfDone(
   deps: ServiceDeps,
@@ -500,27 +427,11 @@ export async function completeCampaignIfDone(
 ) {
   const live = deps.campaigns.peek(campaignId);
   if (live?.campaign.status !== "running" || !live.dialing || !dialingDone(live.dialing)) return;
-  await deps.campaigns.withCampaign(tenantId, campaignId, (actor) => completeIfDone(deps, actor));
-}
-
-async function completeIfDone(deps: ServiceDeps, actor: CampaignActor) {
-  const before = actor.getSnapshot();
-  const { campaign, dialing } = before.context;
-  if (campaign.status !== "running" || !dialing || !dialingDone(dialing)) return;
-  const now = deps.clock.now();
-  const committed = { version: campaign.version + 1, updatedAt: new Date(now).toISOString() };
-  const event = { type: "campaign.complete" as const, ...committed };
-  const to = statusAfter(before, event);
-  if (to === undefined) return;
-  const { relayed } = await commitStatus(deps, {
-    campaign,
-    to,
-    action: "complete",
-    actor: { actorType: "system", actorId: null },
-    requestId: null,
-    at: new Date(now),
+  await onCampaignCommand(deps, tenantId, campaignId, { type: "complete" }).catch((error) => {
+    // Gone meanwhile: nothing to complete.
+    if (error instanceof ApiError && error.status === 404) return;
+    throw error;
   });
-  actor.send({ ...event, relayed });
 }
 
 /** Expired idempotency records deleted per statement: a few milliseconds of work each. */
