@@ -33,21 +33,25 @@ export interface TenantStore {
 
 /**
  * What a campaign command decided, before anything was written: the writes to commit, the
- * events the actor adopts once they have committed, and the reply. Both of the last may
- * depend on what the commit reported (a row the database returned, a push it carried).
+ * events the actor adopts once they have committed, what follows outside the campaign once
+ * it has (pushes, an agent's next state), and the reply. All but the writes may depend on
+ * what the commit reported (a row the database returned, a lead's next state).
  */
-export interface CampaignDecision<W, F, R> {
+export interface CampaignDecision<W, F, R, E = never> {
   writes: W[];
   adopt(facts: F): CampaignEvent[];
+  effects?(facts: F): E[];
   reply(facts: F): R;
 }
 
 /**
  * How one kind of campaign command runs (see `CampaignRegistry.execute`): a pure step that
- * decides from the actor's snapshot, the command and the time (a refusal is thrown), and the
- * port that commits the writes a step decided, all of them or none.
+ * decides from the actor's snapshot, the command and the time (a refusal is thrown), the
+ * port that commits the writes a step decided, all of them or none, and what carries out
+ * the decision's effects once the actor has adopted it.
  */
-export interface CampaignPipeline<C, W, F, R> {
-  step(snapshot: CampaignSnapshot, command: C, now: number): CampaignDecision<W, F, R>;
+export interface CampaignPipeline<C, W, F, R, E = never> {
+  step(snapshot: CampaignSnapshot, command: C, now: number): CampaignDecision<W, F, R, E>;
   commit(writes: W[]): Promise<F>;
+  apply?(effects: E[]): void;
 }

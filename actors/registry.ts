@@ -187,11 +187,11 @@ export class CampaignRegistry {
    * step decides from the actor's state, the port commits what it decided, and only then does
    * the actor adopt the events; a failed commit leaves the actor as it was.
    */
-  execute<C, W, F, R>(
+  execute<C, W, F, R, E>(
     tenantId: string,
     campaignId: string,
     command: C,
-    pipeline: CampaignPipeline<C, W, F, R>,
+    pipeline: CampaignPipeline<C, W, F, R, E>,
   ): Promise<{ found: true; value: R } | { found: false }> {
     return this.withCampaign(tenantId, campaignId, (actor) =>
       this.executeOn(actor, command, pipeline),
@@ -199,10 +199,10 @@ export class CampaignRegistry {
   }
 
   /** `execute` for a command that already holds the campaign's place in its queue. */
-  async executeOn<C, W, F, R>(
+  async executeOn<C, W, F, R, E>(
     actor: CampaignActor,
     command: C,
-    pipeline: CampaignPipeline<C, W, F, R>,
+    pipeline: CampaignPipeline<C, W, F, R, E>,
   ): Promise<R> {
     const decision = pipeline.step(actor.getSnapshot(), command, this.clock.now());
     const facts = await pipeline.commit(decision.writes);
@@ -210,6 +210,8 @@ export class CampaignRegistry {
       if (event.type.startsWith("dialing.")) this.dispatch(actor, event as DialingEvent);
       else actor.send(event);
     }
+    const effects = decision.effects?.(facts);
+    if (effects?.length) pipeline.apply?.(effects);
     return decision.reply(facts);
   }
 

@@ -375,7 +375,7 @@ export const firstStartOf = async (db: Executor, campaignId: string) =>
 const stamp = (at: Date | null) => at?.toISOString() ?? null;
 
 /** After a call without a conversation. */
-interface LeadRetry {
+export interface LeadRetry {
   maxAttempts: number;
   retryAt: Date;
 }

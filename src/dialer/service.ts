@@ -7,6 +7,7 @@ import {
   type LiveCall,
   takeFromHopper,
 } from "../../actors/dialing.ts";
+import type { CampaignPipeline } from "../../actors/ports.ts";
 import { findTenantCampaign } from "../../db/queries/campaigns.ts";
 import {
   bridgeCall,
@@ -36,22 +37,24 @@ import { assertIdempotencyKey } from "../lib/idempotency-key.ts";
 import { completeCampaignIfDone } from "../modules/campaigns/service.ts";
 import { NODE_OFFLINE_AFTER_MS } from "../modules/edge-nodes/model.ts";
 import type { AgentPresence } from "./agents.ts";
+import {
+  type CallCommand,
+  type CallEffect,
+  type CallFacts,
+  type CallReply,
+  type CallWrite,
+  callStep,
+  leaseFrom,
+  RING_TIMEOUT_SECONDS,
+} from "./call-commands.ts";
 import { CLAIM_REPLAY_MS, type DialJob, jobOf } from "./claim-replies.ts";
-import { outcomeOf } from "./outcome.ts";
 import { paceCampaign } from "./pacing.ts";
 
-/** How long a node lets a call ring before giving up. */
-export const RING_TIMEOUT_SECONDS = 30;
-/** A claimed call with no event for ring time plus this grace has failed. */
-const LEASE_GRACE_SECONDS = 30;
 const CLAIM_POLL_MS = 200;
 
 /** The fence every write of a campaign's dialing carries (see db/fence.ts). */
 const fenceOf = (deps: ServiceDeps, campaignId: string) =>
   deps.campaigns.leases.fenceOf(campaignId);
-
-const leaseFrom = (at: number) =>
-  new Date(at + (RING_TIMEOUT_SECONDS + LEASE_GRACE_SECONDS) * 1000);
 
 /**
  * How many new calls a running campaign may place now, by its dial mode (`paceCampaign`).
@@ -437,73 +440,59 @@ function announce(
   });
 }
 
-const seconds = (from: Date | null, to: Date | null) =>
-  from && to ? Math.max(0, Math.round((to.getTime() - from.getTime()) / 1000)) : 0;
+/**
+ * A call's changes as they run here: the pure step (call-commands.ts), the port that writes
+ * the call (and its end, its CDR and its lead's next attempt), and the agent's next state and
+ * the pushes once the campaign's actor has adopted the change.
+ */
+const callPipeline = (
+  deps: ServiceDeps,
+): CampaignPipeline<CallCommand, CallWrite, CallFacts, CallReply, CallEffect> => ({
+  step: callStep,
+  commit: async (writes) => {
+    const facts: CallFacts = {};
+    for (const write of writes) {
+      if (write.type === "save")
+        await saveLiveCall(deps.rawDb, write.row, fenceOf(deps, write.row.campaignId));
+      else if (write.type === "bridge")
+        await bridgeCall(deps.rawDb, write.row, fenceOf(deps, write.row.campaignId));
+      else {
+        facts.leadAfter = await endCall(deps.rawDb, {
+          ...write,
+          cdrId: Bun.randomUUIDv7(),
+          fence: fenceOf(deps, write.ended.campaignId),
+        });
+      }
+    }
+    return facts;
+  },
+  apply: (effects) => {
+    const agents = deps.dialer.agents;
+    for (const effect of effects) {
+      if (effect.type === "agent") agents.set(effect.agent, effect.at);
+      else if (effect.type === "agentLeaves") {
+        const agent = agents.get(effect.userId);
+        if (agent?.callId !== effect.callId) continue;
+        const callId = effect.state === "wrap_up" ? effect.callId : null;
+        agents.set({ ...agent, state: effect.state, callId }, effect.at);
+      } else announce(deps, effect.call, effect.event, effect.agentMessage);
+    }
+  },
+});
 
-/** Ends a call: its outcome, its CDR, its lead's next state, its agent's next state. */
-async function finishCall(
+/** Ends a call in flight the service gave up on: its node went silent or lost it. */
+const endCallHere = (
   deps: ServiceDeps,
   actor: CampaignActor,
   call: LiveCall,
-  ending: { hangupCause: string | null; bridgeMs?: number | undefined },
+  cause: string,
   at: number,
-) {
-  const campaign = actor.getSnapshot().context.campaign;
-  const outcome = outcomeOf(
-    { bridged: call.bridged, answered: call.answeredAt !== null, machine: call.machine },
-    ending.hangupCause,
+) =>
+  deps.campaigns.executeOn(
+    actor,
+    { type: "call.end", callId: call.id, hangupCause: cause, at },
+    callPipeline(deps),
   );
-  const ended: CallRow = {
-    ...rowOf(call),
-    status: "ended",
-    outcome,
-    hangupCause: ending.hangupCause,
-    endedAt: new Date(at),
-    updatedAt: new Date(at),
-    bridgeMs: ending.bridgeMs ?? call.bridgeMs,
-  };
-  const moved = await endCall(deps.rawDb, {
-    ended,
-    cdrId: Bun.randomUUIDv7(),
-    ringSeconds: seconds(ended.claimedAt, ended.answeredAt ?? ended.endedAt),
-    talkSeconds: seconds(ended.answeredAt, ended.endedAt),
-    // A bridged call's lead waits for the agent's disposition (unless it already came).
-    retry: ended.bridged
-      ? undefined
-      : {
-          maxAttempts: campaign.maxAttempts,
-          retryAt: new Date(at + campaign.retryDelaySeconds * 1000),
-        },
-    fence: fenceOf(deps, campaign.id),
-  });
-  const lead: LeadMove | undefined = moved && { from: "Dialing", to: moved };
-  deps.campaigns.dispatch(actor, {
-    type: "dialing.callEnded",
-    callId: call.id,
-    outcome,
-    ...(lead ? { lead } : {}),
-    claimedAt: ended.claimedAt.getTime(),
-    answeredAt: ended.answeredAt?.getTime() ?? null,
-    endedAt: at,
-    bridgeMs: ended.bridgeMs,
-  });
-  const agent = ended.agentId ? deps.dialer.agents.get(ended.agentId) : undefined;
-  if (agent && agent.callId === ended.id) {
-    const next = ended.bridged && !ended.disposition ? "wrap_up" : "ready";
-    deps.dialer.agents.set(
-      { ...agent, state: next, callId: next === "wrap_up" ? ended.id : null },
-      at,
-    );
-  }
-  announce(deps, ended, "ended", "call.ended");
-  return ended;
-}
-
-/** The call's row, without the lead the actor keeps beside it. */
-function rowOf(call: LiveCall): CallRow {
-  const { lead: _lead, ...row } = call;
-  return row;
-}
 
 /** A changed call joins the actor's state with the lead it dials. */
 function callChanged(
@@ -622,86 +611,26 @@ async function applyToLiveCall(
   event: CallEventInput,
   reported: number,
 ) {
-  const at = new Date(reported);
-  switch (event.type) {
-    case "ringing": {
-      if (call.status !== "claimed") return { call: callView(call) };
-      const row: CallRow = {
-        ...rowOf(call),
-        status: "ringing",
-        ringingAt: at,
-        leaseExpiresAt: leaseFrom(reported),
-        updatedAt: at,
-      };
-      await saveLiveCall(deps.rawDb, row, fenceOf(deps, call.campaignId));
-      announce(deps, callChanged(deps, actor, call, row), "ringing");
-      return { call: callView(row) };
-    }
-    case "answered": {
-      if (call.status === "answered")
-        return call.bridged
-          ? bridgeReply(deps, call)
-          : { call: { ...callView(call, "hangup"), agent_uri: null } };
-      return answer(deps, actor, call, at);
-    }
-    case "machine": {
-      if (call.machine) return { call: callView(call) };
-      const row: CallRow = { ...rowOf(call), machine: true, updatedAt: at };
-      await saveLiveCall(deps.rawDb, row, fenceOf(deps, call.campaignId));
-      announce(deps, callChanged(deps, actor, call, row), "machine");
-      return { call: callView(row) };
-    }
-    case "ended":
-      return {
-        call: callView(
-          await finishCall(
-            deps,
-            actor,
-            call,
-            { hangupCause: event.hangup_cause ?? null, bridgeMs: event.node_bridge_ms },
-            reported,
-          ),
-        ),
-      };
-  }
-}
-
-/** An answered call goes to its reserved agent, else the longest-ready one; with none, it is abandoned. */
-async function answer(deps: ServiceDeps, actor: CampaignActor, call: LiveCall, at: Date) {
-  const now = at.getTime();
-  const reserved = call.agentId ? deps.dialer.agents.get(call.agentId) : undefined;
-  const agent =
-    reserved && reserved.callId === call.id
-      ? reserved
-      : deps.dialer.agents.longestReady(call.campaignId);
-  // From here the call lasts as long as it lasts: it fails only if its node goes silent.
-  const lease = leaseFrom(now);
-  if (!agent) {
-    const row: CallRow = {
-      ...rowOf(call),
-      status: "answered",
-      answeredAt: at,
-      leaseExpiresAt: lease,
-      updatedAt: at,
-    };
-    await saveLiveCall(deps.rawDb, row, fenceOf(deps, call.campaignId));
-    announce(deps, callChanged(deps, actor, call, row), "answered");
-    return { call: { ...callView(row, "hangup"), agent_uri: null } };
-  }
-  const row: CallRow = {
-    ...rowOf(call),
-    status: "answered",
-    answeredAt: at,
-    agentId: agent.userId,
-    bridged: true,
-    leaseExpiresAt: lease,
-    updatedAt: at,
-  };
-  await bridgeCall(deps.rawDb, row, fenceOf(deps, call.campaignId));
-  deps.dialer.agents.set({ ...agent, state: "on_call", callId: call.id }, now);
-  const live = callChanged(deps, actor, call, row, { from: "Dialing", to: "Connected" });
-  announce(deps, live, "answered", "call.connected");
-  return bridgeReply(deps, row);
+  const command: CallCommand =
+    event.type === "ended"
+      ? {
+          type: "call.end",
+          callId: call.id,
+          hangupCause: event.hangup_cause ?? null,
+          bridgeMs: event.node_bridge_ms,
+          at: reported,
+        }
+      : {
+          type: "call.event",
+          callId: call.id,
+          event: event.type,
+          at: reported,
+          agents: deps.dialer.agents,
+        };
+  const { call: row, answer } = await deps.campaigns.executeOn(actor, command, callPipeline(deps));
+  if (answer === "bridge") return bridgeReply(deps, row);
+  if (answer === "hangup") return { call: { ...callView(row, "hangup"), agent_uri: null } };
+  return { call: callView(row) };
 }
 
 /** The reply to an answer that goes to an agent: the agent and the phone to bridge to. */
@@ -843,7 +772,7 @@ export async function sweepExpiredCalls(deps: ServiceDeps) {
     await onCall(deps, target, async (actor, dialing) => {
       const call = dialing.calls[row.id];
       if (!call) return;
-      await finishCall(deps, actor, call, { hangupCause: "LEASE_EXPIRED" }, now);
+      await endCallHere(deps, actor, call, "LEASE_EXPIRED", now);
       failed++;
     });
   }
@@ -897,7 +826,7 @@ async function nodeLostHere(
     const call = dialing.calls[callId];
     if (!call || call.edgeNodeId !== node.nodeId) return;
     if (now - call.claimedAt.getTime() <= NODE_LOST_AFTER_MS) return;
-    await finishCall(deps, actor, call, { hangupCause: "NODE_LOST" }, now);
+    await endCallHere(deps, actor, call, "NODE_LOST", now);
     lost = true;
   });
   return lost;

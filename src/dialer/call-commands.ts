@@ -1,0 +1,236 @@
+import type { CampaignSnapshot } from "../../actors/campaign.machine.ts";
+import type { LeadMove, LiveCall } from "../../actors/dialing.ts";
+import type { CampaignDecision } from "../../actors/ports.ts";
+import type { CallRow, LeadRetry } from "../../db/queries/dialer.ts";
+import type { AgentBoard, AgentPresence } from "./agents.ts";
+import { outcomeOf } from "./outcome.ts";
+
+/**
+ * A call's changes as pure steps: what a node reports (ringing, answered, a machine, the end)
+ * and the end the service declares itself (a lease run out, a node that lost the call),
+ * decided from the campaign's dialing state, the agents at hand and the time: the call's
+ * row to write, what the campaign's actor adopts, the agent's next state and the pushes,
+ * and the reply. The port is `callPipeline` (service.ts).
+ */
+
+/** How long a node lets a call ring before giving up. */
+export const RING_TIMEOUT_SECONDS = 30;
+/** A claimed call with no event for ring time plus this grace has failed. */
+const LEASE_GRACE_SECONDS = 30;
+
+/** Until when a call stays the node's without another event from it. */
+export const leaseFrom = (at: number) =>
+  new Date(at + (RING_TIMEOUT_SECONDS + LEASE_GRACE_SECONDS) * 1000);
+
+/** The agents a step may read: the one a call reserved, or the campaign's longest ready. */
+export type AgentsAtHand = Pick<AgentBoard, "get" | "longestReady">;
+
+export type CallCommand =
+  | {
+      type: "call.event";
+      callId: string;
+      event: "ringing" | "answered" | "machine";
+      /** When the node says it happened. */
+      at: number;
+      agents: AgentsAtHand;
+    }
+  | {
+      type: "call.end";
+      callId: string;
+      hangupCause: string | null;
+      /** The node's answer-to-bridge time, when it reports one. */
+      bridgeMs?: number | undefined;
+      at: number;
+    };
+
+export type CallWrite =
+  | { type: "save"; row: CallRow }
+  /** An answered call given to an agent. */
+  | { type: "bridge"; row: CallRow }
+  /** An ended call, its CDR and, unless an agent took it, its lead's next attempt. */
+  | {
+      type: "end";
+      ended: CallRow;
+      ringSeconds: number;
+      talkSeconds: number;
+      retry: LeadRetry | undefined;
+    };
+
+/** What committing a call's end reported: its lead's next state, if it settled the lead. */
+export interface CallFacts {
+  leadAfter?: "Retry" | "Exhausted" | undefined;
+}
+
+export type CallEffect =
+  | { type: "agent"; agent: Omit<AgentPresence, "since">; at: number }
+  /** The agent leaves the call for `state`, if it is still on it when the end has committed. */
+  | { type: "agentLeaves"; userId: string; callId: string; state: "wrap_up" | "ready"; at: number }
+  | {
+      type: "announce";
+      call: CallRow | LiveCall;
+      event: string;
+      agentMessage?: "call.connected" | "call.ended" | undefined;
+    };
+
+/** The call as it now stands; an answer also says whether the node bridges or hangs up. */
+export interface CallReply {
+  call: CallRow;
+  answer?: "bridge" | "hangup" | undefined;
+}
+
+type Decision = CampaignDecision<CallWrite, CallFacts, CallReply, CallEffect>;
+
+/** Decides a change to a call in flight; the caller has found it among the campaign's calls. */
+export function callStep(snapshot: CampaignSnapshot, command: CallCommand, _now: number): Decision {
+  const call = snapshot.context.dialing?.calls[command.callId];
+  if (!call) throw new Error(`call ${command.callId} is not in flight`);
+  if (command.type === "call.end") return endStep(snapshot, call, command);
+  const at = new Date(command.at);
+  switch (command.event) {
+    case "ringing":
+      if (call.status !== "claimed") return unchanged(call);
+      return changed(call, {
+        ...rowOf(call),
+        status: "ringing",
+        ringingAt: at,
+        leaseExpiresAt: leaseFrom(command.at),
+        updatedAt: at,
+      });
+    case "machine":
+      if (call.machine) return unchanged(call);
+      return changed(call, { ...rowOf(call), machine: true, updatedAt: at }, "machine");
+    case "answered":
+      if (call.status === "answered") {
+        return {
+          ...unchanged(call),
+          reply: () => ({ call: rowOf(call), answer: call.bridged ? "bridge" : "hangup" }),
+        };
+      }
+      return answerStep(call, command.agents, command.at);
+  }
+}
+
+/** The call's row, without the lead the actor keeps beside it. */
+export function rowOf(call: LiveCall): CallRow {
+  const { lead: _lead, ...row } = call;
+  return row;
+}
+
+const unchanged = (call: LiveCall): Decision => ({
+  writes: [],
+  adopt: () => [],
+  reply: () => ({ call: rowOf(call) }),
+});
+
+/** A call's new row saved, adopted and announced as `event` (its status by default). */
+function changed(call: LiveCall, row: CallRow, event: string = row.status): Decision {
+  return {
+    writes: [{ type: "save", row }],
+    adopt: () => [{ type: "dialing.callChanged", call: { ...row, lead: call.lead } }],
+    effects: () => [{ type: "announce", call: { ...row, lead: call.lead }, event }],
+    reply: () => ({ call: row }),
+  };
+}
+
+/** An answered call goes to its reserved agent, else the longest-ready one; with none, it is abandoned. */
+function answerStep(call: LiveCall, agents: AgentsAtHand, now: number): Decision {
+  const at = new Date(now);
+  const reserved = call.agentId ? agents.get(call.agentId) : undefined;
+  const agent =
+    reserved && reserved.callId === call.id ? reserved : agents.longestReady(call.campaignId);
+  // From here the call lasts as long as it lasts: it fails only if its node goes silent.
+  const answered: CallRow = {
+    ...rowOf(call),
+    status: "answered",
+    answeredAt: at,
+    leaseExpiresAt: leaseFrom(now),
+    updatedAt: at,
+  };
+  if (!agent) {
+    const decision = changed(call, answered, "answered");
+    return { ...decision, reply: () => ({ call: answered, answer: "hangup" }) };
+  }
+  const row: CallRow = { ...answered, agentId: agent.userId, bridged: true };
+  const live: LiveCall = { ...row, lead: call.lead };
+  const lead: LeadMove = { from: "Dialing", to: "Connected" };
+  return {
+    writes: [{ type: "bridge", row }],
+    adopt: () => [{ type: "dialing.callChanged", call: live, lead }],
+    effects: () => [
+      { type: "agent", agent: { ...agent, state: "on_call", callId: call.id }, at: now },
+      { type: "announce", call: live, event: "answered", agentMessage: "call.connected" },
+    ],
+    reply: () => ({ call: row, answer: "bridge" }),
+  };
+}
+
+const seconds = (from: Date | null, to: Date | null) =>
+  from && to ? Math.max(0, Math.round((to.getTime() - from.getTime()) / 1000)) : 0;
+
+/** Ends a call: its outcome, its CDR, its lead's next state, its agent's next state. */
+function endStep(
+  snapshot: CampaignSnapshot,
+  call: LiveCall,
+  command: Extract<CallCommand, { type: "call.end" }>,
+): Decision {
+  const { campaign } = snapshot.context;
+  const at = command.at;
+  const outcome = outcomeOf(
+    { bridged: call.bridged, answered: call.answeredAt !== null, machine: call.machine },
+    command.hangupCause,
+  );
+  const ended: CallRow = {
+    ...rowOf(call),
+    status: "ended",
+    outcome,
+    hangupCause: command.hangupCause,
+    endedAt: new Date(at),
+    updatedAt: new Date(at),
+    bridgeMs: command.bridgeMs ?? call.bridgeMs,
+  };
+  const next = ended.bridged && !ended.disposition ? "wrap_up" : "ready";
+  return {
+    writes: [
+      {
+        type: "end",
+        ended,
+        ringSeconds: seconds(ended.claimedAt, ended.answeredAt ?? ended.endedAt),
+        talkSeconds: seconds(ended.answeredAt, ended.endedAt),
+        // A bridged call's lead waits for the agent's disposition (unless it already came).
+        retry: ended.bridged
+          ? undefined
+          : {
+              maxAttempts: campaign.maxAttempts,
+              retryAt: new Date(at + campaign.retryDelaySeconds * 1000),
+            },
+      },
+    ],
+    adopt: ({ leadAfter }) => [
+      {
+        type: "dialing.callEnded",
+        callId: call.id,
+        outcome,
+        ...(leadAfter ? { lead: { from: "Dialing", to: leadAfter } } : {}),
+        claimedAt: ended.claimedAt.getTime(),
+        answeredAt: ended.answeredAt?.getTime() ?? null,
+        endedAt: at,
+        bridgeMs: ended.bridgeMs,
+      },
+    ],
+    effects: () => [
+      ...(ended.agentId
+        ? [
+            {
+              type: "agentLeaves",
+              userId: ended.agentId,
+              callId: ended.id,
+              state: next,
+              at,
+            } as const,
+          ]
+        : []),
+      { type: "announce", call: ended, event: "ended", agentMessage: "call.ended" },
+    ],
+    reply: () => ({ call: ended }),
+  };
+}
