@@ -1,8 +1,14 @@
 import type { CampaignSnapshot } from "../../actors/campaign.machine.ts";
-import type { LeadMove, LiveCall } from "../../actors/dialing.ts";
+import {
+  type HopperLead,
+  type LeadMove,
+  type LiveCall,
+  takeFromHopper,
+} from "../../actors/dialing.ts";
 import type { CampaignDecision } from "../../actors/ports.ts";
-import type { CallRow, LeadRetry } from "../../db/queries/dialer.ts";
+import type { CallRow, claimLeads, LeadRetry } from "../../db/queries/dialer.ts";
 import type { AgentBoard, AgentPresence } from "./agents.ts";
+import { type DialJob, jobOf } from "./claim-replies.ts";
 import { outcomeOf } from "./outcome.ts";
 
 /**
@@ -22,10 +28,23 @@ const LEASE_GRACE_SECONDS = 30;
 export const leaseFrom = (at: number) =>
   new Date(at + (RING_TIMEOUT_SECONDS + LEASE_GRACE_SECONDS) * 1000);
 
-/** The agents a step may read: the one a call reserved, or the campaign's longest ready. */
-export type AgentsAtHand = Pick<AgentBoard, "get" | "longestReady">;
+/** The agents a step may read: by id, the campaign's longest ready, its ready by wait. */
+export type AgentsAtHand = Pick<AgentBoard, "get" | "longestReady" | "readyByWait">;
 
 export type CallCommand =
+  /**
+   * Places up to `count` calls on a node from the campaign's hopper (the caller has paced the
+   * campaign and refilled a stale hopper first).
+   */
+  | {
+      type: "calls.place";
+      count: number;
+      node: { nodeId: string; capacity: number | undefined };
+      claimKey: string | undefined;
+      agents: AgentsAtHand;
+      /** The ids of new calls. */
+      newId: () => string;
+    }
   | {
       type: "call.event";
       callId: string;
@@ -44,6 +63,8 @@ export type CallCommand =
     };
 
 export type CallWrite =
+  /** Leads marked `Dialing` with their new calls, those still callable when re-checked. */
+  | { type: "claim"; claim: Omit<Parameters<typeof claimLeads>[1], "fence"> }
   | { type: "save"; row: CallRow }
   /** An answered call given to an agent. */
   | { type: "bridge"; row: CallRow }
@@ -56,8 +77,12 @@ export type CallWrite =
       retry: LeadRetry | undefined;
     };
 
-/** What committing a call's end reported: its lead's next state, if it settled the lead. */
+/**
+ * What committing reported: the leads a claim marked (with their state before and their
+ * attempts), and a lead's next state when a call's end settled it.
+ */
 export interface CallFacts {
+  marked?: Awaited<ReturnType<typeof claimLeads>> | undefined;
   leadAfter?: "Retry" | "Exhausted" | undefined;
 }
 
@@ -69,7 +94,7 @@ export type CallEffect =
       type: "announce";
       call: CallRow | LiveCall;
       event: string;
-      agentMessage?: "call.connected" | "call.ended" | undefined;
+      agentMessage?: "call.offered" | "call.connected" | "call.ended" | undefined;
     };
 
 /** The call as it now stands; an answer also says whether the node bridges or hangs up. */
@@ -78,10 +103,34 @@ export interface CallReply {
   answer?: "bridge" | "hangup" | undefined;
 }
 
-type Decision = CampaignDecision<CallWrite, CallFacts, CallReply, CallEffect>;
+export interface CallReplies {
+  "calls.place": DialJob[];
+  "call.event": CallReply;
+  "call.end": CallReply;
+}
 
-/** Decides a change to a call in flight; the caller has found it among the campaign's calls. */
-export function callStep(snapshot: CampaignSnapshot, command: CallCommand, _now: number): Decision {
+type Decision<R = CallReply> = CampaignDecision<CallWrite, CallFacts, R, CallEffect>;
+
+/**
+ * Decides a claim's placements, or a change to a call in flight (which the caller has found
+ * among the campaign's calls).
+ */
+export function callStep<C extends CallCommand>(
+  snapshot: CampaignSnapshot,
+  command: C,
+  now: number,
+): Decision<CallReplies[C["type"]]> {
+  const decision =
+    command.type === "calls.place"
+      ? placeStep(snapshot, command as Extract<CallCommand, { type: "calls.place" }>, now)
+      : changeStep(snapshot, command as Exclude<CallCommand, { type: "calls.place" }>);
+  return decision as Decision<CallReplies[C["type"]]>;
+}
+
+function changeStep(
+  snapshot: CampaignSnapshot,
+  command: Exclude<CallCommand, { type: "calls.place" }>,
+): Decision {
   const call = snapshot.context.dialing?.calls[command.callId];
   if (!call) throw new Error(`call ${command.callId} is not in flight`);
   if (command.type === "call.end") return endStep(snapshot, call, command);
@@ -114,6 +163,138 @@ export function callStep(snapshot: CampaignSnapshot, command: CallCommand, _now:
 export function rowOf(call: LiveCall): CallRow {
   const { lead: _lead, ...row } = call;
   return row;
+}
+
+/**
+ * Takes leads from the hopper (those outside their calling window or out of attempts are
+ * dropped from it), pairs each with its new call (in preview, with a ready agent, longest
+ * waiting first), and has the claim mark them; only the leads it marked become calls.
+ */
+function placeStep(
+  snapshot: CampaignSnapshot,
+  command: Extract<CallCommand, { type: "calls.place" }>,
+  now: number,
+): Decision<DialJob[]> {
+  const { campaign, dialing } = snapshot.context;
+  if (!dialing || command.count <= 0) return { writes: [], adopt: () => [], reply: () => [] };
+  const { taken, dropped } = takeFromHopper(dialing, campaign, now, command.count);
+  if (taken.length === 0 && dropped.length === 0)
+    return { writes: [], adopt: () => [], reply: () => [] };
+  const agents =
+    campaign.dialMode === "preview" ? command.agents.readyByWait(campaign.id, taken.length) : [];
+  const candidates = taken.map((lead, index) => ({
+    lead,
+    agent: agents[index],
+    callId: command.newId(),
+    leadId: lead.id,
+    leadListId: lead.leadListId,
+    phone: lead.phone,
+    callerId: lead.callerId ?? campaign.callerId ?? "",
+    agentId: agents[index]?.userId ?? null,
+  }));
+  const claim = {
+    tenantId: campaign.tenantId,
+    campaignId: campaign.id,
+    edgeNodeId: command.node.nodeId,
+    candidates,
+    maxAttempts: campaign.maxAttempts,
+    timeoutSeconds: RING_TIMEOUT_SECONDS,
+    now: new Date(now),
+    leaseExpiresAt: leaseFrom(now),
+    claimKey: command.claimKey,
+    nodeCapacity: command.node.capacity,
+  };
+  // Jobs go out in the hopper's order: the dialing order.
+  const placedBy = ({ marked = [] }: CallFacts) => {
+    const markedById = new Map(marked.map((mark) => [mark.id, mark]));
+    return candidates.flatMap((candidate) => {
+      const mark = markedById.get(candidate.lead.id);
+      return mark ? [{ candidate, mark, call: placedCall(claim, candidate, mark) }] : [];
+    });
+  };
+  return {
+    writes: candidates.length > 0 ? [{ type: "claim", claim }] : [],
+    adopt: (facts) => {
+      const placed = placedBy(facts);
+      return [
+        {
+          type: "dialing.callsPlaced",
+          removed: [...taken, ...dropped].map((lead) => lead.id),
+          calls: placed.map(({ call }) => call),
+          from: placed.map(({ mark }) => mark.prior),
+        },
+      ];
+    },
+    effects: (facts) =>
+      placedBy(facts).flatMap(({ candidate, call }): CallEffect[] => [
+        ...(candidate.agent
+          ? [
+              {
+                type: "agent" as const,
+                agent: { ...candidate.agent, state: "reserved" as const, callId: call.id },
+                at: now,
+              },
+            ]
+          : []),
+        {
+          type: "announce",
+          call,
+          event: "claimed",
+          agentMessage: call.agentId ? "call.offered" : undefined,
+        },
+      ]),
+    reply: (facts) => placedBy(facts).map(({ call }) => jobOf(call)),
+  };
+}
+
+/** The call a claim placed for a candidate the database marked. */
+function placedCall(
+  claim: {
+    tenantId: string;
+    campaignId: string;
+    edgeNodeId: string;
+    now: Date;
+    leaseExpiresAt: Date;
+    claimKey: string | undefined;
+  },
+  candidate: { lead: HopperLead; callId: string; agentId: string | null; callerId: string },
+  mark: { attempts: number },
+): LiveCall {
+  const { lead } = candidate;
+  return {
+    id: candidate.callId,
+    tenantId: claim.tenantId,
+    campaignId: claim.campaignId,
+    leadListId: lead.leadListId,
+    leadId: lead.id,
+    edgeNodeId: claim.edgeNodeId,
+    agentId: candidate.agentId,
+    phone: lead.phone,
+    callerId: candidate.callerId,
+    attempt: mark.attempts,
+    timeoutSeconds: RING_TIMEOUT_SECONDS,
+    status: "claimed",
+    bridged: false,
+    machine: false,
+    outcome: null,
+    hangupCause: null,
+    disposition: null,
+    leaseExpiresAt: claim.leaseExpiresAt,
+    claimedAt: claim.now,
+    ringingAt: null,
+    answeredAt: null,
+    endedAt: null,
+    bridgeMs: null,
+    updatedAt: claim.now,
+    claimKey: claim.claimKey ?? null,
+    lead: {
+      id: lead.id,
+      phone: lead.phone,
+      timezone: lead.timezone,
+      fields: lead.fields,
+      attempts: mark.attempts,
+    },
+  };
 }
 
 const unchanged = (call: LiveCall): Decision => ({

@@ -5,7 +5,6 @@ import {
   hopperRefill,
   type LeadMove,
   type LiveCall,
-  takeFromHopper,
 } from "../../actors/dialing.ts";
 import type { CampaignPipeline } from "../../actors/ports.ts";
 import { findTenantCampaign } from "../../db/queries/campaigns.ts";
@@ -41,11 +40,9 @@ import {
   type CallCommand,
   type CallEffect,
   type CallFacts,
-  type CallReply,
+  type CallReplies,
   type CallWrite,
   callStep,
-  leaseFrom,
-  RING_TIMEOUT_SECONDS,
 } from "./call-commands.ts";
 import { CLAIM_REPLAY_MS, type DialJob, jobOf } from "./claim-replies.ts";
 import { paceCampaign } from "./pacing.ts";
@@ -99,9 +96,10 @@ function shareFairly(
 }
 
 /**
- * Places up to `share` calls of one campaign on a node, inside the campaign's queue: leads come
- * from the actor's hopper (refilled from the database when empty or stale), are re-checked and
- * marked `Dialing` with their calls in one transaction, and only then join the actor's state.
+ * Places up to `share` calls of one campaign on a node, inside the campaign's queue: as many as
+ * its pacing allows now, from the actor's hopper (refilled from the database first when empty
+ * or stale); the claim's step (call-commands.ts) decides the calls, which join the actor's
+ * state once the database has marked their leads `Dialing`.
  */
 async function placeCalls(
   deps: ServiceDeps,
@@ -134,96 +132,23 @@ async function placeCalls(
     });
     dialing = actor.getSnapshot().context.dialing as DialingState;
   }
-  const { taken, dropped } = takeFromHopper(dialing, campaign, now, allowed);
-  if (taken.length === 0 && dropped.length === 0) return [];
-  // Preview: each call belongs to one ready agent from the start, longest waiting first.
-  const agents =
-    campaign.dialMode === "preview"
-      ? deps.dialer.agents.readyByWait(campaign.id, taken.length)
-      : [];
-  const candidates = taken.map((lead, index) => {
-    const agent = agents[index];
-    return {
-      lead,
-      agent,
-      callId: Bun.randomUUIDv7(),
-      leadId: lead.id,
-      leadListId: lead.leadListId,
-      phone: lead.phone,
-      callerId: lead.callerId ?? campaign.callerId ?? "",
-      agentId: agent?.userId ?? null,
-    };
-  });
-  const marked = await claimLeads(deps.rawDb, {
-    tenantId: campaign.tenantId,
-    campaignId: campaign.id,
-    edgeNodeId: node.nodeId,
-    candidates,
-    maxAttempts: campaign.maxAttempts,
-    timeoutSeconds: RING_TIMEOUT_SECONDS,
-    now: new Date(now),
-    leaseExpiresAt: leaseFrom(now),
+  return runCall(deps, actor, {
+    type: "calls.place",
+    count: allowed,
+    node: {
+      nodeId: node.nodeId,
+      // Alone, this process knows every call on the node; with others, only the database
+      // does. A process that has just started holds no lease yet, but its relay said hello.
+      capacity:
+        deps.campaigns.leases.shared &&
+        (!deps.campaigns.leases.alone() || deps.realtime.othersHeard())
+          ? node.maxConcurrentCalls
+          : undefined,
+    },
     claimKey,
-    fence: fenceOf(deps, campaign.id),
-    // Alone, this process knows every call on the node; with others, only the database does.
-    // A process that has just started holds no lease yet, but its relay said hello at once.
-    nodeCapacity:
-      deps.campaigns.leases.shared &&
-      (!deps.campaigns.leases.alone() || deps.realtime.othersHeard())
-        ? node.maxConcurrentCalls
-        : undefined,
+    agents: deps.dialer.agents,
+    newId: () => Bun.randomUUIDv7(),
   });
-  // Jobs go out in the hopper's order: the dialing order.
-  const markedById = new Map(marked.map((mark) => [mark.id, mark]));
-  const placed = candidates.flatMap(({ lead, callId, agent, agentId, callerId }) => {
-    const mark = markedById.get(lead.id);
-    if (!mark) return [];
-    if (agent) deps.dialer.agents.set({ ...agent, state: "reserved", callId }, now);
-    const call: LiveCall = {
-      id: callId,
-      tenantId: campaign.tenantId,
-      campaignId: campaign.id,
-      leadListId: lead.leadListId,
-      leadId: lead.id,
-      edgeNodeId: node.nodeId,
-      agentId,
-      phone: lead.phone,
-      callerId,
-      attempt: mark.attempts,
-      timeoutSeconds: RING_TIMEOUT_SECONDS,
-      status: "claimed",
-      bridged: false,
-      machine: false,
-      outcome: null,
-      hangupCause: null,
-      disposition: null,
-      leaseExpiresAt: leaseFrom(now),
-      claimedAt: new Date(now),
-      ringingAt: null,
-      answeredAt: null,
-      endedAt: null,
-      bridgeMs: null,
-      updatedAt: new Date(now),
-      claimKey: claimKey ?? null,
-      lead: {
-        id: lead.id,
-        phone: lead.phone,
-        timezone: lead.timezone,
-        fields: lead.fields,
-        attempts: mark.attempts,
-      },
-    };
-    return [{ call, prior: mark.prior }];
-  });
-  deps.campaigns.dispatch(actor, {
-    type: "dialing.callsPlaced",
-    removed: [...taken, ...dropped].map((lead) => lead.id),
-    calls: placed.map(({ call }) => call),
-    from: placed.map(({ prior }) => prior),
-  });
-  for (const { call } of placed)
-    announce(deps, call, "claimed", call.agentId ? "call.offered" : undefined);
-  return placed.map(({ call }) => jobOf(call));
 }
 
 async function claimOnce(
@@ -445,14 +370,17 @@ function announce(
  * the call (and its end, its CDR and its lead's next attempt), and the agent's next state and
  * the pushes once the campaign's actor has adopted the change.
  */
-const callPipeline = (
+const callPipeline = <C extends CallCommand>(
   deps: ServiceDeps,
-): CampaignPipeline<CallCommand, CallWrite, CallFacts, CallReply, CallEffect> => ({
+): CampaignPipeline<C, CallWrite, CallFacts, CallReplies[C["type"]], CallEffect> => ({
   step: callStep,
   commit: async (writes) => {
     const facts: CallFacts = {};
     for (const write of writes) {
-      if (write.type === "save")
+      if (write.type === "claim") {
+        const fence = fenceOf(deps, write.claim.campaignId);
+        facts.marked = await claimLeads(deps.rawDb, { ...write.claim, fence });
+      } else if (write.type === "save")
         await saveLiveCall(deps.rawDb, write.row, fenceOf(deps, write.row.campaignId));
       else if (write.type === "bridge")
         await bridgeCall(deps.rawDb, write.row, fenceOf(deps, write.row.campaignId));
@@ -480,6 +408,10 @@ const callPipeline = (
   },
 });
 
+/** Runs a call command through the campaign's pipeline, in the queue its caller holds. */
+const runCall = <C extends CallCommand>(deps: ServiceDeps, actor: CampaignActor, command: C) =>
+  deps.campaigns.executeOn(actor, command, callPipeline<C>(deps));
+
 /** Ends a call in flight the service gave up on: its node went silent or lost it. */
 const endCallHere = (
   deps: ServiceDeps,
@@ -487,12 +419,7 @@ const endCallHere = (
   call: LiveCall,
   cause: string,
   at: number,
-) =>
-  deps.campaigns.executeOn(
-    actor,
-    { type: "call.end", callId: call.id, hangupCause: cause, at },
-    callPipeline(deps),
-  );
+) => runCall(deps, actor, { type: "call.end", callId: call.id, hangupCause: cause, at });
 
 /** A changed call joins the actor's state with the lead it dials. */
 function callChanged(
@@ -627,7 +554,7 @@ async function applyToLiveCall(
           at: reported,
           agents: deps.dialer.agents,
         };
-  const { call: row, answer } = await deps.campaigns.executeOn(actor, command, callPipeline(deps));
+  const { call: row, answer } = await runCall(deps, actor, command);
   if (answer === "bridge") return bridgeReply(deps, row);
   if (answer === "hangup") return { call: { ...callView(row, "hangup"), agent_uri: null } };
   return { call: callView(row) };

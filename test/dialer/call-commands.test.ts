@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { restoredSnapshot } from "../../actors/campaign.machine.ts";
-import { type LiveCall, noLeads } from "../../actors/dialing.ts";
+import { type HopperLead, type LiveCall, noLeads } from "../../actors/dialing.ts";
 import type { AgentPresence } from "../../src/dialer/agents.ts";
 import {
   type AgentsAtHand,
@@ -61,6 +61,18 @@ const snapshotWith = (call: LiveCall) =>
     }),
   );
 
+const hopperLead = (id: string, overrides: Partial<HopperLead> = {}): HopperLead => ({
+  id,
+  leadListId: "list-1",
+  phone: "+14155552671",
+  timezone: "UTC",
+  state: "Fresh",
+  attempts: 0,
+  callerId: "+14155550100",
+  fields: {},
+  ...overrides,
+});
+
 const agent = (userId: string, overrides: Partial<AgentPresence> = {}): AgentPresence => ({
   userId,
   tenantId: campaign.tenantId,
@@ -75,12 +87,20 @@ const agent = (userId: string, overrides: Partial<AgentPresence> = {}): AgentPre
 const agentsOf = (known: AgentPresence[], longestReady?: AgentPresence): AgentsAtHand => ({
   get: (userId) => known.find((entry) => entry.userId === userId),
   longestReady: () => longestReady,
+  readyByWait: (_campaignId, count) =>
+    known.filter((entry) => entry.state === "ready").slice(0, count),
 });
 
 const event = (
   type: "ringing" | "answered" | "machine",
   agents: AgentsAtHand = agentsOf([]),
-): CallCommand => ({ type: "call.event", callId: "call-1", event: type, at: AT, agents });
+): Extract<CallCommand, { type: "call.event" }> => ({
+  type: "call.event",
+  callId: "call-1",
+  event: type,
+  at: AT,
+  agents,
+});
 
 describe("a node's event for a call, decided", () => {
   test("ringing saves the call ringing with a new lease, adopted and announced; a repeat changes nothing", () => {
@@ -172,7 +192,7 @@ describe("a node's event for a call, decided", () => {
 });
 
 describe("a call's end, decided", () => {
-  const end = (hangupCause: string): CallCommand => ({
+  const end = (hangupCause: string): Extract<CallCommand, { type: "call.end" }> => ({
     type: "call.end",
     callId: "call-1",
     hangupCause,
@@ -230,5 +250,104 @@ describe("a call's end, decided", () => {
     expect(() =>
       callStep(snapshotWith(liveCall()), { ...end("NODE_LOST"), callId: "call-2" }, AT),
     ).toThrow("not in flight");
+  });
+});
+
+describe("a claim's placements, decided", () => {
+  const hopperOf = (leads: HopperLead[], dialMode: "progressive" | "preview" = "progressive") =>
+    restoredSnapshot(
+      contextWith("running", {
+        campaign: { ...campaign, dialMode },
+        dialing: { ...dialingWith(leads), leads: { ...noLeads(), Fresh: leads.length } },
+      }),
+    );
+  let ids = 0;
+  const place = (
+    count: number,
+    agents: AgentsAtHand = agentsOf([]),
+  ): Extract<CallCommand, { type: "calls.place" }> => ({
+    type: "calls.place",
+    count,
+    node: { nodeId: "node-1", capacity: undefined },
+    claimKey: "claim-1",
+    agents,
+    newId: () => `new-${++ids}`,
+  });
+
+  test("the first leads of the hopper are claimed; those out of attempts are dropped; only the marked become calls", () => {
+    ids = 0;
+    const snapshot = hopperOf([
+      hopperLead("a"),
+      hopperLead("spent", { attempts: 3 }),
+      hopperLead("b"),
+      hopperLead("c"),
+    ]);
+    const decision = callStep(snapshot, place(2), AT);
+    expect(decision.writes).toHaveLength(1);
+    const [write] = decision.writes;
+    expect(
+      write?.type === "claim" && write.claim.candidates.map((c) => [c.leadId, c.callId]),
+    ).toEqual([
+      ["a", "new-1"],
+      ["b", "new-2"],
+    ]);
+    expect(write).toMatchObject({
+      claim: { claimKey: "claim-1", edgeNodeId: "node-1", maxAttempts: 3 },
+    });
+    // The database marked only "b" (another claim took "a" meanwhile).
+    const facts = { marked: [{ id: "b", prior: "Fresh" as const, attempts: 1 }] };
+    expect(decision.adopt(facts)).toEqual([
+      {
+        type: "dialing.callsPlaced",
+        removed: ["a", "b", "spent"],
+        calls: [
+          expect.objectContaining({ id: "new-2", leadId: "b", attempt: 1, status: "claimed" }),
+        ],
+        from: ["Fresh"],
+      },
+    ]);
+    expect(decision.reply(facts)).toEqual([
+      expect.objectContaining({ call_id: "new-2", lead_id: "b", agent_id: null }),
+    ]);
+    expect(decision.effects?.(facts)).toEqual([
+      expect.objectContaining({ type: "announce", event: "claimed", agentMessage: undefined }),
+    ]);
+  });
+
+  test("in preview each call is reserved for a ready agent, longest waiting first, and offered to them", () => {
+    ids = 0;
+    const ready = agent("agent-p");
+    const decision = callStep(
+      hopperOf([hopperLead("a"), hopperLead("b")], "preview"),
+      place(2, agentsOf([ready])),
+      AT,
+    );
+    const [write] = decision.writes;
+    expect(write?.type === "claim" && write.claim.candidates.map((c) => c.agentId)).toEqual([
+      "agent-p",
+      null,
+    ]);
+    const facts = {
+      marked: [
+        { id: "a", prior: "Fresh" as const, attempts: 1 },
+        { id: "b", prior: "Fresh" as const, attempts: 1 },
+      ],
+    };
+    expect(decision.effects?.(facts)).toEqual([
+      { type: "agent", agent: { ...ready, state: "reserved", callId: "new-1" }, at: AT },
+      expect.objectContaining({ event: "claimed", agentMessage: "call.offered" }),
+      expect.objectContaining({ event: "claimed", agentMessage: undefined }),
+    ]);
+  });
+
+  test("nothing is claimed when pacing allows none or the hopper is empty", () => {
+    for (const [snapshot, count] of [
+      [hopperOf([hopperLead("a")]), 0],
+      [hopperOf([]), 3],
+    ] as const) {
+      const decision = callStep(snapshot, place(count), AT);
+      expect(decision.writes).toEqual([]);
+      expect(decision.reply({})).toEqual([]);
+    }
   });
 });
