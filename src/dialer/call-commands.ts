@@ -2,11 +2,13 @@ import type { CampaignSnapshot } from "../../actors/campaign.machine.ts";
 import {
   type HopperLead,
   type LeadMove,
+  type LeadState,
   type LiveCall,
   takeFromHopper,
 } from "../../actors/dialing.ts";
 import type { CampaignDecision } from "../../actors/ports.ts";
-import type { CallRow, claimLeads, LeadRetry } from "../../db/queries/dialer.ts";
+import type { CallRow, claimLeads, LeadRetry, settleDisposition } from "../../db/queries/dialer.ts";
+import { badRequest, conflict, forbidden, INVALID_BODY } from "../errors.ts";
 import type { AgentBoard, AgentPresence } from "./agents.ts";
 import { type DialJob, jobOf } from "./claim-replies.ts";
 import { outcomeOf } from "./outcome.ts";
@@ -53,6 +55,17 @@ export type CallCommand =
       at: number;
       agents: AgentsAtHand;
     }
+  /** An agent's or a supervisor's verdict on a connected call, read from the database. */
+  | {
+      type: "call.disposition";
+      call: CallRow;
+      disposition: Disposition;
+      /** As the client sent it, for a callback. */
+      callbackAt: string | undefined;
+      /** Who gives it: the call's agent, or a supervisor (or a key) for any call. */
+      by: { actor: { actorType: "user" | "api_key"; actorId: string }; supervising: boolean };
+      agents: AgentsAtHand;
+    }
   | {
       type: "call.end";
       callId: string;
@@ -62,7 +75,19 @@ export type CallCommand =
       at: number;
     };
 
+export const DISPOSITIONS = ["completed", "callback", "do_not_call", "no_contact"] as const;
+export type Disposition = (typeof DISPOSITIONS)[number];
+
+/** Where a disposition leaves its lead; `no_contact` retries it instead. */
+const SETTLED_LEAD_STATES = {
+  completed: "Completed",
+  callback: "Callback",
+  do_not_call: "DoNotCall",
+} as const;
+
 export type CallWrite =
+  /** A disposition with its lead's next state (and the number's DNC entry), or its retry. */
+  | { type: "settle"; settle: Omit<Parameters<typeof settleDisposition>[1], "fence"> }
   /** Leads marked `Dialing` with their new calls, those still callable when re-checked. */
   | { type: "claim"; claim: Omit<Parameters<typeof claimLeads>[1], "fence"> }
   | { type: "save"; row: CallRow }
@@ -83,13 +108,17 @@ export type CallWrite =
  */
 export interface CallFacts {
   marked?: Awaited<ReturnType<typeof claimLeads>> | undefined;
-  leadAfter?: "Retry" | "Exhausted" | undefined;
+  leadAfter?: LeadState | undefined;
 }
 
 export type CallEffect =
   | { type: "agent"; agent: Omit<AgentPresence, "since">; at: number }
   /** The agent leaves the call for `state`, if it is still on it when the end has committed. */
   | { type: "agentLeaves"; userId: string; callId: string; state: "wrap_up" | "ready"; at: number }
+  /** The agent is ready again, if still wrapping up the call when its disposition has committed. */
+  | { type: "agentWrappedUp"; userId: string; callId: string; at: number }
+  /** The campaign's numbers changed without a push of their own. */
+  | { type: "statsChanged"; tenantId: string; campaignId: string }
   | {
       type: "announce";
       call: CallRow | LiveCall;
@@ -107,6 +136,7 @@ export interface CallReplies {
   "calls.place": DialJob[];
   "call.event": CallReply;
   "call.end": CallReply;
+  "call.disposition": CallReply;
 }
 
 type Decision<R = CallReply> = CampaignDecision<CallWrite, CallFacts, R, CallEffect>;
@@ -123,13 +153,22 @@ export function callStep<C extends CallCommand>(
   const decision =
     command.type === "calls.place"
       ? placeStep(snapshot, command as Extract<CallCommand, { type: "calls.place" }>, now)
-      : changeStep(snapshot, command as Exclude<CallCommand, { type: "calls.place" }>);
+      : command.type === "call.disposition"
+        ? dispositionStep(
+            snapshot,
+            command as Extract<CallCommand, { type: "call.disposition" }>,
+            now,
+          )
+        : changeStep(
+            snapshot,
+            command as Extract<CallCommand, { type: "call.event" | "call.end" }>,
+          );
   return decision as Decision<CallReplies[C["type"]]>;
 }
 
 function changeStep(
   snapshot: CampaignSnapshot,
-  command: Exclude<CallCommand, { type: "calls.place" }>,
+  command: Extract<CallCommand, { type: "call.event" | "call.end" }>,
 ): Decision {
   const call = snapshot.context.dialing?.calls[command.callId];
   if (!call) throw new Error(`call ${command.callId} is not in flight`);
@@ -413,5 +452,82 @@ function endStep(
       { type: "announce", call: ended, event: "ended", agentMessage: "call.ended" },
     ],
     reply: () => ({ call: ended }),
+  };
+}
+
+/**
+ * The agent's verdict on a connected call moves its lead (Completed, Callback, DoNotCall, or
+ * Retry/Exhausted) and frees the agent. Only the call's agent or a supervisor may give it.
+ */
+function dispositionStep(
+  snapshot: CampaignSnapshot,
+  command: Extract<CallCommand, { type: "call.disposition" }>,
+  now: number,
+): Decision {
+  const { call, disposition, by } = command;
+  if (!by.supervising && call.agentId !== by.actor.actorId)
+    throw forbidden("only the call's agent or a supervisor may disposition it");
+  if (!call.bridged) throw conflict("only a call connected to an agent takes a disposition");
+  if (call.disposition) throw conflict("the call already has a disposition");
+  let callbackAt: Date | undefined;
+  if (disposition === "callback") {
+    callbackAt = command.callbackAt ? new Date(command.callbackAt) : undefined;
+    if (!callbackAt || Number.isNaN(callbackAt.getTime()) || callbackAt.getTime() <= now) {
+      throw badRequest(INVALID_BODY, [
+        { field: "callback_at", message: "a future RFC 3339 time is required for a callback" },
+      ]);
+    }
+  }
+  const { campaign, dialing } = snapshot.context;
+  const row: CallRow = { ...call, disposition, updatedAt: new Date(now) };
+  const live = dialing?.calls[call.id];
+  const agent = call.agentId ? command.agents.get(call.agentId) : undefined;
+  const wrapping = agent?.callId === call.id && agent.state === "wrap_up";
+  return {
+    writes: [
+      {
+        type: "settle",
+        settle: {
+          call: row,
+          actor: by.actor,
+          lead:
+            disposition === "no_contact"
+              ? {
+                  retry: {
+                    maxAttempts: campaign.maxAttempts,
+                    retryAt: new Date(now + campaign.retryDelaySeconds * 1000),
+                  },
+                }
+              : {
+                  state: SETTLED_LEAD_STATES[disposition],
+                  nextAttemptAt: callbackAt ?? null,
+                },
+          addToDnc: disposition === "do_not_call",
+        },
+      },
+    ],
+    adopt: ({ leadAfter }) => [
+      ...(leadAfter
+        ? [
+            {
+              type: "dialing.leadsMoved" as const,
+              moves: [{ from: "Connected" as const, to: leadAfter }],
+            },
+          ]
+        : []),
+      ...(live
+        ? [{ type: "dialing.callChanged" as const, call: { ...row, lead: live.lead } }]
+        : []),
+      ...(wrapping && call.endedAt
+        ? [{ type: "dialing.wrappedUp" as const, wrapMs: now - call.endedAt.getTime(), at: now }]
+        : []),
+    ],
+    effects: () => [
+      ...(call.agentId
+        ? [{ type: "agentWrappedUp" as const, userId: call.agentId, callId: call.id, at: now }]
+        : []),
+      { type: "statsChanged", tenantId: call.tenantId, campaignId: call.campaignId },
+    ],
+    reply: () => ({ call: row }),
   };
 }

@@ -43,6 +43,7 @@ import {
   type CallReplies,
   type CallWrite,
   callStep,
+  type Disposition,
 } from "./call-commands.ts";
 import { CLAIM_REPLAY_MS, type DialJob, jobOf } from "./claim-replies.ts";
 import { paceCampaign } from "./pacing.ts";
@@ -380,6 +381,9 @@ const callPipeline = <C extends CallCommand>(
       if (write.type === "claim") {
         const fence = fenceOf(deps, write.claim.campaignId);
         facts.marked = await claimLeads(deps.rawDb, { ...write.claim, fence });
+      } else if (write.type === "settle") {
+        const fence = fenceOf(deps, write.settle.call.campaignId);
+        facts.leadAfter = await settleDisposition(deps.rawDb, { ...write.settle, fence });
       } else if (write.type === "save")
         await saveLiveCall(deps.rawDb, write.row, fenceOf(deps, write.row.campaignId));
       else if (write.type === "bridge")
@@ -403,7 +407,13 @@ const callPipeline = <C extends CallCommand>(
         if (agent?.callId !== effect.callId) continue;
         const callId = effect.state === "wrap_up" ? effect.callId : null;
         agents.set({ ...agent, state: effect.state, callId }, effect.at);
-      } else announce(deps, effect.call, effect.event, effect.agentMessage);
+      } else if (effect.type === "agentWrappedUp") {
+        const agent = agents.get(effect.userId);
+        if (agent?.callId !== effect.callId || agent.state !== "wrap_up") continue;
+        agents.set({ ...agent, state: "ready", callId: null }, effect.at);
+      } else if (effect.type === "statsChanged")
+        deps.realtime.statsChanged(effect.tenantId, effect.campaignId);
+      else announce(deps, effect.call, effect.event, effect.agentMessage);
     }
   },
 });
@@ -566,15 +576,7 @@ async function bridgeReply(deps: ServiceDeps, row: CallRow) {
   return { call: { ...callView(row, "bridge"), agent_uri: agent?.phoneUri ?? null } };
 }
 
-export const DISPOSITIONS = ["completed", "callback", "do_not_call", "no_contact"] as const;
-export type Disposition = (typeof DISPOSITIONS)[number];
-
-/** Where a disposition leaves its lead; `no_contact` retries it instead. */
-const SETTLED_LEAD_STATES = {
-  completed: "Completed",
-  callback: "Callback",
-  do_not_call: "DoNotCall",
-} as const;
+export { DISPOSITIONS, type Disposition } from "./call-commands.ts";
 
 export type DispositionInput = { disposition: Disposition; callback_at?: string | undefined };
 
@@ -619,61 +621,17 @@ async function dispositionHere(
     async (actor) => {
       const call = await findTenantCall(deps.db, principal.tenantId, callId);
       if (!call) throw notFound("call");
-      const supervising = principal.kind === "api_key" || principal.role !== "agent";
-      if (!supervising && (principal.kind !== "user" || call.agentId !== principal.user.id)) {
-        throw forbidden("only the call's agent or a supervisor may disposition it");
-      }
-      if (!call.bridged) throw conflict("only a call connected to an agent takes a disposition");
-      if (call.disposition) throw conflict("the call already has a disposition");
-      const now = deps.clock.now();
-      let callbackAt: Date | undefined;
-      if (input.disposition === "callback") {
-        callbackAt = input.callback_at ? new Date(input.callback_at) : undefined;
-        if (!callbackAt || Number.isNaN(callbackAt.getTime()) || callbackAt.getTime() <= now) {
-          throw badRequest(INVALID_BODY, [
-            { field: "callback_at", message: "a future RFC 3339 time is required for a callback" },
-          ]);
-        }
-      }
-      const campaign = actor.getSnapshot().context.campaign;
-      const at = new Date(now);
-      const row: CallRow = { ...call, disposition: input.disposition, updatedAt: at };
-      const to = await settleDisposition(deps.rawDb, {
-        call: row,
-        actor: auditActorOf(principal),
-        lead:
-          input.disposition === "no_contact"
-            ? {
-                retry: {
-                  maxAttempts: campaign.maxAttempts,
-                  retryAt: new Date(now + campaign.retryDelaySeconds * 1000),
-                },
-              }
-            : {
-                state: SETTLED_LEAD_STATES[input.disposition],
-                nextAttemptAt: input.disposition === "callback" ? (callbackAt as Date) : null,
-              },
-        addToDnc: input.disposition === "do_not_call",
-        fence: fenceOf(deps, campaign.id),
+      const { call: row } = await runCall(deps, actor, {
+        type: "call.disposition",
+        call,
+        disposition: input.disposition,
+        callbackAt: input.callback_at,
+        by: {
+          actor: auditActorOf(principal),
+          supervising: principal.kind === "api_key" || principal.role !== "agent",
+        },
+        agents: deps.dialer.agents,
       });
-      if (to)
-        deps.campaigns.dispatch(actor, {
-          type: "dialing.leadsMoved",
-          moves: [{ from: "Connected", to }],
-        });
-      const live = actor.getSnapshot().context.dialing?.calls[call.id];
-      if (live) callChanged(deps, actor, live, row);
-      const agent = call.agentId ? deps.dialer.agents.get(call.agentId) : undefined;
-      if (agent && agent.callId === call.id && agent.state === "wrap_up") {
-        if (call.endedAt)
-          deps.campaigns.dispatch(actor, {
-            type: "dialing.wrappedUp",
-            wrapMs: now - call.endedAt.getTime(),
-            at: now,
-          });
-        deps.dialer.agents.set({ ...agent, state: "ready", callId: null }, now);
-      }
-      deps.realtime.statsChanged(call.tenantId, call.campaignId);
       return { call: callView(row) };
     },
   );

@@ -7,6 +7,7 @@ import {
   type CallCommand,
   callStep,
   leaseFrom,
+  rowOf,
 } from "../../src/dialer/call-commands.ts";
 import { campaignRecord, contextWith, dialingWith } from "../helpers/campaigns.ts";
 
@@ -349,5 +350,86 @@ describe("a claim's placements, decided", () => {
       expect(decision.writes).toEqual([]);
       expect(decision.reply({})).toEqual([]);
     }
+  });
+});
+
+describe("a disposition, decided", () => {
+  const connected = liveCall({
+    status: "ended",
+    bridged: true,
+    agentId: "agent-a",
+    answeredAt: new Date(CLAIMED_AT + 2_000),
+    endedAt: new Date(CLAIMED_AT + 3_000),
+  });
+  const dispose = (
+    overrides: Partial<Extract<CallCommand, { type: "call.disposition" }>> = {},
+  ): Extract<CallCommand, { type: "call.disposition" }> => ({
+    type: "call.disposition",
+    call: rowOf(connected),
+    disposition: "completed",
+    callbackAt: undefined,
+    by: { actor: { actorType: "user", actorId: "agent-a" }, supervising: false },
+    agents: agentsOf([agent("agent-a", { state: "wrap_up", callId: "call-1" })]),
+    ...overrides,
+  });
+  // The call has ended: the campaign's dialing state no longer holds it.
+  const snapshot = restoredSnapshot(
+    contextWith("running", { campaign, dialing: { ...dialingWith(), leads: noLeads() } }),
+  );
+  const refusal = (command: CallCommand) => {
+    try {
+      callStep(snapshot, command, AT);
+    } catch (error) {
+      return (error as { status: number; code: string }).status;
+    }
+    return undefined;
+  };
+
+  test("the call's agent settles its lead; the wrap-up ends and the agent is ready again if still on it", () => {
+    const decision = callStep(snapshot, dispose(), AT);
+    expect(decision.writes).toEqual([
+      {
+        type: "settle",
+        settle: {
+          call: expect.objectContaining({ disposition: "completed", updatedAt: new Date(AT) }),
+          actor: { actorType: "user", actorId: "agent-a" },
+          lead: { state: "Completed", nextAttemptAt: null },
+          addToDnc: false,
+        },
+      },
+    ]);
+    expect(decision.adopt({ leadAfter: "Completed" })).toEqual([
+      { type: "dialing.leadsMoved", moves: [{ from: "Connected", to: "Completed" }] },
+      { type: "dialing.wrappedUp", wrapMs: AT - (CLAIMED_AT + 3_000), at: AT },
+    ]);
+    expect(decision.effects?.({})).toEqual([
+      { type: "agentWrappedUp", userId: "agent-a", callId: "call-1", at: AT },
+      { type: "statsChanged", tenantId: campaign.tenantId, campaignId: campaign.id },
+    ]);
+  });
+
+  test("no contact retries the lead; do-not-call adds the number; a callback needs a future time", () => {
+    expect(callStep(snapshot, dispose({ disposition: "no_contact" }), AT).writes[0]).toMatchObject({
+      settle: { lead: { retry: { maxAttempts: 3, retryAt: new Date(AT + 600_000) } } },
+    });
+    expect(callStep(snapshot, dispose({ disposition: "do_not_call" }), AT).writes[0]).toMatchObject(
+      { settle: { lead: { state: "DoNotCall" }, addToDnc: true } },
+    );
+    const later = new Date(AT + 3_600_000).toISOString();
+    expect(
+      callStep(snapshot, dispose({ disposition: "callback", callbackAt: later }), AT).writes[0],
+    ).toMatchObject({ settle: { lead: { state: "Callback", nextAttemptAt: new Date(later) } } });
+    expect(refusal(dispose({ disposition: "callback" }))).toBe(400);
+    expect(
+      refusal(dispose({ disposition: "callback", callbackAt: new Date(AT).toISOString() })),
+    ).toBe(400);
+  });
+
+  test("another agent is refused, a supervisor is not; an unconnected or settled call is 409", () => {
+    const other = { actor: { actorType: "user" as const, actorId: "agent-b" }, supervising: false };
+    expect(refusal(dispose({ by: other }))).toBe(403);
+    expect(refusal(dispose({ by: { ...other, supervising: true } }))).toBeUndefined();
+    expect(refusal(dispose({ call: { ...rowOf(connected), bridged: false } }))).toBe(409);
+    expect(refusal(dispose({ call: { ...rowOf(connected), disposition: "completed" } }))).toBe(409);
   });
 });
