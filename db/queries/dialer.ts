@@ -16,7 +16,7 @@ import {
 } from "drizzle-orm";
 import type { HopperLead, LeadState } from "../../actors/dialing.ts";
 import type { Executor, RawClient } from "../client.ts";
-import { type Fence, fenceCondition, fenced } from "../fence.ts";
+import { type Fence, fenceCondition } from "../fence.ts";
 import { rowsOf } from "../rows.ts";
 import { calls, campaignStatusChanges, campaigns, cdrs, leads, nodes } from "../schema/index.ts";
 import { arrayLiteral, runStatement } from "../statement.ts";
@@ -244,15 +244,6 @@ export const findTenantCall = async (db: Executor, tenantId: string, callId: str
       .where(and(eq(calls.tenantId, tenantId), eq(calls.id, callId)))
       .limit(1)
   )[0];
-
-export const updateCall = async (db: Executor, id: string, patch: Partial<CallRow>, fence: Fence) =>
-  (
-    await db
-      .update(calls)
-      .set(patch)
-      .where(and(eq(calls.id, id), fenced(fence)))
-      .returning()
-  )[0] as CallRow;
 
 /**
  * Calls that have failed: claimed and not heard of within their lease, or past their lease on

@@ -66,6 +66,8 @@ export type CallCommand =
       by: { actor: { actorType: "user" | "api_key"; actorId: string }; supervising: boolean };
       agents: AgentsAtHand;
     }
+  /** A preview call's reservation given up: whoever is free takes it when it is answered. */
+  | { type: "call.release"; callId: string; at: number }
   | {
       type: "call.end";
       callId: string;
@@ -137,6 +139,7 @@ export interface CallReplies {
   "call.event": CallReply;
   "call.end": CallReply;
   "call.disposition": CallReply;
+  "call.release": CallReply;
 }
 
 type Decision<R = CallReply> = CampaignDecision<CallWrite, CallFacts, R, CallEffect>;
@@ -168,11 +171,20 @@ export function callStep<C extends CallCommand>(
 
 function changeStep(
   snapshot: CampaignSnapshot,
-  command: Extract<CallCommand, { type: "call.event" | "call.end" }>,
+  command: Extract<CallCommand, { type: "call.event" | "call.end" | "call.release" }>,
 ): Decision {
   const call = snapshot.context.dialing?.calls[command.callId];
   if (!call) throw new Error(`call ${command.callId} is not in flight`);
   if (command.type === "call.end") return endStep(snapshot, call, command);
+  if (command.type === "call.release") {
+    if (call.bridged || call.agentId === null) return unchanged(call);
+    const row: CallRow = { ...rowOf(call), agentId: null, updatedAt: new Date(command.at) };
+    return {
+      writes: [{ type: "save", row }],
+      adopt: () => [{ type: "dialing.callChanged", call: { ...row, lead: call.lead } }],
+      reply: () => ({ call: row }),
+    };
+  }
   const at = new Date(command.at);
   switch (command.event) {
     case "ringing":

@@ -3,7 +3,6 @@ import {
   type DialingState,
   HOPPER_SIZE,
   hopperRefill,
-  type LeadMove,
   type LiveCall,
 } from "../../actors/dialing.ts";
 import type { CampaignPipeline } from "../../actors/ports.ts";
@@ -24,7 +23,6 @@ import {
   runningCampaignIds,
   saveLiveCall,
   settleDisposition,
-  updateCall,
 } from "../../db/queries/dialer.ts";
 import { findPresence } from "../../db/queries/presence.ts";
 import { onOwner, ownedCommand } from "../cluster/owner.ts";
@@ -431,23 +429,6 @@ const endCallHere = (
   at: number,
 ) => runCall(deps, actor, { type: "call.end", callId: call.id, hangupCause: cause, at });
 
-/** A changed call joins the actor's state with the lead it dials. */
-function callChanged(
-  deps: ServiceDeps,
-  actor: CampaignActor,
-  call: LiveCall,
-  row: CallRow,
-  lead?: LeadMove,
-) {
-  const live: LiveCall = { ...row, lead: call.lead };
-  deps.campaigns.dispatch(actor, {
-    type: "dialing.callChanged",
-    call: live,
-    ...(lead ? { lead } : {}),
-  });
-  return live;
-}
-
 /**
  * Runs a change to one call of a campaign: in the call's own order (one change per call at a
  * time), against the campaign's live dialing state, which is loaded first through the
@@ -837,14 +818,7 @@ async function releaseReservation(
   now: number,
 ) {
   await onCall(deps, { tenantId, campaignId, callId }, async (actor, dialing) => {
-    const call = dialing.calls[callId];
-    if (!call || call.bridged) return;
-    const row = await updateCall(
-      deps.db,
-      callId,
-      { agentId: null, updatedAt: new Date(now) },
-      fenceOf(deps, campaignId),
-    );
-    callChanged(deps, actor, call, row);
+    if (dialing.calls[callId])
+      await runCall(deps, actor, { type: "call.release", callId, at: now });
   });
 }

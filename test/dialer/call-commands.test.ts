@@ -433,3 +433,20 @@ describe("a disposition, decided", () => {
     expect(refusal(dispose({ call: { ...rowOf(connected), disposition: "completed" } }))).toBe(409);
   });
 });
+
+describe("a reservation given up, decided", () => {
+  test("a preview call's agent is cleared unless the call is already bridged", () => {
+    const release = { type: "call.release", callId: "call-1", at: AT } as const;
+    const reserved = liveCall({ status: "ringing", agentId: "agent-a" });
+    const decision = callStep(snapshotWith(reserved), release, AT);
+    expect(decision.writes).toEqual([
+      { type: "save", row: expect.objectContaining({ agentId: null, updatedAt: new Date(AT) }) },
+    ]);
+    expect(decision.adopt({})).toEqual([
+      { type: "dialing.callChanged", call: expect.objectContaining({ agentId: null }) },
+    ]);
+    expect(decision.effects).toBeUndefined();
+    const bridged = liveCall({ status: "answered", bridged: true, agentId: "agent-a" });
+    expect(callStep(snapshotWith(bridged), release, AT).writes).toEqual([]);
+  });
+});
