@@ -25,6 +25,21 @@ const act = (action: unknown, options: { key?: string; token?: string; id?: stri
 const history = async () =>
   (await w.request("GET", `/api/v1/campaigns/${campaignId}/history`, { token: adminToken })).body;
 
+/** A draft campaign started by the system, as the status statement takes it. */
+const startChange = (id: string, expectedVersion: number) => ({
+  campaignId: id,
+  leaseToken: null,
+  tenantId: w.acme.id,
+  expectedVersion,
+  action: "start",
+  from: "draft" as const,
+  to: "running" as const,
+  actorType: "system",
+  actorId: null,
+  requestId: null,
+  at: new Date(w.clock.now()),
+});
+
 describe("the status operation", () => {
   test("follows the transition table and refuses the rest with 409 invalid_transition", async () => {
     const steps: [string, number, string][] = [
@@ -138,17 +153,7 @@ describe("status changes committed together", () => {
       await w.request("POST", "/api/v1/campaigns", { token: adminToken, body: { name: "Q3" } })
     ).body.data.campaign.id;
     const change = (id: string, expectedVersion: number) => ({
-      campaignId: id,
-      leaseToken: null,
-      tenantId: w.acme.id,
-      expectedVersion,
-      action: "start",
-      from: "draft" as const,
-      to: "running" as const,
-      actorType: "system",
-      actorId: null,
-      requestId: null,
-      at: new Date(w.clock.now()),
+      ...startChange(id, expectedVersion),
       idempotency: {
         campaignId: id,
         key: `stale-${id}`,
@@ -193,17 +198,7 @@ describe("a status change's push in its commit", () => {
     const notices = { channel, prefix: '{"m":[', suffix: "]}", maxBytes: 100 };
     const entry = (id: string) => JSON.stringify({ id });
     const change = (id: string, expectedVersion: number) => ({
-      campaignId: id,
-      leaseToken: null,
-      tenantId: w.acme.id,
-      expectedVersion,
-      action: "start",
-      from: "draft" as const,
-      to: "running" as const,
-      actorType: "system",
-      actorId: null,
-      requestId: null,
-      at: new Date(w.clock.now()),
+      ...startChange(id, expectedVersion),
       push: { notices, entry: entry(id) },
     });
     const [stale, b, c, d] = ids as [string, string, string, string];
