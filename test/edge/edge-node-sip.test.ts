@@ -60,6 +60,8 @@ describe("edge node over SIP", () => {
     expect(agent.from).toBe("+14155552671");
     // The lead was re-INVITEd to the agent's media, and the agent's ACK carried the lead's.
     await until(() => lead.invites === 2 || undefined, "the lead's re-INVITE");
+    // The ACK to the agent and the re-INVITE to the lead go out together, in either order.
+    await until(() => agent.target, "the agent's ACK");
     expect(lead.target?.port).toBe(agent.rtpPort);
     expect(agent.target?.port).toBe(lead.rtpPort);
     await until(() => lead.ended !== null || undefined, "the lead's hang-up", 5_000);
