@@ -14,11 +14,12 @@ import { type DialJob, jobOf } from "./claim-replies.ts";
 import { outcomeOf } from "./outcome.ts";
 
 /**
- * A call's changes as pure steps: what a node reports (ringing, answered, a machine, the end)
- * and the end the service declares itself (a lease run out, a node that lost the call),
- * decided from the campaign's dialing state, the agents at hand and the time: the call's
- * row to write, what the campaign's actor adopts, the agent's next state and the pushes,
- * and the reply. The port is `callPipeline` (service.ts).
+ * The dialer's commands as pure steps: a claim's placements, what a node reports (ringing,
+ * answered, a machine, the end), the end the service declares itself (a lease run out, a node
+ * that lost the call), a disposition and a reservation given up. Each is decided from the
+ * campaign's dialing state, what the command carries (the agents at hand, a call as the
+ * database holds it) and the time: the rows to write, what the campaign's actor adopts, the
+ * agents' next states and the pushes, and the reply. The port is `callPipeline` (service.ts).
  */
 
 /** How long a node lets a call ring before giving up. */

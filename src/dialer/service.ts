@@ -111,8 +111,7 @@ async function placeCalls(
   const now = deps.clock.now();
   const allowed = Math.min(share, allowance(deps, actor));
   if (allowed <= 0) return [];
-  let dialing = actor.getSnapshot().context.dialing as DialingState;
-  const refill = hopperRefill(dialing, now);
+  const refill = hopperRefill(actor.getSnapshot().context.dialing as DialingState, now);
   if (refill) {
     const leads = await readHopper(deps.db, {
       campaignId: campaign.id,
@@ -129,7 +128,6 @@ async function placeCalls(
       at: now,
       dueOnly: refill === "due",
     });
-    dialing = actor.getSnapshot().context.dialing as DialingState;
   }
   return runCall(deps, actor, {
     type: "calls.place",
