@@ -50,6 +50,16 @@ const liveCall = (overrides: Partial<LiveCall> = {}): LiveCall => ({
   ...overrides,
 });
 
+/** A call "agent-a" took two seconds after its claim. */
+const bridgedToAgent = (overrides: Partial<LiveCall> = {}) =>
+  liveCall({
+    status: "answered",
+    bridged: true,
+    agentId: "agent-a",
+    answeredAt: new Date(CLAIMED_AT + 2_000),
+    ...overrides,
+  });
+
 const snapshotWith = (call: LiveCall) =>
   restoredSnapshot(
     contextWith("running", {
@@ -229,12 +239,7 @@ describe("a call's end, decided", () => {
   });
 
   test("a bridged call's lead waits for the disposition; its agent wraps up if still on it", () => {
-    const call = liveCall({
-      status: "answered",
-      bridged: true,
-      agentId: "agent-a",
-      answeredAt: new Date(CLAIMED_AT + 2_000),
-    });
+    const call = bridgedToAgent();
     const decision = callStep(snapshotWith(call), end("NORMAL_CLEARING"), AT);
     expect(decision.writes[0]).toMatchObject({ type: "end", retry: undefined, talkSeconds: 2 });
     expect(decision.adopt({})).toEqual([expect.not.objectContaining({ lead: expect.anything() })]);
@@ -354,13 +359,7 @@ describe("a claim's placements, decided", () => {
 });
 
 describe("a disposition, decided", () => {
-  const connected = liveCall({
-    status: "ended",
-    bridged: true,
-    agentId: "agent-a",
-    answeredAt: new Date(CLAIMED_AT + 2_000),
-    endedAt: new Date(CLAIMED_AT + 3_000),
-  });
+  const connected = bridgedToAgent({ status: "ended", endedAt: new Date(CLAIMED_AT + 3_000) });
   const dispose = (
     overrides: Partial<Extract<CallCommand, { type: "call.disposition" }>> = {},
   ): Extract<CallCommand, { type: "call.disposition" }> => ({

@@ -427,11 +427,8 @@ export async function completeCampaignIfDone(
 ) {
   const live = deps.campaigns.peek(campaignId);
   if (live?.campaign.status !== "running" || !live.dialing || !dialingDone(live.dialing)) return;
-  await onCampaignCommand(deps, tenantId, campaignId, { type: "complete" }).catch((error) => {
-    // Gone meanwhile: nothing to complete.
-    if (error instanceof ApiError && error.status === 404) return;
-    throw error;
-  });
+  // A campaign gone meanwhile is not found: nothing to complete.
+  await deps.campaigns.execute(tenantId, campaignId, { type: "complete" }, campaignPipeline(deps));
 }
 
 /** Expired idempotency records deleted per statement: a few milliseconds of work each. */
