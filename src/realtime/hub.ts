@@ -25,6 +25,11 @@ export const agentTopic = (tenantId: string, userId: string) =>
   `tenant:${tenantId}:agent:${userId}`;
 
 export const STATS_INTERVAL_MS = 250;
+/**
+ * Another process hears of this one's first supervisor of a tenant within this long: a
+ * heartbeat repeats the announcement every second (src/cluster/push-relay.ts).
+ */
+const ANNOUNCED_WITHIN_MS = 2_000;
 
 /** A campaign's status change, as supervisors receive it. */
 export const campaignStatusMessage = (
@@ -70,7 +75,7 @@ export class RealtimeHub {
   /** Supervisor sockets open here, by tenant: other processes compute stats only for these. */
   private readonly supervisors = new Map<string, number>();
   /** What brings sockets up to date after pushes were lost (registered by the socket routes). */
-  private readonly catchUps = new Set<() => void>();
+  private readonly catchUps = new Set<(supervisorsOf?: string) => void>();
   /** What closes this process's sockets when it stops (registered by the socket routes). */
   private readonly socketClosers = new Set<() => void>();
 
@@ -80,6 +85,7 @@ export class RealtimeHub {
       tenantId: string,
       campaignId: string,
     ) => Promise<Record<string, unknown> | undefined>,
+    private readonly announcedWithinMs = ANNOUNCED_WITHIN_MS,
   ) {}
 
   attach(publisher: Publisher | undefined): void {
@@ -96,14 +102,25 @@ export class RealtimeHub {
 
   /**
    * Serialises a message once and publishes it to each topic, here and on other processes;
-   * `relayed`: a write's commit already carried it to them (see `inCommit`).
+   * `relayed`: a write's commit already carried it to them (see `inCommit`). A message for
+   * the supervisors of `supervisorsOf` alone goes only where the tenant has supervisors.
    */
-  publish(topics: string[], message: Record<string, unknown>, relayed = false): void {
-    const relay = this.relay?.active && !relayed ? this.relay : undefined;
+  publish(
+    topics: string[],
+    message: Record<string, unknown>,
+    options: { relayed?: boolean; supervisorsOf?: string } = {},
+  ): void {
+    const relay = !options.relayed && this.relaysTo(options.supervisorsOf) ? this.relay : undefined;
     if (!this.publisher && !relay) return;
     const text = JSON.stringify(message);
     this.deliver(topics, text);
     relay?.send(topics, text);
+  }
+
+  /** Whether another process may listen: any, or one with a supervisor of the tenant. */
+  private relaysTo(supervisorsOf: string | undefined): boolean {
+    if (!this.relay?.active) return false;
+    return supervisorsOf === undefined || this.relay.supervisedElsewhere(supervisorsOf);
   }
 
   /**
@@ -116,7 +133,7 @@ export class RealtimeHub {
     campaignId: string,
     message: Record<string, unknown>,
   ): CommitNotice | undefined {
-    if (!this.relay?.active) return undefined;
+    if (!this.relay || !this.relaysTo(tenantId)) return undefined;
     const notices = this.relay.inCommit;
     const entry = JSON.stringify([campaignTopics(tenantId, campaignId), JSON.stringify(message)]);
     // Too large to share a notification: the relay stores it and sends its reference.
@@ -142,11 +159,14 @@ export class RealtimeHub {
     message: Record<string, unknown>,
     relayed = false,
   ): void {
-    this.publish(campaignTopics(tenantId, campaignId), message, relayed);
+    this.publish(campaignTopics(tenantId, campaignId), message, {
+      relayed,
+      supervisorsOf: tenantId,
+    });
   }
 
   toSupervisors(tenantId: string, message: Record<string, unknown>): void {
-    this.publish([agentsTopic(tenantId)], message);
+    this.publish([agentsTopic(tenantId)], message, { supervisorsOf: tenantId });
   }
 
   toAgent(tenantId: string, userId: string, message: Record<string, unknown>): void {
@@ -158,12 +178,20 @@ export class RealtimeHub {
     return this.relay?.active ?? false;
   }
 
-  /** A supervisor socket of the tenant opened here (`+1`) or closed (`-1`). */
+  /**
+   * A supervisor socket of the tenant opened here (`+1`) or closed (`-1`). The first of a
+   * tenant is announced to the other processes, which relay the tenant's supervisor messages
+   * only once they hear of it: a change they committed meanwhile is in a second snapshot,
+   * sent once they have surely heard.
+   */
   supervisorSocket(tenantId: string, change: 1 | -1): void {
     const count = (this.supervisors.get(tenantId) ?? 0) + change;
     if (count > 0) this.supervisors.set(tenantId, count);
     else this.supervisors.delete(tenantId);
-    if (change === 1 && count === 1) this.relay?.supervisorsChanged();
+    if (change === 1 && count === 1 && this.relay?.active) {
+      this.relay.supervisorsChanged();
+      setTimeout(() => this.pushesMissed(tenantId), this.announcedWithinMs).unref?.();
+    }
   }
 
   /** The tenants with a supervisor socket open here. */
@@ -231,13 +259,16 @@ export class RealtimeHub {
   }
 
   /** Registers what sends sockets their state again after pushes were lost. */
-  onPushesMissed(catchUp: () => void): void {
+  onPushesMissed(catchUp: (supervisorsOf?: string) => void): void {
     this.catchUps.add(catchUp);
   }
 
-  /** Pushes from other processes were lost (the relay's connection was down): catch up. */
-  pushesMissed(): void {
-    for (const catchUp of this.catchUps) catchUp();
+  /**
+   * Pushes from other processes were lost: every socket's (the relay's connection was down),
+   * or those of the supervisors of `supervisorsOf` alone.
+   */
+  pushesMissed(supervisorsOf?: string): void {
+    for (const catchUp of this.catchUps) catchUp(supervisorsOf);
   }
 
   /** Registers what closes the sockets of one kind when this process stops. */

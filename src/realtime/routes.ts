@@ -321,20 +321,23 @@ export function realtimeModule(deps: ServiceDeps) {
       for (const ws of sockets) ws.close(GOING_AWAY, "server stopping");
   });
   deps.availability.onRecovered(() => void resendSnapshots());
-  deps.realtime.onPushesMissed(() => void resendSnapshots());
+  deps.realtime.onPushesMissed((supervisorsOf) => void resendSnapshots(supervisorsOf));
 
   /**
    * After a database outage, supervisors get a fresh snapshot: changes they missed while
-   * pushes could not be computed are in it. Agents get their state again.
+   * pushes could not be computed are in it. Agents get their state again. With a tenant, its
+   * supervisors alone.
    */
-  async function resendSnapshots() {
+  async function resendSnapshots(supervisorsOf?: string) {
     for (const ws of supervisorSockets) {
+      if (supervisorsOf !== undefined && ws.data.session.tenantId !== supervisorsOf) continue;
       try {
         ws.send(await snapshots.of(ws.data.session.tenantId));
       } catch (error) {
         deps.logger.warn("supervisor snapshot after an outage failed", { error });
       }
     }
+    if (supervisorsOf !== undefined) return;
     for (const sockets of socketsOfUser.values()) {
       for (const ws of sockets) {
         if (supervisorSockets.has(ws)) continue;

@@ -1,6 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { silentLogger } from "../../src/logger.ts";
 import {
+  agentsTopic,
+  agentTopic,
   campaignsTopic,
   campaignTopic,
   type Publisher,
@@ -170,6 +172,48 @@ describe("pushes to other processes", () => {
     expect(sent).toEqual([]);
     hub.close();
     stop();
+  });
+
+  test("a supervisor message goes to other processes only while one has a supervisor of the tenant; an agent's goes to all", () => {
+    const hub = new RealtimeHub(silentLogger, async () => ({}));
+    const { publisher, published, stop } = recordingPublisher();
+    hub.attach(publisher);
+    const { relay, sent } = recordingRelay(true, []);
+    hub.relayTo(relay);
+    const message = { type: "campaign.status", status: "paused" };
+    expect(hub.campaignMessageInCommit(TENANT, "a", message)).toBeUndefined();
+    hub.toCampaign(TENANT, "a", message);
+    hub.toSupervisors(TENANT, { type: "agent.state" });
+    hub.toAgent(TENANT, "u", { type: "agent.state" });
+    expect(sent.map((entry) => entry.topics)).toEqual([[agentTopic(TENANT, "u")]]);
+    // Every push is still published here.
+    expect(published).toHaveLength(4);
+    const supervised = recordingRelay(true, [TENANT]);
+    hub.relayTo(supervised.relay);
+    expect(hub.campaignMessageInCommit(TENANT, "a", message)).toBeDefined();
+    hub.toSupervisors(TENANT, { type: "agent.state" });
+    expect(supervised.sent.map((entry) => entry.topics)).toEqual([[agentsTopic(TENANT)]]);
+    hub.close();
+    stop();
+  });
+
+  test("a tenant's first supervisor here gets a second snapshot once the others have surely heard of it", async () => {
+    const hub = new RealtimeHub(silentLogger, async () => ({}), 20);
+    const caughtUp: (string | undefined)[] = [];
+    hub.onPushesMissed((supervisorsOf) => caughtUp.push(supervisorsOf));
+    hub.supervisorSocket(TENANT, 1);
+    hub.supervisorSocket(TENANT, -1);
+    const { relay } = recordingRelay(true);
+    hub.relayTo(relay);
+    hub.supervisorSocket(TENANT, 1);
+    hub.supervisorSocket(TENANT, 1);
+    expect(caughtUp).toEqual([]);
+    await Bun.sleep(60);
+    // Alone, nobody held the tenant's pushes back: no second snapshot.
+    expect(caughtUp).toEqual([TENANT]);
+    hub.pushesMissed();
+    expect(caughtUp).toEqual([TENANT, undefined]);
+    hub.close();
   });
 
   test("what another process relayed is published here and not relayed again", () => {
