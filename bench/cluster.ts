@@ -21,12 +21,17 @@
  *      everything to process 0; "three" spreads over all of them. Goal: three ≥ 0.8 × one.
  *      Status changes are also sent to three processes with each request at its campaign's
  *      owner, so that nothing is forwarded: the ceiling that forwarding is measured against.
+ *      For each status phase, the CPU time per change of the server processes, of PostgreSQL
+ *      and of this client (/proc), and the host's idle share: one process is held by its
+ *      commits' latency, three by the CPU; the difference between forwarded and owner-routed
+ *      changes is the server CPU a forwarded command costs.
  *  (c) forwarding: the same status change sent to the campaign's owner and to another
  *      process, alternately, one at a time; medians.
  *
  * Every phase is bounded in time. A table closes the report.
  */
 
+import { readFileSync } from "node:fs";
 import { type Cluster, type Json, startCluster } from "../test/helpers/cluster.ts";
 import {
   changeStatus,
@@ -39,6 +44,7 @@ import {
   startNode,
   type Workspace,
 } from "../test/helpers/cluster-sim.ts";
+import { cpuSeconds, treeCpuSeconds } from "./campaigns-import-common.ts";
 import {
   postgresInstalled,
   startCluster as startPostgres,
@@ -88,6 +94,49 @@ const percentile = (values: readonly number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;
 };
+
+// ---------------------------------------------------------------- CPU
+
+/** CPU seconds used so far by the server processes, by PostgreSQL and by this client. */
+function cpuNow(c: Cluster) {
+  const postmaster = Number(
+    readFileSync(`${postgres.dataDir}/postmaster.pid`, "utf8").split("\n")[0],
+  );
+  const client = process.cpuUsage();
+  return {
+    servers: c.members.reduce((sum, member) => sum + cpuSeconds(member.server.process.pid), 0),
+    database: treeCpuSeconds(postmaster),
+    client: (client.user + client.system) / 1e6,
+  };
+}
+
+/** The host's share of idle CPU time so far, from /proc/stat: idle and waiting on the disk. */
+function hostTimes() {
+  const fields = (readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "").trim().split(/\s+/);
+  const times = fields.slice(1).map(Number);
+  return {
+    total: times.reduce((sum, value) => sum + value, 0),
+    idle: (times[3] ?? 0) + (times[4] ?? 0),
+  };
+}
+
+/** Microseconds of CPU per operation, by who spent them, over a phase; and the host's idle share. */
+async function measured<T extends { done: number }>(c: Cluster, phase: () => Promise<T>) {
+  const [cpuBefore, hostBefore] = [cpuNow(c), hostTimes()];
+  const result = await phase();
+  const [cpuAfter, hostAfter] = [cpuNow(c), hostTimes()];
+  const perOperation = (key: keyof ReturnType<typeof cpuNow>) =>
+    ((cpuAfter[key] - cpuBefore[key]) * 1e6) / Math.max(1, result.done);
+  return {
+    ...result,
+    cpu: {
+      servers: perOperation("servers"),
+      database: perOperation("database"),
+      client: perOperation("client"),
+    },
+    idle: (hostAfter.idle - hostBefore.idle) / Math.max(1, hostAfter.total - hostBefore.total),
+  };
+}
 
 // ---------------------------------------------------------------- (a) failover
 
@@ -251,7 +300,7 @@ async function statusRate(c: Cluster, mode: Mode, toOwners = false) {
       }
     }),
   );
-  return { perSecond: done / ((Date.now() - started) / 1000), refused };
+  return { perSecond: done / ((Date.now() - started) / 1000), done, refused };
 }
 
 /** Calls a second: claims, then ringing and ended (no answer) for every job, as fast as it goes. */
@@ -303,7 +352,7 @@ async function callRate(c: Cluster, mode: Mode) {
       }
     }),
   );
-  return { perSecond: ended / ((Date.now() - started) / 1000), failed };
+  return { perSecond: ended / ((Date.now() - started) / 1000), done: ended, failed };
 }
 
 // ---------------------------------------------------------------- (c) forwarding
@@ -364,19 +413,26 @@ const failed = await failover(c);
 const one = await prepareMode(c, "one", 0);
 const three = await prepareMode(c, "three");
 const statusRuns = { one: [] as number[], three: [] as number[], owners: [] as number[] };
+type Cpu = Awaited<ReturnType<typeof measured>>;
+const statusCpu = { one: [] as Cpu[], three: [] as Cpu[], owners: [] as Cpu[] };
 const callRuns = { one: [] as number[], three: [] as number[] };
+const cpuText = (run: Cpu) =>
+  `CPU µs per change: servers ${round(run.cpu.servers)}, PostgreSQL ${round(run.cpu.database)}, ` +
+  `client ${round(run.cpu.client)}; host ${round(run.idle * 100)}% idle`;
 for (let roundIndex = 0; roundIndex < rounds; roundIndex++) {
   for (const mode of [one, three]) {
-    const result = await statusRate(c, mode);
+    const result = await measured(c, () => statusRate(c, mode));
     statusRuns[mode.name].push(result.perSecond);
+    statusCpu[mode.name].push(result);
     progress(
-      `round ${roundIndex + 1}: status changes, ${mode.name}: ${round(result.perSecond)}/s (${result.refused} refused)`,
+      `round ${roundIndex + 1}: status changes, ${mode.name}: ${round(result.perSecond)}/s (${result.refused} refused); ${cpuText(result)}`,
     );
   }
-  const routed = await statusRate(c, three, true);
+  const routed = await measured(c, () => statusRate(c, three, true));
   statusRuns.owners.push(routed.perSecond);
+  statusCpu.owners.push(routed);
   progress(
-    `round ${roundIndex + 1}: status changes, three, each sent to its owner: ${round(routed.perSecond)}/s (${routed.refused} refused)`,
+    `round ${roundIndex + 1}: status changes, three, each sent to its owner: ${round(routed.perSecond)}/s (${routed.refused} refused); ${cpuText(routed)}`,
   );
   for (const mode of [one, three]) {
     const result = await callRate(c, mode);
@@ -396,6 +452,23 @@ const failoverPercentile = (p: number) => {
   );
   return value === Number.POSITIVE_INFINITY ? `> ${FAILOVER_BOUND_MS}` : String(round(value));
 };
+/** Medians over the rounds of a mode's CPU per change, and of its host's idle share. */
+const cpuMedians = (runs: Cpu[]) => ({
+  servers: median(runs.map((run) => run.cpu.servers)),
+  database: median(runs.map((run) => run.cpu.database)),
+  client: median(runs.map((run) => run.cpu.client)),
+  idle: median(runs.map((run) => run.idle)),
+});
+const cpuOf = {
+  one: cpuMedians(statusCpu.one),
+  three: cpuMedians(statusCpu.three),
+  owners: cpuMedians(statusCpu.owners),
+};
+const cpuCell = (m: ReturnType<typeof cpuMedians>) =>
+  `${round(m.servers)} + ${round(m.database)} + ${round(m.client)} = ` +
+  `${round(m.servers + m.database + m.client)} µs; ${round(m.idle * 100)}% idle`;
+/** The processes are taken in turn: two requests in three land away from their campaign's owner. */
+const FORWARDED_SHARE = 2 / 3;
 const rows: [string, string, string][] = [
   [
     "failover to a claim served elsewhere, p50 / p99",
@@ -414,6 +487,22 @@ const rows: [string, string, string][] = [
     "status changes a second, 3 with each sent to its owner (no forwarding) / 1",
     `${round(median(statusRuns.owners))} = ${round(medianOfRoundRatios(statusRuns.owners, statusRuns.one), 2)}×`,
     "(the ceiling)",
+  ],
+  ...(
+    [
+      ["1 process", cpuOf.one],
+      ["3 processes", cpuOf.three],
+      ["3, each sent to its owner", cpuOf.owners],
+    ] as const
+  ).map(([label, m]): [string, string, string] => [
+    `CPU per status change, ${label}: servers + PostgreSQL + client; host idle`,
+    cpuCell(m),
+    "",
+  ]),
+  [
+    "server CPU per forwarded status change, over one at its owner",
+    `+${round((cpuOf.three.servers - cpuOf.owners.servers) / FORWARDED_SHARE)} µs`,
+    "",
   ],
   [
     "calls a second, 1 process / 3",
