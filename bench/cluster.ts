@@ -21,7 +21,8 @@
  *      everything to process 0; "three" spreads over all of them. Goal: three ≥ 0.8 × one.
  *      Status changes are also sent to three processes with each request at its campaign's
  *      owner, so that nothing is forwarded: the ceiling that forwarding is measured against.
- *      For each status phase, the CPU time per change of the server processes, of PostgreSQL
+ *      A round's `--seconds` of each status phase run in four slices, the phases taking turns,
+ *      so that all three meet the same moments of a noisy machine. For each status phase, the CPU time per change of the server processes, of PostgreSQL
  *      and of this client (/proc), and the host's idle share: one process is held by its
  *      commits' latency, three by the CPU; the difference between forwarded and owner-routed
  *      changes is the server CPU a forwarded command costs.
@@ -65,6 +66,8 @@ const concurrency = Number(option("concurrency", "16"));
 const forwarded = Number(option("forwarded", "200"));
 const failoverMinutes = Number(option("failover-minutes", "8"));
 const STATUS_CAMPAIGNS = 160;
+/** Each round's status phases run in this many slices each, taken in turn. */
+const STATUS_SLICES = 4;
 const DIAL_AGENTS = 10;
 /** Enough for every round: a lead is dialed once a round (its retry waits an hour). */
 const DIAL_LEADS = Math.max(6_000, rounds * seconds * 1_200);
@@ -120,23 +123,55 @@ function hostTimes() {
   };
 }
 
-/** Microseconds of CPU per operation, by who spent them, over a phase; and the host's idle share. */
-async function measured<T extends { done: number }>(c: Cluster, phase: () => Promise<T>) {
-  const [cpuBefore, hostBefore] = [cpuNow(c), hostTimes()];
+/** What a phase did and what it cost: operations, seconds, CPU seconds by who spent them, host times. */
+interface Spent {
+  done: number;
+  refused: number;
+  seconds: number;
+  cpu: ReturnType<typeof cpuNow>;
+  host: ReturnType<typeof hostTimes>;
+}
+
+const nothingSpent = (): Spent => ({
+  done: 0,
+  refused: 0,
+  seconds: 0,
+  cpu: { servers: 0, database: 0, client: 0 },
+  host: { total: 0, idle: 0 },
+});
+
+/** Runs a phase and adds what it did and cost to `into`. */
+async function spend(
+  c: Cluster,
+  into: Spent,
+  phase: () => Promise<{ done: number; refused: number }>,
+): Promise<void> {
+  const [cpuBefore, hostBefore, began] = [cpuNow(c), hostTimes(), performance.now()];
   const result = await phase();
   const [cpuAfter, hostAfter] = [cpuNow(c), hostTimes()];
-  const perOperation = (key: keyof ReturnType<typeof cpuNow>) =>
-    ((cpuAfter[key] - cpuBefore[key]) * 1e6) / Math.max(1, result.done);
-  return {
-    ...result,
-    cpu: {
-      servers: perOperation("servers"),
-      database: perOperation("database"),
-      client: perOperation("client"),
-    },
-    idle: (hostAfter.idle - hostBefore.idle) / Math.max(1, hostAfter.total - hostBefore.total),
-  };
+  into.done += result.done;
+  into.refused += result.refused;
+  into.seconds += (performance.now() - began) / 1000;
+  for (const key of ["servers", "database", "client"] as const)
+    into.cpu[key] += cpuAfter[key] - cpuBefore[key];
+  into.host.total += hostAfter.total - hostBefore.total;
+  into.host.idle += hostAfter.idle - hostBefore.idle;
 }
+
+/** Operations a second, microseconds of CPU per operation by who spent them, the host's idle share. */
+const rates = (spent: Spent) => {
+  const perOperation = (seconds: number) => (seconds * 1e6) / Math.max(1, spent.done);
+  return {
+    perSecond: spent.done / Math.max(1e-9, spent.seconds),
+    refused: spent.refused,
+    cpu: {
+      servers: perOperation(spent.cpu.servers),
+      database: perOperation(spent.cpu.database),
+      client: perOperation(spent.cpu.client),
+    },
+    idle: spent.host.idle / Math.max(1, spent.host.total),
+  };
+};
 
 // ---------------------------------------------------------------- (a) failover
 
@@ -209,6 +244,8 @@ interface Mode {
   via?: number;
   workspace: Workspace;
   statusCampaigns: string[];
+  /** Each status campaign's status as last answered; empty: read it first. */
+  statuses: Map<string, string>;
   dialing: string;
 }
 
@@ -249,31 +286,40 @@ async function prepareMode(c: Cluster, name: Mode["name"], via?: number): Promis
       via,
     });
   }
-  return { name, via, workspace, statusCampaigns, dialing: dialing.id };
+  return { name, via, workspace, statusCampaigns, statuses: new Map(), dialing: dialing.id };
+}
+
+/** Each status campaign's owner by its lease: where a request goes to be forwarded nowhere. */
+async function ownersOf(c: Cluster, mode: Mode) {
+  const owners = new Map<string, number | undefined>();
+  for (const id of mode.statusCampaigns) owners.set(id, await c.ownerOf(id));
+  return owners;
 }
 
 /**
- * Status changes a second over the mode's campaigns, each client on its own campaigns. With
- * `toOwners`, each request goes to its campaign's owner by the lease: nothing is forwarded.
+ * Status changes for `forSeconds` over the mode's campaigns, each client on its own
+ * campaigns. With `owners`, each request goes to its campaign's owner: nothing is forwarded.
  */
-async function statusRate(c: Cluster, mode: Mode, toOwners = false) {
+async function statusChanges(
+  c: Cluster,
+  mode: Mode,
+  forSeconds: number,
+  owners?: Map<string, number | undefined>,
+) {
   const token = mode.workspace.admin.token;
-  const owners = new Map<string, number | undefined>();
-  for (const id of mode.statusCampaigns) owners.set(id, toOwners ? await c.ownerOf(id) : mode.via);
-  const deadline = Date.now() + seconds * 1000;
-  const started = Date.now();
+  const deadline = Date.now() + forSeconds * 1000;
+  const status = mode.statuses;
   let done = 0;
   let refused = 0;
   await Promise.all(
     Array.from({ length: concurrency }, async (_, worker) => {
       const mine = mode.statusCampaigns.filter((_, index) => index % concurrency === worker);
-      const status = new Map(mine.map((id) => [id, ""]));
       for (let turn = 0; Date.now() < deadline; turn++) {
         const id = mine[turn % mine.length] as string;
         if (!status.get(id)) {
           const now = await c.request("GET", `/api/v1/campaigns/${id}`, {
             token,
-            via: owners.get(id),
+            via: owners?.get(id) ?? mode.via,
           });
           status.set(id, now.body.data?.campaign?.status ?? "running");
         }
@@ -283,7 +329,7 @@ async function statusRate(c: Cluster, mode: Mode, toOwners = false) {
             token,
             body: { action },
             headers: { "idempotency-key": crypto.randomUUID() },
-            via: owners.get(id),
+            via: owners?.get(id) ?? mode.via,
             timeoutMs: 10_000,
           });
           if (reply.status === 200) {
@@ -300,7 +346,7 @@ async function statusRate(c: Cluster, mode: Mode, toOwners = false) {
       }
     }),
   );
-  return { perSecond: done / ((Date.now() - started) / 1000), done, refused };
+  return { done, refused };
 }
 
 /** Calls a second: claims, then ringing and ended (no answer) for every job, as fast as it goes. */
@@ -413,27 +459,38 @@ const failed = await failover(c);
 const one = await prepareMode(c, "one", 0);
 const three = await prepareMode(c, "three");
 const statusRuns = { one: [] as number[], three: [] as number[], owners: [] as number[] };
-type Cpu = Awaited<ReturnType<typeof measured>>;
-const statusCpu = { one: [] as Cpu[], three: [] as Cpu[], owners: [] as Cpu[] };
+type Rates = ReturnType<typeof rates>;
+const statusCpu = { one: [] as Rates[], three: [] as Rates[], owners: [] as Rates[] };
 const callRuns = { one: [] as number[], three: [] as number[] };
-const cpuText = (run: Cpu) =>
+const cpuText = (run: Rates) =>
   `CPU µs per change: servers ${round(run.cpu.servers)}, PostgreSQL ${round(run.cpu.database)}, ` +
   `client ${round(run.cpu.client)}; host ${round(run.idle * 100)}% idle`;
+const statusPhases = ["one", "three", "owners"] as const;
 for (let roundIndex = 0; roundIndex < rounds; roundIndex++) {
-  for (const mode of [one, three]) {
-    const result = await measured(c, () => statusRate(c, mode));
-    statusRuns[mode.name].push(result.perSecond);
-    statusCpu[mode.name].push(result);
+  // The round's seconds of each phase, in slices taken in turn (the order rotating), so that
+  // every phase meets the same moments of a shared, noisy machine.
+  const spent = { one: nothingSpent(), three: nothingSpent(), owners: nothingSpent() };
+  const owners = await ownersOf(c, three);
+  for (let slice = 0; slice < STATUS_SLICES; slice++) {
+    for (let turn = 0; turn < statusPhases.length; turn++) {
+      const phase = statusPhases[
+        (slice + turn) % statusPhases.length
+      ] as (typeof statusPhases)[number];
+      const mode = phase === "one" ? one : three;
+      await spend(c, spent[phase], () =>
+        statusChanges(c, mode, seconds / STATUS_SLICES, phase === "owners" ? owners : undefined),
+      );
+    }
+  }
+  for (const phase of statusPhases) {
+    const result = rates(spent[phase]);
+    statusRuns[phase].push(result.perSecond);
+    statusCpu[phase].push(result);
+    const label = phase === "owners" ? "three, each sent to its owner" : phase;
     progress(
-      `round ${roundIndex + 1}: status changes, ${mode.name}: ${round(result.perSecond)}/s (${result.refused} refused); ${cpuText(result)}`,
+      `round ${roundIndex + 1}: status changes, ${label}: ${round(result.perSecond)}/s (${result.refused} refused); ${cpuText(result)}`,
     );
   }
-  const routed = await measured(c, () => statusRate(c, three, true));
-  statusRuns.owners.push(routed.perSecond);
-  statusCpu.owners.push(routed);
-  progress(
-    `round ${roundIndex + 1}: status changes, three, each sent to its owner: ${round(routed.perSecond)}/s (${routed.refused} refused); ${cpuText(routed)}`,
-  );
   for (const mode of [one, three]) {
     const result = await callRate(c, mode);
     callRuns[mode.name].push(result.perSecond);
@@ -453,7 +510,7 @@ const failoverPercentile = (p: number) => {
   return value === Number.POSITIVE_INFINITY ? `> ${FAILOVER_BOUND_MS}` : String(round(value));
 };
 /** Medians over the rounds of a mode's CPU per change, and of its host's idle share. */
-const cpuMedians = (runs: Cpu[]) => ({
+const cpuMedians = (runs: Rates[]) => ({
   servers: median(runs.map((run) => run.cpu.servers)),
   database: median(runs.map((run) => run.cpu.database)),
   client: median(runs.map((run) => run.cpu.client)),
