@@ -398,7 +398,7 @@ async function callRate(c: Cluster, mode: Mode) {
       }
     }),
   );
-  return { perSecond: ended / ((Date.now() - started) / 1000), done: ended, failed };
+  return { perSecond: ended / ((Date.now() - started) / 1000), failed };
 }
 
 // ---------------------------------------------------------------- (c) forwarding
