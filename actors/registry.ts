@@ -81,10 +81,11 @@ export class CampaignRegistry {
   /**
    * Takes the campaigns that need an owner and have none (running or paused, or with calls in
    * flight: their owner stopped renewing) and restores each with its dialing state, so that their
-   * calls' events and their pacing carry on here. Returns the campaigns taken.
+   * calls' events and their pacing carry on here; with `only`, of those campaigns alone (handed
+   * over by another process). Returns the campaigns taken.
    */
-  async adoptOrphans(): Promise<string[]> {
-    const taken = await this.leases.takeOrphans();
+  async adoptOrphans(only?: readonly string[]): Promise<string[]> {
+    const taken = await this.leases.takeOrphans(undefined, only);
     await Promise.all(
       taken.map((campaignId) =>
         this.queue.run(campaignId, async () => {

@@ -40,6 +40,11 @@ export const ConfigSchema = Type.Object({
    * (loopback when HOST is a wildcard): right for processes on one host.
    */
   ADVERTISE_URL: Type.Optional(Type.String({ pattern: "^https?://[^/\\s]+$" })),
+  /**
+   * How often a process sharing the database compares its running campaigns with the others'
+   * and asks the busiest for some when it runs fewer than its share; 0 never.
+   */
+  CAMPAIGN_REBALANCE_SECONDS: Type.Integer({ minimum: 0, maximum: 3600, default: 10 }),
   LOG_LEVEL: Type.Union(
     [Type.Literal("debug"), Type.Literal("info"), Type.Literal("warn"), Type.Literal("error")],
     { default: "info" },

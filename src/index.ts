@@ -7,6 +7,7 @@ import { connectChangeFeed } from "./cluster/change-feed.ts";
 import { campaignLeasesFor } from "./cluster/leases.ts";
 import { closeOwnerEnd, closeOwnerLinks } from "./cluster/owner.ts";
 import { connectPushRelay } from "./cluster/push-relay.ts";
+import { rebalance } from "./cluster/rebalance.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { expireGraces, restorePresence } from "./dialer/presence.ts";
 import { sweepExpiredCalls } from "./dialer/service.ts";
@@ -126,6 +127,24 @@ async function main() {
       }, ORPHAN_SWEEP_MS)
     : undefined;
 
+  // A process that runs fewer campaigns than its share (it started later, or the others took
+  // its campaigns while it was away) asks the busiest for some. Each process looks at its own
+  // pace, within a quarter of the setting either way, so that they rarely look at once.
+  let rebalancing = false;
+  const rebalanceMs = config.CAMPAIGN_REBALANCE_SECONDS * 1000 * (0.75 + Math.random() / 2);
+  const rebalancer =
+    leases.shared && rebalanceMs > 0
+      ? setInterval(() => {
+          if (rebalancing || !database.availability.available) return;
+          rebalancing = true;
+          rebalance(deps)
+            .catch((error) => logger.warn("campaigns could not be rebalanced", { error }))
+            .finally(() => {
+              rebalancing = false;
+            });
+        }, rebalanceMs)
+      : undefined;
+
   let cleaning = false;
   const sweeper = setInterval(() => {
     // The sweeps resume by themselves once the database is back.
@@ -156,6 +175,7 @@ async function main() {
     logger.info("draining", { signal });
     clearInterval(sweeper);
     clearInterval(orphanSweeper);
+    clearInterval(rebalancer);
     // The campaigns go to the other processes at once: a command still running here has its
     // write refused by its fence and goes to the new owner.
     await leases.releaseAll().catch((error) => logger.warn("leases not released", { error }));

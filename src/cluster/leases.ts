@@ -45,6 +45,13 @@ const FENCE_REFUSED = "DL001";
 export const isLeaseLost = (error: unknown): boolean =>
   error instanceof LeaseLostError || sqlStateOf(error) === FENCE_REFUSED;
 
+/** A live owner's running and paused campaigns: how many, and one of them to reach it by. */
+export interface OwnerShare {
+  owner: string;
+  held: number;
+  campaign: { id: string; tenantId: string };
+}
+
 export type LeaseListener = (change: "taken" | "lost" | "released", campaignId: string) => void;
 
 /**
@@ -54,6 +61,8 @@ export type LeaseListener = (change: "taken" | "lost" | "released", campaignId: 
 export interface CampaignLeases {
   /** True when several processes may share the database. */
   readonly shared: boolean;
+  /** This process's id among the owners, random per start (empty when it owns everything). */
+  readonly instanceId: string;
   /**
    * True when, at the last look (the orphan sweep, every second), no other live process held
    * a lease: this one then runs every campaign, as a process alone does.
@@ -73,8 +82,18 @@ export interface CampaignLeases {
   forgetOwner(campaignId: string): void;
   /** Drops a lease whose write was refused (the token is stale). */
   lost(campaignId: string): void;
-  /** Takes the leases of running and paused campaigns, and of campaigns with calls in flight, that nobody holds. */
-  takeOrphans(limit?: number): Promise<string[]>;
+  /**
+   * Takes the leases of running and paused campaigns, and of campaigns with calls in flight,
+   * that nobody holds; with `only`, of those campaigns alone.
+   */
+  takeOrphans(limit?: number, only?: readonly string[]): Promise<string[]>;
+  /** How many running and paused campaigns each live owner holds now, this process included. */
+  spread(): Promise<OwnerShare[]>;
+  /**
+   * Gives up to `count` of this process's running and paused campaigns away at once (to the
+   * process `to`, which takes them next); returns the campaigns given up.
+   */
+  handOver(count: number, to: string): Promise<string[]>;
   /** The campaigns held here. */
   held(): string[];
   /** Where other processes send this one's commands (`http://host:port`). */
@@ -99,6 +118,7 @@ export function campaignLeasesFor(database: DatabaseHandle, logger: Logger): Cam
 export function localLeases(): CampaignLeases {
   return {
     shared: false,
+    instanceId: "",
     alone: () => true,
     holds: () => true,
     fenceOf: (campaignId) => ({ campaignId, token: null }),
@@ -106,6 +126,8 @@ export function localLeases(): CampaignLeases {
     forgetOwner: () => {},
     lost: () => {},
     takeOrphans: async () => [],
+    spread: async () => [],
+    handOver: async () => [],
     held: () => [],
     ownerUrl: "",
     onChange: () => () => {},
@@ -236,7 +258,7 @@ export class PostgresLeases implements CampaignLeases {
     this.emit("lost", campaignId);
   }
 
-  async takeOrphans(limit = 1_000): Promise<string[]> {
+  async takeOrphans(limit = 1_000, only?: readonly string[]): Promise<string[]> {
     if (this.draining) return [];
     const dead = await this.deadOwners();
     const sent = performance.now();
@@ -250,6 +272,7 @@ export class PostgresLeases implements CampaignLeases {
       this.timing.ttlMs,
       limit,
       arrayLiteral(dead),
+      only ? arrayLiteral(only) : null,
     ]);
     for (const row of rows) this.adopt(row.campaign_id, Number(row.token), sent, row.previous);
     return rows.map((row) => row.campaign_id);
@@ -276,6 +299,41 @@ export class PostgresLeases implements CampaignLeases {
 
   alone(): boolean {
     return !this.othersLive;
+  }
+
+  async spread(): Promise<OwnerShare[]> {
+    const rows = await runStatement<{
+      owner: string;
+      held: number;
+      campaign_id: string;
+      tenant_id: string;
+    }>(this.raw, LIVE_SPREAD, []);
+    const shares = rows.map((row) => ({
+      owner: row.owner,
+      held: row.held,
+      campaign: { id: row.campaign_id, tenantId: row.tenant_id },
+    }));
+    if (!shares.some((share) => share.owner === this.instanceId))
+      shares.push({ owner: this.instanceId, held: 0, campaign: { id: "", tenantId: "" } });
+    return shares;
+  }
+
+  async handOver(count: number, to: string): Promise<string[]> {
+    if (this.draining || count < 1 || to === this.instanceId) return [];
+    const rows = await runStatement<{ campaign_id: string }>(this.raw, HAND_OVER_LEASES, [
+      this.instanceId,
+      count,
+    ]);
+    for (const { campaign_id: campaignId } of rows) {
+      this.leases.delete(campaignId);
+      this.logger.info("campaign lease handed over", {
+        campaign_id: campaignId,
+        owner: this.instanceId,
+        to,
+      });
+      this.emit("released", campaignId);
+    }
+    return rows.map((row) => row.campaign_id);
   }
 
   held(): string[] {
@@ -410,6 +468,7 @@ const TAKE_ORPHANS = `
         or (l.owner <> $1::uuid and l.owner_url = any($5::text[])))
       and (c.status in ('running', 'paused')
         or exists (select 1 from calls k where k.campaign_id = c.id and k.status <> 'ended'))
+      and ($6::uuid[] is null or c.id = any($6::uuid[]))
     order by random()
     limit $4::int),
   previous as (
@@ -455,6 +514,33 @@ const RENEW_LEASES = `
   update campaign_leases set expires_at = clock_timestamp() + $2::int * interval '1 millisecond'
   where owner = $1::uuid
   returning campaign_id::text, token::text`;
+
+/**
+ * Each live owner's running and paused campaigns: how many, and the one with the lowest id
+ * (with its tenant), to which a command for that owner can be addressed.
+ */
+const LIVE_SPREAD = `
+  select l.owner::text, count(*)::int as held,
+    (array_agg(c.id::text order by c.id))[1] as campaign_id,
+    (array_agg(c.tenant_id::text order by c.id))[1] as tenant_id
+  from campaign_leases l join campaigns c on c.id = l.campaign_id
+  where l.expires_at >= clock_timestamp() and c.status in ('running', 'paused')
+  group by l.owner`;
+
+/**
+ * Ends up to `$2` of this process's leases of running and paused campaigns now, as a drain
+ * does for all of them: the token stays, so a write still in flight keeps its fence.
+ */
+const HAND_OVER_LEASES = `
+  update campaign_leases l set expires_at = clock_timestamp() - interval '1 millisecond'
+  from (
+    select h.campaign_id from campaign_leases h join campaigns c on c.id = h.campaign_id
+    where h.owner = $1::uuid and h.expires_at >= clock_timestamp()
+      and c.status in ('running', 'paused')
+    order by random() limit $2::int
+    for update of h skip locked) given
+  where l.campaign_id = given.campaign_id
+  returning l.campaign_id::text`;
 
 /** Ends this process's leases now: the token stays, so a write still in flight keeps its fence. */
 const RELEASE_LEASES = `

@@ -158,6 +158,36 @@ describe.skipIf(!enabled)("campaign leases on PostgreSQL", () => {
     expect((await b.takeOrphans()).sort()).toEqual([running, paused].sort());
   });
 
+  test("a process hands some of its running campaigns over; the taker gets exactly those", async () => {
+    const running = [];
+    for (let index = 0; index < 4; index++) running.push(await campaign("running"));
+    const draft = await campaign();
+    const a = leasesAt("http://a.test");
+    const b = leasesAt("http://b.test");
+    expect((await a.takeOrphans()).sort()).toEqual([...running].sort());
+    await a.resolve(w.acme.id, draft);
+    const changes: string[] = [];
+    a.onChange((change, id) => changes.push(`${change}:${id}`));
+
+    // Draft campaigns are not counted: they need nobody to run them.
+    const before = await b.spread();
+    expect(before.map((share) => [share.owner, share.held])).toEqual([
+      [a.instanceId, 4],
+      [b.instanceId, 0],
+    ]);
+    expect(before[0]?.campaign).toEqual({ id: [...running].sort()[0] as string, tenantId: w.acme.id });
+
+    expect(await a.handOver(2, a.instanceId)).toEqual([]);
+    const given = await a.handOver(2, b.instanceId);
+    expect(given).toHaveLength(2);
+    expect(changes.sort()).toEqual(given.map((id) => `released:${id}`).sort());
+    const kept = running.filter((id) => !given.includes(id));
+    expect(a.held().sort()).toEqual([...kept, draft].sort());
+    // Only what was handed over is taken: the others' leases are live.
+    expect((await b.takeOrphans(undefined, running)).sort()).toEqual([...given].sort());
+    expect((await b.spread()).map((share) => share.held)).toEqual([2, 2]);
+  });
+
   test("a lease held at an address where nothing listens is taken without waiting for it to lapse", async () => {
     const running = await campaign("running");
     // A process that was killed: its address refuses connections, its lease has seconds left.

@@ -1,0 +1,64 @@
+import type { ServiceDeps } from "../deps.ts";
+import { notFound } from "../errors.ts";
+import type { OwnerShare } from "./leases.ts";
+import { onOwner, ownedCommand } from "./owner.ts";
+
+/** Campaigns one process hands another at most per look: each is restored where it lands. */
+export const MAX_HAND_OVER = 50;
+
+export interface HandOverPlan {
+  from: OwnerShare;
+  count: number;
+}
+
+/**
+ * Whether this process (`me`) should ask another for campaigns, and how many: when it runs
+ * fewer than its share (the running and paused campaigns over the live processes, rounded
+ * down), it asks the busiest for the difference, but never so many that the busiest drops
+ * below its share. Only the process short of campaigns asks, so a process that holds none,
+ * and that the others cannot see, takes its share too.
+ */
+export function handOverPlan(shares: readonly OwnerShare[], me: string): HandOverPlan | undefined {
+  const mine = shares.find((share) => share.owner === me)?.held ?? 0;
+  const processes = shares.length + (shares.some((share) => share.owner === me) ? 0 : 1);
+  const fair = Math.floor(shares.reduce((sum, share) => sum + share.held, 0) / processes);
+  let busiest: OwnerShare | undefined;
+  for (const share of shares)
+    if (share.owner !== me && share.held > (busiest?.held ?? 0)) busiest = share;
+  if (!busiest) return undefined;
+  const count = Math.min(fair - mine, busiest.held - fair, MAX_HAND_OVER);
+  return count >= 1 ? { from: busiest, count } : undefined;
+}
+
+/**
+ * On the busiest process (`from`): gives up to `count` of its campaigns away, to the process
+ * `to`. Another process, where the campaign addressed moved meanwhile, gives nothing.
+ */
+const handOverCommand = ownedCommand(
+  "cluster.hand-over",
+  async (deps, count: number, from: string, to: string) => {
+    const leases = deps.campaigns.leases;
+    if (leases.instanceId !== from) return [];
+    return leases.handOver(Math.min(Math.max(0, Math.floor(count)), MAX_HAND_OVER), to);
+  },
+);
+
+/**
+ * One look at how campaigns spread over the processes: when this one runs fewer than its
+ * share, the busiest hands it some (through a command addressed to one of that owner's
+ * campaigns), which it takes and restores at once. Returns the campaigns taken.
+ */
+export async function rebalance(deps: ServiceDeps): Promise<string[]> {
+  const leases = deps.campaigns.leases;
+  const plan = handOverPlan(await leases.spread(), leases.instanceId);
+  if (!plan) return [];
+  const { campaign } = plan.from;
+  const given = await onOwner(
+    deps,
+    { tenantId: campaign.tenantId, campaignId: campaign.id, missing: () => notFound("campaign") },
+    handOverCommand,
+    [plan.count, plan.from.owner, leases.instanceId],
+  );
+  if (given.length === 0) return [];
+  return deps.campaigns.adoptOrphans(given);
+}
