@@ -179,7 +179,7 @@ async function runScenario(c: Cluster): Promise<Outcome> {
 
 describe.skipIf(!url)("three processes on one database", () => {
   test("dial, pause and resume while one process is killed and restarted and another stopped", async () => {
-    cluster = await startCluster({ size: PROCESSES });
+    cluster = await startCluster({ size: PROCESSES, env: { CAMPAIGN_REBALANCE_SECONDS: "2" } });
     outcome = await runScenario(cluster);
     const { node, status, agents } = outcome;
     console.log(
@@ -188,6 +188,9 @@ describe.skipIf(!url)("three processes on one database", () => {
         owner_found_by_lease: outcome.ownerFound,
         stopped: outcome.stopped,
         lease_log_lines: cluster.all().map((index) => cluster?.leaseLog(index).length),
+        handed_over: cluster
+          .all()
+          .flatMap((index) => cluster?.logLines(index, /lease handed over/) ?? []).length,
         claims: node.claims.length,
         jobs: node.claims.reduce((sum, claim) => sum + claim.jobs.length, 0),
         calls_ended: node.ended.length,
