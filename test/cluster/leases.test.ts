@@ -175,7 +175,10 @@ describe.skipIf(!enabled)("campaign leases on PostgreSQL", () => {
       [a.instanceId, 4],
       [b.instanceId, 0],
     ]);
-    expect(before[0]?.campaign).toEqual({ id: [...running].sort()[0] as string, tenantId: w.acme.id });
+    expect(before[0]?.campaign).toEqual({
+      id: [...running].sort()[0] as string,
+      tenantId: w.acme.id,
+    });
 
     expect(await a.handOver(2, a.instanceId)).toEqual([]);
     const given = await a.handOver(2, b.instanceId);

@@ -27,11 +27,12 @@ describe.skipIf(!url)("campaigns spread over processes that start later", () => 
 
     const workspace = await createWorkspace(c, { domain: "spread.test", agents: 0 });
     const token = workspace.supervisor.token;
+    const answer = async (campaignId: string, action: string) =>
+      (await changeStatus(c, { token, campaignId, action }))?.status;
     const ids: string[] = [];
     for (let index = 0; index < CAMPAIGNS; index++) {
       const campaign = await createCampaign(c, { token: workspace.admin.token, name: `C${index}` });
-      for (const action of ["start", "pause"])
-        expect((await changeStatus(c, { token, campaignId: campaign.id, action }))?.status).toBe(200);
+      for (const action of ["start", "pause"]) expect(await answer(campaign.id, action)).toBe(200);
       ids.push(campaign.id);
     }
     const owners = async () => Promise.all(ids.map((id) => c.ownerOf(id)));
@@ -61,8 +62,7 @@ describe.skipIf(!url)("campaigns spread over processes that start later", () => 
     expect(moves("campaign lease taken", "previous_owner")).toEqual(handedOver);
     expect(c.all().flatMap((index) => c.logLines(index, /lease lost/))).toEqual([]);
 
-    for (const id of ids)
-      expect((await changeStatus(c, { token, campaignId: id, action: "start" }))?.status).toBe(200);
+    for (const id of ids) expect(await answer(id, "start")).toBe(200);
     const rows = await c.sql<{ status: string; changes: number }[]>`
       select c.status, count(h.id)::int as changes
       from campaigns c join campaign_status_changes h on h.campaign_id = c.id
