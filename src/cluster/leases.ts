@@ -87,7 +87,7 @@ export interface CampaignLeases {
    * that nobody holds; with `only`, of those campaigns alone.
    */
   takeOrphans(limit?: number, only?: readonly string[]): Promise<string[]>;
-  /** How many running and paused campaigns each live owner holds now, this process included. */
+  /** How many running and paused campaigns each live owner holds now. */
   spread(): Promise<OwnerShare[]>;
   /**
    * Gives up to `count` of this process's running and paused campaigns away at once (to the
@@ -308,14 +308,11 @@ export class PostgresLeases implements CampaignLeases {
       campaign_id: string;
       tenant_id: string;
     }>(this.raw, LIVE_SPREAD, []);
-    const shares = rows.map((row) => ({
+    return rows.map((row) => ({
       owner: row.owner,
       held: row.held,
       campaign: { id: row.campaign_id, tenantId: row.tenant_id },
     }));
-    if (!shares.some((share) => share.owner === this.instanceId))
-      shares.push({ owner: this.instanceId, held: 0, campaign: { id: "", tenantId: "" } });
-    return shares;
   }
 
   async handOver(count: number, to: string): Promise<string[]> {

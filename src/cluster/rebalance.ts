@@ -38,8 +38,8 @@ const handOverCommand = ownedCommand(
   "cluster.hand-over",
   async (deps, count: number, from: string, to: string) => {
     const leases = deps.campaigns.leases;
-    if (leases.instanceId !== from) return [];
-    return leases.handOver(Math.min(Math.max(0, Math.floor(count)), MAX_HAND_OVER), to);
+    if (leases.instanceId !== from || !Number.isInteger(count)) return [];
+    return leases.handOver(Math.min(count, MAX_HAND_OVER), to);
   },
 );
 

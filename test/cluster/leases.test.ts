@@ -171,10 +171,7 @@ describe.skipIf(!enabled)("campaign leases on PostgreSQL", () => {
 
     // Draft campaigns are not counted: they need nobody to run them.
     const before = await b.spread();
-    expect(before.map((share) => [share.owner, share.held])).toEqual([
-      [a.instanceId, 4],
-      [b.instanceId, 0],
-    ]);
+    expect(before.map((share) => [share.owner, share.held])).toEqual([[a.instanceId, 4]]);
     expect(before[0]?.campaign).toEqual({
       id: [...running].sort()[0] as string,
       tenantId: w.acme.id,
