@@ -451,6 +451,9 @@ cluster = await startCluster({
   size: 3,
   serverUrl: postgres.url,
   databasePrefix: "bench_cluster",
+  // "One process" is process 0 running every campaign of its workspace while the others idle:
+  // they must not ask it for their share.
+  env: { CAMPAIGN_REBALANCE_SECONDS: "0" },
 });
 const c = cluster;
 
