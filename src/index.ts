@@ -23,7 +23,26 @@ const ORPHAN_SWEEP_MS = 1_000;
 const advertisedUrl = (host: string, port: number) =>
   `http://${host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host}:${port}`;
 
+/**
+ * SIGTERM and SIGINT handlers, installed before anything else: installed only once the server
+ * listened, a signal sent right as it said so could still meet the default action and end it
+ * without a drain. Until the drain is ready, a signal ends the start at once, as it always did.
+ */
+function stopSignals(): (drain: (signal: string) => void) => void {
+  let drain: ((signal: string) => void) | undefined;
+  for (const [signal, code] of [
+    ["SIGTERM", 143],
+    ["SIGINT", 130],
+  ] as const) {
+    process.on(signal, () => (drain ? drain(signal) : process.exit(code)));
+  }
+  return (handler) => {
+    drain = handler;
+  };
+}
+
 async function main() {
+  const onStop = stopSignals();
   let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig();
@@ -196,8 +215,7 @@ async function main() {
     logger.info("stopped");
     process.exit(0);
   };
-  process.on("SIGTERM", () => void drain("SIGTERM"));
-  process.on("SIGINT", () => void drain("SIGINT"));
+  onStop((signal) => void drain(signal));
 }
 
 await main();
