@@ -1,6 +1,13 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { type Cluster, startCluster } from "../helpers/cluster.ts";
-import { changeStatus, createCampaign, createWorkspace } from "../helpers/cluster-sim.ts";
+import {
+  changeStatus,
+  createCampaign,
+  createWorkspace,
+  importLeads,
+  startAgent,
+  startNode,
+} from "../helpers/cluster-sim.ts";
 
 /**
  * Campaigns spread again over processes that start later: one process runs every campaign
@@ -9,9 +16,9 @@ import { changeStatus, createCampaign, createWorkspace } from "../helpers/cluste
 const url = process.env.DATABASE_URL;
 const CAMPAIGNS = 9;
 
-let cluster: Cluster | undefined;
+const clusters: Cluster[] = [];
 afterAll(async () => {
-  await cluster?.close();
+  for (const cluster of clusters) await cluster.close();
 });
 
 describe.skipIf(!url)("campaigns spread over processes that start later", () => {
@@ -21,7 +28,7 @@ describe.skipIf(!url)("campaigns spread over processes that start later", () => 
       databasePrefix: "dialer_rebalance",
       env: { CAMPAIGN_REBALANCE_SECONDS: "1" },
     });
-    cluster = c;
+    clusters.push(c);
     expect(await c.stop(1)).toBe(0);
     expect(await c.stop(2)).toBe(0);
 
@@ -70,4 +77,87 @@ describe.skipIf(!url)("campaigns spread over processes that start later", () => 
     expect(rows).toHaveLength(CAMPAIGNS);
     for (const row of rows) expect([row.status, row.changes]).toEqual(["running", 3]);
   }, 180_000);
+});
+
+describe.skipIf(!url)("a dialing campaign handed over to a process that starts later", () => {
+  test("keeps dialing: every event accepted, one CDR per call, no lead dialed twice at once, no agent signed out", async () => {
+    const c = await startCluster({
+      size: 2,
+      databasePrefix: "dialer_hand_over",
+      env: { CAMPAIGN_REBALANCE_SECONDS: "1" },
+    });
+    clusters.push(c);
+    expect(await c.stop(1)).toBe(0);
+    const workspace = await createWorkspace(c, { domain: "handover.test", agents: 4 });
+    const admin = workspace.admin.token;
+    const campaigns: string[] = [];
+    for (const [index, name] of ["North", "South"].entries()) {
+      const campaign = await createCampaign(c, { token: admin, name, maxAttempts: 2 });
+      await importLeads(c, {
+        token: admin,
+        campaignId: campaign.id,
+        count: 200,
+        firstNumber: 2000 + index * 1000,
+      });
+      expect(
+        (await changeStatus(c, { token: admin, campaignId: campaign.id, action: "start" }))?.status,
+      ).toBe(200);
+      campaigns.push(campaign.id);
+    }
+    const deadline = Date.now() + 20_000;
+    const agents = workspace.agents.map((agent, index) =>
+      startAgent(c, {
+        agent,
+        campaignId: campaigns[index % 2] as string,
+        process: 0,
+        deadline: deadline + 30_000,
+      }),
+    );
+    await Bun.sleep(1_000);
+    const node = startNode(c, { key: workspace.nodeKey, deadline, maxInFlight: 4 });
+    await Bun.sleep(4_000);
+
+    await c.restart(1);
+    const restartedAt = Date.now();
+    let moved: string | undefined;
+    while (!moved && Date.now() < deadline - 5_000) {
+      for (const id of campaigns) if ((await c.ownerOf(id)) === 1) moved = id;
+      await Bun.sleep(200);
+    }
+    expect(moved).toBeDefined();
+    const movedAt = Date.now();
+    await node.done;
+    await Bun.sleep(1_000);
+    await Promise.all(agents.map((agent) => agent.stop()));
+
+    const handedOver = c.logLines(0, /campaign lease handed over/);
+    expect(handedOver.map((line) => line.campaign_id)).toEqual([moved]);
+    expect(String(handedOver[0]?.time) >= new Date(restartedAt).toISOString()).toBe(true);
+    // Dialing went on where it moved to.
+    const after = node.claims.filter(
+      (claim) => claim.at > movedAt && claim.jobs.some((job) => job.campaign_id === moved),
+    );
+    expect(after.length).toBeGreaterThan(0);
+
+    expect(node.lost).toEqual([]);
+    const ended = node.ended.map((call) => call.callId);
+    const cdrs = await c.sql<{ call_id: string; count: number }[]>`
+      select call_id::text, count(*)::int as count from cdrs
+      where call_id = any(${ended}::uuid[]) group by call_id`;
+    expect(cdrs.filter((row) => row.count !== 1)).toEqual([]);
+    expect(cdrs).toHaveLength(ended.length);
+    const overlapping = await c.sql`
+      select a.lead_id from calls a join calls b
+        on a.lead_id = b.lead_id and a.id < b.id
+        and b.claimed_at < coalesce(a.ended_at, 'infinity') and a.claimed_at < coalesce(b.ended_at, 'infinity')
+      where a.campaign_id = any(${campaigns}::uuid[])`;
+    expect([...overlapping]).toEqual([]);
+    const signedOut = agents.filter((agent) =>
+      agent.states.some((state) => state.afterReady && state.state === "offline"),
+    );
+    expect(signedOut.map((agent) => agent.email)).toEqual([]);
+    expect(agents.flatMap((agent) => agent.dispositions.filter((d) => d.status !== 200))).toEqual(
+      [],
+    );
+  }, 120_000);
 });
