@@ -21,16 +21,21 @@ afterAll(async () => {
   for (const cluster of clusters) await cluster.close();
 });
 
+/** `size` processes that rebalance every second, all but process 0 stopped until restarted. */
+async function onlyFirstLive(size: number, databasePrefix: string): Promise<Cluster> {
+  const c = await startCluster({
+    size,
+    databasePrefix,
+    env: { CAMPAIGN_REBALANCE_SECONDS: "1" },
+  });
+  clusters.push(c);
+  for (let index = 1; index < size; index++) expect(await c.stop(index)).toBe(0);
+  return c;
+}
+
 describe.skipIf(!url)("campaigns spread over processes that start later", () => {
   test("each process comes to run its share, and every campaign answers through any process", async () => {
-    const c = await startCluster({
-      size: 3,
-      databasePrefix: "dialer_rebalance",
-      env: { CAMPAIGN_REBALANCE_SECONDS: "1" },
-    });
-    clusters.push(c);
-    expect(await c.stop(1)).toBe(0);
-    expect(await c.stop(2)).toBe(0);
+    const c = await onlyFirstLive(3, "dialer_rebalance");
 
     const workspace = await createWorkspace(c, { domain: "spread.test", agents: 0 });
     const token = workspace.supervisor.token;
@@ -81,13 +86,7 @@ describe.skipIf(!url)("campaigns spread over processes that start later", () => 
 
 describe.skipIf(!url)("a dialing campaign handed over to a process that starts later", () => {
   test("keeps dialing: every event accepted, one CDR per call, no lead dialed twice at once, no agent signed out", async () => {
-    const c = await startCluster({
-      size: 2,
-      databasePrefix: "dialer_hand_over",
-      env: { CAMPAIGN_REBALANCE_SECONDS: "1" },
-    });
-    clusters.push(c);
-    expect(await c.stop(1)).toBe(0);
+    const c = await onlyFirstLive(2, "dialer_hand_over");
     const workspace = await createWorkspace(c, { domain: "handover.test", agents: 4 });
     const admin = workspace.admin.token;
     const campaigns: string[] = [];
