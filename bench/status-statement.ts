@@ -19,18 +19,14 @@ import type { RawClient } from "../db/client.ts";
 import { commitStatusChanges, type StatusChange } from "../db/queries/campaigns.ts";
 import { runStatement } from "../db/statement.ts";
 import { createWorkspace } from "../test/helpers/app.ts";
-import { treeCpuSeconds } from "./campaigns-import-common.ts";
+import { option, treeCpuSeconds } from "./campaigns-import-common.ts";
 import { postgresInstalled, startCluster, stopCluster } from "./lib/postgres-cluster.ts";
 import { freePort } from "./lib/proc.ts";
 import { median, round } from "./lib/stats.ts";
 
 const args = process.argv.slice(2);
-const option = (name: string, fallback: string) => {
-  const index = args.indexOf(`--${name}`);
-  return index === -1 ? fallback : (args[index + 1] ?? fallback);
-};
-const statements = Number(option("statements", "2000"));
-const rounds = Number(option("rounds", "3"));
+const statements = Number(option(args, "statements", "2000"));
+const rounds = Number(option(args, "rounds", "3"));
 const BATCH = 8;
 
 if (!postgresInstalled()) {
