@@ -129,9 +129,12 @@ describe.skipIf(!url)("a dialing campaign handed over to a process that starts l
     await Bun.sleep(1_000);
     await Promise.all(agents.map((agent) => agent.stop()));
 
+    // Handed over once the second process was back (again, if the first took it back before
+    // the second could: a move is never half made).
     const handedOver = c.logLines(0, /campaign lease handed over/);
-    expect(handedOver.map((line) => line.campaign_id)).toEqual([moved]);
-    expect(String(handedOver[0]?.time) >= new Date(restartedAt).toISOString()).toBe(true);
+    expect(handedOver.map((line) => line.campaign_id)).toContain(moved);
+    for (const line of handedOver)
+      expect(String(line.time) >= new Date(restartedAt).toISOString()).toBe(true);
     // Dialing went on where it moved to.
     const after = node.claims.filter(
       (claim) => claim.at > movedAt && claim.jobs.some((job) => job.campaign_id === moved),
