@@ -12,6 +12,7 @@ describe("configuration", () => {
       RATE_LIMIT_DEFAULT_PER_MINUTE: 600,
       IMPORT_MAX_BYTES: 104_857_600,
       IMPORT_MAX_ROWS: 1_000_000,
+      CAMPAIGN_REBALANCE_SECONDS: 10,
     });
     expect(loadConfig({}).DATABASE_URL).toBeUndefined();
     expect(loadConfig({}).DATABASE_POOL_SIZE).toBeUndefined();
@@ -28,6 +29,7 @@ describe("configuration", () => {
     expect(config.PORT).toBe(8080);
     expect(config.AUTH_JWT_TTL_SECONDS).toBe(600);
     expect(config.DATABASE_URL).toBe("postgres://u@h/db");
+    expect(loadConfig({ CAMPAIGN_REBALANCE_SECONDS: "0" }).CAMPAIGN_REBALANCE_SECONDS).toBe(0);
   });
 
   test("trusted proxies are loopback unless named, as addresses or CIDR ranges", () => {
@@ -59,6 +61,8 @@ describe("configuration", () => {
       ["DATABASE_POOL_SIZE", "many"],
       ["TRUSTED_PROXIES", "10.0.0.0/8,proxy.internal"],
       ["TRUSTED_PROXIES", "10.0.0.0/33"],
+      ["CAMPAIGN_REBALANCE_SECONDS", "-1"],
+      ["CAMPAIGN_REBALANCE_SECONDS", "soon"],
     ]) {
       expect(() => loadConfig({ [name as string]: value })).toThrow(
         new RegExp(`^invalid setting ${name}`),
