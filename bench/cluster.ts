@@ -22,10 +22,11 @@
  *      Status changes are also sent to three processes with each request at its campaign's
  *      owner, so that nothing is forwarded: the ceiling that forwarding is measured against.
  *      A round's `--seconds` of each status phase run in four slices, the phases taking turns,
- *      so that all three meet the same moments of a noisy machine. For each status phase, the CPU time per change of the server processes, of PostgreSQL
- *      and of this client (/proc), and the host's idle share: one process is held by its
- *      commits' latency, three by the CPU; the difference between forwarded and owner-routed
- *      changes is the server CPU a forwarded command costs.
+ *      so that all three meet the same moments of a noisy machine. For each status phase: the
+ *      CPU time per change of the server processes, of PostgreSQL and of this client (/proc),
+ *      and the host's idle share (one process is held by its commits' latency, three by the
+ *      CPU); the difference between forwarded and owner-routed changes is the server CPU a
+ *      forwarded command costs.
  *  (c) forwarding: the same status change sent to the campaign's owner and to another
  *      process, alternately, one at a time; medians.
  *
