@@ -70,8 +70,8 @@ const STATUS_CAMPAIGNS = 160;
 /** Each round's status phases run in this many slices each, taken in turn. */
 const STATUS_SLICES = 4;
 const DIAL_AGENTS = 10;
-/** Enough for every round: a lead is dialed once a round (its retry waits an hour). */
-const DIAL_LEADS = Math.max(6_000, rounds * seconds * 1_200);
+/** Fresh leads for every round of a mode at up to 1,500 calls a second. */
+const DIAL_LEADS = Math.max(6_000, rounds * seconds * 1_500);
 /** A trial that sees no claim served within this long counts as a miss. */
 const FAILOVER_BOUND_MS = 20_000;
 
@@ -271,7 +271,9 @@ async function prepareMode(c: Cluster, name: Mode["name"], via?: number): Promis
     }
   }
   const dialing = await createCampaign(c, { token: admin, name: "Dialing", dialRatio: 5 });
-  await importLeads(c, { token: admin, campaignId: dialing.id, count: DIAL_LEADS });
+  const leads = await importLeads(c, { token: admin, campaignId: dialing.id, count: DIAL_LEADS });
+  if (leads.imported !== DIAL_LEADS)
+    throw new Error(`${leads.imported} of ${DIAL_LEADS} leads imported: the rounds would run dry`);
   await changeStatus(c, { token: admin, campaignId: dialing.id, action: "start", via });
   for (let index = 0; index < DIAL_AGENTS; index++) {
     const agent = await createUser(c, {

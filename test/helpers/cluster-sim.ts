@@ -119,7 +119,8 @@ export async function importLeads(
   const first = options.firstNumber ?? 2000;
   const rows = Array.from(
     { length: options.count },
-    (_, index) => `+1415555${String(first + index).padStart(4, "0")},UTC,Lead ${index}`,
+    // Numbers counted from +1 415 555 0000: past 9999 they run into the next exchanges.
+    (_, index) => `+1${4_155_550_000 + first + index},UTC,Lead ${index}`,
   );
   const form = new FormData();
   form.append("phone_column", "phone");
