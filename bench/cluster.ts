@@ -21,12 +21,12 @@
  *      everything to process 0; "three" spreads over all of them. Goal: three ≥ 0.8 × one.
  *      Status changes are also sent to three processes with each request at its campaign's
  *      owner, so that nothing is forwarded: the ceiling that forwarding is measured against.
- *      A round's `--seconds` of each status phase run in four slices, the phases taking turns,
- *      so that all three meet the same moments of a noisy machine. For each status phase: the
- *      CPU time per change of the server processes, of PostgreSQL and of this client (/proc),
- *      and the host's idle share (one process is held by its commits' latency, three by the
- *      CPU); the difference between forwarded and owner-routed changes is the server CPU a
- *      forwarded command costs.
+ *      A round's `--seconds` of each phase run in four slices, the phases of status changes
+ *      taking turns and then those of calls, so that all meet the same moments of a noisy
+ *      machine. For each phase: the CPU time per change or call of the server processes, of
+ *      PostgreSQL and of this client (/proc), and the host's idle share (one process is held
+ *      by its commits' latency, three by the CPU); the difference between forwarded and
+ *      owner-routed changes is the server CPU a forwarded command costs.
  *  (c) forwarding: the same status change sent to the campaign's owner and to another
  *      process, alternately, one at a time; medians.
  *
@@ -67,8 +67,8 @@ const concurrency = Number(option("concurrency", "16"));
 const forwarded = Number(option("forwarded", "200"));
 const failoverMinutes = Number(option("failover-minutes", "8"));
 const STATUS_CAMPAIGNS = 160;
-/** Each round's status phases run in this many slices each, taken in turn. */
-const STATUS_SLICES = 4;
+/** Each round's phases run in this many slices each, taken in turn. */
+const SLICES = 4;
 const DIAL_AGENTS = 10;
 /** Fresh leads for every round of a mode at up to 1,500 calls a second. */
 const DIAL_LEADS = Math.max(6_000, rounds * seconds * 1_500);
@@ -352,11 +352,13 @@ async function statusChanges(
   return { done, refused };
 }
 
-/** Calls a second: claims, then ringing and ended (no answer) for every job, as fast as it goes. */
-async function callRate(c: Cluster, mode: Mode) {
+/**
+ * Calls for `forSeconds`: claims, then ringing and ended (no answer) for every job, as fast as
+ * it goes. Every job claimed is ended before it returns, so that the next phase starts clean.
+ */
+async function calls(c: Cluster, mode: Mode, forSeconds: number) {
   const key = mode.workspace.nodeKey;
-  const deadline = Date.now() + seconds * 1000;
-  const started = Date.now();
+  const deadline = Date.now() + forSeconds * 1000;
   let ended = 0;
   let failed = 0;
   const event = async (callId: string, body: Json) => {
@@ -395,13 +397,13 @@ async function callRate(c: Cluster, mode: Mode) {
               (await event(job.call_id, { type: "ringing" })) &&
               (await event(job.call_id, { type: "ended", hangup_cause: "NO_ANSWER" }));
             if (!ok) failed++;
-            else if (Date.now() <= deadline) ended++;
+            else ended++;
           }),
         );
       }
     }),
   );
-  return { perSecond: ended / ((Date.now() - started) / 1000), failed };
+  return { done: ended, refused: failed };
 }
 
 // ---------------------------------------------------------------- (c) forwarding
@@ -468,8 +470,9 @@ const statusRuns = { one: [] as number[], three: [] as number[], owners: [] as n
 type Rates = ReturnType<typeof rates>;
 const statusCpu = { one: [] as Rates[], three: [] as Rates[], owners: [] as Rates[] };
 const callRuns = { one: [] as number[], three: [] as number[] };
-const cpuText = (run: Rates) =>
-  `CPU µs per change: servers ${round(run.cpu.servers)}, PostgreSQL ${round(run.cpu.database)}, ` +
+const callCpu = { one: [] as Rates[], three: [] as Rates[] };
+const cpuText = (run: Rates, per = "change") =>
+  `CPU µs per ${per}: servers ${round(run.cpu.servers)}, PostgreSQL ${round(run.cpu.database)}, ` +
   `client ${round(run.cpu.client)}; host ${round(run.idle * 100)}% idle`;
 const statusPhases = ["one", "three", "owners"] as const;
 for (let roundIndex = 0; roundIndex < rounds; roundIndex++) {
@@ -477,14 +480,14 @@ for (let roundIndex = 0; roundIndex < rounds; roundIndex++) {
   // every phase meets the same moments of a shared, noisy machine.
   const spent = { one: nothingSpent(), three: nothingSpent(), owners: nothingSpent() };
   const owners = await ownersOf(c, three);
-  for (let slice = 0; slice < STATUS_SLICES; slice++) {
+  for (let slice = 0; slice < SLICES; slice++) {
     for (let turn = 0; turn < statusPhases.length; turn++) {
       const phase = statusPhases[
         (slice + turn) % statusPhases.length
       ] as (typeof statusPhases)[number];
       const mode = phase === "one" ? one : three;
       await spend(c, spent[phase], () =>
-        statusChanges(c, mode, seconds / STATUS_SLICES, phase === "owners" ? owners : undefined),
+        statusChanges(c, mode, seconds / SLICES, phase === "owners" ? owners : undefined),
       );
     }
   }
@@ -497,11 +500,17 @@ for (let roundIndex = 0; roundIndex < rounds; roundIndex++) {
       `round ${roundIndex + 1}: status changes, ${label}: ${round(result.perSecond)}/s (${result.refused} refused); ${cpuText(result)}`,
     );
   }
+  const calling = { one: nothingSpent(), three: nothingSpent() };
+  for (let slice = 0; slice < SLICES; slice++) {
+    for (const mode of slice % 2 === 0 ? [one, three] : [three, one])
+      await spend(c, calling[mode.name], () => calls(c, mode, seconds / SLICES));
+  }
   for (const mode of [one, three]) {
-    const result = await callRate(c, mode);
+    const result = rates(calling[mode.name]);
     callRuns[mode.name].push(result.perSecond);
+    callCpu[mode.name].push(result);
     progress(
-      `round ${roundIndex + 1}: calls, ${mode.name}: ${round(result.perSecond)}/s (${result.failed} failed)`,
+      `round ${roundIndex + 1}: calls, ${mode.name}: ${round(result.perSecond)}/s (${result.refused} failed); ${cpuText(result, "call")}`,
     );
   }
 }
@@ -573,6 +582,16 @@ const rows: [string, string, string][] = [
       ` = ${round(medianOfRoundRatios(callRuns.three, callRuns.one), 2)}×`,
     "≥ 0.8×",
   ],
+  ...(
+    [
+      ["1 process", cpuMedians(callCpu.one)],
+      ["3 processes", cpuMedians(callCpu.three)],
+    ] as const
+  ).map(([label, m]): [string, string, string] => [
+    `CPU per call, ${label}: servers + PostgreSQL + client; host idle`,
+    cpuCell(m),
+    "",
+  ]),
   [
     "status change at the owner / forwarded, median",
     `${round(forward.owner, 1)} / ${round(forward.other, 1)} ms` +
