@@ -218,7 +218,7 @@ export function patchCampaign(
     deps,
     { tenantId, campaignId: id, missing: campaignNotFound },
     patchCommand,
-    [principal, tenantId, id, input, meta],
+    [principal, tenantId, id, input, meta.requestId],
     meta.requestId,
   );
 }
@@ -231,7 +231,7 @@ function patchHere(
   tenantId: string,
   id: string,
   input: PatchCampaignInput,
-  meta: RequestMeta,
+  requestId: string,
 ) {
   const { version, ...changes } = input;
   return onCampaignCommand(deps, tenantId, id, {
@@ -240,7 +240,7 @@ function patchHere(
     settings: settingsOf(changes),
     changes,
     actor: auditActorOf(principal),
-    requestId: meta.requestId,
+    requestId,
   });
 }
 
@@ -265,7 +265,7 @@ export function changeCampaignStatus(
     deps,
     { tenantId, campaignId: id, missing: campaignNotFound },
     statusCommand,
-    [principal, tenantId, id, action, idempotencyKey ?? null, meta],
+    [principal, tenantId, id, action, idempotencyKey ?? null, meta.requestId],
     meta.requestId,
   );
 }
@@ -280,7 +280,7 @@ function changeStatusHere(
   id: string,
   action: StatusAction,
   sentKey: string | null,
-  meta: RequestMeta,
+  requestId: string,
 ): Promise<StatusReply> {
   const key = sentKey ?? undefined;
   // A key already in a loaded actor's window is answered without queueing behind other
@@ -295,7 +295,7 @@ function changeStatusHere(
     action,
     key,
     actor: auditActorOf(principal),
-    requestId: meta.requestId,
+    requestId,
   });
 }
 
