@@ -318,11 +318,23 @@ describe("preview dialing", () => {
 
       const context = await newContext(browser, "phone");
       const desk = await context.newPage();
+      // The socket's first messages are held until the campaign is picked, as on a slow link:
+      // the agent's state from the first test (paused on its campaign) must not undo the pick.
+      let releaseSocket = () => {};
+      const socketHeld = new Promise<void>((resolve) => {
+        releaseSocket = resolve;
+      });
+      await desk.routeWebSocket(/\/ws\/agent/, (page) => {
+        const upstream = page.connectToServer();
+        upstream.onMessage((message) => void socketHeld.then(() => page.send(message)));
+      });
       await desk.goto(`${server.baseUrl}/agent`);
       await signInPage(desk, "agent@acme.test", OWN_PASSWORD);
       const state = desk.getByRole("status", { name: "Agent state" });
       await state.waitFor({ timeout: 10_000 });
       await desk.getByLabel("Campaign").selectOption(campaignId);
+      releaseSocket();
+      await desk.getByText("Connected").waitFor({ timeout: 10_000 });
       // The agent may still be ready on the first test's campaign: wait for this change itself.
       const becameReady = desk.waitForResponse(
         (response) => response.url().endsWith("/agents/me/state") && response.status() === 200,
@@ -330,6 +342,7 @@ describe("preview dialing", () => {
       await desk.getByRole("button", { name: /^Ready/ }).click();
       await becameReady;
       await state.getByText("ready").waitFor({ timeout: 10_000 });
+      await state.getByText("Preview callbacks").waitFor({ timeout: 10_000 });
 
       const claim = await node("/jobs/claim", { max: 5, wait_ms: 5000 });
       const jobs = (claim.body.data as { jobs: { call_id: string; campaign_id: string }[] }).jobs;

@@ -143,6 +143,9 @@ export function AgentDesktop() {
   const [link, setLink] = useState<Link>("connecting");
   const [campaigns, setCampaigns] = useState<Campaign[]>([]);
   const [campaignId, setCampaignId] = useState(localStorage.getItem(CAMPAIGN_KEY) ?? "");
+  // A campaign picked here waits for the next Ready: the agent's state, which may arrive after
+  // the pick (the socket connects late on a slow link), does not undo it meanwhile.
+  const picked = useRef(false);
   const [offer, setOffer] = useState<(Offered & { acknowledged: boolean }) | undefined>();
   const [current, setCurrent] = useState<CallInfo | undefined>();
   const action = useAction();
@@ -198,7 +201,8 @@ export function AgentDesktop() {
                 call: message.call ?? null,
                 lead: message.lead ?? null,
               });
-              if (message.agent.campaign_id) setCampaignId(message.agent.campaign_id);
+              if (message.agent.campaign_id && !picked.current)
+                setCampaignId(message.agent.campaign_id);
               if (message.agent.state === "ready" || message.agent.state === "paused")
                 setOffer(undefined);
               break;
@@ -231,6 +235,7 @@ export function AgentDesktop() {
       const reply = await api.agentState(
         state === "ready" ? { state, campaign_id: campaignId } : { state },
       );
+      if (state === "ready") picked.current = false;
       setAgent(reply.agent);
     });
 
@@ -281,6 +286,7 @@ export function AgentDesktop() {
             value={campaignId}
             onChange={(event) => {
               const value = (event.target as HTMLSelectElement).value;
+              picked.current = true;
               setCampaignId(value);
               localStorage.setItem(CAMPAIGN_KEY, value);
             }}
