@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
+import { callsWithoutOneCdr, overlappingCalls } from "../helpers/call-invariants.ts";
 import { type Cluster, type Json, type Reply, startCluster } from "../helpers/cluster.ts";
 import {
   type AgentRun,
@@ -262,13 +263,7 @@ describe.skipIf(!url)("three processes on one database", () => {
     const { node } = ran();
     expect(node.ended.length).toBeGreaterThan(0);
     const ids = node.ended.map((call) => call.callId);
-    const rows = await (cluster as Cluster).sql<{ call_id: string; count: number }[]>`
-      select call_id, count(*)::int as count from cdrs where call_id = any(${ids}::uuid[]) group by call_id`;
-    const counts = new Map(rows.map((row) => [row.call_id, row.count]));
-    const wrong = ids
-      .filter((id) => counts.get(id) !== 1)
-      .map((id) => ({ id, cdrs: counts.get(id) ?? 0 }));
-    expect(wrong).toEqual([]);
+    expect(await callsWithoutOneCdr(cluster as Cluster, ids)).toEqual([]);
   });
 
   test("every event the node sent was accepted", () => {
@@ -277,21 +272,8 @@ describe.skipIf(!url)("three processes on one database", () => {
 
   test("no lead ever had two calls in flight at once", async () => {
     const { dialing } = ran();
-    const rows = await (cluster as Cluster).sql<
-      { lead_id: string; id: string; claimed_at: Date; ended_at: Date | null }[]
-    >`select lead_id, id, claimed_at, ended_at from calls
-      where campaign_id = ${dialing.id} order by lead_id, claimed_at, id`;
-    const overlaps: Json[] = [];
-    for (let index = 1; index < rows.length; index++) {
-      const before = rows[index - 1];
-      const row = rows[index];
-      if (!before || !row || before.lead_id !== row.lead_id) continue;
-      const beforeEnd = before.ended_at?.getTime() ?? Number.POSITIVE_INFINITY;
-      if (row.claimed_at.getTime() < beforeEnd) {
-        overlaps.push({ lead: row.lead_id, calls: [before.id, row.id] });
-      }
-    }
-    expect(rows.length).toBeGreaterThan(0);
+    const { calls, overlaps } = await overlappingCalls(cluster as Cluster, [dialing.id]);
+    expect(calls).toBeGreaterThan(0);
     expect(overlaps).toEqual([]);
   });
 

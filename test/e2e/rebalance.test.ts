@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
+import { callsWithoutOneCdr, overlappingCalls } from "../helpers/call-invariants.ts";
 import { type Cluster, startCluster } from "../helpers/cluster.ts";
 import {
   changeStatus,
@@ -143,17 +144,8 @@ describe.skipIf(!url)("a dialing campaign handed over to a process that starts l
 
     expect(node.lost).toEqual([]);
     const ended = node.ended.map((call) => call.callId);
-    const cdrs = await c.sql<{ call_id: string; count: number }[]>`
-      select call_id::text, count(*)::int as count from cdrs
-      where call_id = any(${ended}::uuid[]) group by call_id`;
-    expect(cdrs.filter((row) => row.count !== 1)).toEqual([]);
-    expect(cdrs).toHaveLength(ended.length);
-    const overlapping = await c.sql`
-      select a.lead_id from calls a join calls b
-        on a.lead_id = b.lead_id and a.id < b.id
-        and b.claimed_at < coalesce(a.ended_at, 'infinity') and a.claimed_at < coalesce(b.ended_at, 'infinity')
-      where a.campaign_id = any(${campaigns}::uuid[])`;
-    expect([...overlapping]).toEqual([]);
+    expect(await callsWithoutOneCdr(c, ended)).toEqual([]);
+    expect((await overlappingCalls(c, campaigns)).overlaps).toEqual([]);
     const signedOut = agents.filter((agent) =>
       agent.states.some((state) => state.afterReady && state.state === "offline"),
     );
