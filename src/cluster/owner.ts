@@ -8,7 +8,8 @@ import { FrameBatcher, PeerLinks, parseFrame } from "./peer-links.ts";
 
 /**
  * A campaign command that runs where the campaign's lease is held: `here` is its body on the
- * owner. Its arguments and result are JSON, so that another process can send it there.
+ * owner. Its arguments and result are JSON, so that another process can send it there: plain
+ * data, never a request's meta, whose client address is looked up when read.
  */
 export interface OwnedCommand<A extends unknown[], R> {
   name: string;
