@@ -23,6 +23,12 @@ export interface ApiKeyPrincipal {
   key: ApiKeyRow;
 }
 
+/** Who made a change, as its audit record names them. */
+export interface AuditActor {
+  actorType: "user" | "api_key";
+  actorId: string;
+}
+
 /** Who is calling an ordinary route, resolved once per request by the auth plugin. */
 export type Principal = UserPrincipal | ApiKeyPrincipal;
 
@@ -34,8 +40,11 @@ export interface NodePrincipal {
   maxConcurrentCalls: number;
 }
 
-/** The actor fields of an audit record for this principal. */
-export const auditActorOf = (principal: Principal) =>
+/**
+ * The actor fields of an audit record for this principal: all that a command sent to another
+ * process needs to know of who sent it (the principal was checked where the request came in).
+ */
+export const auditActorOf = (principal: Principal): AuditActor =>
   principal.kind === "user"
-    ? { actorType: "user" as const, actorId: principal.user.id }
-    : { actorType: "api_key" as const, actorId: principal.keyId };
+    ? { actorType: "user", actorId: principal.user.id }
+    : { actorType: "api_key", actorId: principal.keyId };

@@ -31,7 +31,7 @@ import { answerRateOf, ledgerNow, paceCampaign } from "../../dialer/pacing.ts";
 import type { Page } from "../../envelope.ts";
 import { ApiError, notFound } from "../../errors.ts";
 import { auditedWrite } from "../../identity/audit.ts";
-import { auditActorOf, type Principal } from "../../identity/principal.ts";
+import { type AuditActor, auditActorOf, type Principal } from "../../identity/principal.ts";
 import { isUuid } from "../../identity/tenant-scope.ts";
 import { GroupCommit } from "../../lib/group-commit.ts";
 import { assertIdempotencyKey } from "../../lib/idempotency-key.ts";
@@ -218,7 +218,7 @@ export function patchCampaign(
     deps,
     { tenantId, campaignId: id, missing: campaignNotFound },
     patchCommand,
-    [principal, tenantId, id, input, meta.requestId],
+    [auditActorOf(principal), tenantId, id, input, meta.requestId],
     meta.requestId,
   );
 }
@@ -227,7 +227,7 @@ const patchCommand = ownedCommand("campaign.patch", patchHere);
 
 function patchHere(
   deps: ServiceDeps,
-  principal: Principal,
+  actor: AuditActor,
   tenantId: string,
   id: string,
   input: PatchCampaignInput,
@@ -239,7 +239,7 @@ function patchHere(
     version,
     settings: settingsOf(changes),
     changes,
-    actor: auditActorOf(principal),
+    actor,
     requestId,
   });
 }
@@ -265,7 +265,7 @@ export function changeCampaignStatus(
     deps,
     { tenantId, campaignId: id, missing: campaignNotFound },
     statusCommand,
-    [principal, tenantId, id, action, idempotencyKey ?? null, meta.requestId],
+    [auditActorOf(principal), tenantId, id, action, idempotencyKey ?? null, meta.requestId],
     meta.requestId,
   );
 }
@@ -275,7 +275,7 @@ const statusCommand = ownedCommand("campaign.status", changeStatusHere);
 /** The status change on the campaign's owner; a missing key crosses processes as null. */
 function changeStatusHere(
   deps: ServiceDeps,
-  principal: Principal,
+  actor: AuditActor,
   tenantId: string,
   id: string,
   action: StatusAction,
@@ -294,7 +294,7 @@ function changeStatusHere(
     type: "status",
     action,
     key,
-    actor: auditActorOf(principal),
+    actor,
     requestId,
   });
 }
