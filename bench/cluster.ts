@@ -3,7 +3,7 @@
  * process against three.
  *
  *   bun bench/cluster.ts [--trials 20] [--failover-minutes 8] [--seconds 8] [--rounds 3]
- *                        [--concurrency 16] [--forwarded 200]
+ *                        [--clients 16,144] [--call-clients 4] [--forwarded 200]
  *
  * Starts its own PostgreSQL cluster and three server processes on one new database of it
  * (test/helpers/cluster.ts), and measures:
@@ -15,15 +15,17 @@
  *      many as fit in `--failover-minutes`; a trial with no claim served within 20 s is a
  *      miss, longer than any other (goal: p99 < 10 s).
  *  (b) throughput, one process against three, rounds interleaved, each mode on its own
- *      workspace: status changes a second (pause and resume over many campaigns, each with
- *      its own Idempotency-Key, from `--concurrency` clients) and calls a second (claims,
- *      then ringing and ended for every job, from a simulated node). "One process" sends
- *      everything to process 0; "three" spreads over all of them. Goal: three ≥ 0.8 × one.
- *      Status changes are also sent to three processes with each request at its campaign's
- *      owner, so that nothing is forwarded: the ceiling that forwarding is measured against.
- *      A round's `--seconds` of each phase run in four slices, the phases of status changes
- *      taking turns and then those of calls, so that all meet the same moments of a noisy
- *      machine. For each phase: the CPU time per change or call of the server processes, of
+ *      workspace: status changes a second (pause and resume over 160 campaigns, each with
+ *      its own Idempotency-Key, from each number of `--clients` in turn, over keep-alive
+ *      connections) and calls a second (claims, then ringing and ended for every job, from a
+ *      simulated node with `--call-clients`). "One process" sends everything to process 0;
+ *      "three" spreads over all of them. Goal: three ≥ 0.8 × one, each mode's throughput
+ *      being its best rate over the numbers of clients (few clients hold one process by its
+ *      commits' latency, not by what it can do). Status changes are also sent to three
+ *      processes with each request at its campaign's owner, so that nothing is forwarded:
+ *      the ceiling that forwarding is measured against. A round's `--seconds` of each phase
+ *      run in four slices, the phases of status changes taking turns and then those of
+ *      calls, so that all meet the same moments of a noisy machine. For each phase: the CPU time per change or call of the server processes, of
  *      PostgreSQL and of this client (/proc), and the host's idle share (one process is held
  *      by its commits' latency, three by the CPU); the difference between forwarded and
  *      owner-routed changes is the server CPU a forwarded command costs.
@@ -47,6 +49,7 @@ import {
   type Workspace,
 } from "../test/helpers/cluster-sim.ts";
 import { cpuSeconds, treeCpuSeconds } from "./campaigns-import-common.ts";
+import { KeepAliveConnection } from "./lib/keep-alive-http.ts";
 import {
   postgresInstalled,
   startCluster as startPostgres,
@@ -63,7 +66,10 @@ const option = (name: string, fallback: string) => {
 const trials = Number(option("trials", "20"));
 const seconds = Number(option("seconds", "8"));
 const rounds = Number(option("rounds", "3"));
-const concurrency = Number(option("concurrency", "16"));
+/** The numbers of clients sending status changes at once: a phase runs at each. */
+const clientCounts = option("clients", "16,144").split(",").map(Number);
+/** Clients claiming and reporting calls at once. */
+const callClients = Number(option("call-clients", "4"));
 const forwarded = Number(option("forwarded", "200"));
 const failoverMinutes = Number(option("failover-minutes", "8"));
 const STATUS_CAMPAIGNS = 160;
@@ -74,6 +80,13 @@ const DIAL_AGENTS = 10;
 const DIAL_LEADS = Math.max(6_000, rounds * seconds * 1_500);
 /** A trial that sees no claim served within this long counts as a miss. */
 const FAILOVER_BOUND_MS = 20_000;
+
+if (clientCounts.some((clients) => !(clients >= 1 && clients <= STATUS_CAMPAIGNS))) {
+  console.error(
+    `--clients: each between 1 and ${STATUS_CAMPAIGNS} (a client has campaigns of its own)`,
+  );
+  process.exit(2);
+}
 
 const progress = (message: string) => console.error(`[bench:cluster] ${message}`);
 
@@ -299,45 +312,78 @@ async function ownersOf(c: Cluster, mode: Mode) {
   return owners;
 }
 
+/** Each client's keep-alive connection to each process, by client and port, kept across phases. */
+const connections = new Map<string, Promise<KeepAliveConnection>>();
+
+/** A status change over the client's own connection to process `via`: the answer's status. */
+async function sendStatusChange(
+  c: Cluster,
+  client: number,
+  via: number,
+  request: { token: string; campaignId: string; action: string },
+): Promise<number> {
+  const { port } = c.member(via);
+  const name = `${client}:${port}`;
+  let connection = connections.get(name);
+  if (!connection) {
+    connection = KeepAliveConnection.open(port);
+    connections.set(name, connection);
+  }
+  try {
+    return await (await connection).request(
+      `POST /api/v1/campaigns/${request.campaignId}/status HTTP/1.1\r\nhost: 127.0.0.1\r\n` +
+        `authorization: Bearer ${request.token}\r\ncontent-type: application/json\r\n` +
+        `idempotency-key: ${crypto.randomUUID()}`,
+      JSON.stringify({ action: request.action }),
+      10_000,
+    );
+  } catch (error) {
+    connections.delete(name);
+    throw error;
+  }
+}
+
 /**
  * Status changes for `forSeconds` over the mode's campaigns, each client on its own
- * campaigns. With `owners`, each request goes to its campaign's owner: nothing is forwarded.
+ * campaigns, over keep-alive connections (`KeepAliveConnection`). "Three" takes the processes
+ * in turn; with `owners`, each request goes to its campaign's owner: nothing is forwarded.
  */
 async function statusChanges(
   c: Cluster,
-  mode: Mode,
-  forSeconds: number,
-  owners?: Map<string, number | undefined>,
+  {
+    mode,
+    clients,
+    forSeconds,
+    owners,
+  }: {
+    mode: Mode;
+    clients: number;
+    forSeconds: number;
+    owners?: Map<string, number | undefined> | undefined;
+  },
 ) {
   const token = mode.workspace.admin.token;
   const deadline = Date.now() + forSeconds * 1000;
   const status = mode.statuses;
+  const processes = c.members.length;
   let done = 0;
   let refused = 0;
   await Promise.all(
-    Array.from({ length: concurrency }, async (_, worker) => {
-      const mine = mode.statusCampaigns.filter((_, index) => index % concurrency === worker);
+    Array.from({ length: clients }, async (_, worker) => {
+      const mine = mode.statusCampaigns.filter((_, index) => index % clients === worker);
       for (let turn = 0; Date.now() < deadline; turn++) {
         const id = mine[turn % mine.length] as string;
+        const via = owners?.get(id) ?? mode.via ?? (worker + turn) % processes;
         if (!status.get(id)) {
-          const now = await c.request("GET", `/api/v1/campaigns/${id}`, {
-            token,
-            via: owners?.get(id) ?? mode.via,
-          });
+          const now = await c.request("GET", `/api/v1/campaigns/${id}`, { token, via });
           status.set(id, now.body.data?.campaign?.status ?? "running");
         }
         const action = status.get(id) === "running" ? "pause" : "start";
         try {
-          const reply = await c.request("POST", `/api/v1/campaigns/${id}/status`, {
-            token,
-            body: { action },
-            headers: { "idempotency-key": crypto.randomUUID() },
-            via: owners?.get(id) ?? mode.via,
-            timeoutMs: 10_000,
-          });
-          if (reply.status === 200) {
+          const answer = await sendStatusChange(c, worker, via, { token, campaignId: id, action });
+          if (answer === 200) {
             done++;
-            status.set(id, reply.body.data.campaign.status);
+            status.set(id, action === "pause" ? "paused" : "running");
           } else {
             refused++;
             status.set(id, "");
@@ -374,9 +420,8 @@ async function calls(c: Cluster, mode: Mode, forSeconds: number) {
       return false;
     }
   };
-  const workers = Math.max(2, Math.floor(concurrency / 4));
   await Promise.all(
-    Array.from({ length: workers }, async () => {
+    Array.from({ length: callClients }, async () => {
       while (Date.now() < deadline) {
         let jobs: Json[] = [];
         try {
@@ -463,42 +508,56 @@ cluster = await startCluster({
 const c = cluster;
 
 const failed = await failover(c);
-
 const one = await prepareMode(c, "one", 0);
 const three = await prepareMode(c, "three");
-const statusRuns = { one: [] as number[], three: [] as number[], owners: [] as number[] };
 type Rates = ReturnType<typeof rates>;
-const statusCpu = { one: [] as Rates[], three: [] as Rates[], owners: [] as Rates[] };
-const callRuns = { one: [] as number[], three: [] as number[] };
-const callCpu = { one: [] as Rates[], three: [] as Rates[] };
+const statusPhases = ["one", "three", "owners"] as const;
+type StatusPhase = (typeof statusPhases)[number];
+/** Each client count's status phases, one entry a round. */
+const statusRuns = new Map(
+  clientCounts.map((clients) => [
+    clients,
+    { one: [] as Rates[], three: [] as Rates[], owners: [] as Rates[] },
+  ]),
+);
+const callRuns = { one: [] as Rates[], three: [] as Rates[] };
 const cpuText = (run: Rates, per = "change") =>
   `CPU µs per ${per}: servers ${round(run.cpu.servers)}, PostgreSQL ${round(run.cpu.database)}, ` +
   `client ${round(run.cpu.client)}; host ${round(run.idle * 100)}% idle`;
-const statusPhases = ["one", "three", "owners"] as const;
 for (let roundIndex = 0; roundIndex < rounds; roundIndex++) {
   // The round's seconds of each phase, in slices taken in turn (the order rotating), so that
   // every phase meets the same moments of a shared, noisy machine.
-  const spent = { one: nothingSpent(), three: nothingSpent(), owners: nothingSpent() };
   const owners = await ownersOf(c, three);
+  const spent = new Map(
+    clientCounts.map((clients) => [
+      clients,
+      { one: nothingSpent(), three: nothingSpent(), owners: nothingSpent() },
+    ]),
+  );
   for (let slice = 0; slice < SLICES; slice++) {
-    for (let turn = 0; turn < statusPhases.length; turn++) {
-      const phase = statusPhases[
-        (slice + turn) % statusPhases.length
-      ] as (typeof statusPhases)[number];
-      const mode = phase === "one" ? one : three;
-      await spend(c, spent[phase], () =>
-        statusChanges(c, mode, seconds / SLICES, phase === "owners" ? owners : undefined),
-      );
+    for (const clients of clientCounts) {
+      for (let turn = 0; turn < statusPhases.length; turn++) {
+        const phase = statusPhases[(slice + turn) % statusPhases.length] as StatusPhase;
+        await spend(c, spent.get(clients)?.[phase] as Spent, () =>
+          statusChanges(c, {
+            mode: phase === "one" ? one : three,
+            clients,
+            forSeconds: seconds / SLICES,
+            owners: phase === "owners" ? owners : undefined,
+          }),
+        );
+      }
     }
   }
-  for (const phase of statusPhases) {
-    const result = rates(spent[phase]);
-    statusRuns[phase].push(result.perSecond);
-    statusCpu[phase].push(result);
-    const label = phase === "owners" ? "three, each sent to its owner" : phase;
-    progress(
-      `round ${roundIndex + 1}: status changes, ${label}: ${round(result.perSecond)}/s (${result.refused} refused); ${cpuText(result)}`,
-    );
+  for (const clients of clientCounts) {
+    for (const phase of statusPhases) {
+      const result = rates(spent.get(clients)?.[phase] as Spent);
+      statusRuns.get(clients)?.[phase].push(result);
+      const label = phase === "owners" ? "three, each sent to its owner" : phase;
+      progress(
+        `round ${roundIndex + 1}: status changes, ${clients} clients, ${label}: ${round(result.perSecond)}/s (${result.refused} refused); ${cpuText(result)}`,
+      );
+    }
   }
   const calling = { one: nothingSpent(), three: nothingSpent() };
   for (let slice = 0; slice < SLICES; slice++) {
@@ -507,8 +566,7 @@ for (let roundIndex = 0; roundIndex < rounds; roundIndex++) {
   }
   for (const mode of [one, three]) {
     const result = rates(calling[mode.name]);
-    callRuns[mode.name].push(result.perSecond);
-    callCpu[mode.name].push(result);
+    callRuns[mode.name].push(result);
     progress(
       `round ${roundIndex + 1}: calls, ${mode.name}: ${round(result.perSecond)}/s (${result.refused} failed); ${cpuText(result, "call")}`,
     );
@@ -531,16 +589,54 @@ const cpuMedians = (runs: Rates[]) => ({
   client: median(runs.map((run) => run.cpu.client)),
   idle: median(runs.map((run) => run.idle)),
 });
-const cpuOf = {
-  one: cpuMedians(statusCpu.one),
-  three: cpuMedians(statusCpu.three),
-  owners: cpuMedians(statusCpu.owners),
-};
 const cpuCell = (m: ReturnType<typeof cpuMedians>) =>
   `${round(m.servers)} + ${round(m.database)} + ${round(m.client)} = ` +
   `${round(m.servers + m.database + m.client)} µs; ${round(m.idle * 100)}% idle`;
+const perSecond = (runs: Rates[]) => runs.map((run) => run.perSecond);
+/** Each round's best rate of a phase over the client counts: its throughput in that round. */
+const bestOf = (phase: StatusPhase) =>
+  Array.from({ length: rounds }, (_, index) =>
+    Math.max(
+      ...clientCounts.map((clients) => statusRuns.get(clients)?.[phase][index]?.perSecond ?? 0),
+    ),
+  );
+const best = { one: bestOf("one"), three: bestOf("three"), owners: bestOf("owners") };
 /** The processes are taken in turn: two requests in three land away from their campaign's owner. */
 const FORWARDED_SHARE = 2 / 3;
+const statusRows = clientCounts.flatMap((clients): [string, string, string][] => {
+  const runs = statusRuns.get(clients) as Record<StatusPhase, Rates[]>;
+  const cpu = {
+    one: cpuMedians(runs.one),
+    three: cpuMedians(runs.three),
+    owners: cpuMedians(runs.owners),
+  };
+  return [
+    [
+      `status changes a second, ${clients} clients: 1 process / 3 / 3 each at its owner`,
+      `${round(median(perSecond(runs.one)))} / ${round(median(perSecond(runs.three)))} / ` +
+        `${round(median(perSecond(runs.owners)))} = ` +
+        `${round(medianOfRoundRatios(perSecond(runs.three), perSecond(runs.one)), 2)}× / ` +
+        `${round(medianOfRoundRatios(perSecond(runs.owners), perSecond(runs.one)), 2)}×`,
+      "",
+    ],
+    ...(
+      [
+        ["1 process", cpu.one],
+        ["3 processes", cpu.three],
+        ["3, each at its owner", cpu.owners],
+      ] as const
+    ).map(([label, m]): [string, string, string] => [
+      `  CPU per change, ${label}: servers + PostgreSQL + client; host idle`,
+      cpuCell(m),
+      "",
+    ]),
+    [
+      "  server CPU per forwarded change, over one at its owner",
+      `+${round((cpu.three.servers - cpu.owners.servers) / FORWARDED_SHARE)} µs`,
+      "",
+    ],
+  ];
+});
 const rows: [string, string, string][] = [
   [
     "failover to a claim served elsewhere, p50 / p99",
@@ -550,42 +646,27 @@ const rows: [string, string, string][] = [
     "p99 < 10,000 ms",
   ],
   [
-    "status changes a second, 1 process / 3",
-    `${round(median(statusRuns.one))} / ${round(median(statusRuns.three))}` +
-      ` = ${round(medianOfRoundRatios(statusRuns.three, statusRuns.one), 2)}×`,
+    `status changes a second, each at its best over ${clientCounts.join(", ")} clients: 1 process / 3`,
+    `${round(median(best.one))} / ${round(median(best.three))}` +
+      ` = ${round(medianOfRoundRatios(best.three, best.one), 2)}×`,
     "≥ 0.8×",
   ],
   [
-    "status changes a second, 3 with each sent to its owner (no forwarding) / 1",
-    `${round(median(statusRuns.owners))} = ${round(medianOfRoundRatios(statusRuns.owners, statusRuns.one), 2)}×`,
+    "  3 with each request at its campaign's owner (no forwarding), at its best / 1",
+    `${round(median(best.owners))} = ${round(medianOfRoundRatios(best.owners, best.one), 2)}×`,
     "(the ceiling)",
   ],
-  ...(
-    [
-      ["1 process", cpuOf.one],
-      ["3 processes", cpuOf.three],
-      ["3, each sent to its owner", cpuOf.owners],
-    ] as const
-  ).map(([label, m]): [string, string, string] => [
-    `CPU per status change, ${label}: servers + PostgreSQL + client; host idle`,
-    cpuCell(m),
-    "",
-  ]),
-  [
-    "server CPU per forwarded status change, over one at its owner",
-    `+${round((cpuOf.three.servers - cpuOf.owners.servers) / FORWARDED_SHARE)} µs`,
-    "",
-  ],
+  ...statusRows,
   [
     "calls a second, 1 process / 3",
-    `${round(median(callRuns.one))} / ${round(median(callRuns.three))}` +
-      ` = ${round(medianOfRoundRatios(callRuns.three, callRuns.one), 2)}×`,
+    `${round(median(perSecond(callRuns.one)))} / ${round(median(perSecond(callRuns.three)))}` +
+      ` = ${round(medianOfRoundRatios(perSecond(callRuns.three), perSecond(callRuns.one)), 2)}×`,
     "≥ 0.8×",
   ],
   ...(
     [
-      ["1 process", cpuMedians(callCpu.one)],
-      ["3 processes", cpuMedians(callCpu.three)],
+      ["1 process", cpuMedians(callRuns.one)],
+      ["3 processes", cpuMedians(callRuns.three)],
     ] as const
   ).map(([label, m]): [string, string, string] => [
     `CPU per call, ${label}: servers + PostgreSQL + client; host idle`,
