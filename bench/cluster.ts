@@ -3,7 +3,7 @@
  * process against three.
  *
  *   bun bench/cluster.ts [--trials 20] [--failover-minutes 8] [--seconds 8] [--rounds 3]
- *                        [--clients 16,144] [--call-clients 4] [--forwarded 200]
+ *                        [--warmup 2] [--clients 16,144] [--call-clients 4] [--forwarded 200]
  *
  * Starts its own PostgreSQL cluster and three server processes on one new database of it
  * (test/helpers/cluster.ts), and measures:
@@ -25,10 +25,12 @@
  *      processes with each request at its campaign's owner, so that nothing is forwarded:
  *      the ceiling that forwarding is measured against. A round's `--seconds` of each phase
  *      run in four slices, the phases of status changes taking turns and then those of
- *      calls, so that all meet the same moments of a noisy machine. For each phase: the CPU time per change or call of the server processes, of
- *      PostgreSQL and of this client (/proc), and the host's idle share (one process is held
- *      by its commits' latency, three by the CPU); the difference between forwarded and
- *      owner-routed changes is the server CPU a forwarded command costs.
+ *      calls, so that all meet the same moments of a noisy machine; `--warmup` seconds of
+ *      each phase, not counted, go first. For each phase: the CPU time per change or call of
+ *      the server processes, of PostgreSQL and of this client (/proc), and the host's idle
+ *      share (one process is held by its commits' latency, three by the CPU); the difference
+ *      between forwarded and owner-routed changes is the server CPU a forwarded command
+ *      costs.
  *  (c) forwarding: the same status change sent to the campaign's owner and to another
  *      process, alternately, one at a time; medians.
  *
@@ -66,6 +68,7 @@ const option = (name: string, fallback: string) => {
 const trials = Number(option("trials", "20"));
 const seconds = Number(option("seconds", "8"));
 const rounds = Number(option("rounds", "3"));
+const warmup = Number(option("warmup", "2"));
 /** The numbers of clients sending status changes at once: a phase runs at each. */
 const clientCounts = option("clients", "16,144").split(",").map(Number);
 /** Clients claiming and reporting calls at once. */
@@ -77,7 +80,7 @@ const STATUS_CAMPAIGNS = 160;
 const SLICES = 4;
 const DIAL_AGENTS = 10;
 /** Fresh leads for every round of a mode at up to 1,500 calls a second. */
-const DIAL_LEADS = Math.max(6_000, rounds * seconds * 1_500);
+const DIAL_LEADS = Math.max(6_000, (rounds * seconds + warmup) * 1_500);
 /** A trial that sees no claim served within this long counts as a miss. */
 const FAILOVER_BOUND_MS = 20_000;
 
@@ -524,6 +527,17 @@ const callRuns = { one: [] as Rates[], three: [] as Rates[] };
 const cpuText = (run: Rates, per = "change") =>
   `CPU µs per ${per}: servers ${round(run.cpu.servers)}, PostgreSQL ${round(run.cpu.database)}, ` +
   `client ${round(run.cpu.client)}; host ${round(run.idle * 100)}% idle`;
+// Not counted: every process's paths of status changes and calls compiled, its links open.
+progress(`warm-up: ${warmup} s of each phase`);
+for (const phase of statusPhases) {
+  await statusChanges(c, {
+    mode: phase === "one" ? one : three,
+    clients: Math.max(...clientCounts),
+    forSeconds: warmup,
+    owners: phase === "owners" ? await ownersOf(c, three) : undefined,
+  });
+}
+for (const mode of [one, three]) await calls(c, mode, warmup);
 for (let roundIndex = 0; roundIndex < rounds; roundIndex++) {
   // The round's seconds of each phase, in slices taken in turn (the order rotating), so that
   // every phase meets the same moments of a shared, noisy machine.
@@ -592,6 +606,16 @@ const cpuMedians = (runs: Rates[]) => ({
 const cpuCell = (m: ReturnType<typeof cpuMedians>) =>
   `${round(m.servers)} + ${round(m.database)} + ${round(m.client)} = ` +
   `${round(m.servers + m.database + m.client)} µs; ${round(m.idle * 100)}% idle`;
+/** A report row for each mode's CPU per operation. */
+const cpuRows = (
+  title: string,
+  modes: [label: string, cpu: ReturnType<typeof cpuMedians>][],
+): [string, string, string][] =>
+  modes.map(([label, cpu]) => [
+    `${title}, ${label}: servers + PostgreSQL + client; host idle`,
+    cpuCell(cpu),
+    "",
+  ]);
 const perSecond = (runs: Rates[]) => runs.map((run) => run.perSecond);
 /** Each round's best rate of a phase over the client counts: its throughput in that round. */
 const bestOf = (phase: StatusPhase) =>
@@ -619,16 +643,10 @@ const statusRows = clientCounts.flatMap((clients): [string, string, string][] =>
         `${round(medianOfRoundRatios(perSecond(runs.owners), perSecond(runs.one)), 2)}×`,
       "",
     ],
-    ...(
-      [
-        ["1 process", cpu.one],
-        ["3 processes", cpu.three],
-        ["3, each at its owner", cpu.owners],
-      ] as const
-    ).map(([label, m]): [string, string, string] => [
-      `  CPU per change, ${label}: servers + PostgreSQL + client; host idle`,
-      cpuCell(m),
-      "",
+    ...cpuRows("  CPU per change", [
+      ["1 process", cpu.one],
+      ["3 processes", cpu.three],
+      ["3, each at its owner", cpu.owners],
     ]),
     [
       "  server CPU per forwarded change, over one at its owner",
@@ -663,15 +681,9 @@ const rows: [string, string, string][] = [
       ` = ${round(medianOfRoundRatios(perSecond(callRuns.three), perSecond(callRuns.one)), 2)}×`,
     "≥ 0.8×",
   ],
-  ...(
-    [
-      ["1 process", cpuMedians(callRuns.one)],
-      ["3 processes", cpuMedians(callRuns.three)],
-    ] as const
-  ).map(([label, m]): [string, string, string] => [
-    `CPU per call, ${label}: servers + PostgreSQL + client; host idle`,
-    cpuCell(m),
-    "",
+  ...cpuRows("CPU per call", [
+    ["1 process", cpuMedians(callRuns.one)],
+    ["3 processes", cpuMedians(callRuns.three)],
   ]),
   [
     "status change at the owner / forwarded, median",
