@@ -327,12 +327,12 @@ async function sendStatusChange(
 ): Promise<number> {
   const { port } = c.member(via);
   const name = `${client}:${port}`;
-  let connection = connections.get(name);
-  if (!connection) {
-    connection = KeepAliveConnection.open(port);
-    connections.set(name, connection);
-  }
   try {
+    let connection = connections.get(name);
+    if (!connection || (await connection).closed) {
+      connection = KeepAliveConnection.open(port);
+      connections.set(name, connection);
+    }
     return await (await connection).request(
       `POST /api/v1/campaigns/${request.campaignId}/status HTTP/1.1\r\nhost: 127.0.0.1\r\n` +
         `authorization: Bearer ${request.token}\r\ncontent-type: application/json\r\n` +

@@ -39,9 +39,9 @@ export class KeepAliveConnection {
     return promise;
   }
 
-  close(): void {
-    this.socket?.end();
-    this.socket = undefined;
+  /** Closed by either end (a server closes connections idle for long): open another. */
+  get closed(): boolean {
+    return this.socket === undefined;
   }
 
   private read(chunk: Buffer): void {
