@@ -26,7 +26,7 @@
  *      the ceiling that forwarding is measured against. A round's `--seconds` of each phase
  *      run in four slices, the phases of status changes taking turns and then those of
  *      calls, so that all meet the same moments of a noisy machine; `--warmup` seconds of
- *      each phase, not counted, go first. For each phase: the CPU time per change or call of
+ *      each phase of status changes, not counted, go first. For each phase: the CPU time per change or call of
  *      the server processes, of PostgreSQL and of this client (/proc), and the host's idle
  *      share (one process is held by its commits' latency, three by the CPU); the difference
  *      between forwarded and owner-routed changes is the server CPU a forwarded command
@@ -80,7 +80,7 @@ const STATUS_CAMPAIGNS = 160;
 const SLICES = 4;
 const DIAL_AGENTS = 10;
 /** Fresh leads for every round of a mode at up to 1,500 calls a second. */
-const DIAL_LEADS = Math.max(6_000, (rounds * seconds + warmup) * 1_500);
+const DIAL_LEADS = Math.max(6_000, rounds * seconds * 1_500);
 /** A trial that sees no claim served within this long counts as a miss. */
 const FAILOVER_BOUND_MS = 20_000;
 
@@ -527,8 +527,9 @@ const callRuns = { one: [] as Rates[], three: [] as Rates[] };
 const cpuText = (run: Rates, per = "change") =>
   `CPU µs per ${per}: servers ${round(run.cpu.servers)}, PostgreSQL ${round(run.cpu.database)}, ` +
   `client ${round(run.cpu.client)}; host ${round(run.idle * 100)}% idle`;
-// Not counted: every process's paths of status changes and calls compiled, its links open.
-progress(`warm-up: ${warmup} s of each phase`);
+// Not counted: the two processes that idled so far compile their paths of status changes and
+// open their links. The calls come after the status changes in every round.
+progress(`warm-up: ${warmup} s of each phase of status changes`);
 for (const phase of statusPhases) {
   await statusChanges(c, {
     mode: phase === "one" ? one : three,
@@ -537,7 +538,6 @@ for (const phase of statusPhases) {
     owners: phase === "owners" ? await ownersOf(c, three) : undefined,
   });
 }
-for (const mode of [one, three]) await calls(c, mode, warmup);
 for (let roundIndex = 0; roundIndex < rounds; roundIndex++) {
   // The round's seconds of each phase, in slices taken in turn (the order rotating), so that
   // every phase meets the same moments of a shared, noisy machine.
