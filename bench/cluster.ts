@@ -278,7 +278,7 @@ async function prepareMode(c: Cluster, name: Mode["name"], via?: number): Promis
   for (let index = 0; index < STATUS_CAMPAIGNS; index += 8) {
     const batch = await Promise.all(
       Array.from({ length: 8 }, (_, offset) =>
-        createCampaign(c, { token: admin, name: `Status ${index + offset}` }),
+        createCampaign(c, { token: admin, name: `Status ${index + offset}`, via }),
       ),
     );
     for (const campaign of batch) {
@@ -286,8 +286,15 @@ async function prepareMode(c: Cluster, name: Mode["name"], via?: number): Promis
       statusCampaigns.push(campaign.id);
     }
   }
-  const dialing = await createCampaign(c, { token: admin, name: "Dialing", dialRatio: 5 });
-  const leads = await importLeads(c, { token: admin, campaignId: dialing.id, count: DIAL_LEADS });
+  // "One process" must own its campaigns from the start: an import, for one, takes the
+  // campaign's lease where it lands.
+  const dialing = await createCampaign(c, { token: admin, name: "Dialing", dialRatio: 5, via });
+  const leads = await importLeads(c, {
+    token: admin,
+    campaignId: dialing.id,
+    count: DIAL_LEADS,
+    via,
+  });
   if (leads.imported !== DIAL_LEADS)
     throw new Error(`${leads.imported} of ${DIAL_LEADS} leads imported: the rounds would run dry`);
   await changeStatus(c, { token: admin, campaignId: dialing.id, action: "start", via });
@@ -513,6 +520,10 @@ const c = cluster;
 const failed = await failover(c);
 const one = await prepareMode(c, "one", 0);
 const three = await prepareMode(c, "three");
+for (const id of [...one.statusCampaigns, one.dialing]) {
+  const owner = await c.ownerOf(id);
+  if (owner !== 0) throw new Error(`campaign ${id} of "one process" is owned by process ${owner}`);
+}
 type Rates = ReturnType<typeof rates>;
 const statusPhases = ["one", "three", "owners"] as const;
 type StatusPhase = (typeof statusPhases)[number];

@@ -90,10 +90,18 @@ export async function createUser(
 /** A campaign that dials all day in the leads' zones, with the shortest retry delay allowed. */
 export async function createCampaign(
   client: Client,
-  options: { token: string; name: string; maxAttempts?: number; dialRatio?: number },
+  options: {
+    token: string;
+    name: string;
+    maxAttempts?: number;
+    dialRatio?: number;
+    /** The process to send to; any, taken in turn, if not given. */
+    via?: number | undefined;
+  },
 ): Promise<Json> {
   const body = await must(client, "POST", "/api/v1/campaigns", {
     token: options.token,
+    via: options.via,
     body: {
       name: options.name,
       calling_window: { start: "00:00", end: "23:59" },
@@ -108,11 +116,19 @@ export async function createCampaign(
 /** Imports `count` leads (US numbers, UTC) into a new lead list of the campaign. */
 export async function importLeads(
   client: Client,
-  options: { token: string; campaignId: string; count: number; firstNumber?: number },
+  options: {
+    token: string;
+    campaignId: string;
+    count: number;
+    firstNumber?: number;
+    /** The process to send to; any, taken in turn, if not given. */
+    via?: number | undefined;
+  },
 ) {
   const list = (
     await must(client, "POST", `/api/v1/campaigns/${options.campaignId}/lead-lists`, {
       token: options.token,
+      via: options.via,
       body: { name: "Leads", caller_id: "+14155550100" },
     })
   ).data.lead_list;
@@ -131,7 +147,7 @@ export async function importLeads(
       client,
       "POST",
       `/api/v1/campaigns/${options.campaignId}/lead-lists/${list.id}/import`,
-      { token: options.token, body: form, timeoutMs: 60_000 },
+      { token: options.token, body: form, timeoutMs: 60_000, via: options.via },
     )
   ).data.import;
   return { listId: list.id as string, imported: report.imported as number };
