@@ -227,6 +227,27 @@ export const findClaimedCalls = (
     )
     .orderBy(asc(calls.id));
 
+/**
+ * The campaign of a node's call, and whether the call has ended: where an event for it goes,
+ * read by a process that does not run the campaign (two node requests in three, with three
+ * processes), so written as text for the driver.
+ */
+export async function nodeCallCampaign(
+  raw: RawClient,
+  nodeId: string,
+  callId: string,
+): Promise<{ campaignId: string; ended: boolean } | undefined> {
+  const [row] = await runStatement<{ campaign_id: string; status: string }>(
+    raw,
+    NODE_CALL_CAMPAIGN,
+    [nodeId, callId],
+  );
+  return row && { campaignId: row.campaign_id, ended: row.status === "ended" };
+}
+
+const NODE_CALL_CAMPAIGN = `
+  select campaign_id::text, status from calls where edge_node_id = $1::uuid and id = $2::uuid`;
+
 export const findNodeCall = async (db: Executor, nodeId: string, callId: string) =>
   (
     await db

@@ -19,6 +19,7 @@ import {
   findNodeCall,
   findTenantCall,
   liveCallsOnNode,
+  nodeCallCampaign,
   readHopper,
   runningCampaignIds,
   saveLiveCall,
@@ -479,10 +480,13 @@ export async function applyCallEvent(
   if (!isUuid(callId)) throw notFound("call");
   let campaignId = deps.campaigns.campaignOfCall(callId);
   if (!campaignId) {
-    const row = await findNodeCall(deps.db, node.nodeId, callId);
-    if (!row) throw notFound("call");
-    if (row.status === "ended") return { call: callView(row) };
-    campaignId = row.campaignId;
+    const found = await nodeCallCampaign(deps.rawDb, node.nodeId, callId);
+    if (!found) throw notFound("call");
+    if (found.ended) {
+      const row = await findNodeCall(deps.db, node.nodeId, callId);
+      if (row) return { call: callView(row) };
+    }
+    campaignId = found.campaignId;
   }
   return onOwner(
     deps,
