@@ -26,11 +26,11 @@
  *      the ceiling that forwarding is measured against. A round's `--seconds` of each phase
  *      run in four slices, the phases of status changes taking turns and then those of
  *      calls, so that all meet the same moments of a noisy machine; `--warmup` seconds of
- *      each phase of status changes, not counted, go first. For each phase: the CPU time per change or call of
- *      the server processes, of PostgreSQL and of this client (/proc), and the host's idle
- *      share (one process is held by its commits' latency, three by the CPU); the difference
- *      between forwarded and owner-routed changes is the server CPU a forwarded command
- *      costs.
+ *      each phase of status changes, not counted, go first. For each phase: the CPU time per
+ *      change or call of the server processes, of PostgreSQL and of this client (/proc), and
+ *      the host's idle share (one process is held by its commits' latency, three by the
+ *      CPU); the difference between forwarded and owner-routed changes is the server CPU a
+ *      forwarded command costs.
  *  (c) forwarding: the same status change sent to the campaign's owner and to another
  *      process, alternately, one at a time; medians.
  *
@@ -312,7 +312,22 @@ async function prepareMode(c: Cluster, name: Mode["name"], via?: number): Promis
       via,
     });
   }
-  return { name, via, workspace, statusCampaigns, statuses: new Map(), dialing: dialing.id };
+  const mode: Mode = {
+    name,
+    via,
+    workspace,
+    statusCampaigns,
+    statuses: new Map(),
+    dialing: dialing.id,
+  };
+  if (via !== undefined) {
+    for (const [id, owner] of [
+      ...(await ownersOf(c, mode)),
+      [mode.dialing, await c.ownerOf(mode.dialing)],
+    ])
+      if (owner !== via) throw new Error(`campaign ${id} of "${name}" is run by process ${owner}`);
+  }
+  return mode;
 }
 
 /** Each status campaign's owner by its lease: where a request goes to be forwarded nowhere. */
@@ -520,10 +535,6 @@ const c = cluster;
 const failed = await failover(c);
 const one = await prepareMode(c, "one", 0);
 const three = await prepareMode(c, "three");
-for (const id of [...one.statusCampaigns, one.dialing]) {
-  const owner = await c.ownerOf(id);
-  if (owner !== 0) throw new Error(`campaign ${id} of "one process" is owned by process ${owner}`);
-}
 type Rates = ReturnType<typeof rates>;
 const statusPhases = ["one", "three", "owners"] as const;
 type StatusPhase = (typeof statusPhases)[number];
