@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { closeOwnerEnd } from "../../src/cluster/owner.ts";
 import { createWorkspace } from "../helpers/app.ts";
+import { importFile } from "../helpers/leads.ts";
 import { startLeasedProcess } from "../helpers/leased-process.ts";
 
 /**
@@ -185,6 +186,70 @@ describe.skipIf(!enabled)("a campaign's commands reach its owner", () => {
     expect(a.server.pendingWebSockets).toBe(0);
     // A's own requests go to B over a new link.
     expect(await status(a, "start")).toEqual({ status: 200, campaign: "running" });
+  });
+
+  test("a node's events sent to a process that does not run the campaign reach its owner; another node's are 404", async () => {
+    const [a, b] = [await startProcess(), await startProcess()] as [Process, Process];
+    const json = async (reply: Promise<{ status: number; text: string }>) => {
+      const { status, text } = await reply;
+      return { status, body: JSON.parse(text) };
+    };
+    const campaign = (
+      await json(
+        call(a, "POST", "/api/v1/campaigns", {
+          name: "events",
+          calling_window: { start: "00:00", end: "23:59" },
+        }),
+      )
+    ).body.data.campaign;
+    const list = (
+      await json(
+        call(a, "POST", `/api/v1/campaigns/${campaign.id}/lead-lists`, {
+          name: "L",
+          caller_id: "+14155550100",
+        }),
+      )
+    ).body.data.lead_list;
+    await importFile(
+      w,
+      `/api/v1/campaigns/${campaign.id}/lead-lists/${list.id}/import`,
+      token,
+      "phone,timezone\n+14155552671,America/New_York\n",
+    );
+    const nodeKey = async (name: string) =>
+      (await json(call(a, "POST", "/api/v1/edge-nodes", { name, max_concurrent_calls: 1 }))).body
+        .data.key as string;
+    const [mine, theirs] = [await nodeKey("edge"), await nodeKey("edge-2")];
+    await call(a, "POST", `/api/v1/campaigns/${campaign.id}/status`, { action: "start" });
+    await call(a, "POST", "/api/v1/agents/me/state", { state: "ready", campaign_id: campaign.id });
+    expect(a.deps.campaigns.leases.holds(campaign.id)).toBe(true);
+    const claimed = await json(
+      call(a, "POST", "/api/v1/nodes/jobs/claim", { max: 1 }, { authorization: `Bearer ${mine}` }),
+    );
+    const callId = claimed.body.data.jobs[0]?.call_id as string;
+    expect(callId).toBeDefined();
+    const event = (key: string, type: string, extra: Record<string, unknown> = {}) =>
+      json(
+        call(
+          b,
+          "POST",
+          `/api/v1/nodes/calls/${callId}/events`,
+          { type, at: new Date(w.clock.now()).toISOString(), ...extra },
+          { authorization: `Bearer ${key}` },
+        ),
+      );
+
+    expect((await event(theirs, "ringing")).status).toBe(404);
+    expect(b.deps.campaigns.leases.holds(campaign.id)).toBe(false);
+    const ringing = await event(mine, "ringing");
+    expect(ringing.status).toBe(200);
+    expect(ringing.body.data.call.status).toBe("ringing");
+    const ended = await event(mine, "ended", { hangup_cause: "NO_ANSWER" });
+    expect(ended.body.data.call.status).toBe("ended");
+    // A repeat is answered from the ended call where it lands, the same as the first.
+    const again = await event(mine, "ended", { hangup_cause: "NO_ANSWER" });
+    expect(again).toEqual(ended);
+    expect((await event(theirs, "ended", { hangup_cause: "NO_ANSWER" })).status).toBe(404);
   });
 
   test("when the owner is gone, its campaign moves to the next process once its lease lapses", async () => {
