@@ -124,9 +124,14 @@ function moved(leads: Record<LeadState, number>, moves: LeadMove[]) {
 
 /**
  * The dialing state after one committed change. Pure but for the history and the ledger,
- * which it records into (see `DialingState`).
+ * which it records into (see `DialingState`) unless `record` is false: a preview of what a
+ * decision would lead to, which must leave them as they are.
  */
-export function applyDialing(state: DialingState, event: DialingEvent): DialingState {
+export function applyDialing(
+  state: DialingState,
+  event: DialingEvent,
+  record = true,
+): DialingState {
   switch (event.type) {
     case "dialing.loaded":
       return event.dialing;
@@ -164,9 +169,11 @@ export function applyDialing(state: DialingState, event: DialingEvent): DialingS
       const recent =
         state.recent.length >= RECENT_CALLS ? state.recent.slice(1) : state.recent.slice();
       recent.push(event.outcome);
-      recordEndedCall(state.history, event);
-      const entry = ledgerEntryOf(event);
-      if (entry) state.ledger.record(entry);
+      if (record) {
+        recordEndedCall(state.history, event);
+        const entry = ledgerEntryOf(event);
+        if (entry) state.ledger.record(entry);
+      }
       return {
         ...state,
         calls,
@@ -179,12 +186,21 @@ export function applyDialing(state: DialingState, event: DialingEvent): DialingS
     case "dialing.leadsCounted":
       return { ...state, leads: event.leads };
     case "dialing.wrappedUp":
+      if (!record) return state;
       state.history.wrapped(event.wrapMs, event.at);
       return { ...state };
     case "dialing.started":
       return state.firstStartedAt === null ? { ...state, firstStartedAt: event.at } : state;
   }
 }
+
+/** The dialing state a decision's events would lead to, the history and ledger left alone. */
+export const previewDialing = (state: DialingState, events: readonly { type: string }[]) =>
+  events.reduce(
+    (next, event) =>
+      event.type.startsWith("dialing.") ? applyDialing(next, event as DialingEvent, false) : next,
+    state,
+  );
 
 /**
  * What the hopper reads from the database before a claim: every kind of lead when it is

@@ -1,5 +1,14 @@
-import type { CampaignEvent, CampaignSnapshot, RestorableContext } from "./campaign.machine.ts";
+import type { ApiError } from "../src/errors.ts";
+import type { CampaignSnapshot, RestorableContext } from "./campaign.machine.ts";
+import type {
+  CampaignCommand,
+  CampaignEffect,
+  CampaignWrite,
+  CommandInputs,
+  CommitFacts,
+} from "./commands.ts";
 import type { DialingState } from "./dialing.ts";
+import type { CommandTarget } from "./registry.ts";
 import type { LiveUser, TenantContext } from "./tenant.machine.ts";
 
 /** What machines and services may ask the world for. Tests supply controlled versions. */
@@ -32,26 +41,30 @@ export interface TenantStore {
 }
 
 /**
- * What a campaign command decided, before anything was written: the writes to commit, the
- * events the actor adopts once they have committed, what follows outside the campaign once
- * it has (pushes, an agent's next state), and the reply. All but the writes may depend on
- * what the commit reported (a row the database returned, a lead's next state).
+ * What a campaign's commands need of the world around the pure step (`actors/decide.ts`):
+ * the reads a command decides on, the one port its writes commit through (a decision's
+ * writes, all or none), and what follows outside the campaign once the actor has adopted
+ * them (pushes, agents' next states). `carryOut` may return what the reply waits for.
  */
-export interface CampaignDecision<W, F, R, E = never> {
-  writes: W[];
-  adopt(facts: F): CampaignEvent[];
-  effects?(facts: F): E[];
-  reply(facts: F): R;
+export interface CommandPort {
+  gather(snapshot: CampaignSnapshot, command: CampaignCommand, now: number): Promise<CommandInputs>;
+  commit(writes: CampaignWrite[]): Promise<CommitFacts>;
+  carryOut(effects: CampaignEffect[]): Promise<unknown> | undefined;
 }
 
-/**
- * How one kind of campaign command runs (see `CampaignRegistry.execute`): a pure step that
- * decides from the actor's snapshot, the command and the time (a refusal is thrown), the
- * port that commits the writes a step decided, all of them or none, and what carries out
- * the decision's effects once the actor has adopted it.
- */
-export interface CampaignPipeline<C, W, F, R, E = never> {
-  step(snapshot: CampaignSnapshot, command: C, now: number): CampaignDecision<W, F, R, E>;
-  commit(writes: W[]): Promise<F>;
-  apply?(effects: E[]): void;
+/** What a forward to another process came back with. */
+export type ForwardReply =
+  | { kind: "done"; value: unknown }
+  | { kind: "failed"; error: ApiError; silent?: boolean }
+  /** Not the owner (any more): nothing was done. */
+  | { kind: "elsewhere" }
+  /** Nothing listens at the owner's address: nothing was done. */
+  | { kind: "refused" };
+
+/** Sends a campaign's command to the process that owns it (src/cluster/owner.ts). */
+export interface Forwarder {
+  forward(
+    url: string,
+    message: { target: CommandTarget; command: CampaignCommand; requestId: string },
+  ): Promise<ForwardReply>;
 }

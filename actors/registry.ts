@@ -5,30 +5,48 @@ import {
   LeaseLostError,
   localLeases,
 } from "../src/cluster/leases.ts";
+import { ApiError, notFound } from "../src/errors.ts";
 import { KeyedMutex } from "../src/lib/keyed-mutex.ts";
 import type { Logger } from "../src/logger.ts";
 import {
   type CampaignActor,
   type CampaignContext,
   type CampaignEmitted,
+  type CampaignEvent,
   type CampaignMachine,
   campaignActorFrom,
   campaignMachine,
   type RestorableContext,
   restoredSnapshot,
 } from "./campaign.machine.ts";
+import type { CampaignCommand, ReplyOf } from "./commands.ts";
+import { decide, needsDialing } from "./decide.ts";
 import type { DialingEvent, DialingState, LiveCall } from "./dialing.ts";
-import type { CampaignPipeline, CampaignStore, Clock } from "./ports.ts";
+import type { CampaignStore, Clock, CommandPort, Forwarder } from "./ports.ts";
 
 export type CampaignListener = (event: CampaignEmitted) => void;
 
 /** Commands waiting in one campaign's line at most; more are refused (503) until it moves. */
 export const MAX_WAITING_COMMANDS = 1_000;
 
+/** Attempts to find and reach an owner before answering 503; an owner that died is replaced within a lease. */
+const ROUTE_ATTEMPTS = 5;
+
+/** Where a command goes: a campaign of a tenant, and what to call it when there is none. */
+export interface CommandTarget {
+  tenantId: string;
+  campaignId: string;
+  /** The resource a 404 names: the campaign, or the call the command was about. */
+  missing?: "campaign" | "call";
+}
+
 /**
- * Owns the lifecycle of campaign actors. An actor is restored from the store before it takes
- * any event (the init gate), commands to one campaign run one at a time, and an actor that
- * fails is dropped and restored from its last committed state on next use.
+ * Owns the campaign actors and is the one way into them: `run` routes a command to the
+ * process that holds the campaign's lease, serialises it in the campaign's queue, restores
+ * the actor first if needed (the init gate), gathers what the command reads of the world,
+ * decides (a pure step), commits the decision's writes through the port, has the actor adopt
+ * them, and carries out what follows. An actor that fails, or whose commit may or may not
+ * have happened, is dropped and restored from the database on next use.
  */
 export class CampaignRegistry {
   private readonly actors = new Map<string, CampaignActor>();
@@ -40,6 +58,8 @@ export class CampaignRegistry {
   /** Calls in flight of loaded dialing states: which campaign an event goes to, and node load. */
   private readonly liveCalls = new Map<string, { campaignId: string; nodeId: string }>();
   private readonly nodeLoad = new Map<string, number>();
+  private port: CommandPort | undefined;
+  private forwarder: Forwarder | undefined;
 
   constructor(
     private readonly store: CampaignStore,
@@ -52,6 +72,144 @@ export class CampaignRegistry {
   ) {
     // A campaign whose lease moves, either way, starts again from the database.
     leases.onChange((_change, campaignId) => this.release(campaignId));
+  }
+
+  /** The port commands commit and carry out through, and how they reach other processes. */
+  connect(port: CommandPort, forwarder?: Forwarder): void {
+    this.port = port;
+    this.forwarder = forwarder;
+  }
+
+  /**
+   * Runs a command on the campaign's owner: here when this process holds its lease (or takes
+   * it, nobody holding it), else sent to the owner. A command whose write was refused by its
+   * fence (the lease moved meanwhile) committed nothing and goes to the new owner. With one
+   * process, every campaign is held here.
+   */
+  async run<C extends CampaignCommand>(
+    sent: CommandTarget,
+    command: C,
+    requestId = "",
+  ): Promise<ReplyOf<C>> {
+    // Ids are stored in lower case; a campaign is one actor whatever case it was named in.
+    const target = { ...sent, campaignId: sent.campaignId.toLowerCase() };
+    const leases = this.leases;
+    let unreachable: string | undefined;
+    for (let attempt = 0; attempt < ROUTE_ATTEMPTS; attempt++) {
+      const owner = leases.holds(target.campaignId)
+        ? ({ kind: "local" } as const)
+        : await leases.resolve(target.tenantId, target.campaignId, unreachable);
+      if (owner.kind === "missing") throw notFound(target.missing ?? "campaign");
+      if (owner.kind === "local") {
+        try {
+          return await this.runHere(target, command);
+        } catch (error) {
+          if (!isLeaseLost(error)) throw error;
+          leases.lost(target.campaignId);
+          continue;
+        }
+      }
+      // `none`: this process is draining and the campaign has no owner yet; another takes it.
+      if (owner.kind === "remote" && this.forwarder) {
+        const reply = await this.forwarder.forward(owner.url, { target, command, requestId });
+        if (reply.kind === "done") return reply.value as ReplyOf<C>;
+        if (reply.kind === "failed") {
+          // An owner that went silent is looked up again next time: it may have been replaced.
+          if (reply.silent) leases.forgetOwner(target.campaignId);
+          throw reply.error;
+        }
+        leases.forgetOwner(target.campaignId);
+        if (reply.kind === "refused") {
+          // Nothing listens where the owner was: it died, and its campaign is taken now.
+          unreachable = owner.url;
+          continue;
+        }
+      }
+      unreachable = undefined;
+      // The owner gave the campaign up or is handing it over: ask again shortly.
+      await Bun.sleep(100 * 2 ** attempt);
+    }
+    throw new ApiError(
+      503,
+      "unavailable",
+      "the campaign's owner cannot be reached; retry shortly",
+      undefined,
+      { "retry-after": "1" },
+    );
+  }
+
+  /**
+   * Runs a command here, where the campaign's lease is held, after every earlier command to
+   * the campaign: a command forwarded by another process comes in here. The reply is given
+   * once what follows the change has settled (an agent's row committed), outside the queue.
+   */
+  async runHere<C extends CampaignCommand>(target: CommandTarget, command: C): Promise<ReplyOf<C>> {
+    const { reply, settled } = await this.queue.run(target.campaignId, () =>
+      this.step(target, command),
+    );
+    if (settled) await settled;
+    return reply;
+  }
+
+  private async step<C extends CampaignCommand>(target: CommandTarget, command: C) {
+    const port = this.port;
+    if (!port) throw new Error("the campaign registry has no port");
+    const { campaignId } = target;
+    // Commands run only where the campaign's lease is held; its owner restores it.
+    if (!this.leases.holds(campaignId)) throw new LeaseLostError(campaignId);
+    const actor = await this.actorFor(campaignId);
+    if (!actor || actor.getSnapshot().context.campaign.tenantId !== target.tenantId)
+      throw notFound(target.missing ?? "campaign");
+    try {
+      if (needsDialing(command)) await this.ensureDialing(actor);
+      const now = this.clock.now();
+      const inputs = await port.gather(actor.getSnapshot(), command, now);
+      const decision = decide(actor.getSnapshot(), command, inputs, now);
+      const facts = await port.commit(decision.writes).catch((error: unknown) => {
+        this.forgetAfterFailedCommit(campaignId, actor, error);
+        throw error;
+      });
+      for (const event of decision.adopt(facts)) this.adopt(actor, event);
+      const settled = port.carryOut(decision.effects(facts));
+      return { reply: decision.reply(facts), settled };
+    } catch (error) {
+      if (isLeaseLost(error)) this.leases.lost(campaignId);
+      throw error;
+    }
+  }
+
+  /** A committed change, adopted by the campaign's actor; the call index follows its calls. */
+  private adopt(actor: CampaignActor, event: CampaignEvent): void {
+    if (event.type === "dialing.loaded") {
+      // A restore after a forgotten actor starts the campaign's index again from the database.
+      const campaignId = actor.getSnapshot().context.campaign.id;
+      for (const [callId, entry] of [...this.liveCalls])
+        if (entry.campaignId === campaignId) this.unindexCall(callId);
+      for (const call of Object.values(event.dialing.calls)) this.indexCall(call);
+    }
+    if (event.type === "dialing.callsPlaced") for (const call of event.calls) this.indexCall(call);
+    if (event.type === "dialing.callEnded") this.unindexCall(event.callId);
+    actor.send(event);
+  }
+
+  /**
+   * A commit that failed may have written part of a decision (a call's end without the
+   * campaign's completion), or all of it with its outcome unknown (the connection dropped
+   * during its commit): the actor is forgotten and restored from the database on its next
+   * command, so that memory never claims a change the database may not have, nor misses one
+   * it has. A refusal (an `ApiError`, such as a version conflict) wrote nothing.
+   */
+  private forgetAfterFailedCommit(campaignId: string, actor: CampaignActor, error: unknown) {
+    if (error instanceof ApiError || isLeaseLost(error)) return;
+    if (this.actors.get(campaignId) !== actor) return;
+    this.logger.warn("campaign actor forgotten after a failed commit", {
+      campaign_id: campaignId,
+      failure: databaseFailureOf(error) ?? "error",
+    });
+    // Its place among running campaigns and its calls stay known: claims and events find it,
+    // and restore it.
+    actor.stop();
+    this.actors.delete(campaignId);
   }
 
   /**
@@ -69,11 +227,7 @@ export class CampaignRegistry {
     );
     for (const context of contexts) this.spawn(context);
     for (const campaignId of await this.store.campaignsWithLiveCalls()) {
-      if (!mine(campaignId)) continue;
-      await this.queue.run(campaignId, async () => {
-        const actor = await this.actorFor(campaignId);
-        if (actor) await this.ensureDialing(actor);
-      });
+      if (mine(campaignId)) await this.restoreDialing(campaignId);
     }
     return contexts.length;
   }
@@ -86,50 +240,17 @@ export class CampaignRegistry {
    */
   async adoptOrphans(only?: readonly string[]): Promise<string[]> {
     const taken = await this.leases.takeOrphans(undefined, only);
-    await Promise.all(
-      taken.map((campaignId) =>
-        this.queue.run(campaignId, async () => {
-          if (!this.leases.holds(campaignId)) return;
-          const actor = await this.actorFor(campaignId);
-          if (actor) await this.ensureDialing(actor);
-        }),
-      ),
-    );
+    await Promise.all(taken.map((campaignId) => this.restoreDialing(campaignId)));
     return taken;
   }
 
-  /**
-   * Like `withCampaign`, with the campaign's dialing state loaded first (once, inside the
-   * campaign's queue, so no committed change can slip between the read and the actor).
-   */
-  withDialing<T>(
-    tenantId: string,
-    campaignId: string,
-    command: (actor: CampaignActor, dialing: DialingState) => Promise<T>,
-  ): Promise<{ found: true; value: T } | { found: false }> {
-    return this.withCampaign(tenantId, campaignId, async (actor) =>
-      command(actor, await this.ensureDialing(actor)),
-    );
-  }
-
-  /**
-   * The tenant's campaign actor when its dialing state is already loaded: changes to single
-   * calls need no place in the campaign's queue, only their committed order per call.
-   */
-  dialingActor(tenantId: string, campaignId: string): CampaignActor | undefined {
-    const actor = this.actors.get(campaignId);
-    const context = actor?.getSnapshot().context;
-    if (!context?.dialing || context.campaign.tenantId !== tenantId) return undefined;
-    return this.leases.holds(campaignId) ? actor : undefined;
-  }
-
-  /** Hands a committed dialing change to the campaign's actor and keeps the call index. */
-  dispatch(actor: CampaignActor, event: DialingEvent): void {
-    if (event.type === "dialing.loaded")
-      for (const call of Object.values(event.dialing.calls)) this.indexCall(call);
-    if (event.type === "dialing.callsPlaced") for (const call of event.calls) this.indexCall(call);
-    if (event.type === "dialing.callEnded") this.unindexCall(event.callId);
-    actor.send(event);
+  /** Restores a campaign held here with its dialing state, in its queue. */
+  private restoreDialing(campaignId: string): Promise<void> {
+    return this.queue.run(campaignId, async () => {
+      if (!this.leases.holds(campaignId)) return;
+      const actor = await this.actorFor(campaignId);
+      if (actor) await this.ensureDialing(actor);
+    });
   }
 
   /** The campaign a call in flight belongs to, when its dialing state is loaded. */
@@ -160,83 +281,6 @@ export class CampaignRegistry {
   }
 
   /**
-   * Runs `command` with the campaign's actor, after every earlier command to that campaign.
-   * Returns undefined when the campaign does not exist or belongs to another tenant.
-   */
-  async withCampaign<T>(
-    tenantId: string,
-    campaignId: string,
-    command: (actor: CampaignActor) => Promise<T>,
-  ): Promise<{ found: true; value: T } | { found: false }> {
-    return this.queue.run(campaignId, async () => {
-      // Commands run only where the campaign's lease is held; its owner restores it.
-      if (!this.leases.holds(campaignId)) throw new LeaseLostError(campaignId);
-      const actor = await this.actorFor(campaignId);
-      if (!actor || actor.getSnapshot().context.campaign.tenantId !== tenantId)
-        return { found: false };
-      try {
-        return { found: true, value: await command(actor) };
-      } catch (error) {
-        this.forgetIfUncertain(campaignId, actor, error);
-        throw error;
-      }
-    });
-  }
-
-  /**
-   * Runs a command through its pipeline, after every earlier command to the campaign: the
-   * step decides from the actor's state, the port commits what it decided, and only then does
-   * the actor adopt the events; a failed commit leaves the actor as it was.
-   */
-  execute<C, W, F, R, E>(
-    tenantId: string,
-    campaignId: string,
-    command: C,
-    pipeline: CampaignPipeline<C, W, F, R, E>,
-  ): Promise<{ found: true; value: R } | { found: false }> {
-    return this.withCampaign(tenantId, campaignId, (actor) =>
-      this.executeOn(actor, command, pipeline),
-    );
-  }
-
-  /** `execute` for a command that already holds the campaign's place in its queue. */
-  async executeOn<C, W, F, R, E>(
-    actor: CampaignActor,
-    command: C,
-    pipeline: CampaignPipeline<C, W, F, R, E>,
-  ): Promise<R> {
-    const decision = pipeline.step(actor.getSnapshot(), command, this.clock.now());
-    const facts = await pipeline.commit(decision.writes);
-    for (const event of decision.adopt(facts)) {
-      if (event.type.startsWith("dialing.")) this.dispatch(actor, event as DialingEvent);
-      else actor.send(event);
-    }
-    const effects = decision.effects?.(facts);
-    if (effects?.length) pipeline.apply?.(effects);
-    return decision.reply(facts);
-  }
-
-  /**
-   * A write whose outcome is unknown (the connection dropped during its commit) leaves the
-   * actor unsure of what the database holds: it is forgotten and restored from the database on
-   * its next command, so that memory never claims a change the database may not have, nor
-   * misses one it has (a retry with the same idempotency key then finds the stored reply).
-   */
-  forgetIfUncertain(campaignId: string, actor: CampaignActor, error: unknown): void {
-    if (isLeaseLost(error)) {
-      this.leases.lost(campaignId);
-      return;
-    }
-    if (databaseFailureOf(error) !== "outcome_unknown") return;
-    if (this.actors.get(campaignId) !== actor) return;
-    this.logger.warn("campaign actor forgotten after a commit of unknown outcome", {
-      campaign_id: campaignId,
-    });
-    actor.stop();
-    this.actors.delete(campaignId);
-  }
-
-  /**
    * Forgets the expired replies of windows that no change has pruned for `idleMs`: a busy
    * window prunes itself as it records, but an idle one would hold its last burst for good.
    * Busy windows are left alone, so a sweep costs nothing per change. Returns how many it pruned.
@@ -255,7 +299,7 @@ export class CampaignRegistry {
     return pruned;
   }
 
-  /** The live context of a loaded campaign, without waiting for its queue. */
+  /** The live context of a loaded campaign, without waiting for its queue: a read. */
   peek(campaignId: string): CampaignContext | undefined {
     const actor = this.actors.get(campaignId);
     return actor && this.leases.holds(campaignId) ? actor.getSnapshot().context : undefined;
@@ -274,7 +318,7 @@ export class CampaignRegistry {
       actor.getSnapshot().context.campaign.id,
       this.clock.now(),
     );
-    this.dispatch(actor, { type: "dialing.loaded", dialing });
+    this.adopt(actor, { type: "dialing.loaded", dialing } satisfies DialingEvent);
     return actor.getSnapshot().context.dialing as DialingState;
   }
 

@@ -23,3 +23,38 @@ export async function runStatement<T>(
  */
 export const arrayLiteral = (values: readonly (string | null)[]) =>
   `{${values.map((value) => (value === null ? "NULL" : `"${value.replace(/["\\]/g, "\\$&")}"`)).join(",")}}`;
+
+/** A parameter of a statement, as the drivers take it. */
+export type StatementParam = string | number | boolean | null;
+
+/**
+ * A statement written with named parameters (`:lead_id`), numbered once for the driver:
+ * read by name rather than by counting `$n`, and run with one object of named values. A
+ * name used twice is one parameter; a name missing from the values is an error at once.
+ */
+export function namedStatement<P extends Record<string, StatementParam>>(text: string) {
+  const names: string[] = [];
+  // `::type` casts are left alone: a name follows a single colon.
+  const numbered = text.replace(/(?<![:\w]):([a-z_][a-z0-9_]*)/g, (_match, name: string) => {
+    const known = names.indexOf(name);
+    if (known !== -1) return `$${known + 1}`;
+    names.push(name);
+    return `$${names.length}`;
+  });
+  return {
+    text: numbered,
+    /** The values in the order of their numbers. */
+    values: (params: P) => valuesOf(names, params),
+    run<T>(raw: RawClient, params: P): Promise<T[]> {
+      return runStatement<T>(raw, numbered, valuesOf(names, params));
+    },
+  };
+}
+
+function valuesOf(names: readonly string[], params: Record<string, StatementParam>) {
+  return names.map((name) => {
+    const value = params[name];
+    if (value === undefined) throw new Error(`statement parameter :${name} is missing`);
+    return value;
+  });
+}

@@ -2,11 +2,12 @@ import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
 import { campaignMachine } from "../actors/campaign.machine.ts";
 import type { Clock } from "../actors/ports.ts";
-import { CampaignRegistry, MAX_WAITING_COMMANDS } from "../actors/registry.ts";
+import { CampaignRegistry } from "../actors/registry.ts";
 import { TenantRegistry } from "../actors/tenant-registry.ts";
 import type { DatabaseHandle } from "../db/client.ts";
+import { campaignPort, statusCommitsOn } from "./campaign/port.ts";
 import { type CampaignLeases, localLeases } from "./cluster/leases.ts";
-import { ownerCommandsModule } from "./cluster/owner.ts";
+import { forwarderOf, ownerCommandsModule } from "./cluster/owner.ts";
 import type { Config } from "./config.ts";
 import { consoleModule } from "./console/server.ts";
 import type { ServiceDeps } from "./deps.ts";
@@ -24,7 +25,7 @@ import { apiKeysModule } from "./modules/api-keys/index.ts";
 import { auditModule } from "./modules/audit/index.ts";
 import { authModule } from "./modules/auth/index.ts";
 import { campaignsModule } from "./modules/campaigns/index.ts";
-import { campaignStatsFor, statusCommitsOn } from "./modules/campaigns/service.ts";
+import { campaignStatsFor } from "./modules/campaigns/service.ts";
 import { campaignStore } from "./modules/campaigns/store.ts";
 import { cdrsModule } from "./modules/cdrs/index.ts";
 import { dncModule } from "./modules/dnc/index.ts";
@@ -90,7 +91,6 @@ export function createServiceDeps(input: ServiceDepsInput): ServiceDeps {
         availability: input.database.availability,
         graceMs: input.config.AGENT_DISCONNECT_GRACE_SECONDS * 1000,
       }),
-      gate: new KeyedMutex(MAX_WAITING_COMMANDS),
       cursors: new Map(),
       pacer: PACER_DEFAULTS,
       paced: new Map(),
@@ -103,6 +103,7 @@ export function createServiceDeps(input: ServiceDepsInput): ServiceDeps {
     importGate: new KeyedMutex(),
     statusCommits: statusCommitsOn(input.database.raw),
   };
+  deps.campaigns.connect(campaignPort(deps), forwarderOf(deps));
   deps.sharedRateCounts = sharedRateCountsOf(deps);
   connectRealtime(deps);
   return deps;

@@ -52,12 +52,11 @@ export interface ServiceDeps {
    */
   sharedRateCounts: SharedRateCounts | undefined;
   /**
-   * Agents' presence, claim serialisation per node, fair-share cursors per tenant, and the
+   * Agents' presence, fair-share cursors per tenant, and the
    * predictive pacer's tuning (the defaults; the simulator tries others).
    */
   dialer: {
     agents: AgentBoard;
-    gate: KeyedMutex;
     cursors: Map<string, number>;
     pacer: PacerTuning;
     /**

@@ -9,8 +9,8 @@ import { closeOwnerEnd, closeOwnerLinks } from "./cluster/owner.ts";
 import { connectPushRelay } from "./cluster/push-relay.ts";
 import { rebalance } from "./cluster/rebalance.ts";
 import { ConfigError, loadConfig } from "./config.ts";
+import { sweepExpiredCalls } from "./dialer/calls.ts";
 import { expireGraces, restorePresence } from "./dialer/presence.ts";
-import { sweepExpiredCalls } from "./dialer/service.ts";
 import { createLogger } from "./logger.ts";
 import { deleteExpiredReplies } from "./modules/campaigns/service.ts";
 

@@ -14,12 +14,13 @@ import {
   or,
   sql,
 } from "drizzle-orm";
+import type { ClaimWrite } from "../../actors/commands.ts";
 import type { HopperLead, LeadState } from "../../actors/dialing.ts";
 import type { Executor, RawClient } from "../client.ts";
 import { type Fence, fenceCondition } from "../fence.ts";
 import { rowsOf } from "../rows.ts";
 import { calls, campaignStatusChanges, campaigns, cdrs, leads, nodes } from "../schema/index.ts";
-import { arrayLiteral, runStatement } from "../statement.ts";
+import { arrayLiteral, namedStatement, runStatement } from "../statement.ts";
 
 export type CallRow = typeof calls.$inferSelect;
 
@@ -96,76 +97,54 @@ export async function readHopper(db: Executor, params: HopperParams): Promise<Ho
   }));
 }
 
-/** A call a claim would place on a lead, if the lead is still dialable. */
-export interface CallCandidate {
-  callId: string;
-  leadId: string;
-  leadListId: string;
-  phone: string;
-  callerId: string;
-  /** The agent a preview call belongs to from the start. */
-  agentId: string | null;
-}
-
 /**
  * Claims leads for calls in one statement: each candidate's lead is marked `Dialing` (one
  * more attempt) if it is still dialable now (state unchanged, attempts left, due, not on the
  * do-not-call list, not locked elsewhere), and its call is inserted as claimed. Returns the
  * leads taken, in no particular order, with the state each had and their attempt count after
  * this one; the other candidates place nothing. One statement, where a transaction of two
- * took four round trips.
+ * took four round trips. With `nodeCapacity` (other processes may place calls on the node),
+ * at most that many calls less the node's calls in flight, under a lock of the node.
  */
 export async function claimLeads(
   raw: RawClient,
-  params: {
-    tenantId: string;
-    campaignId: string;
-    edgeNodeId: string;
-    candidates: readonly CallCandidate[];
-    maxAttempts: number;
-    timeoutSeconds: number;
-    now: Date;
-    leaseExpiresAt: Date;
-    /** The claim's `Idempotency-Key`, kept on each call it places. */
-    claimKey?: string | undefined;
-    fence: Fence;
-    /**
-     * The node's capacity, checked against its calls in the database under a lock of the
-     * node: where other processes may place calls on it at the same time.
-     */
-    nodeCapacity?: number | undefined;
-  },
+  params: { claim: ClaimWrite; fence: Fence },
 ): Promise<{ id: string; prior: HopperLead["state"]; attempts: number }[]> {
-  const { candidates } = params;
+  const { claim, fence } = params;
+  const { candidates } = claim;
   if (candidates.length === 0) return [];
-  const values = [
-    arrayLiteral(candidates.map((candidate) => candidate.leadId)),
-    arrayLiteral(candidates.map((candidate) => candidate.callId)),
-    arrayLiteral(candidates.map((candidate) => candidate.agentId)),
-    arrayLiteral(candidates.map((candidate) => candidate.leadListId)),
-    arrayLiteral(candidates.map((candidate) => candidate.phone)),
-    arrayLiteral(candidates.map((candidate) => candidate.callerId)),
-    params.campaignId,
-    params.maxAttempts,
-    params.now.toISOString(),
-    params.tenantId,
-    params.edgeNodeId,
-    params.timeoutSeconds,
-    params.leaseExpiresAt.toISOString(),
-    params.claimKey ?? null,
-    params.fence.token,
-  ];
-  const capacity = params.nodeCapacity;
-  if (capacity === undefined) return runStatement(raw, CLAIM_LEADS, values);
-  if (raw.kind === "pglite") return runStatement(raw, CLAIM_LEADS_CAPPED, [...values, capacity]);
+  const column = (name: keyof ClaimWrite["candidates"][number]) =>
+    arrayLiteral(candidates.map((candidate) => candidate[name]));
+  const values = {
+    lead_ids: column("leadId"),
+    call_ids: column("callId"),
+    agent_ids: column("agentId"),
+    lead_list_ids: column("leadListId"),
+    phones: column("phone"),
+    caller_ids: column("callerId"),
+    campaign_id: claim.campaignId,
+    tenant_id: claim.tenantId,
+    edge_node_id: claim.edgeNodeId,
+    max_attempts: claim.maxAttempts,
+    timeout_seconds: claim.timeoutSeconds,
+    now: claim.now.toISOString(),
+    lease_expires_at: claim.leaseExpiresAt.toISOString(),
+    claim_key: claim.claimKey,
+    lease_token: fence.token,
+  };
+  const capacity = claim.nodeCapacity;
+  if (capacity === null) return CLAIM_LEADS.run(raw, values);
+  if (raw.kind === "pglite") return CLAIM_LEADS_CAPPED.run(raw, { ...values, capacity });
   // The lock makes claims on one node take turns; the claim's own statement then reads the
   // calls that the one before it committed.
   return raw.client.begin(async (tx) => {
     await tx.unsafe("select pg_advisory_xact_lock($1::int, hashtext($2::text))", [
       NODE_CLAIMS_LOCK,
-      params.edgeNodeId,
+      claim.edgeNodeId,
     ]);
-    return tx.unsafe(CLAIM_LEADS_CAPPED, [...values, capacity] as never[]);
+    return tx.unsafe(CLAIM_LEADS_CAPPED.text, [
+      ...CLAIM_LEADS_CAPPED.values({ ...values, capacity }),
+    ] as never[]);
   }) as unknown as Promise<{ id: string; prior: HopperLead["state"]; attempts: number }[]>;
 }
 
@@ -173,42 +152,64 @@ export async function claimLeads(
 const NODE_CLAIMS_LOCK = 1145652813;
 
 /**
- * Marks the candidates' leads as dialing and places their calls. `capped`: at most `$16` minus
- * the node's calls in flight, the first candidates first.
+ * Marks the candidates' leads as dialing and places their calls. `capped`: at most
+ * `:capacity` minus the node's calls in flight, the first candidates first.
  */
 const claimLeadsStatement = (capped: boolean) => `
   with candidate as (
-    select * from unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::text[], $6::text[])
+    select * from unnest(:lead_ids::uuid[], :call_ids::uuid[], :agent_ids::uuid[],
+        :lead_list_ids::uuid[], :phones::text[], :caller_ids::text[])
       with ordinality as k(lead_id, call_id, agent_id, lead_list_id, phone, caller_id, ord)),
   taken as (
     select c.id, c.state as prior from leads c join candidate k on k.lead_id = c.id
-    where c.campaign_id = $7::uuid and c.attempts < $8::int
-      and (c.state = 'Fresh' or (c.state in ('Retry', 'Callback') and c.next_attempt_at <= $9::timestamptz))
+    where c.campaign_id = :campaign_id::uuid and c.attempts < :max_attempts::int
+      and (c.state = 'Fresh' or (c.state in ('Retry', 'Callback') and c.next_attempt_at <= :now::timestamptz))
       and not exists (select 1 from dnc_numbers d where d.tenant_id = c.tenant_id and d.phone = c.phone)
-      and ${fenceCondition("$7", "$15")}
+      and ${fenceCondition(":campaign_id", ":lease_token")}
     ${
       capped
-        ? `order by k.ord limit greatest(0, $16::int - (select count(*) from calls
-             where edge_node_id = $11::uuid and status <> 'ended'))`
+        ? `order by k.ord limit greatest(0, :capacity::int - (select count(*) from calls
+             where edge_node_id = :edge_node_id::uuid and status <> 'ended'))`
         : ""
     }
     for update of c skip locked),
   marked as (
-    update leads l set state = 'Dialing', attempts = l.attempts + 1, updated_at = $9::timestamptz
+    update leads l set state = 'Dialing', attempts = l.attempts + 1, updated_at = :now::timestamptz
     from taken p where l.id = p.id
     returning l.id, p.prior, l.attempts),
   placed as (
     insert into calls (id, tenant_id, campaign_id, lead_list_id, lead_id, edge_node_id, agent_id,
       phone, caller_id, attempt, timeout_seconds, status, bridged, machine, lease_expires_at,
       claimed_at, updated_at, claim_key)
-    select k.call_id, $10::uuid, $7::uuid, k.lead_list_id, k.lead_id, $11::uuid, k.agent_id,
-      k.phone, k.caller_id, m.attempts, $12::int, 'claimed', false, false, $13::timestamptz,
-      $9::timestamptz, $9::timestamptz, $14::text
+    select k.call_id, :tenant_id::uuid, :campaign_id::uuid, k.lead_list_id, k.lead_id,
+      :edge_node_id::uuid, k.agent_id, k.phone, k.caller_id, m.attempts, :timeout_seconds::int,
+      'claimed', false, false, :lease_expires_at::timestamptz, :now::timestamptz,
+      :now::timestamptz, :claim_key::text
     from candidate k join marked m on m.id = k.lead_id)
   select id, prior, attempts from marked`;
 
-const CLAIM_LEADS = claimLeadsStatement(false);
-const CLAIM_LEADS_CAPPED = claimLeadsStatement(true);
+const CLAIM_LEADS = namedStatement<ClaimParams>(claimLeadsStatement(false));
+const CLAIM_LEADS_CAPPED = namedStatement<ClaimParams & { capacity: number }>(
+  claimLeadsStatement(true),
+);
+
+type ClaimParams = {
+  lead_ids: string;
+  call_ids: string;
+  agent_ids: string;
+  lead_list_ids: string;
+  phones: string;
+  caller_ids: string;
+  campaign_id: string;
+  tenant_id: string;
+  edge_node_id: string;
+  max_attempts: number;
+  timeout_seconds: number;
+  now: string;
+  lease_expires_at: string;
+  claim_key: string | null;
+  lease_token: number | null;
+};
 
 /** The calls a node's claim with this key placed since `since`, in the order they were placed. */
 export const findClaimedCalls = (
@@ -234,13 +235,12 @@ export const findClaimedCalls = (
  */
 export async function nodeCallCampaign(
   raw: RawClient,
-  nodeId: string,
-  callId: string,
+  params: { nodeId: string; callId: string },
 ): Promise<{ campaignId: string; ended: boolean } | undefined> {
   const [row] = await runStatement<{ campaign_id: string; status: string }>(
     raw,
     NODE_CALL_CAMPAIGN,
-    [nodeId, callId],
+    [params.nodeId, params.callId],
   );
   return row && { campaignId: row.campaign_id, ended: row.status === "ended" };
 }
@@ -248,21 +248,21 @@ export async function nodeCallCampaign(
 const NODE_CALL_CAMPAIGN = `
   select campaign_id::text, status from calls where edge_node_id = $1::uuid and id = $2::uuid`;
 
-export const findNodeCall = async (db: Executor, nodeId: string, callId: string) =>
+export const findNodeCall = async (db: Executor, params: { nodeId: string; callId: string }) =>
   (
     await db
       .select()
       .from(calls)
-      .where(and(eq(calls.edgeNodeId, nodeId), eq(calls.id, callId)))
+      .where(and(eq(calls.edgeNodeId, params.nodeId), eq(calls.id, params.callId)))
       .limit(1)
   )[0];
 
-export const findTenantCall = async (db: Executor, tenantId: string, callId: string) =>
+export const findTenantCall = async (db: Executor, params: { tenantId: string; callId: string }) =>
   (
     await db
       .select()
       .from(calls)
-      .where(and(eq(calls.tenantId, tenantId), eq(calls.id, callId)))
+      .where(and(eq(calls.tenantId, params.tenantId), eq(calls.id, params.callId)))
       .limit(1)
   )[0];
 
@@ -271,7 +271,7 @@ export const findTenantCall = async (db: Executor, tenantId: string, callId: str
  * a node that is revoked or has stopped sending heartbeats. A call on a live node keeps going
  * however long it lasts.
  */
-export const failedCalls = (db: Executor, now: Date, offlineBefore: Date) =>
+export const failedCalls = (db: Executor, params: { now: Date; offlineBefore: Date }) =>
   db
     .select({ call: calls })
     .from(calls)
@@ -279,18 +279,24 @@ export const failedCalls = (db: Executor, now: Date, offlineBefore: Date) =>
     .where(
       and(
         ne(calls.status, "ended"),
-        lt(calls.leaseExpiresAt, now),
+        lt(calls.leaseExpiresAt, params.now),
         or(
           eq(calls.status, "claimed"),
           isNotNull(nodes.revokedAt),
           isNull(nodes.lastHeartbeatAt),
-          lt(nodes.lastHeartbeatAt, offlineBefore),
+          lt(nodes.lastHeartbeatAt, params.offlineBefore),
         ),
       ),
     );
 
-export const findLead = async (db: Executor, id: string) =>
-  (await db.select().from(leads).where(eq(leads.id, id)).limit(1))[0];
+export const findLead = async (db: Executor, params: { tenantId: string; leadId: string }) =>
+  (
+    await db
+      .select()
+      .from(leads)
+      .where(and(eq(leads.tenantId, params.tenantId), eq(leads.id, params.leadId)))
+      .limit(1)
+  )[0];
 
 /** A campaign's calls not yet ended, each with the lead it dials. */
 export async function liveCallsOf(db: Executor, campaignId: string) {
@@ -321,7 +327,8 @@ export const campaignsWithLiveCalls = async (db: Executor) =>
   ).map((row) => row.campaignId);
 
 /** A campaign's most recent calls, oldest first: their outcomes and when they were answered. */
-export async function recentCdrs(db: Executor, campaignId: string, limit: number) {
+export async function recentCdrs(db: Executor, params: { campaignId: string; limit: number }) {
+  const { campaignId, limit } = params;
   const rows = await db
     .select({
       callId: cdrs.callId,
@@ -352,7 +359,10 @@ export const dispositionTimes = (db: Executor, callIds: string[]) =>
         .orderBy(calls.endedAt);
 
 /** Calls of a campaign a person answered since `since`, as the compliance ledger counts them. */
-export const answeredCdrsSince = (db: Executor, campaignId: string, since: Date) =>
+export const answeredCdrsSince = (
+  db: Executor,
+  { campaignId, since }: { campaignId: string; since: Date },
+) =>
   db
     .select({
       callId: cdrs.callId,
@@ -386,223 +396,262 @@ export const firstStartOf = async (db: Executor, campaignId: string) =>
 
 const stamp = (at: Date | null) => at?.toISOString() ?? null;
 
-/** After a call without a conversation. */
-export interface LeadRetry {
-  maxAttempts: number;
-  retryAt: Date;
+/** A lead's next state once a call leaves it: decided by the call's step, written here. */
+export interface LeadNext {
+  state: LeadState;
+  nextAttemptAt: Date | null;
 }
 
-/**
- * A lead's next state and due time after a call without a conversation: Retry after the
- * delay, or Exhausted when its attempts have run out. The one place of that rule, as the
- * `state` and `next_attempt_at` expressions of an `update leads`, given the parameter numbers
- * of the attempts allowed and of the retry time.
- */
-const retriedOrExhausted = (maxAttempts: string, retryAt: string) => ({
-  state: `case when attempts >= ${maxAttempts}::int then 'Exhausted' else 'Retry' end`,
-  nextAttemptAt: `case when attempts >= ${maxAttempts}::int then null else ${retryAt}::timestamptz end`,
-});
+/** The fence's parameters, by name (see db/fence.ts). */
+const fenceParams = (fence: Fence) => ({ campaign_id: fence.campaignId, lease_token: fence.token });
+
+type FenceParams = ReturnType<typeof fenceParams>;
 
 /**
  * Writes what changes on a live call as the node reports it (status, agent, bridge, machine,
  * lease, ringing and answer times) from the call as the actor now holds it.
  */
-export async function saveLiveCall(raw: RawClient, call: CallRow, fence: Fence): Promise<void> {
-  await runStatement(raw, SAVE_LIVE_CALL, [
-    fence.campaignId,
-    fence.token,
-    call.id,
-    call.status,
-    call.agentId,
-    call.bridged,
-    call.machine,
-    stamp(call.leaseExpiresAt),
-    stamp(call.ringingAt),
-    stamp(call.answeredAt),
-    stamp(call.updatedAt),
-  ]);
+export async function saveLiveCall(
+  raw: RawClient,
+  params: { call: CallRow; fence: Fence },
+): Promise<void> {
+  const { call } = params;
+  await SAVE_LIVE_CALL.run(raw, {
+    ...fenceParams(params.fence),
+    call_id: call.id,
+    status: call.status,
+    agent_id: call.agentId,
+    bridged: call.bridged,
+    machine: call.machine,
+    lease_expires_at: stamp(call.leaseExpiresAt),
+    ringing_at: stamp(call.ringingAt),
+    answered_at: stamp(call.answeredAt),
+    updated_at: stamp(call.updatedAt),
+  });
 }
 
-const SAVE_LIVE_CALL = `
-  update calls set status = $4, agent_id = $5::uuid, bridged = $6::boolean, machine = $7::boolean,
-    lease_expires_at = $8::timestamptz, ringing_at = $9::timestamptz,
-    answered_at = $10::timestamptz, updated_at = $11::timestamptz
-  where id = $3::uuid and ${fenceCondition("$1", "$2")}`;
-
-const END_RETRY = retriedOrExhausted("$21", "$22");
+const SAVE_LIVE_CALL = namedStatement<
+  FenceParams & {
+    call_id: string;
+    status: string;
+    agent_id: string | null;
+    bridged: boolean;
+    machine: boolean;
+    lease_expires_at: string | null;
+    ringing_at: string | null;
+    answered_at: string | null;
+    updated_at: string | null;
+  }
+>(`
+  update calls set status = :status, agent_id = :agent_id::uuid, bridged = :bridged::boolean,
+    machine = :machine::boolean, lease_expires_at = :lease_expires_at::timestamptz,
+    ringing_at = :ringing_at::timestamptz, answered_at = :answered_at::timestamptz,
+    updated_at = :updated_at::timestamptz
+  where id = :call_id::uuid and ${fenceCondition(":campaign_id", ":lease_token")}`);
 
 /**
  * Ends a call in one statement: its row, its CDR (once per call), and for a call no agent
- * took, its lead's next state: Retry after the delay, or Exhausted when its attempts have run
- * out. One round trip and one commit, where a transaction of three statements took five.
- * `ended` is the call as it ends; returns the state its lead moved to, if it moved.
+ * took, its lead's next state as the call's step decided it (`lead`). One round trip and one
+ * commit, where a transaction of three statements took five. `ended` is the call as it ends.
  */
 export async function endCall(
   raw: RawClient,
-  end: {
+  params: {
     ended: CallRow;
     cdrId: string;
     ringSeconds: number;
     talkSeconds: number;
-    /** Set when the lead is settled now (no agent took the call). */
-    retry?: LeadRetry | undefined;
+    lead: LeadNext | null;
     fence: Fence;
   },
-): Promise<"Retry" | "Exhausted" | undefined> {
-  const { ended: call, retry } = end;
-  const rows = await runStatement<{ state: "Retry" | "Exhausted" | null }>(raw, END_CALL, [
-    call.id,
-    call.outcome,
-    call.hangupCause,
-    stamp(call.endedAt),
-    stamp(call.updatedAt),
-    call.bridgeMs,
-    end.cdrId,
-    call.tenantId,
-    call.campaignId,
-    call.leadListId,
-    call.leadId,
-    call.edgeNodeId,
-    call.bridged ? call.agentId : null,
-    call.phone,
-    call.callerId,
-    call.attempt,
-    call.disposition,
-    stamp(call.claimedAt),
-    stamp(call.answeredAt),
-    end.ringSeconds,
-    retry?.maxAttempts ?? 0,
-    stamp(retry?.retryAt ?? null),
-    retry !== undefined,
-    end.talkSeconds,
-    end.fence.token,
-  ]);
-  return rows[0]?.state ?? undefined;
+): Promise<void> {
+  const { ended: call, lead } = params;
+  await END_CALL.run(raw, {
+    ...fenceParams(params.fence),
+    call_id: call.id,
+    outcome: call.outcome,
+    hangup_cause: call.hangupCause,
+    ended_at: stamp(call.endedAt),
+    updated_at: stamp(call.updatedAt),
+    bridge_ms: call.bridgeMs,
+    cdr_id: params.cdrId,
+    tenant_id: call.tenantId,
+    lead_list_id: call.leadListId,
+    lead_id: call.leadId,
+    edge_node_id: call.edgeNodeId,
+    agent_id: call.bridged ? call.agentId : null,
+    phone: call.phone,
+    caller_id: call.callerId,
+    attempt: call.attempt,
+    disposition: call.disposition,
+    claimed_at: stamp(call.claimedAt),
+    answered_at: stamp(call.answeredAt),
+    ring_seconds: params.ringSeconds,
+    talk_seconds: params.talkSeconds,
+    lead_state: lead?.state ?? null,
+    next_attempt_at: stamp(lead?.nextAttemptAt ?? null),
+  });
 }
 
-const END_CALL = `
+const END_CALL = namedStatement<
+  FenceParams & {
+    call_id: string;
+    outcome: string | null;
+    hangup_cause: string | null;
+    ended_at: string | null;
+    updated_at: string | null;
+    bridge_ms: number | null;
+    cdr_id: string;
+    tenant_id: string;
+    lead_list_id: string;
+    lead_id: string;
+    edge_node_id: string;
+    agent_id: string | null;
+    phone: string;
+    caller_id: string;
+    attempt: number;
+    disposition: string | null;
+    claimed_at: string | null;
+    answered_at: string | null;
+    ring_seconds: number;
+    talk_seconds: number;
+    lead_state: string | null;
+    next_attempt_at: string | null;
+  }
+>(`
   with ended as (
-    update calls set status = 'ended', outcome = $2, hangup_cause = $3,
-      ended_at = $4::timestamptz, updated_at = $5::timestamptz, bridge_ms = $6::int
-    where id = $1::uuid and ${fenceCondition("$9", "$25")}
+    update calls set status = 'ended', outcome = :outcome, hangup_cause = :hangup_cause,
+      ended_at = :ended_at::timestamptz, updated_at = :updated_at::timestamptz,
+      bridge_ms = :bridge_ms::int
+    where id = :call_id::uuid and ${fenceCondition(":campaign_id", ":lease_token")}
     returning id),
   cdr as (
     insert into cdrs (id, tenant_id, call_id, campaign_id, lead_list_id, lead_id, edge_node_id,
       agent_id, phone, caller_id, attempt, outcome, hangup_cause, disposition, started_at,
       answered_at, ended_at, ring_seconds, talk_seconds, bridge_ms, created_at)
-    select $7::uuid, $8::uuid, id, $9::uuid, $10::uuid, $11::uuid, $12::uuid, $13::uuid, $14,
-      $15, $16::int, $2, $3, $17, $18::timestamptz, $19::timestamptz, $4::timestamptz,
-      $20::int, $24::int, $6::int, $4::timestamptz
+    select :cdr_id::uuid, :tenant_id::uuid, id, :campaign_id::uuid, :lead_list_id::uuid,
+      :lead_id::uuid, :edge_node_id::uuid, :agent_id::uuid, :phone, :caller_id, :attempt::int,
+      :outcome, :hangup_cause, :disposition, :claimed_at::timestamptz,
+      :answered_at::timestamptz, :ended_at::timestamptz, :ring_seconds::int,
+      :talk_seconds::int, :bridge_ms::int, :ended_at::timestamptz
     from ended
-    on conflict do nothing),
-  moved as (
-    update leads set state = ${END_RETRY.state}, next_attempt_at = ${END_RETRY.nextAttemptAt},
-      last_outcome = $2, updated_at = $4::timestamptz
-    where id = $11::uuid and $23::boolean and exists (select 1 from ended)
-    returning state)
-  select (select state from moved) as state`;
+    on conflict do nothing)
+  update leads set state = :lead_state::text, next_attempt_at = :next_attempt_at::timestamptz,
+    last_outcome = :outcome, updated_at = :ended_at::timestamptz
+  where id = :lead_id::uuid and :lead_state::text is not null and exists (select 1 from ended)`);
 
 /**
  * Bridges an answered call to its agent and marks its lead Connected, in one statement.
- * `bridged` is the call as it is now.
+ * `call` is the call as it is now.
  */
-export async function bridgeCall(raw: RawClient, bridged: CallRow, fence: Fence): Promise<void> {
-  await runStatement(raw, BRIDGE_CALL, [
-    bridged.id,
-    stamp(bridged.answeredAt),
-    bridged.agentId,
-    stamp(bridged.leaseExpiresAt),
-    stamp(bridged.updatedAt),
-    fence.campaignId,
-    fence.token,
-  ]);
+export async function bridgeCall(
+  raw: RawClient,
+  params: { call: CallRow; fence: Fence },
+): Promise<void> {
+  const { call } = params;
+  await BRIDGE_CALL.run(raw, {
+    ...fenceParams(params.fence),
+    call_id: call.id,
+    answered_at: stamp(call.answeredAt),
+    agent_id: call.agentId,
+    lease_expires_at: stamp(call.leaseExpiresAt),
+    updated_at: stamp(call.updatedAt),
+  });
 }
 
-const BRIDGE_CALL = `
+const BRIDGE_CALL = namedStatement<
+  FenceParams & {
+    call_id: string;
+    answered_at: string | null;
+    agent_id: string | null;
+    lease_expires_at: string | null;
+    updated_at: string | null;
+  }
+>(`
   with answered as (
-    update calls set status = 'answered', answered_at = $2::timestamptz, agent_id = $3::uuid,
-      bridged = true, lease_expires_at = $4::timestamptz, updated_at = $5::timestamptz
-    where id = $1::uuid and ${fenceCondition("$6", "$7")}
+    update calls set status = 'answered', answered_at = :answered_at::timestamptz,
+      agent_id = :agent_id::uuid, bridged = true, lease_expires_at = :lease_expires_at::timestamptz,
+      updated_at = :updated_at::timestamptz
+    where id = :call_id::uuid and ${fenceCondition(":campaign_id", ":lease_token")}
     returning lead_id)
-  update leads set state = 'Connected', last_outcome = 'answered', updated_at = $5::timestamptz
-  where id in (select lead_id from answered)`;
-
-const SETTLE_RETRY = retriedOrExhausted("$9", "$10");
+  update leads set state = 'Connected', last_outcome = 'answered', updated_at = :updated_at::timestamptz
+  where id in (select lead_id from answered)`);
 
 /**
  * Records an agent's disposition in one statement: on the call and its CDR, the lead's next
- * state, and for `do_not_call` the phone on the tenant's do-not-call list with its audit
- * record (`actor`: who dispositioned). `call` is the call as it now is. `lead` says where the lead goes: a fixed state, or (no contact) Retry
- * after the delay, or Exhausted when its attempts have run out. Returns the lead's state.
+ * state as the call's step decided it, and for `addToDnc` the phone on the tenant's
+ * do-not-call list with its audit record (`by`: who dispositioned). `call` is the call as it
+ * now is.
  */
 export async function settleDisposition(
   raw: RawClient,
-  settle: {
+  params: {
     call: CallRow;
-    lead:
-      | { state: "Completed" | "Callback" | "DoNotCall"; nextAttemptAt: Date | null }
-      | { retry: LeadRetry };
+    lead: LeadNext;
     addToDnc: boolean;
-    actor: { actorType: "user" | "api_key"; actorId: string };
+    by: { actorType: "user" | "api_key"; actorId: string };
     fence: Fence;
   },
-): Promise<LeadState | undefined> {
-  const { call, lead } = settle;
-  const fixed = "state" in lead ? lead : undefined;
-  const retry = "retry" in lead ? lead.retry : undefined;
-  const rows = await runStatement<{ state: LeadState | null }>(raw, SETTLE_DISPOSITION, [
-    call.id,
-    call.disposition,
-    stamp(call.updatedAt),
-    call.tenantId,
-    call.phone,
-    call.agentId,
-    settle.addToDnc,
-    retry !== undefined,
-    retry?.maxAttempts ?? 0,
-    stamp(retry?.retryAt ?? null),
-    fixed?.state ?? null,
-    stamp(fixed?.nextAttemptAt ?? null),
-    call.leadId,
-    Bun.randomUUIDv7(),
-    settle.actor.actorType,
-    settle.actor.actorId,
-    settle.fence.campaignId,
-    settle.fence.token,
-  ]);
-  return rows[0]?.state ?? undefined;
+): Promise<void> {
+  const { call, lead } = params;
+  await SETTLE_DISPOSITION.run(raw, {
+    ...fenceParams(params.fence),
+    call_id: call.id,
+    disposition: call.disposition,
+    updated_at: stamp(call.updatedAt),
+    tenant_id: call.tenantId,
+    phone: call.phone,
+    agent_id: call.agentId,
+    add_to_dnc: params.addToDnc,
+    lead_id: call.leadId,
+    lead_state: lead.state,
+    next_attempt_at: stamp(lead.nextAttemptAt),
+    audit_id: Bun.randomUUIDv7(),
+    actor_type: params.by.actorType,
+    actor_id: params.by.actorId,
+  });
 }
 
-const SETTLE_DISPOSITION = `
+const SETTLE_DISPOSITION = namedStatement<
+  FenceParams & {
+    call_id: string;
+    disposition: string | null;
+    updated_at: string | null;
+    tenant_id: string;
+    phone: string;
+    agent_id: string | null;
+    add_to_dnc: boolean;
+    lead_id: string;
+    lead_state: string;
+    next_attempt_at: string | null;
+    audit_id: string;
+    actor_type: string;
+    actor_id: string;
+  }
+>(`
   with updated as (
-    update calls set disposition = $2, updated_at = $3::timestamptz
-    where id = $1::uuid and ${fenceCondition("$17", "$18")}
+    update calls set disposition = :disposition, updated_at = :updated_at::timestamptz
+    where id = :call_id::uuid and ${fenceCondition(":campaign_id", ":lease_token")}
     returning id),
   cdr as (
-    update cdrs set disposition = $2
-    where call_id = $1::uuid and exists (select 1 from updated)),
+    update cdrs set disposition = :disposition
+    where call_id = :call_id::uuid and exists (select 1 from updated)),
   dnc as (
     insert into dnc_numbers (tenant_id, phone, source, created_by, created_at)
-    select $4::uuid, $5, 'disposition', $6, $3::timestamptz
-    where $7::boolean and exists (select 1 from updated)
+    select :tenant_id::uuid, :phone, 'disposition', :agent_id, :updated_at::timestamptz
+    where :add_to_dnc::boolean and exists (select 1 from updated)
     on conflict do nothing
     returning phone),
   dnc_audit as (
     insert into audit_events (id, tenant_id, actor_type, actor_id, action, target_type, target_id,
       details, created_at)
-    select $14::uuid, $4::uuid, $15, $16, 'dnc.added', 'dnc_entry', phone,
-      jsonb_build_object('phone', phone, 'source', 'disposition', 'call_id', $1::text),
-      $3::timestamptz
-    from dnc),
-  moved as (
-    update leads set
-      state = case when $8::boolean then ${SETTLE_RETRY.state} else $11::text end,
-      next_attempt_at = case when $8::boolean then ${SETTLE_RETRY.nextAttemptAt}
-        else $12::timestamptz end,
-      last_outcome = $2, updated_at = $3::timestamptz
-    where id = $13::uuid and exists (select 1 from updated)
-    returning state)
-  select (select state from moved) as state`;
+    select :audit_id::uuid, :tenant_id::uuid, :actor_type, :actor_id, 'dnc.added', 'dnc_entry', phone,
+      jsonb_build_object('phone', phone, 'source', 'disposition', 'call_id', :call_id::text),
+      :updated_at::timestamptz
+    from dnc)
+  update leads set state = :lead_state::text, next_attempt_at = :next_attempt_at::timestamptz,
+    last_outcome = :disposition, updated_at = :updated_at::timestamptz
+  where id = :lead_id::uuid and exists (select 1 from updated)`);
 
 /** Calls in flight on a node, whichever process owns their campaigns. */
 export const countLiveCallsOnNode = async (db: Executor, nodeId: string) =>

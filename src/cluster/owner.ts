@@ -1,46 +1,14 @@
 import { timingSafeEqual } from "node:crypto";
 import { Elysia } from "elysia";
+import type { CampaignCommand } from "../../actors/commands.ts";
+import type { Forwarder, ForwardReply } from "../../actors/ports.ts";
+import type { CommandTarget } from "../../actors/registry.ts";
 import type { ServiceDeps } from "../deps.ts";
 import { ApiError, type ErrorCode, type FieldError } from "../errors.ts";
 import { databaseError } from "../plugins/errors.ts";
 import { isLeaseLost, refusesConnections } from "./leases.ts";
 import { FrameBatcher, PeerLinks, parseFrame } from "./peer-links.ts";
 
-/**
- * A campaign command that runs where the campaign's lease is held: `here` is its body on the
- * owner. Its arguments and result are JSON, so that another process can send it there: plain
- * data, never a request's meta, whose client address is looked up when read.
- */
-export interface OwnedCommand<A extends unknown[], R> {
-  name: string;
-  /** A read: a lost connection under it changed nothing. */
-  readOnly: boolean;
-  here: (deps: ServiceDeps, ...args: A) => Promise<R>;
-}
-
-// biome-ignore lint/suspicious/noExplicitAny: the table holds commands of every shape.
-const COMMANDS = new Map<string, OwnedCommand<any[], unknown>>();
-
-/** Declares a command by name; the name is what crosses between processes. */
-export function ownedCommand<A extends unknown[], R>(
-  name: string,
-  here: (deps: ServiceDeps, ...args: A) => Promise<R>,
-  options: { readOnly?: boolean } = {},
-): OwnedCommand<A, R> {
-  const command = { name, readOnly: options.readOnly ?? false, here };
-  COMMANDS.set(name, command as OwnedCommand<unknown[], unknown>);
-  return command;
-}
-
-/** Where a command goes: a campaign of a tenant, and the error when there is no such campaign. */
-export interface CommandTarget {
-  tenantId: string;
-  campaignId: string;
-  missing: () => ApiError;
-}
-
-/** Attempts to find and reach an owner before answering 503; an owner that died is replaced within a lease. */
-const ROUTE_ATTEMPTS = 5;
 /**
  * How long a forwarded command waits for its owner. Commands take milliseconds; an owner
  * silent this long has stalled, and its lease has lapsed twice over: the caller hears
@@ -53,73 +21,20 @@ const SENT_AT_HEADER = "x-dialer-sent-at";
 /** A link's handshake older than this is refused: a captured one cannot be replayed later. */
 const MAX_HANDSHAKE_AGE_MS = 30_000;
 
-/**
- * Runs a campaign's command on the process that owns the campaign: here when this process
- * holds its lease (or takes it, nobody holding it), else sent to the owner. A command whose
- * write was refused by its fence (the lease moved meanwhile) committed nothing and goes to
- * the new owner. With one process, every campaign is held here and this is a plain call.
- */
-export async function onOwner<A extends unknown[], R>(
-  deps: ServiceDeps,
-  target: CommandTarget,
-  command: OwnedCommand<A, R>,
-  args: A,
-  requestId = "",
-): Promise<R> {
-  const leases = deps.campaigns.leases;
-  let unreachable: string | undefined;
-  for (let attempt = 0; attempt < ROUTE_ATTEMPTS; attempt++) {
-    const owner = leases.holds(target.campaignId)
-      ? ({ kind: "local" } as const)
-      : await leases.resolve(target.tenantId, target.campaignId, unreachable);
-    if (owner.kind === "missing") throw target.missing();
-    if (owner.kind === "local") {
-      try {
-        return await command.here(deps, ...args);
-      } catch (error) {
-        if (!isLeaseLost(error)) throw error;
-        leases.lost(target.campaignId);
-        continue;
-      }
-    }
-    // `none`: this process is draining and the campaign has no owner yet; another takes it.
-    if (owner.kind === "remote") {
-      const reply = await forward(deps, owner.url, command, target, args, requestId);
-      if (reply.kind === "done") return reply.value as R;
-      if (reply.kind === "failed") {
-        // An owner that went silent is looked up again next time: it may have been replaced.
-        if (reply.silent) leases.forgetOwner(target.campaignId);
-        throw reply.error;
-      }
-      leases.forgetOwner(target.campaignId);
-      if (reply.kind === "refused") {
-        // Nothing listens where the owner was: it died, and its campaign is taken now.
-        unreachable = owner.url;
-        continue;
-      }
-    }
-    unreachable = undefined;
-    // The owner gave the campaign up or is handing it over: ask again shortly.
-    await Bun.sleep(100 * 2 ** attempt);
-  }
-  throw new ApiError(
-    503,
-    "unavailable",
-    "the campaign's owner cannot be reached; retry shortly",
-    undefined,
-    {
-      "retry-after": "1",
-    },
-  );
-}
+/** Campaigns one process hands another at most per look: each is restored where it lands. */
+export const MAX_HAND_OVER = 50;
 
-type ForwardReply =
-  | { kind: "done"; value: unknown }
-  | { kind: "failed"; error: ApiError; silent?: boolean }
-  /** Not the owner (any more): nothing was done. */
-  | { kind: "elsewhere" }
-  /** Nothing listens at the owner's address: nothing was done. */
-  | { kind: "refused" };
+/**
+ * What one process asks of another that is not a campaign's command: the busiest owner hands
+ * campaigns over to a process short of them (src/cluster/rebalance.ts).
+ */
+export interface HandOverRequest {
+  type: "cluster.handOver";
+  count: number;
+  /** The process asked, as the asker saw it: another one answers with nothing. */
+  from: string;
+  to: string;
+}
 
 interface WireError {
   status: number;
@@ -131,25 +46,39 @@ interface WireError {
 
 type WireReply = { ok: unknown } | { error: WireError } | { elsewhere: true };
 
-async function forward(
+/**
+ * Sends campaigns' commands to their owners over the links between processes (the registry
+ * routes; `CampaignRegistry.run`): a command is one small frame each way, its reply the
+ * owner's value or its error, which the caller throws as its own: replies, idempotent replays
+ * and error envelopes are the owner's, byte for byte.
+ */
+export const forwarderOf = (deps: ServiceDeps): Forwarder => ({
+  async forward(url, { target, command, requestId }) {
+    const readOnly = command.type === "stats";
+    const frame = { kind: "command", target, command, request_id: requestId };
+    const outcome = await linksOf(deps).send(url, frame, FORWARD_TIMEOUT_MS);
+    return replyOf(deps, url, outcome, { name: command.type, readOnly });
+  },
+});
+
+/** Asks the process at `url` to hand campaigns over; the campaigns it gave up. */
+export async function askHandOver(
   deps: ServiceDeps,
   url: string,
+  request: HandOverRequest,
+): Promise<string[]> {
+  const outcome = await linksOf(deps).send(url, { kind: "process", request }, FORWARD_TIMEOUT_MS);
+  const reply = await replyOf(deps, url, outcome, { name: request.type, readOnly: false });
+  if (reply.kind === "failed") throw reply.error;
+  return reply.kind === "done" ? (reply.value as string[]) : [];
+}
+
+async function replyOf(
+  deps: ServiceDeps,
+  url: string,
+  outcome: Awaited<ReturnType<PeerLinks["send"]>>,
   command: { name: string; readOnly: boolean },
-  target: CommandTarget,
-  args: unknown[],
-  requestId: string,
 ): Promise<ForwardReply> {
-  const outcome = await linksOf(deps).send(
-    url,
-    {
-      name: command.name,
-      tenant_id: target.tenantId,
-      campaign_id: target.campaignId,
-      args,
-      request_id: requestId,
-    },
-    FORWARD_TIMEOUT_MS,
-  );
   if (outcome.kind === "unopened")
     // Not sent: nothing happened. Nothing listening there means the owner is gone.
     return (await refusesConnections(url)) ? { kind: "refused" } : { kind: "elsewhere" };
@@ -237,13 +166,10 @@ export const ownerCommandsModule = (deps: ServiceDeps) =>
     { detail: { hide: true, ["x-permission" as string]: "public" } },
   );
 
-interface CommandFrame {
-  id: number;
-  name: string;
-  tenant_id: string;
-  campaign_id: string;
-  args: unknown[];
-}
+type CommandFrame = { id: number } & (
+  | { kind: "command"; target: CommandTarget; command: CampaignCommand }
+  | { kind: "process"; request: HandOverRequest }
+);
 
 interface CommandSocket {
   send(text: string): unknown;
@@ -314,10 +240,10 @@ const commandSocket = (deps: ServiceDeps) => {
       end.lastFrameAt = performance.now();
       for (const frame of parseFrame<CommandFrame>(raw)) {
         end.running++;
-        const command = COMMANDS.get(frame.name);
-        const replied = command
-          ? runForwarded(deps, command, frame)
-          : Promise.resolve<WireReply>({ elsewhere: true });
+        const replied =
+          frame.kind === "command"
+            ? runForwarded(deps, frame.target, frame.command)
+            : handOverHere(deps, frame.request);
         void replied.then((reply) => {
           end.running--;
           replies?.send({ id: frame.id, reply });
@@ -327,35 +253,51 @@ const commandSocket = (deps: ServiceDeps) => {
   };
 };
 
+/**
+ * A command another process sent: run here while this process holds the campaign's lease (or
+ * takes it, nobody holding it), else answered "elsewhere", so that the sender asks again.
+ */
 async function runForwarded(
   deps: ServiceDeps,
-  command: OwnedCommand<unknown[], unknown>,
-  message: { tenant_id: string; campaign_id: string; args: unknown[] },
+  target: CommandTarget,
+  command: CampaignCommand,
 ): Promise<WireReply> {
   const leases = deps.campaigns.leases;
   try {
-    if (!leases.holds(message.campaign_id)) {
-      const owner = await leases.resolve(message.tenant_id, message.campaign_id);
+    if (!leases.holds(target.campaignId)) {
+      const owner = await leases.resolve(target.tenantId, target.campaignId);
       if (owner.kind !== "local") return { elsewhere: true };
     }
-    return { ok: (await command.here(deps, ...message.args)) ?? null };
+    return { ok: (await deps.campaigns.runHere(target, command)) ?? null };
   } catch (error) {
     if (isLeaseLost(error)) {
-      leases.lost(message.campaign_id);
+      leases.lost(target.campaignId);
       return { elsewhere: true };
     }
-    const apiError = asApiError(deps, error, command.readOnly ? "GET" : "POST");
     return {
-      error: {
-        status: apiError.status,
-        code: apiError.code,
-        message: apiError.message,
-        ...(apiError.fieldErrors ? { field_errors: apiError.fieldErrors } : {}),
-        ...(apiError.headers ? { headers: apiError.headers } : {}),
-      },
+      error: wireErrorOf(asApiError(deps, error, command.type === "stats" ? "GET" : "POST")),
     };
   }
 }
+
+/** On the busiest process: gives up to `count` of its campaigns away, to the process `to`. */
+async function handOverHere(deps: ServiceDeps, request: HandOverRequest): Promise<WireReply> {
+  const leases = deps.campaigns.leases;
+  try {
+    if (leases.instanceId !== request.from || !Number.isInteger(request.count)) return { ok: [] };
+    return { ok: await leases.handOver(Math.min(request.count, MAX_HAND_OVER), request.to) };
+  } catch (error) {
+    return { error: wireErrorOf(asApiError(deps, error, "POST")) };
+  }
+}
+
+const wireErrorOf = (apiError: ApiError): WireError => ({
+  status: apiError.status,
+  code: apiError.code,
+  message: apiError.message,
+  ...(apiError.fieldErrors ? { field_errors: apiError.fieldErrors } : {}),
+  ...(apiError.headers ? { headers: apiError.headers } : {}),
+});
 
 function asApiError(deps: ServiceDeps, error: unknown, method: string): ApiError {
   if (error instanceof ApiError) return error;

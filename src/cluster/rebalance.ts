@@ -1,10 +1,8 @@
 import type { ServiceDeps } from "../deps.ts";
-import { notFound } from "../errors.ts";
 import type { OwnerShare } from "./leases.ts";
-import { onOwner, ownedCommand } from "./owner.ts";
+import { askHandOver, MAX_HAND_OVER } from "./owner.ts";
 
-/** Campaigns one process hands another at most per look: each is restored where it lands. */
-export const MAX_HAND_OVER = 50;
+export { MAX_HAND_OVER };
 
 export interface HandOverPlan {
   from: OwnerShare;
@@ -31,34 +29,23 @@ export function handOverPlan(shares: readonly OwnerShare[], me: string): HandOve
 }
 
 /**
- * On the busiest process (`from`): gives up to `count` of its campaigns away, to the process
- * `to`. Another process, where the campaign addressed moved meanwhile, gives nothing.
- */
-const handOverCommand = ownedCommand(
-  "cluster.hand-over",
-  async (deps, count: number, from: string, to: string) => {
-    const leases = deps.campaigns.leases;
-    if (leases.instanceId !== from || !Number.isInteger(count)) return [];
-    return leases.handOver(Math.min(count, MAX_HAND_OVER), to);
-  },
-);
-
-/**
  * One look at how campaigns spread over the processes: when this one runs fewer than its
- * share, the busiest hands it some (through a command addressed to one of that owner's
- * campaigns), which it takes and restores at once. Returns the campaigns taken.
+ * share, the busiest hands it some (asked at the address where one of its campaigns is
+ * owned), which it takes and restores at once. Returns the campaigns taken.
  */
 export async function rebalance(deps: ServiceDeps): Promise<string[]> {
   const leases = deps.campaigns.leases;
   const plan = handOverPlan(await leases.spread(), leases.instanceId);
   if (!plan) return [];
   const { campaign } = plan.from;
-  const given = await onOwner(
-    deps,
-    { tenantId: campaign.tenantId, campaignId: campaign.id, missing: () => notFound("campaign") },
-    handOverCommand,
-    [plan.count, plan.from.owner, leases.instanceId],
-  );
+  const owner = await leases.resolve(campaign.tenantId, campaign.id);
+  if (owner.kind !== "remote") return [];
+  const given = await askHandOver(deps, owner.url, {
+    type: "cluster.handOver",
+    count: plan.count,
+    from: plan.from.owner,
+    to: leases.instanceId,
+  });
   if (given.length === 0) return [];
   return deps.campaigns.adoptOrphans(given);
 }

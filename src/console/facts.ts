@@ -3,7 +3,7 @@ import { CALL_OUTCOMES } from "../../db/schema/calls.ts";
 import { CAMPAIGN_STATUSES, DIAL_MODES } from "../../db/schema/campaigns.ts";
 import { LEAD_STATES } from "../../db/schema/leads.ts";
 import { AGENT_STATES } from "../dialer/agents.ts";
-import { DISPOSITIONS } from "../dialer/service.ts";
+import { DISPOSITIONS } from "../dialer/model.ts";
 import { PERMISSIONS, SCOPE_LEVELS, SCOPED_RESOURCES } from "../identity/permissions.ts";
 import { ROLES, USER_STATUSES } from "../identity/roles.ts";
 

@@ -29,7 +29,9 @@ export async function explainCallable(
     ? await findTenantCampaign(deps.db, tenantId, campaignId)
     : undefined;
   if (!campaign) throw notFound("campaign");
-  const lead = isUuid(leadId) ? await findLead(deps.db, leadId) : undefined;
+  const lead = isUuid(leadId)
+    ? await findLead(deps.db, { tenantId: campaign.tenantId, leadId })
+    : undefined;
   if (!lead || lead.campaignId !== campaign.id) throw notFound("lead");
   const now = deps.clock.now();
   const reasons: Reason[] = [];

@@ -1,4 +1,6 @@
-import { t } from "elysia";
+import { type Static, t } from "elysia";
+import type { CallRow } from "../../db/queries/dialer.ts";
+import { AGENT_STATES, type AgentPresence } from "./agents.ts";
 
 const Uuid = t.String({ format: "uuid" });
 const NullableTime = t.Union([t.String({ format: "date-time" }), t.Null()]);
@@ -65,3 +67,49 @@ export const CallableSchema = t.Object({
     description: "null when nothing will change by itself",
   }),
 });
+
+export type CallView = Static<typeof CallViewSchema>;
+
+/** A call as the node protocol, the sockets and the agent's own view show it. */
+export const callView = (call: CallRow): CallView => ({
+  id: call.id,
+  campaign_id: call.campaignId,
+  lead_id: call.leadId,
+  edge_node_id: call.edgeNodeId,
+  agent_id: call.agentId,
+  phone: call.phone,
+  caller_id: call.callerId,
+  attempt: call.attempt,
+  status: call.status,
+  outcome: call.outcome,
+  hangup_cause: call.hangupCause,
+  disposition: call.disposition,
+  claimed_at: call.claimedAt.toISOString(),
+  answered_at: call.answeredAt?.toISOString() ?? null,
+  ended_at: call.endedAt?.toISOString() ?? null,
+});
+
+export const AgentSchema = t.Object({
+  user_id: t.String({ format: "uuid" }),
+  email: t.Union([t.String(), t.Null()]),
+  state: t.Union(AGENT_STATES.map((state) => t.Literal(state))),
+  campaign_id: t.Union([t.String({ format: "uuid" }), t.Null()]),
+  call_id: t.Union([t.String({ format: "uuid" }), t.Null()]),
+  since: t.Union([t.String({ format: "date-time" }), t.Null()]),
+});
+
+export type AgentView = Static<typeof AgentSchema>;
+
+/** An agent as the board holds it, as the API and the sockets show it. */
+export const agentView = (agent: AgentPresence): AgentView => ({
+  user_id: agent.userId,
+  email: agent.email ?? null,
+  state: agent.state,
+  campaign_id: agent.campaignId,
+  call_id: agent.callId,
+  since: new Date(agent.since).toISOString(),
+});
+
+/** An agent's verdict on a connected call. */
+export const DISPOSITIONS = ["completed", "callback", "do_not_call", "no_contact"] as const;
+export type Disposition = (typeof DISPOSITIONS)[number];

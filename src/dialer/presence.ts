@@ -1,7 +1,7 @@
 import { listSignedInPresence } from "../../db/queries/presence.ts";
 import type { ServiceDeps } from "../deps.ts";
 import type { UserPrincipal } from "../identity/principal.ts";
-import { setAgentState } from "./service.ts";
+import { setAgentState } from "../modules/agents/service.ts";
 
 /**
  * Loads every signed-in agent into the board, as the table holds them, before the process

@@ -1,21 +1,12 @@
 import { Elysia, t } from "elysia";
-import { AGENT_STATES } from "../dialer/agents.ts";
-import { CallViewSchema, LeadSummarySchema } from "../dialer/model.ts";
-import { DISPOSITIONS } from "../dialer/service.ts";
+import { AgentSchema, CallViewSchema, DISPOSITIONS, LeadSummarySchema } from "../dialer/model.ts";
 import {
   CampaignSchema,
   CampaignStatsSchema,
   CampaignStatusSchema,
 } from "../modules/campaigns/model.ts";
 
-export const AgentSchema = t.Object({
-  user_id: t.String({ format: "uuid" }),
-  email: t.Union([t.String(), t.Null()]),
-  state: t.Union(AGENT_STATES.map((state) => t.Literal(state))),
-  campaign_id: t.Union([t.String({ format: "uuid" }), t.Null()]),
-  call_id: t.Union([t.String({ format: "uuid" }), t.Null()]),
-  since: t.Union([t.String({ format: "date-time" }), t.Null()]),
-});
+export { AgentSchema };
 
 const CallSchema = CallViewSchema;
 const LeadSchema = LeadSummarySchema;

@@ -1,5 +1,5 @@
 import type { ServiceDeps } from "../deps.ts";
-import { agentView } from "../dialer/service.ts";
+import { agentView } from "../dialer/model.ts";
 import { campaignStatusMessage } from "./hub.ts";
 
 /** Routes actor state changes to the sockets that watch them. */

@@ -4,19 +4,15 @@ import { Elysia, t } from "elysia";
 import type { UserAccess } from "../../actors/tenant.machine.ts";
 import { listTenantCampaigns, tenantCampaignIds } from "../../db/queries/campaigns.ts";
 import type { ServiceDeps } from "../deps.ts";
+import { currentCallOf, dispositionCall } from "../dialer/calls.ts";
+import { agentView, type Disposition } from "../dialer/model.ts";
 import { expireGraces, signOutAgent } from "../dialer/presence.ts";
-import {
-  agentView,
-  currentCallOf,
-  type DISPOSITIONS,
-  dispositionCall,
-  setAgentState,
-} from "../dialer/service.ts";
 import { ApiError, badRequest, forbidden, unauthenticated } from "../errors.ts";
 import type { UserPrincipal } from "../identity/principal.ts";
 import { API_KEY_PREFIX, NODE_KEY_PREFIX } from "../identity/secrets.ts";
 import { resolveTenant } from "../identity/tenant-scope.ts";
 import { UNSTORABLE_TEXT, unstorableTextPaths } from "../lib/storable-text.ts";
+import { setAgentState } from "../modules/agents/service.ts";
 import { campaignView } from "../modules/campaigns/model.ts";
 import { campaignRecordOf } from "../modules/campaigns/store.ts";
 import { authenticate, authorize } from "../plugins/auth.ts";
@@ -438,7 +434,7 @@ export function realtimeModule(deps: ServiceDeps) {
         | {
             type: "disposition";
             call_id: string;
-            disposition: (typeof DISPOSITIONS)[number];
+            disposition: Disposition;
             callback_at?: string;
           }
       >(ws, AgentMessageSchema, raw);

@@ -2,7 +2,14 @@ import type { DatabaseHandle } from "../../db/client.ts";
 import { openDatabase } from "../../db/client.ts";
 import { runMigrations } from "../../db/migrate.ts";
 import { countLeadsByState } from "../../db/queries/leads.ts";
+import {
+  applyCallEvent,
+  type CallEventType,
+  dispositionCall,
+  sweepExpiredCalls,
+} from "../dialer/calls.ts";
 import type { DialJob } from "../dialer/claim-replies.ts";
+import { claimJobs } from "../dialer/claims.ts";
 import { ComplianceLedger, ledgerEntryOf } from "../dialer/ledger.ts";
 import {
   PACER_DEFAULTS,
@@ -10,15 +17,8 @@ import {
   type PacerInput,
   type PacerTuning,
 } from "../dialer/predictive.ts";
-import {
-  applyCallEvent,
-  type CallEventType,
-  claimJobs,
-  dispositionCall,
-  setAgentState,
-  sweepExpiredCalls,
-} from "../dialer/service.ts";
 import type { UserPrincipal } from "../identity/principal.ts";
+import { setAgentState } from "../modules/agents/service.ts";
 import { heartbeat } from "../modules/edge-nodes/service.ts";
 import { Agenda } from "./agenda.ts";
 import type { DaySample } from "./chart.ts";

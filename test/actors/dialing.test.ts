@@ -14,7 +14,7 @@ import {
 } from "../../actors/dialing.ts";
 import { hopperQuery, readHopper } from "../../db/queries/dialer.ts";
 import { rowsOf } from "../../db/rows.ts";
-import { sweepExpiredCalls } from "../../src/dialer/service.ts";
+import { sweepExpiredCalls } from "../../src/dialer/calls.ts";
 import { createWorkspace } from "../helpers/app.ts";
 import { campaignRecord, dialingWith } from "../helpers/campaigns.ts";
 import { importFile } from "../helpers/leads.ts";

@@ -2,10 +2,13 @@ import { describe, expect, test } from "bun:test";
 import { SimulatedClock } from "xstate";
 import type { RestorableContext } from "../../actors/campaign.machine.ts";
 import { campaignMachine } from "../../actors/campaign.machine.ts";
-import type { CampaignStore } from "../../actors/ports.ts";
+import type { StatusCommand } from "../../actors/commands.ts";
+import type { CampaignStore, Clock } from "../../actors/ports.ts";
 import { CampaignRegistry } from "../../actors/registry.ts";
+import type { Logger } from "../../src/logger.ts";
 import { silentLogger } from "../../src/logger.ts";
-import { campaignRecord, dialingWith } from "../helpers/campaigns.ts";
+import { campaignRecord, dialingWith, memoryPort } from "../helpers/campaigns.ts";
+import { ManualClock } from "../helpers/clock.ts";
 
 /** A store over a map, counting loads: what the registry restores from. */
 function memoryStore(contexts: RestorableContext[]) {
@@ -32,8 +35,31 @@ function memoryStore(contexts: RestorableContext[]) {
   return store;
 }
 
-const committed = { version: 2, updatedAt: "2026-03-02T12:01:00.000Z" };
 const tenantId = campaignRecord().tenantId;
+const by = { actorType: "user" as const, actorId: "0190c0de-0000-7000-8000-0000000000bb" };
+const status = (action: "start" | "pause" | "stop", key: string | null = null): StatusCommand => ({
+  type: "status",
+  action,
+  key,
+  by,
+  requestId: "req-1",
+});
+
+/** A registry over `store` whose commands commit to memory (`memoryPort`). */
+function registryOf(
+  store: CampaignStore,
+  options: { clock?: Clock; machine?: typeof campaignMachine; logger?: Logger } = {},
+) {
+  const registry = new CampaignRegistry(
+    store,
+    options.clock ?? new SimulatedClock(),
+    options.logger ?? silentLogger,
+    options.machine,
+  );
+  const port = memoryPort();
+  registry.connect(port);
+  return { registry, port };
+}
 
 describe("campaign registry", () => {
   test("restores running and paused campaigns at start, leaving the rest for first use", async () => {
@@ -42,7 +68,7 @@ describe("campaign registry", () => {
       { campaign: campaignRecord({ id: "c-paused", status: "paused" }), idempotency: {} },
       { campaign: campaignRecord({ id: "c-draft", status: "draft" }), idempotency: {} },
     ]);
-    const registry = new CampaignRegistry(store, new SimulatedClock(), silentLogger);
+    const { registry } = registryOf(store);
     expect(await registry.hydrateActive()).toBe(2);
     expect(registry.peek("c-running")?.campaign.status).toBe("running");
     expect(registry.peek("c-draft")).toBeUndefined();
@@ -50,28 +76,79 @@ describe("campaign registry", () => {
 
   test("concurrent first commands share one load (the init gate) and run one at a time", async () => {
     const store = memoryStore([{ campaign: campaignRecord({ id: "c1" }), idempotency: {} }]);
-    const registry = new CampaignRegistry(store, new SimulatedClock(), silentLogger);
     const order: string[] = [];
-    await Promise.all(
-      ["a", "b", "c"].map((name) =>
-        registry.withCampaign(tenantId, "c1", async () => {
+    const registry = new CampaignRegistry(store, new SimulatedClock(), silentLogger);
+    registry.connect(
+      memoryPort({
+        async commit(writes) {
+          const write = writes[0];
+          const name = write?.type === "status" ? write.action : "?";
           order.push(`${name}:start`);
           await Bun.sleep(5);
           order.push(`${name}:end`);
-        }),
+          return { relayed: false };
+        },
+      }),
+    );
+    await Promise.all(
+      (["start", "pause", "stop"] as const).map((action) =>
+        registry.run({ tenantId, campaignId: "c1" }, status(action)),
       ),
     );
     expect(store.loads).toBe(1);
-    expect(order).toEqual(["a:start", "a:end", "b:start", "b:end", "c:start", "c:end"]);
+    expect(order).toEqual([
+      "start:start",
+      "start:end",
+      "pause:start",
+      "pause:end",
+      "stop:start",
+      "stop:end",
+    ]);
+    expect(registry.peek("c1")?.campaign.status).toBe("stopped");
   });
 
-  test("another tenant's campaign is not found", async () => {
+  test("another tenant's campaign is not found, and nothing is decided for it", async () => {
     const store = memoryStore([{ campaign: campaignRecord({ id: "c1" }), idempotency: {} }]);
-    const registry = new CampaignRegistry(store, new SimulatedClock(), silentLogger);
-    expect(await registry.withCampaign("another-tenant", "c1", async () => 1)).toEqual({
-      found: false,
+    const { registry, port } = registryOf(store);
+    await expect(
+      registry.run({ tenantId: "another-tenant", campaignId: "c1" }, status("start")),
+    ).rejects.toMatchObject({
+      status: 404,
     });
-    expect(await registry.withCampaign(tenantId, "nope", async () => 1)).toEqual({ found: false });
+    await expect(
+      registry.run({ tenantId, campaignId: "nope" }, status("start")),
+    ).rejects.toMatchObject({
+      status: 404,
+    });
+    expect(port.written).toEqual([]);
+  });
+
+  test("the actor adopts a decision only once its writes have committed; a failed commit leaves nothing behind", async () => {
+    const record = campaignRecord({ id: "c1", status: "running" });
+    const store = memoryStore([{ campaign: record, idempotency: {} }]);
+    const registry = new CampaignRegistry(store, new SimulatedClock(), silentLogger);
+    let fail = true;
+    const seen: string[] = [];
+    registry.connect(
+      memoryPort({
+        async commit(writes) {
+          seen.push(`commit ${writes.map((write) => write.type).join(",")}`);
+          await Bun.sleep(1);
+          if (fail) throw new Error("the database is away");
+          seen.push(`status then ${registry.peek("c1")?.campaign.status}`);
+          return { relayed: false };
+        },
+      }),
+    );
+    const run = () => registry.run({ tenantId, campaignId: "c1" }, status("pause"));
+    await expect(run()).rejects.toThrow("the database is away");
+    // Forgotten: the next command restores it from the database.
+    expect(registry.peek("c1")).toBeUndefined();
+    fail = false;
+    expect((await run()).status).toBe(200);
+    expect(registry.peek("c1")?.campaign.status).toBe("paused");
+    expect(seen).toEqual(["commit status", "commit status", "status then running"]);
+    expect(store.loads).toBe(2);
   });
 
   test("a failing actor is contained and restored from its last committed state", async () => {
@@ -83,46 +160,41 @@ describe("campaign registry", () => {
         },
       },
     });
-    const registry = new CampaignRegistry(store, new SimulatedClock(), silentLogger, failing);
-    await registry.withCampaign(tenantId, "c1", async (actor) =>
-      actor.send({ type: "campaign.start", ...committed }),
-    );
+    const { registry } = registryOf(store, { machine: failing });
+    await registry.run({ tenantId, campaignId: "c1" }, status("start"));
     expect(registry.peek("c1")).toBeUndefined();
-    const status = await registry.withCampaign(
-      tenantId,
-      "c1",
-      async (actor) => actor.getSnapshot().value,
+    const { registry: healthy } = registryOf(store);
+    expect(await healthy.run({ tenantId, campaignId: "c1" }, { type: "stats" })).toEqual(
+      expect.any(Object),
     );
-    expect(status).toEqual({ found: true, value: "draft" });
+    expect(healthy.peek("c1")?.campaign.status).toBe("draft");
     expect(store.loads).toBe(2);
   });
 
   test("campaigns idle for a while forget their expired replies; open replies stay", async () => {
     const ids = ["c-idle", "c-busy", "c-open"];
     const store = memoryStore(
-      ids.map((id) => ({ campaign: campaignRecord({ id, status: "running" }), idempotency: {} })),
+      ids.map((id) => ({ campaign: campaignRecord({ id, status: "paused" }), idempotency: {} })),
     );
-    const clock = new SimulatedClock();
-    clock.set(1_000_000);
-    const registry = new CampaignRegistry(store, clock, silentLogger);
+    const clock = new ManualClock(1_000_000);
+    const { registry } = registryOf(store, { clock });
     await registry.hydrateActive();
-    const record = (id: string, key: string, expiresAt: number) =>
-      registry.withCampaign(tenantId, id, async (actor) =>
-        actor.send({
-          type: "idempotency.recorded",
-          entry: { key, bodyHash: "h", status: 200, text: "{}", expiresAt },
-        }),
-      );
-    await record("c-idle", "k1", 1_010_000);
-    await record("c-busy", "k2", 1_022_000);
-    await record("c-open", "k3", 1_100_000);
-    clock.set(1_026_000);
+    // A status change's reply is kept for 60 s from when it was made.
+    const at = (time: number) => clock.advance(time - clock.now());
+    const record = async (id: string, key: string, time: number) => {
+      at(time);
+      await registry.run({ tenantId, campaignId: id }, status("start", key));
+    };
+    await record("c-idle", "k1", 950_000);
+    await record("c-busy", "k2", 962_000);
+    await record("c-open", "k3", 1_040_000);
+    at(1_026_000);
     const sizes = () => ids.map((id) => registry.peek(id)?.idempotency.size);
     expect(sizes()).toEqual([1, 1, 1]);
     // c-busy's reply expired only 4 s ago: a change of its own may yet prune it.
     expect(registry.forgetIdleReplies(5_000)).toBe(1);
     expect(sizes()).toEqual([0, 1, 1]);
-    clock.set(1_028_000);
+    at(1_028_000);
     expect(registry.forgetIdleReplies(5_000)).toBe(1);
     expect(sizes()).toEqual([0, 0, 1]);
     expect(registry.forgetIdleReplies(5_000)).toBe(0);
@@ -130,15 +202,13 @@ describe("campaign registry", () => {
 
   test("status changes are announced to subscribers; a failing subscriber harms no one", async () => {
     const store = memoryStore([{ campaign: campaignRecord({ id: "c1" }), idempotency: {} }]);
-    const registry = new CampaignRegistry(store, new SimulatedClock(), silentLogger);
+    const { registry } = registryOf(store);
     const seen: string[] = [];
     registry.subscribe(() => {
       throw new Error("listener bug");
     });
     registry.subscribe((event) => seen.push(`${event.from}->${event.to}`));
-    await registry.withCampaign(tenantId, "c1", async (actor) =>
-      actor.send({ type: "campaign.start", ...committed }),
-    );
+    await registry.run({ tenantId, campaignId: "c1" }, status("start"));
     expect(seen).toEqual(["draft->running"]);
   });
 });

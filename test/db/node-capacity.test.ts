@@ -47,23 +47,26 @@ beforeEach(async () => {
 
 const claim = (of: typeof leads, nodeCapacity: number) =>
   claimLeads(w.deps.rawDb, {
-    tenantId: w.acme.id,
-    campaignId,
-    edgeNodeId: nodeId,
-    candidates: of.map((lead) => ({
-      leadId: lead.id,
-      callId: Bun.randomUUIDv7(),
-      agentId: null,
-      leadListId: lead.lead_list_id,
-      phone: lead.phone,
-      callerId: "+14155550100",
-    })),
-    maxAttempts: 3,
-    timeoutSeconds: 30,
-    now: new Date(),
-    leaseExpiresAt: new Date(Date.now() + 60_000),
+    claim: {
+      tenantId: w.acme.id,
+      campaignId,
+      edgeNodeId: nodeId,
+      candidates: of.map((lead) => ({
+        leadId: lead.id,
+        callId: Bun.randomUUIDv7(),
+        agentId: null,
+        leadListId: lead.lead_list_id,
+        phone: lead.phone,
+        callerId: "+14155550100",
+      })),
+      maxAttempts: 3,
+      timeoutSeconds: 30,
+      now: new Date(),
+      leaseExpiresAt: new Date(Date.now() + 60_000),
+      claimKey: null,
+      nodeCapacity,
+    },
     fence: { campaignId, token: null },
-    nodeCapacity,
   });
 
 describe("a claim capped by the node's calls in the database", () => {

@@ -3,10 +3,19 @@ import type {
   CampaignRecord,
   CampaignStatus,
 } from "../../actors/campaign.machine.ts";
+import type {
+  AgentsAtHand,
+  CampaignWrite,
+  CommandInputs,
+  CommitFacts,
+} from "../../actors/commands.ts";
 import { type DialingState, type HopperLead, noLeads } from "../../actors/dialing.ts";
 import { IdempotencyWindow } from "../../actors/idempotency.ts";
+import type { CommandPort } from "../../actors/ports.ts";
+import type { AgentPresence } from "../../src/dialer/agents.ts";
 import { RecentCalls } from "../../src/dialer/call-history.ts";
 import { ComplianceLedger } from "../../src/dialer/ledger.ts";
+import { PACER_DEFAULTS } from "../../src/dialer/predictive.ts";
 
 /** A campaign record as the actor holds it, for machine-level tests. */
 export const campaignRecord = (overrides: Partial<CampaignRecord> = {}): CampaignRecord => ({
@@ -48,3 +57,50 @@ export const dialingWith = (hopper: HopperLead[] = []): DialingState => ({
   ledger: new ComplianceLedger(),
   firstStartedAt: null,
 });
+
+/** The agents at hand a step reads, from a list: by id, by campaign, ready ones by wait. */
+export function agentsAtHand(known: AgentPresence[]): AgentsAtHand {
+  const ready = (campaignId: string) =>
+    known
+      .filter((agent) => agent.campaignId === campaignId && agent.state === "ready")
+      .sort((a, b) => a.since - b.since);
+  return {
+    get: (userId) => known.find((agent) => agent.userId === userId),
+    inCampaign: (campaignId) => known.filter((agent) => agent.campaignId === campaignId),
+    longestReady: (campaignId) => ready(campaignId)[0],
+    readyByWait: (campaignId, count) => ready(campaignId).slice(0, count),
+  };
+}
+
+/** What a step is given besides its snapshot: no agents unless named, ids in sequence. */
+export function inputsWith(overrides: Partial<CommandInputs> = {}): CommandInputs {
+  let next = 0;
+  return {
+    agents: agentsAtHand([]),
+    pacer: PACER_DEFAULTS,
+    newId: () => `0190c0de-0000-7000-8000-${String(++next).padStart(12, "0")}`,
+    ...overrides,
+  };
+}
+
+/**
+ * A port that writes nothing anywhere: it records the writes it was given and reports what
+ * `facts` says, so that the registry's pipeline is tested without a database.
+ */
+export function memoryPort(
+  options: {
+    gather?: CommandPort["gather"];
+    commit?: (writes: CampaignWrite[]) => Promise<CommitFacts>;
+  } = {},
+): CommandPort & { written: CampaignWrite[][] } {
+  const written: CampaignWrite[][] = [];
+  return {
+    written,
+    gather: options.gather ?? (async () => inputsWith()),
+    async commit(writes) {
+      written.push(writes);
+      return options.commit ? options.commit(writes) : { relayed: false };
+    },
+    carryOut: () => undefined,
+  };
+}

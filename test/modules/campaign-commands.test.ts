@@ -7,19 +7,18 @@ import {
   campaignActorFrom,
   restoredSnapshot,
 } from "../../actors/campaign.machine.ts";
+import type {
+  CampaignCommand,
+  SettingsChanges,
+  SettingsCommand,
+  StatusCommand,
+} from "../../actors/commands.ts";
+import { decide } from "../../actors/decide.ts";
 import { noLeads } from "../../actors/dialing.ts";
 import { bodyHashOf, IdempotencyWindow } from "../../actors/idempotency.ts";
-import type { CampaignPipeline, CampaignStore } from "../../actors/ports.ts";
-import { CampaignRegistry } from "../../actors/registry.ts";
 import { ApiError } from "../../src/errors.ts";
-import { silentLogger } from "../../src/logger.ts";
-import {
-  type CampaignCommand,
-  type CampaignWrite,
-  type CommitFacts,
-  campaignStep,
-} from "../../src/modules/campaigns/commands.ts";
-import { campaignRecord, contextWith, dialingWith } from "../helpers/campaigns.ts";
+import { completion } from "../../src/modules/campaigns/decide.ts";
+import { campaignRecord, contextWith, dialingWith, inputsWith } from "../helpers/campaigns.ts";
 
 /**
  * The campaign's own commands decided without a database: the writes, the events the actor
@@ -27,16 +26,18 @@ import { campaignRecord, contextWith, dialingWith } from "../helpers/campaigns.t
  */
 const NOW = Date.parse("2026-03-02T12:00:00.000Z");
 const actor = { actorType: "user" as const, actorId: "0190c0de-0000-7000-8000-0000000000bb" };
-const status = (
-  action: "start" | "pause" | "stop",
-  key?: string,
-): Extract<CampaignCommand, { type: "status" }> => ({
+const status = (action: "start" | "pause" | "stop", key: string | null = null): StatusCommand => ({
   type: "status",
   action,
   key,
-  actor,
+  by: actor,
   requestId: "req-1",
 });
+const campaignStep = <C extends CampaignCommand>(
+  snapshot: CampaignSnapshot,
+  command: C,
+  now: number,
+) => decide(snapshot, command, inputsWith(), now);
 const snapshotOf = (from: CampaignStatus): CampaignSnapshot =>
   restoredSnapshot(contextWith(from, { idempotency: new IdempotencyWindow() }));
 
@@ -69,7 +70,7 @@ describe("a status change, decided", () => {
       type: "status",
       to: "paused",
       action: "pause",
-      actor,
+      by: actor,
       requestId: "req-1",
       at: new Date(NOW),
       entry: { key: "k1", status: 200, bodyHash: bodyHashOf({ action: "pause" }) },
@@ -132,17 +133,17 @@ describe("completion, decided", () => {
 
   test("a running campaign whose leads are all final and with no call in flight completes, by the system", () => {
     const snapshot = restoredSnapshot(contextWith("running", { dialing: done }));
-    const decision = campaignStep(snapshot, { type: "complete" }, NOW);
-    expect(decision.writes).toEqual([
+    const decided = completion(snapshot, done, NOW);
+    expect(decided?.write).toEqual(
       expect.objectContaining({
         type: "status",
         to: "completed",
         action: "complete",
-        actor: { actorType: "system", actorId: null },
+        by: { actorType: "system", actorId: null },
         entry: undefined,
       }),
-    ]);
-    expect(adopted(snapshot, decision.adopt({ relayed: false })).value).toBe("completed");
+    );
+    expect(adopted(snapshot, decided ? [decided.event] : []).value).toBe("completed");
   });
 
   test("nothing is written while a lead is left, before the dialing state is loaded, or when not running", () => {
@@ -152,23 +153,17 @@ describe("completion, decided", () => {
       contextWith("running"),
       contextWith("paused", { dialing: done }),
     ]) {
-      const decision = campaignStep(restoredSnapshot(context), { type: "complete" }, NOW);
-      expect(decision.writes).toEqual([]);
-      expect(decision.adopt({ relayed: false })).toEqual([]);
+      expect(completion(restoredSnapshot(context), context.dialing, NOW)).toBeUndefined();
     }
   });
 });
 
 describe("a settings change, decided", () => {
-  const settings = (
-    version: number,
-    changes: Record<string, string>,
-  ): Extract<CampaignCommand, { type: "settings" }> => ({
+  const settings = (version: number, changes: SettingsChanges): SettingsCommand => ({
     type: "settings",
     version,
-    settings: changes,
     changes,
-    actor,
+    by: actor,
     requestId: "req-2",
   });
 
@@ -179,7 +174,11 @@ describe("a settings change, decided", () => {
     });
     expect(
       refusalOf(() =>
-        campaignStep(snapshotOf("draft"), settings(1, { callingWindowStart: "23:00" }), NOW),
+        campaignStep(
+          snapshotOf("draft"),
+          settings(1, { calling_window: { start: "23:00", end: "21:00" } }),
+          NOW,
+        ),
       ),
     ).toEqual({ status: 400, code: "invalid_request" });
   });
@@ -197,51 +196,5 @@ describe("a settings change, decided", () => {
       name: "Autumn",
       version: 2,
     });
-  });
-});
-
-describe("a command through the registry's pipeline", () => {
-  const record = campaignRecord({ status: "running" });
-  const store: CampaignStore = {
-    load: async () => ({ campaign: record, idempotency: {} }),
-    loadActive: async () => [],
-    loadDialing: async () => dialingWith(),
-    campaignsWithLiveCalls: async () => [],
-  };
-
-  test("the actor adopts the decision only once its writes have committed; a failed commit leaves it as it was", async () => {
-    const registry = new CampaignRegistry(store, new SimulatedClock(), silentLogger);
-    const seen: string[] = [];
-    let fail = true;
-    const pipeline: CampaignPipeline<CampaignCommand, CampaignWrite, CommitFacts, unknown> = {
-      step: (snapshot, command, now) => {
-        const decision = campaignStep(snapshot, command, now);
-        return {
-          ...decision,
-          adopt: (facts) => {
-            seen.push("adopt");
-            return decision.adopt(facts);
-          },
-        };
-      },
-      commit: async (writes) => {
-        seen.push(`commit ${writes.map((write) => write.type).join(",")}`);
-        await Bun.sleep(1);
-        if (fail) throw new Error("the database is away");
-        return { relayed: false };
-      },
-    };
-    const run = () => registry.execute(record.tenantId, record.id, status("pause"), pipeline);
-    await expect(run()).rejects.toThrow("the database is away");
-    expect(registry.peek(record.id)?.campaign.status).toBe("running");
-    fail = false;
-    expect((await run()).found).toBe(true);
-    expect(registry.peek(record.id)?.campaign.status).toBe("paused");
-    expect(seen).toEqual(["commit status", "commit status", "adopt"]);
-    // Another tenant's campaign is not found, and nothing is decided for it.
-    expect(await registry.execute("another", record.id, status("start"), pipeline)).toEqual({
-      found: false,
-    });
-    expect(seen).toHaveLength(3);
   });
 });

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, test } from "bun:test";
-import { sweepExpiredCalls } from "../../src/dialer/service.ts";
+import { sweepExpiredCalls } from "../../src/dialer/calls.ts";
 import { createWorkspace } from "../helpers/app.ts";
 import { importFile } from "../helpers/leads.ts";
 

@@ -1,14 +1,14 @@
 import { Elysia, t } from "elysia";
 import type { ServiceDeps } from "../../deps.ts";
 import { AGENT_STATES } from "../../dialer/agents.ts";
-import { CallViewSchema, LeadSummarySchema } from "../../dialer/model.ts";
+import { currentCallOf, dispositionCall } from "../../dialer/calls.ts";
 import {
+  AgentSchema,
   agentView,
-  currentCallOf,
+  CallViewSchema,
   DISPOSITIONS,
-  dispositionCall,
-  setAgentState,
-} from "../../dialer/service.ts";
+  LeadSummarySchema,
+} from "../../dialer/model.ts";
 import { ok, okList } from "../../envelope.ts";
 import { forbidden } from "../../errors.ts";
 import { resolveTenant } from "../../identity/tenant-scope.ts";
@@ -16,8 +16,8 @@ import { documented, documentedList } from "../../openapi-bodies.ts";
 import { PageQuery, parsePage } from "../../pagination.ts";
 import type { AuthGuard } from "../../plugins/auth.ts";
 import { jsonBody } from "../../plugins/json-body.ts";
-import { AgentSchema } from "../../realtime/asyncapi.ts";
 import { TenantQuery } from "../users/model.ts";
+import { setAgentState } from "./service.ts";
 
 export const AgentStateBody = t.Object(
   {

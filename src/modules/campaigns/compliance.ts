@@ -33,11 +33,10 @@ async function ledgerOf(deps: ServiceDeps, tenantId: string, campaignId: string)
   const now = deps.clock.now();
   const started = await firstStartOf(deps.db, campaign.id);
   const firstStartedAt = started ? new Date(started).getTime() : now;
-  const rows = await answeredCdrsSince(
-    deps.longWorkDb,
-    campaign.id,
-    new Date(now - LEGAL_WINDOW_MS),
-  );
+  const rows = await answeredCdrsSince(deps.longWorkDb, {
+    campaignId: campaign.id,
+    since: new Date(now - LEGAL_WINDOW_MS),
+  });
   return { campaign, now, firstStartedAt, ledger: ComplianceLedger.from(entriesFromCdrs(rows)) };
 }
 

@@ -45,8 +45,8 @@ async function loadDialing(db: Database, campaignId: string, now: number): Promi
   const [calls, counts, recent, answered, started] = await Promise.all([
     liveCallsOf(db, campaignId),
     countLeadsByState(db, campaignId),
-    recentCdrs(db, campaignId, RECENT_CALLS),
-    answeredCdrsSince(db, campaignId, new Date(now - LEGAL_WINDOW_MS)),
+    recentCdrs(db, { campaignId, limit: RECENT_CALLS }),
+    answeredCdrsSince(db, { campaignId, since: new Date(now - LEGAL_WINDOW_MS) }),
     firstStartOf(db, campaignId),
   ]);
   const leads = noLeads();

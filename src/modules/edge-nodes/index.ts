@@ -1,7 +1,8 @@
 import { Elysia, t } from "elysia";
 import type { ServiceDeps } from "../../deps.ts";
+import { applyCallEvent } from "../../dialer/calls.ts";
+import { claimJobs } from "../../dialer/claims.ts";
 import { CallViewSchema, DialJobSchema } from "../../dialer/model.ts";
-import { applyCallEvent, claimJobs } from "../../dialer/service.ts";
 import { ok, okList } from "../../envelope.ts";
 import { requestMeta } from "../../http-meta.ts";
 import { resolveTenant } from "../../identity/tenant-scope.ts";

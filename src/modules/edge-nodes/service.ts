@@ -6,7 +6,7 @@ import {
   revokeNode,
 } from "../../../db/queries/access.ts";
 import type { RequestMeta, ServiceDeps } from "../../deps.ts";
-import { reconcileNodeCalls } from "../../dialer/service.ts";
+import { reconcileNodeCalls } from "../../dialer/calls.ts";
 import type { Page } from "../../envelope.ts";
 import { notFound, unauthenticated } from "../../errors.ts";
 import { auditedWrite } from "../../identity/audit.ts";

@@ -1,6 +1,7 @@
 import type { CountryCode } from "libphonenumber-js/max";
 import { type BulkSession, withBulkTransaction } from "../../../db/bulk.ts";
 import { analyzeLeads, type LeadListRow } from "../../../db/queries/leads.ts";
+import { namedStatement } from "../../../db/statement.ts";
 import type { RequestMeta, ServiceDeps } from "../../deps.ts";
 import { ApiError, badRequest, type FieldError, INVALID_BODY } from "../../errors.ts";
 import { auditActorOf, type Principal } from "../../identity/principal.ts";
@@ -195,21 +196,19 @@ export async function runImport(
       // Imports into one list run one after another, so duplicate detection stays exact.
       await session.execute("select id from lead_lists where id = $1 for update", [list.id]);
       await session.execute(
-        `insert into lead_imports (id, tenant_id, campaign_id, lead_list_id, file_name, header, imported, rejected,
-           errors, actor_type, actor_id, request_id, started_at, finished_at)
-         values ($1, $2, $3, $4, $5, $6::jsonb, 0, 0, '[]'::jsonb, $7, $8, $9, $10, $10)`,
-        [
-          importId,
-          list.tenantId,
-          list.campaignId,
-          list.id,
-          file.name ?? null,
-          JSON.stringify(columns.header),
-          actor.actorType,
-          actor.actorId,
-          meta.requestId,
-          startedAt.toISOString(),
-        ],
+        INSERT_IMPORT.text,
+        INSERT_IMPORT.values({
+          id: importId,
+          tenant_id: list.tenantId,
+          campaign_id: list.campaignId,
+          lead_list_id: list.id,
+          file_name: file.name ?? null,
+          header: JSON.stringify(columns.header),
+          actor_type: actor.actorType,
+          actor_id: actor.actorId,
+          request_id: meta.requestId,
+          started_at: startedAt.toISOString(),
+        }),
       );
       await session.execute(
         `create temp table lead_import_staging (id uuid, row_no integer not null, phone text, timezone text, fields jsonb,
@@ -310,3 +309,21 @@ async function finishImport(
     finishedAt,
   });
 }
+
+/** An import's own row, written first and finished once its leads are in. */
+const INSERT_IMPORT = namedStatement<{
+  id: string;
+  tenant_id: string;
+  campaign_id: string;
+  lead_list_id: string;
+  file_name: string | null;
+  header: string;
+  actor_type: string;
+  actor_id: string;
+  request_id: string;
+  started_at: string;
+}>(`
+  insert into lead_imports (id, tenant_id, campaign_id, lead_list_id, file_name, header, imported,
+    rejected, errors, actor_type, actor_id, request_id, started_at, finished_at)
+  values (:id, :tenant_id, :campaign_id, :lead_list_id, :file_name, :header::jsonb, 0, 0,
+    '[]'::jsonb, :actor_type, :actor_id, :request_id, :started_at, :started_at)`);

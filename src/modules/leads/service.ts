@@ -1,7 +1,5 @@
-import { noLeads } from "../../../actors/dialing.ts";
 import { findTenantCampaign } from "../../../db/queries/campaigns.ts";
 import {
-  countLeadsByState,
   findLeadImport,
   findLeadList,
   insertLeadList,
@@ -10,7 +8,6 @@ import {
   listLeadLists,
   listLeads,
 } from "../../../db/queries/leads.ts";
-import { onOwner, ownedCommand } from "../../cluster/owner.ts";
 import type { RequestMeta, ServiceDeps } from "../../deps.ts";
 import type { Page } from "../../envelope.ts";
 import { badRequest, INVALID_BODY, notFound } from "../../errors.ts";
@@ -208,24 +205,5 @@ export async function rejectedCsv(
 
 /** New leads join a live campaign's counts (and its stats) once they are committed. */
 async function recountLeads(deps: ServiceDeps, tenantId: string, campaignId: string) {
-  await onOwner(
-    deps,
-    { tenantId, campaignId, missing: () => notFound("campaign") },
-    recountCommand,
-    [tenantId, campaignId],
-  );
-}
-
-/** Reads a campaign's leads by state again, on the process that owns it. */
-const recountCommand = ownedCommand("campaign.recount", recountHere);
-
-async function recountHere(deps: ServiceDeps, tenantId: string, campaignId: string) {
-  await deps.campaigns.withCampaign(tenantId, campaignId, async (actor) => {
-    if (!actor.getSnapshot().context.dialing) return;
-    const leads = noLeads();
-    for (const { state, total } of await countLeadsByState(deps.db, campaignId))
-      leads[state] = total;
-    deps.campaigns.dispatch(actor, { type: "dialing.leadsCounted", leads });
-  });
-  deps.realtime.statsChanged(tenantId, campaignId);
+  await deps.campaigns.run({ tenantId, campaignId }, { type: "leads.recount" });
 }

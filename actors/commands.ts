@@ -1,0 +1,306 @@
+import type { CampaignSettings } from "../db/queries/campaigns.ts";
+import type { CallRow, LeadNext } from "../db/queries/dialer.ts";
+import type { AgentPresence } from "../src/dialer/agents.ts";
+import type { DialJob } from "../src/dialer/claim-replies.ts";
+import type { AgentView, CallView, Disposition } from "../src/dialer/model.ts";
+import type { Pacing } from "../src/dialer/pacing.ts";
+import type { PacerTuning } from "../src/dialer/predictive.ts";
+import type {
+  CampaignStats,
+  CampaignView,
+  PatchCampaignInput,
+} from "../src/modules/campaigns/model.ts";
+import type {
+  CampaignEvent,
+  CampaignRecord,
+  CampaignStatus,
+  StatusAction,
+} from "./campaign.machine.ts";
+import type { HopperLead, LeadState, LiveCall } from "./dialing.ts";
+import type { IdempotencyEntry } from "./idempotency.ts";
+
+/**
+ * Every command a campaign takes, as plain data with named fields: what crosses between
+ * processes to the campaign's owner, and what the campaign's pure step decides from its
+ * state. `CampaignRegistry.run` is the one way in (docs/ARCHITECTURE.md, "One pipeline").
+ */
+export type CampaignCommand =
+  | StatusCommand
+  | SettingsCommand
+  | StatsCommand
+  | ClaimCommand
+  | CallEventCommand
+  | DispositionCommand
+  | AgentStateCommand
+  | RecountCommand
+  | ExpireCommand
+  | ReconcileCommand;
+
+/** Who made a change, as the history and the audit log record it. */
+export interface ChangeActor {
+  actorType: "user" | "api_key" | "system";
+  actorId: string | null;
+}
+
+/** Start, pause or stop, with the reply kept under the request's `Idempotency-Key`. */
+export interface StatusCommand {
+  type: "status";
+  action: StatusAction;
+  key: string | null;
+  by: ChangeActor;
+  requestId: string;
+}
+
+/** New settings, as the client sent them (API field names), based on `version`. */
+export interface SettingsCommand {
+  type: "settings";
+  version: number;
+  changes: SettingsChanges;
+  by: ChangeActor;
+  requestId: string;
+}
+
+/** The settings a client may change, by their API names. */
+export type SettingsChanges = Omit<PatchCampaignInput, "version">;
+
+/** The campaign's live numbers (a read). */
+export interface StatsCommand {
+  type: "stats";
+}
+
+/**
+ * Places up to `count` calls on a node, within the campaign's pacing, from its hopper (refilled
+ * first when empty or stale). `capacity`: the node's, where other processes may place calls on
+ * it too (the database then counts its calls); null where this process knows them all.
+ */
+export interface ClaimCommand {
+  type: "claim";
+  nodeId: string;
+  capacity: number | null;
+  count: number;
+  claimKey: string | null;
+}
+
+/** What a node reports of one of its calls, stamped with when it happened. */
+export interface CallEventCommand {
+  type: "call.event";
+  nodeId: string;
+  callId: string;
+  event: "ringing" | "answered" | "machine" | "ended";
+  at: number;
+  hangupCause: string | null;
+  /** The node's answer-to-bridge time, when it reports one. */
+  bridgeMs: number | null;
+}
+
+/** An agent's or a supervisor's verdict on a connected call. */
+export interface DispositionCommand {
+  type: "call.disposition";
+  callId: string;
+  disposition: Disposition;
+  /** As the client sent it, for a callback. */
+  callbackAt: string | null;
+  /** Who gives it: the call's agent, or a supervisor (or a key) for any call. */
+  by: { actorType: "user" | "api_key"; actorId: string; supervising: boolean };
+}
+
+/**
+ * An agent's own state change: ready for a campaign, paused, or offline. It runs on the owner
+ * of the campaign the agent leaves (else the one it joins): the one process that reserves the
+ * agent for calls, so that no change can cross another.
+ */
+export interface AgentStateCommand {
+  type: "agent.state";
+  agent: { userId: string; tenantId: string; email: string };
+  state: "ready" | "paused" | "offline";
+  /** The campaign named in the request, if any. */
+  campaignId: string | null;
+}
+
+/** Leads arrived by import: the campaign counts its leads by state again. */
+export interface RecountCommand {
+  type: "leads.recount";
+}
+
+/** Calls whose lease ran out (claimed and never heard of, or on a node gone silent). */
+export interface ExpireCommand {
+  type: "calls.expire";
+  callIds: string[];
+}
+
+/** A node's heartbeat: its calls in flight by its own account. */
+export interface ReconcileCommand {
+  type: "node.reconcile";
+  nodeId: string;
+  heldCallIds: string[];
+}
+
+/** A status reply as JSON text: serialised once, then sent, kept under its key and replayed. */
+export interface StatusReply {
+  status: number;
+  text: string;
+  replayed: boolean;
+}
+
+/** A call as it now stands; an answer also says whether the node bridges or hangs up. */
+export interface CallReply {
+  call: CallView & { action?: "bridge" | "hangup" };
+}
+
+/** What each command answers: plain data, the same whichever process ran it. */
+export interface CommandReplies {
+  status: StatusReply;
+  settings: { campaign: CampaignView };
+  stats: CampaignStats | null;
+  claim: DialJob[];
+  "call.event": CallReply;
+  "call.disposition": CallReply;
+  "agent.state": { agent: AgentView };
+  "leads.recount": null;
+  "calls.expire": number;
+  "node.reconcile": number;
+}
+
+export type ReplyOf<C extends CampaignCommand> = CommandReplies[C["type"]];
+
+export type { LeadNext };
+
+/** The agents a step may read: by id, the campaign's, its longest ready, its ready by wait. */
+export interface AgentsAtHand {
+  get(userId: string): AgentPresence | undefined;
+  inCampaign(campaignId: string): AgentPresence[];
+  longestReady(campaignId: string): AgentPresence | undefined;
+  readyByWait(campaignId: string, count: number): AgentPresence[];
+}
+
+/**
+ * What a step reads of the world besides the campaign's own state, gathered before it runs:
+ * the agents, the leads of a refill, a call the actor no longer holds, counts after an import.
+ */
+export interface CommandInputs {
+  agents: AgentsAtHand;
+  /** The predictive pacer's tuning (the defaults; the simulator tries others). */
+  pacer: PacerTuning;
+  /** The ids of new rows. */
+  newId: () => string;
+  /** A claim's refill: the leads read, and whether they are only the callbacks and retries due. */
+  hopper?: { leads: HopperLead[]; dueOnly: boolean } | undefined;
+  /** The call as the database holds it: a disposition's, or an event's for a call not in flight. */
+  call?: CallRow | undefined;
+  /** Leads by state as the database counts them, after an import. */
+  leads?: Record<LeadState, number> | undefined;
+  /** Whether the campaign an agent names is one of its tenant's. */
+  namedCampaignKnown?: boolean | undefined;
+}
+
+/** What a step decides to write; the port commits a decision's writes, all or none. */
+export type CampaignWrite =
+  /** A new status, its history row and the reply under the request's key, in one statement. */
+  | {
+      type: "status";
+      campaign: CampaignRecord;
+      to: CampaignStatus;
+      action: string;
+      by: ChangeActor;
+      requestId: string | null;
+      at: Date;
+      entry: IdempotencyEntry | undefined;
+    }
+  /** A refused change's reply, kept under its key. */
+  | { type: "reply"; campaignId: string; entry: IdempotencyEntry }
+  /** New settings, with their audit record; refused if the campaign is not at its version. */
+  | {
+      type: "settings";
+      campaign: CampaignRecord;
+      settings: Partial<CampaignSettings>;
+      changes: SettingsChanges;
+      by: ChangeActor;
+      requestId: string;
+      at: Date;
+    }
+  /** Leads marked `Dialing` with their new calls: those still callable when re-checked. */
+  | { type: "claim"; claim: ClaimWrite }
+  | { type: "save"; row: CallRow }
+  /** An answered call given to an agent, its lead `Connected`. */
+  | { type: "bridge"; row: CallRow }
+  /** An ended call, its CDR and, unless an agent took it, its lead's next state. */
+  | { type: "end"; ended: CallRow; ringSeconds: number; talkSeconds: number; lead: LeadNext | null }
+  /** A disposition on the call and its CDR, its lead's next state, and the number's DNC entry. */
+  | {
+      type: "settle";
+      call: CallRow;
+      lead: LeadNext;
+      addToDnc: boolean;
+      by: { actorType: "user" | "api_key"; actorId: string };
+    };
+
+/** A claim's rows: the candidates, each a lead paired with its new call. */
+export interface ClaimWrite {
+  tenantId: string;
+  campaignId: string;
+  edgeNodeId: string;
+  candidates: {
+    callId: string;
+    leadId: string;
+    leadListId: string;
+    phone: string;
+    callerId: string;
+    agentId: string | null;
+  }[];
+  maxAttempts: number;
+  timeoutSeconds: number;
+  now: Date;
+  leaseExpiresAt: Date;
+  claimKey: string | null;
+  nodeCapacity: number | null;
+}
+
+/** What committing reported, for the steps whose outcome the database decides. */
+export interface CommitFacts {
+  /** The leads a claim marked, with their state before and their attempts after. */
+  marked?: { id: string; prior: HopperLead["state"]; attempts: number }[] | undefined;
+  /** Whether other processes heard of a status change in its commit. */
+  relayed?: boolean | undefined;
+  /** The campaign as a settings change wrote it. */
+  campaign?: CampaignRecord | undefined;
+}
+
+/** What follows outside the campaign once its actor has adopted a decision. */
+export type CampaignEffect =
+  | { type: "agent"; agent: Omit<AgentPresence, "since">; at: number }
+  /** The agent leaves the call for `state`, if it is still on it when the end has committed. */
+  | { type: "agentLeaves"; userId: string; callId: string; state: "wrap_up" | "ready"; at: number }
+  /** The agent is ready again, if still wrapping up the call when its disposition has committed. */
+  | { type: "agentWrappedUp"; userId: string; callId: string; at: number }
+  /** The caller hears back only once the agent's row has committed. */
+  | { type: "agentPersisted"; userId: string }
+  /** The campaign's numbers changed without a push of their own. */
+  | { type: "statsChanged"; tenantId: string; campaignId: string }
+  /** A pacing decision, kept as the campaign's last (the simulator charts it). */
+  | { type: "paced"; campaignId: string; pacing: Pacing; at: number }
+  | {
+      type: "announce";
+      call: CallRow | LiveCall;
+      event: string;
+      agentMessage?: "call.offered" | "call.connected" | "call.ended" | undefined;
+    };
+
+/**
+ * What a step decided, before anything was written: the writes to commit, the events the
+ * actor adopts once they have, what follows outside the campaign, and the reply. All but the
+ * writes may depend on what the commit reported (`CommitFacts`); a refusal is thrown.
+ */
+export interface Decision<R> {
+  writes: CampaignWrite[];
+  adopt(facts: CommitFacts): CampaignEvent[];
+  effects(facts: CommitFacts): CampaignEffect[];
+  reply(facts: CommitFacts): R;
+}
+
+/** A decision that writes, adopts and does nothing: it only answers. */
+export const answer = <R>(reply: R): Decision<R> => ({
+  writes: [],
+  adopt: () => [],
+  effects: () => [],
+  reply: () => reply,
+});

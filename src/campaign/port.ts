@@ -1,0 +1,322 @@
+import type { CampaignRecord, CampaignSnapshot } from "../../actors/campaign.machine.ts";
+import type {
+  CampaignCommand,
+  CampaignEffect,
+  CampaignWrite,
+  CommandInputs,
+  CommitFacts,
+} from "../../actors/commands.ts";
+import { HOPPER_SIZE, hopperRefill, noLeads } from "../../actors/dialing.ts";
+import type { IdempotencyEntry } from "../../actors/idempotency.ts";
+import type { CommandPort } from "../../actors/ports.ts";
+import type { RawClient } from "../../db/client.ts";
+import {
+  commitStatusChanges,
+  findTenantCampaign,
+  insertIdempotencyKey,
+  type StatusChange,
+  updateCampaignSettings,
+} from "../../db/queries/campaigns.ts";
+import {
+  bridgeCall,
+  claimLeads,
+  endCall,
+  findNodeCall,
+  findTenantCall,
+  readHopper,
+  saveLiveCall,
+  settleDisposition,
+} from "../../db/queries/dialer.ts";
+import { countLeadsByState } from "../../db/queries/leads.ts";
+import { LeaseLostError } from "../cluster/leases.ts";
+import type { ServiceDeps } from "../deps.ts";
+import { callView } from "../dialer/model.ts";
+import { paceCampaign } from "../dialer/pacing.ts";
+import { ApiError } from "../errors.ts";
+import { auditedWrite } from "../identity/audit.ts";
+import { isUuid } from "../identity/tenant-scope.ts";
+import { GroupCommit } from "../lib/group-commit.ts";
+import { campaignRecordOf } from "../modules/campaigns/store.ts";
+import { campaignStatusMessage } from "../realtime/hub.ts";
+
+/**
+ * The one port of a campaign's commands: the reads a command is decided on, the commit of
+ * the writes a step decided (each a statement written once, fenced by the campaign's lease),
+ * and what follows once the actor has adopted them: agents' next states on the board and the
+ * pushes to supervisors and agents.
+ */
+export function campaignPort(deps: ServiceDeps): CommandPort {
+  return {
+    gather: (snapshot, command, now) => gather(deps, snapshot, command, now),
+    async commit(writes) {
+      const facts: CommitFacts = {};
+      for (const write of writes) await commitOne(deps, write, facts);
+      return facts;
+    },
+    carryOut: (effects) => carryOut(deps, effects),
+  };
+}
+
+async function gather(
+  deps: ServiceDeps,
+  snapshot: CampaignSnapshot,
+  command: CampaignCommand,
+  now: number,
+): Promise<CommandInputs> {
+  const inputs: CommandInputs = {
+    agents: deps.dialer.agents,
+    pacer: deps.dialer.pacer,
+    newId: () => Bun.randomUUIDv7(),
+  };
+  const { campaign, dialing } = snapshot.context;
+  switch (command.type) {
+    case "claim": {
+      // The hopper is read again when empty or stale, and only for a campaign that may dial.
+      const refill = dialing && campaign.status === "running" && hopperRefill(dialing, now);
+      if (!dialing || !refill) break;
+      const agents = deps.dialer.agents.inCampaign(campaign.id);
+      if (paceCampaign(campaign, dialing, agents, now, deps.dialer.pacer).calls <= 0) break;
+      const leads = await readHopper(deps.db, {
+        campaignId: campaign.id,
+        now: new Date(now),
+        windowStart: campaign.callingWindowStart,
+        windowEnd: campaign.callingWindowEnd,
+        maxAttempts: campaign.maxAttempts,
+        limit: HOPPER_SIZE,
+        fresh: refill === "all",
+      });
+      inputs.hopper = { leads, dueOnly: refill === "due" };
+      break;
+    }
+    case "call.event": {
+      // A call no longer in flight (a repeat of its end) is answered as the database holds it.
+      const live = dialing?.calls[command.callId];
+      if (!live || live.edgeNodeId !== command.nodeId)
+        inputs.call = await findNodeCall(deps.db, command);
+      break;
+    }
+    case "call.disposition": {
+      const call = await findTenantCall(deps.db, {
+        tenantId: campaign.tenantId,
+        callId: command.callId,
+      });
+      inputs.call = call?.campaignId === campaign.id ? call : undefined;
+      break;
+    }
+    case "agent.state": {
+      const named = command.campaignId;
+      if (named !== null && named !== campaign.id) {
+        inputs.namedCampaignKnown =
+          isUuid(named) &&
+          (await findTenantCampaign(deps.db, campaign.tenantId, named)) !== undefined;
+      }
+      break;
+    }
+    case "leads.recount":
+      if (!dialing) break;
+      inputs.leads = noLeads();
+      for (const { state, total } of await countLeadsByState(deps.db, campaign.id))
+        inputs.leads[state] = total;
+      break;
+  }
+  return inputs;
+}
+
+async function commitOne(deps: ServiceDeps, write: CampaignWrite, facts: CommitFacts) {
+  const raw = deps.rawDb;
+  const fenceOf = (campaignId: string) => deps.campaigns.leases.fenceOf(campaignId);
+  switch (write.type) {
+    case "status":
+      facts.relayed = await commitStatus(deps, write);
+      return;
+    case "reply":
+      await insertIdempotencyKey(
+        deps.db,
+        entryRow(write.campaignId, write.entry),
+        fenceOf(write.campaignId),
+      );
+      return;
+    case "settings":
+      facts.campaign = await commitSettings(deps, write);
+      return;
+    case "claim":
+      facts.marked = await claimLeads(raw, {
+        claim: write.claim,
+        fence: fenceOf(write.claim.campaignId),
+      });
+      return;
+    case "save":
+      return saveLiveCall(raw, { call: write.row, fence: fenceOf(write.row.campaignId) });
+    case "bridge":
+      return bridgeCall(raw, { call: write.row, fence: fenceOf(write.row.campaignId) });
+    case "end":
+      return endCall(raw, {
+        ...write,
+        cdrId: Bun.randomUUIDv7(),
+        fence: fenceOf(write.ended.campaignId),
+      });
+    case "settle":
+      return settleDisposition(raw, { ...write, fence: fenceOf(write.call.campaignId) });
+  }
+}
+
+/** Status changes in batches of at most this many (one statement each). */
+const STATUS_BATCH = 200;
+/** Batches written at once: while one commits, the next is already on its way. */
+const STATUS_BATCHES_AT_ONCE = 2;
+
+/**
+ * Commits status changes of different campaigns together when they arrive while earlier
+ * ones are being written: at thousands of changes a second, one statement and one commit
+ * carry tens of them. A change to one campaign is never in a batch with another change to the
+ * same campaign (its commands run one at a time), and each caller hears of its own change
+ * only once its batch has committed.
+ */
+export const statusCommitsOn = (raw: RawClient) =>
+  new GroupCommit<StatusChange, boolean>(
+    async (changes) => {
+      const updated = await commitStatusChanges(raw, changes);
+      return changes.map((change) => updated.has(change.campaignId));
+    },
+    STATUS_BATCHES_AT_ONCE,
+    STATUS_BATCH,
+  );
+
+/**
+ * Writes a status change with others of other campaigns in one statement; returns whether its
+ * commit told other processes' supervisors of it.
+ */
+async function commitStatus(
+  deps: ServiceDeps,
+  write: Extract<CampaignWrite, { type: "status" }>,
+): Promise<boolean> {
+  const { campaign, entry } = write;
+  const { token } = deps.campaigns.leases.fenceOf(campaign.id);
+  const push = deps.realtime.campaignMessageInCommit(
+    campaign.tenantId,
+    campaign.id,
+    campaignStatusMessage(campaign.id, campaign.status, write.to),
+  );
+  const updated = await deps.statusCommits.submit({
+    campaignId: campaign.id,
+    leaseToken: token,
+    tenantId: campaign.tenantId,
+    expectedVersion: campaign.version,
+    action: write.action,
+    from: campaign.status,
+    to: write.to,
+    ...write.by,
+    requestId: write.requestId,
+    at: write.at,
+    idempotency: entry && entryRow(campaign.id, entry),
+    push,
+  });
+  if (updated) return push !== undefined;
+  // Only another owner writes a campaign: this process's lease has been taken over.
+  if (deps.campaigns.leases.shared) throw new LeaseLostError(campaign.id);
+  throw new Error(`campaign ${campaign.id} changed outside its actor`);
+}
+
+/** Writes new settings with their audit record; returns the campaign as written. */
+async function commitSettings(
+  deps: ServiceDeps,
+  write: Extract<CampaignWrite, { type: "settings" }>,
+): Promise<CampaignRecord> {
+  const { campaign } = write;
+  const row = await auditedWrite(
+    deps.db,
+    (tx) =>
+      updateCampaignSettings(tx, {
+        id: campaign.id,
+        fence: deps.campaigns.leases.fenceOf(campaign.id),
+        expectedVersion: campaign.version,
+        settings: write.settings,
+        updatedAt: write.at,
+      }),
+    {
+      tenantId: campaign.tenantId,
+      actor: write.by,
+      action: "campaign.updated",
+      targetType: "campaign",
+      requestId: write.requestId,
+      at: write.at,
+      details: { changes: write.changes },
+    },
+  );
+  if (!row) throw new ApiError(409, "version_conflict", "the campaign changed meanwhile");
+  return campaignRecordOf(row);
+}
+
+const entryRow = (campaignId: string, entry: IdempotencyEntry) => ({
+  campaignId,
+  key: entry.key,
+  bodyHash: entry.bodyHash,
+  responseStatus: entry.status,
+  responseBody: entry.text,
+  expiresAt: new Date(entry.expiresAt),
+});
+
+/**
+ * Carries out what a decision left to the world once its actor adopted it: agents' states
+ * (an agent leaves a call only if still on it), pushes, the pacing kept for charts. Returns
+ * the commit of agents' rows that a reply must wait for, if any.
+ */
+function carryOut(deps: ServiceDeps, effects: CampaignEffect[]): Promise<unknown> | undefined {
+  const agents = deps.dialer.agents;
+  let settled: Promise<unknown> | undefined;
+  for (const effect of effects) {
+    switch (effect.type) {
+      case "agent":
+        agents.set(effect.agent, effect.at);
+        break;
+      case "agentLeaves": {
+        const agent = agents.get(effect.userId);
+        if (agent?.callId !== effect.callId) break;
+        const callId = effect.state === "wrap_up" ? effect.callId : null;
+        agents.set({ ...agent, state: effect.state, callId }, effect.at);
+        break;
+      }
+      case "agentWrappedUp": {
+        const agent = agents.get(effect.userId);
+        if (agent?.callId !== effect.callId || agent.state !== "wrap_up") break;
+        agents.set({ ...agent, state: "ready", callId: null }, effect.at);
+        break;
+      }
+      case "agentPersisted":
+        settled = agents.persisted(effect.userId);
+        break;
+      case "statsChanged":
+        deps.realtime.statsChanged(effect.tenantId, effect.campaignId);
+        break;
+      case "paced":
+        deps.dialer.paced.set(effect.campaignId, { ...effect.pacing, at: effect.at });
+        break;
+      case "announce":
+        announce(deps, effect);
+        break;
+    }
+  }
+  return settled;
+}
+
+/**
+ * Tells supervisors of a call's change, and its agent when the change is theirs. Built from
+ * the actor's state alone: a push never reads the database.
+ */
+function announce(deps: ServiceDeps, effect: Extract<CampaignEffect, { type: "announce" }>) {
+  const { call, event, agentMessage } = effect;
+  const view = callView(call);
+  deps.realtime.toCampaign(call.tenantId, call.campaignId, {
+    type: "call.event",
+    event,
+    call: view,
+  });
+  deps.realtime.statsChanged(call.tenantId, call.campaignId);
+  if (!agentMessage || !call.agentId) return;
+  const lead = agentMessage !== "call.ended" && "lead" in call ? call.lead : undefined;
+  deps.realtime.toAgent(call.tenantId, call.agentId, {
+    type: agentMessage,
+    call: view,
+    ...(lead ? { lead } : {}),
+  });
+}

@@ -1,0 +1,394 @@
+import type { CampaignEvent, CampaignSnapshot } from "../../actors/campaign.machine.ts";
+import type {
+  AgentsAtHand,
+  CallEventCommand,
+  CallReply,
+  CampaignEffect,
+  CampaignWrite,
+  CommandInputs,
+  Decision,
+  DispositionCommand,
+  ExpireCommand,
+  LeadNext,
+  ReconcileCommand,
+} from "../../actors/commands.ts";
+import { type LeadMove, type LiveCall, previewDialing } from "../../actors/dialing.ts";
+import type { CallRow } from "../../db/queries/dialer.ts";
+import { badRequest, conflict, forbidden, INVALID_BODY, notFound } from "../errors.ts";
+import { completion } from "../modules/campaigns/decide.ts";
+import { callView } from "./model.ts";
+import { outcomeOf } from "./outcome.ts";
+
+/**
+ * A call's changes as pure steps: what a node reports (ringing, answered, a machine, the end),
+ * the ends the service declares itself (a lease run out, a node that lost the call), a
+ * disposition and a reservation given up. Each is decided from the campaign's dialing state,
+ * the agents at hand, what the database holds of a call the actor no longer has, and the
+ * time: the rows to write, what the actor adopts, the agents' next states and the pushes, the
+ * reply, and the campaign's completion when the change leaves nothing to dial. Every rule of
+ * a call is here: where its lead goes (Retry or Exhausted included), which agent takes an
+ * answer, when a node has lost a call.
+ */
+
+/** How long a node lets a call ring before giving up. */
+export const RING_TIMEOUT_SECONDS = 30;
+/** A claimed call with no event for ring time plus this grace has failed. */
+const LEASE_GRACE_SECONDS = 30;
+/** A call claimed this long ago that its node's heartbeat does not list is lost. */
+export const NODE_LOST_AFTER_MS = 10_000;
+
+/** Until when a call stays the node's without another event from it. */
+export const leaseFrom = (at: number) =>
+  new Date(at + (RING_TIMEOUT_SECONDS + LEASE_GRACE_SECONDS) * 1000);
+
+/** The call's row, without the lead the actor keeps beside it. */
+export function rowOf(call: LiveCall): CallRow {
+  const { lead: _lead, ...row } = call;
+  return row;
+}
+
+const replyOf = (row: CallRow, action?: "bridge" | "hangup"): CallReply => ({
+  call: action ? { ...callView(row), action } : callView(row),
+});
+
+type CallDecision = Decision<CallReply>;
+
+/**
+ * A node's event for one of its calls. A call the actor no longer holds (ended since: a
+ * repeat) is answered as the database holds it; nothing follows `ended`, and an earlier
+ * stage arriving late changes nothing.
+ */
+export function decideCallEvent(
+  snapshot: CampaignSnapshot,
+  command: CallEventCommand,
+  inputs: CommandInputs,
+): CallDecision {
+  const call = snapshot.context.dialing?.calls[command.callId];
+  if (!call || call.edgeNodeId !== command.nodeId) {
+    const stored = inputs.call;
+    if (!stored || stored.edgeNodeId !== command.nodeId) throw notFound("call");
+    return unchanged(stored);
+  }
+  const at = new Date(command.at);
+  switch (command.event) {
+    case "ended":
+      return withCompletion(
+        snapshot,
+        endOf(snapshot, call, {
+          hangupCause: command.hangupCause,
+          bridgeMs: command.bridgeMs,
+          at: command.at,
+        }),
+        command.at,
+      );
+    case "ringing":
+      if (call.status !== "claimed") return unchanged(rowOf(call));
+      return changed(call, {
+        ...rowOf(call),
+        status: "ringing",
+        ringingAt: at,
+        leaseExpiresAt: leaseFrom(command.at),
+        updatedAt: at,
+      });
+    case "machine":
+      if (call.machine) return unchanged(rowOf(call));
+      return changed(call, { ...rowOf(call), machine: true, updatedAt: at }, "machine");
+    case "answered":
+      if (call.status === "answered") {
+        const action = call.bridged ? "bridge" : "hangup";
+        return { ...unchanged(rowOf(call)), reply: () => replyOf(rowOf(call), action) };
+      }
+      return answerOf(call, inputs.agents, command.at);
+  }
+}
+
+const unchanged = (row: CallRow): CallDecision => ({
+  writes: [],
+  adopt: () => [],
+  effects: () => [],
+  reply: () => replyOf(row),
+});
+
+/** A call's new row saved, adopted and announced as `event` (its status by default). */
+function changed(call: LiveCall, row: CallRow, event: string = row.status): CallDecision {
+  const live = { ...row, lead: call.lead };
+  return {
+    writes: [{ type: "save", row }],
+    adopt: () => [{ type: "dialing.callChanged", call: live }],
+    effects: () => [{ type: "announce", call: live, event }],
+    reply: () => replyOf(row),
+  };
+}
+
+/** An answered call goes to its reserved agent, else the longest-ready one; with none, it is abandoned. */
+function answerOf(call: LiveCall, agents: AgentsAtHand, now: number): CallDecision {
+  const at = new Date(now);
+  const reserved = call.agentId ? agents.get(call.agentId) : undefined;
+  const agent =
+    reserved && reserved.callId === call.id ? reserved : agents.longestReady(call.campaignId);
+  // From here the call lasts as long as it lasts: it fails only if its node goes silent.
+  const answered: CallRow = {
+    ...rowOf(call),
+    status: "answered",
+    answeredAt: at,
+    leaseExpiresAt: leaseFrom(now),
+    updatedAt: at,
+  };
+  if (!agent) {
+    const decision = changed(call, answered, "answered");
+    return { ...decision, reply: () => replyOf(answered, "hangup") };
+  }
+  const row: CallRow = { ...answered, agentId: agent.userId, bridged: true };
+  const live: LiveCall = { ...row, lead: call.lead };
+  const lead: LeadMove = { from: "Dialing", to: "Connected" };
+  return {
+    writes: [{ type: "bridge", row }],
+    adopt: () => [{ type: "dialing.callChanged", call: live, lead }],
+    effects: () => [
+      { type: "agent", agent: { ...agent, state: "on_call", callId: call.id }, at: now },
+      { type: "announce", call: live, event: "answered", agentMessage: "call.connected" },
+    ],
+    reply: () => replyOf(row, "bridge"),
+  };
+}
+
+const seconds = (from: Date | null, to: Date | null) =>
+  from && to ? Math.max(0, Math.round((to.getTime() - from.getTime()) / 1000)) : 0;
+
+/**
+ * Where a lead goes after an attempt without a conversation: Retry after the campaign's delay,
+ * or Exhausted once its attempts have run out. `attempts` counts the attempt just made.
+ */
+export function retriedOrExhausted(
+  attempts: number,
+  campaign: { maxAttempts: number; retryDelaySeconds: number },
+  at: number,
+): LeadNext {
+  return attempts >= campaign.maxAttempts
+    ? { state: "Exhausted", nextAttemptAt: null }
+    : { state: "Retry", nextAttemptAt: new Date(at + campaign.retryDelaySeconds * 1000) };
+}
+
+/** Ends a call: its outcome, its CDR, its lead's next state, its agent's next state. */
+function endOf(
+  snapshot: CampaignSnapshot,
+  call: LiveCall,
+  end: { hangupCause: string | null; bridgeMs?: number | null | undefined; at: number },
+): CallDecision {
+  const { campaign } = snapshot.context;
+  const { at } = end;
+  const outcome = outcomeOf(
+    { bridged: call.bridged, answered: call.answeredAt !== null, machine: call.machine },
+    end.hangupCause,
+  );
+  const ended: CallRow = {
+    ...rowOf(call),
+    status: "ended",
+    outcome,
+    hangupCause: end.hangupCause,
+    endedAt: new Date(at),
+    updatedAt: new Date(at),
+    bridgeMs: end.bridgeMs ?? call.bridgeMs,
+  };
+  // A bridged call's lead waits for the agent's disposition (unless it already came).
+  const lead = ended.bridged ? null : retriedOrExhausted(call.attempt, campaign, at);
+  const next = ended.bridged && !ended.disposition ? "wrap_up" : "ready";
+  return {
+    writes: [
+      {
+        type: "end",
+        ended,
+        ringSeconds: seconds(ended.claimedAt, ended.answeredAt ?? ended.endedAt),
+        talkSeconds: seconds(ended.answeredAt, ended.endedAt),
+        lead,
+      },
+    ],
+    adopt: () => [
+      {
+        type: "dialing.callEnded",
+        callId: call.id,
+        outcome,
+        ...(lead ? { lead: { from: "Dialing", to: lead.state } } : {}),
+        claimedAt: ended.claimedAt.getTime(),
+        answeredAt: ended.answeredAt?.getTime() ?? null,
+        endedAt: at,
+        bridgeMs: ended.bridgeMs,
+      },
+    ],
+    effects: () => [
+      ...(ended.agentId
+        ? [
+            {
+              type: "agentLeaves",
+              userId: ended.agentId,
+              callId: ended.id,
+              state: next,
+              at,
+            } as const,
+          ]
+        : []),
+      { type: "announce", call: ended, event: "ended", agentMessage: "call.ended" },
+    ],
+    reply: () => replyOf(ended),
+  };
+}
+
+/** Where each disposition leaves its lead; `no_contact` retries it instead. */
+const SETTLED_LEAD_STATES = {
+  completed: "Completed",
+  callback: "Callback",
+  do_not_call: "DoNotCall",
+} as const;
+
+/**
+ * The agent's verdict on a connected call moves its lead (Completed, Callback, DoNotCall, or
+ * Retry/Exhausted) and frees the agent. Only the call's agent or a supervisor may give it.
+ * The call is read from the database (`inputs.call`): it may have ended.
+ */
+export function decideDisposition(
+  snapshot: CampaignSnapshot,
+  command: DispositionCommand,
+  inputs: CommandInputs,
+  now: number,
+): CallDecision {
+  const call = inputs.call;
+  if (!call) throw notFound("call");
+  const { disposition, by } = command;
+  if (!by.supervising && call.agentId !== by.actorId)
+    throw forbidden("only the call's agent or a supervisor may disposition it");
+  if (!call.bridged) throw conflict("only a call connected to an agent takes a disposition");
+  if (call.disposition) throw conflict("the call already has a disposition");
+  let callbackAt: Date | undefined;
+  if (disposition === "callback") {
+    callbackAt = command.callbackAt ? new Date(command.callbackAt) : undefined;
+    if (!callbackAt || Number.isNaN(callbackAt.getTime()) || callbackAt.getTime() <= now) {
+      throw badRequest(INVALID_BODY, [
+        { field: "callback_at", message: "a future RFC 3339 time is required for a callback" },
+      ]);
+    }
+  }
+  const { campaign, dialing } = snapshot.context;
+  const row: CallRow = { ...call, disposition, updatedAt: new Date(now) };
+  const lead: LeadNext =
+    disposition === "no_contact"
+      ? retriedOrExhausted(call.attempt, campaign, now)
+      : { state: SETTLED_LEAD_STATES[disposition], nextAttemptAt: callbackAt ?? null };
+  const live = dialing?.calls[call.id];
+  const agent = call.agentId ? inputs.agents.get(call.agentId) : undefined;
+  const wrapping = agent?.callId === call.id && agent.state === "wrap_up";
+  const events: CampaignEvent[] = [
+    { type: "dialing.leadsMoved", moves: [{ from: "Connected", to: lead.state }] },
+    ...(live ? [{ type: "dialing.callChanged" as const, call: { ...row, lead: live.lead } }] : []),
+    ...(wrapping && call.endedAt
+      ? [{ type: "dialing.wrappedUp" as const, wrapMs: now - call.endedAt.getTime(), at: now }]
+      : []),
+  ];
+  return withCompletion(
+    snapshot,
+    {
+      writes: [
+        {
+          type: "settle",
+          call: row,
+          lead,
+          addToDnc: disposition === "do_not_call",
+          by: { actorType: by.actorType, actorId: by.actorId },
+        },
+      ],
+      adopt: () => events,
+      effects: () => [
+        ...(call.agentId
+          ? [{ type: "agentWrappedUp" as const, userId: call.agentId, callId: call.id, at: now }]
+          : []),
+        { type: "statsChanged", tenantId: call.tenantId, campaignId: call.campaignId },
+      ],
+      reply: () => replyOf(row),
+    },
+    now,
+  );
+}
+
+/** A preview call's reservation given up: whoever is free takes it when it is answered. */
+export function releaseOf(call: LiveCall, now: number): Decision<void> | undefined {
+  if (call.bridged || call.agentId === null) return undefined;
+  const row: CallRow = { ...rowOf(call), agentId: null, updatedAt: new Date(now) };
+  return {
+    writes: [{ type: "save", row }],
+    adopt: () => [{ type: "dialing.callChanged", call: { ...row, lead: call.lead } }],
+    effects: () => [],
+    reply: () => undefined,
+  };
+}
+
+/** Calls whose lease ran out fail, and their leads are retried. Answers how many ended. */
+export function decideExpiry(
+  snapshot: CampaignSnapshot,
+  command: ExpireCommand,
+  now: number,
+): Decision<number> {
+  const calls = snapshot.context.dialing?.calls ?? {};
+  const ending = command.callIds.flatMap((id) => (calls[id] ? [calls[id] as LiveCall] : []));
+  return endAll(snapshot, ending, "LEASE_EXPIRED", now);
+}
+
+/**
+ * Fails at once the calls this node holds by the campaign's account but not by its own
+ * heartbeat, once they are old enough that the claim's reply must have reached it: the node
+ * never learned of them (a lost reply) or lost them (a restart). Answers how many ended.
+ */
+export function decideReconcile(
+  snapshot: CampaignSnapshot,
+  command: ReconcileCommand,
+  now: number,
+): Decision<number> {
+  const held = new Set(command.heldCallIds.map((id) => id.toLowerCase()));
+  const lost = Object.values(snapshot.context.dialing?.calls ?? {}).filter(
+    (call) =>
+      call.edgeNodeId === command.nodeId &&
+      !held.has(call.id) &&
+      now - call.claimedAt.getTime() > NODE_LOST_AFTER_MS,
+  );
+  return endAll(snapshot, lost, "NODE_LOST", now);
+}
+
+function endAll(
+  snapshot: CampaignSnapshot,
+  calls: LiveCall[],
+  hangupCause: string,
+  now: number,
+): Decision<number> {
+  const ends = calls.map((call) => endOf(snapshot, call, { hangupCause, at: now }));
+  return withCompletion(snapshot, { ...merged(ends), reply: () => ends.length }, now);
+}
+
+/** Several decisions as one: their writes committed together, their events adopted in order. */
+export function merged<R>(decisions: Decision<R>[]): Decision<R[]> {
+  return {
+    writes: decisions.flatMap((decision) => decision.writes),
+    adopt: (facts) => decisions.flatMap((decision) => decision.adopt(facts)),
+    effects: (facts) => decisions.flatMap((decision) => decision.effects(facts)),
+    reply: (facts) => decisions.map((decision) => decision.reply(facts)),
+  };
+}
+
+/**
+ * The decision, and the campaign's completion when its events leave every lead final and no
+ * call in flight: committed with it, adopted after it.
+ */
+function withCompletion<R>(
+  snapshot: CampaignSnapshot,
+  decision: Decision<R>,
+  now: number,
+): Decision<R> {
+  const { dialing } = snapshot.context;
+  if (!dialing || decision.writes.length === 0) return decision;
+  const done = completion(snapshot, previewDialing(dialing, decision.adopt({})), now);
+  if (!done) return decision;
+  return {
+    ...decision,
+    writes: [...decision.writes, done.write],
+    adopt: (facts) => [...decision.adopt(facts), { ...done.event, relayed: facts.relayed }],
+  };
+}
+
+export type { CampaignEffect, CampaignWrite };

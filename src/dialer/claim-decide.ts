@@ -1,0 +1,176 @@
+import type { CampaignEvent, CampaignSnapshot } from "../../actors/campaign.machine.ts";
+import type {
+  CampaignEffect,
+  ClaimCommand,
+  ClaimWrite,
+  CommandInputs,
+  CommitFacts,
+  Decision,
+} from "../../actors/commands.ts";
+import {
+  applyDialing,
+  type DialingEvent,
+  type HopperLead,
+  type LiveCall,
+  takeFromHopper,
+} from "../../actors/dialing.ts";
+import { leaseFrom, RING_TIMEOUT_SECONDS } from "./call-decide.ts";
+import { type DialJob, jobOf } from "./claim-replies.ts";
+import { paceCampaign } from "./pacing.ts";
+
+/**
+ * A claim's share of one campaign, as a pure step: as many calls as the campaign's pacing
+ * allows now (and no more than the node's share), from its hopper (refilled first with the
+ * leads the port read, when it was empty or stale), each lead paired with its new call (in
+ * preview, with a ready agent, longest waiting first). The claim's statement marks the leads
+ * still dialable; only those become calls.
+ */
+export function decideClaim(
+  snapshot: CampaignSnapshot,
+  command: ClaimCommand,
+  inputs: CommandInputs,
+  now: number,
+): Decision<DialJob[]> {
+  const { campaign, dialing } = snapshot.context;
+  if (campaign.status !== "running" || !dialing) return nothing;
+  const refill: DialingEvent | undefined = inputs.hopper && {
+    type: "dialing.hopperFilled",
+    leads: inputs.hopper.leads,
+    at: now,
+    dueOnly: inputs.hopper.dueOnly,
+  };
+  const pacing = paceCampaign(
+    campaign,
+    dialing,
+    inputs.agents.inCampaign(campaign.id),
+    now,
+    inputs.pacer,
+  );
+  const paced: CampaignEffect = { type: "paced", campaignId: campaign.id, pacing, at: now };
+  const count = Math.min(command.count, pacing.calls);
+  const hopper = refill ? applyDialing(dialing, refill, false) : dialing;
+  const { taken, dropped } =
+    count > 0 ? takeFromHopper(hopper, campaign, now, count) : { taken: [], dropped: [] };
+  const before: CampaignEvent[] = refill ? [refill] : [];
+  if (taken.length === 0 && dropped.length === 0) {
+    return { writes: [], adopt: () => before, effects: () => [paced], reply: () => [] };
+  }
+  const agents =
+    campaign.dialMode === "preview" ? inputs.agents.readyByWait(campaign.id, taken.length) : [];
+  const candidates = taken.map((lead, index) => ({
+    lead,
+    agent: agents[index],
+    callId: inputs.newId(),
+    leadId: lead.id,
+    leadListId: lead.leadListId,
+    phone: lead.phone,
+    callerId: lead.callerId ?? campaign.callerId ?? "",
+    agentId: agents[index]?.userId ?? null,
+  }));
+  const claim: ClaimWrite = {
+    tenantId: campaign.tenantId,
+    campaignId: campaign.id,
+    edgeNodeId: command.nodeId,
+    candidates: candidates.map(({ lead: _lead, agent: _agent, ...candidate }) => candidate),
+    maxAttempts: campaign.maxAttempts,
+    timeoutSeconds: RING_TIMEOUT_SECONDS,
+    now: new Date(now),
+    leaseExpiresAt: leaseFrom(now),
+    claimKey: command.claimKey,
+    nodeCapacity: command.capacity,
+  };
+  // Jobs go out in the hopper's order: the dialing order.
+  const placedBy = ({ marked = [] }: CommitFacts) => {
+    const markedById = new Map(marked.map((mark) => [mark.id, mark]));
+    return candidates.flatMap((candidate) => {
+      const mark = markedById.get(candidate.lead.id);
+      return mark ? [{ candidate, mark, call: placedCall(claim, candidate, mark) }] : [];
+    });
+  };
+  return {
+    writes: candidates.length > 0 ? [{ type: "claim", claim }] : [],
+    adopt: (facts) => {
+      const placed = placedBy(facts);
+      return [
+        ...before,
+        {
+          type: "dialing.callsPlaced",
+          removed: [...taken, ...dropped].map((lead) => lead.id),
+          calls: placed.map(({ call }) => call),
+          from: placed.map(({ mark }) => mark.prior),
+        },
+      ];
+    },
+    effects: (facts) => [
+      paced,
+      ...placedBy(facts).flatMap(({ candidate, call }): CampaignEffect[] => [
+        ...(candidate.agent
+          ? [
+              {
+                type: "agent" as const,
+                agent: { ...candidate.agent, state: "reserved" as const, callId: call.id },
+                at: now,
+              },
+            ]
+          : []),
+        {
+          type: "announce",
+          call,
+          event: "claimed",
+          agentMessage: call.agentId ? "call.offered" : undefined,
+        },
+      ]),
+    ],
+    reply: (facts) => placedBy(facts).map(({ call }) => jobOf(call)),
+  };
+}
+
+const nothing: Decision<DialJob[]> = {
+  writes: [],
+  adopt: () => [],
+  effects: () => [],
+  reply: () => [],
+};
+
+/** The call a claim placed for a candidate the database marked. */
+function placedCall(
+  claim: ClaimWrite,
+  candidate: { lead: HopperLead; callId: string; agentId: string | null; callerId: string },
+  mark: { attempts: number },
+): LiveCall {
+  const { lead } = candidate;
+  return {
+    id: candidate.callId,
+    tenantId: claim.tenantId,
+    campaignId: claim.campaignId,
+    leadListId: lead.leadListId,
+    leadId: lead.id,
+    edgeNodeId: claim.edgeNodeId,
+    agentId: candidate.agentId,
+    phone: lead.phone,
+    callerId: candidate.callerId,
+    attempt: mark.attempts,
+    timeoutSeconds: RING_TIMEOUT_SECONDS,
+    status: "claimed",
+    bridged: false,
+    machine: false,
+    outcome: null,
+    hangupCause: null,
+    disposition: null,
+    leaseExpiresAt: claim.leaseExpiresAt,
+    claimedAt: claim.now,
+    ringingAt: null,
+    answeredAt: null,
+    endedAt: null,
+    bridgeMs: null,
+    updatedAt: claim.now,
+    claimKey: claim.claimKey,
+    lead: {
+      id: lead.id,
+      phone: lead.phone,
+      timezone: lead.timezone,
+      fields: lead.fields,
+      attempts: mark.attempts,
+    },
+  };
+}

@@ -1,0 +1,66 @@
+import type { CampaignSnapshot } from "../../../actors/campaign.machine.ts";
+import type { AgentStateCommand, CommandInputs, Decision } from "../../../actors/commands.ts";
+import type { AgentPresence } from "../../dialer/agents.ts";
+import { releaseOf } from "../../dialer/call-decide.ts";
+import { type AgentView, agentView } from "../../dialer/model.ts";
+import { badRequest, conflict, INVALID_BODY, notFound } from "../../errors.ts";
+
+/**
+ * An agent's own state change, as a pure step: the rules it must pass and the agent's next
+ * entry on the board. `current` is the agent as the board holds it; `campaignKnown` says
+ * whether a campaign the request names is one of the agent's tenant's.
+ */
+export function nextAgentState(
+  command: Pick<AgentStateCommand, "agent" | "state" | "campaignId">,
+  current: AgentPresence | undefined,
+  campaignKnown: boolean,
+): Omit<AgentPresence, "since"> {
+  if (current?.state === "on_call") throw conflict("the agent is on a call");
+  if (current?.state === "wrap_up" && command.state === "ready") {
+    throw conflict("the agent is in wrap-up: disposition the call first");
+  }
+  if (command.state === "ready" && command.campaignId === null)
+    throw badRequest(INVALID_BODY, [{ field: "campaign_id", message: "required to be ready" }]);
+  // Whatever the state, a named campaign must be one of the agent's tenant: the board never
+  // holds an entry for a campaign that does not exist or that another tenant owns.
+  if (command.campaignId !== null && !campaignKnown) throw notFound("campaign");
+  return {
+    userId: command.agent.userId,
+    tenantId: command.agent.tenantId,
+    email: command.agent.email,
+    state: command.state,
+    campaignId: command.campaignId ?? current?.campaignId ?? null,
+    callId: current?.state === "wrap_up" ? current.callId : null,
+  };
+}
+
+/**
+ * The change on the owner of the agent's campaign: the agent's next state, and a preview call
+ * reserved for an agent who leaves it released, to be answered by whoever is free. The reply
+ * follows the commit of the agent's row.
+ */
+export function decideAgentState(
+  snapshot: CampaignSnapshot,
+  command: AgentStateCommand,
+  inputs: CommandInputs,
+  now: number,
+): Decision<{ agent: AgentView }> {
+  const current = inputs.agents.get(command.agent.userId);
+  const named = command.campaignId;
+  const known = named === snapshot.context.campaign.id || inputs.namedCampaignKnown === true;
+  const next = nextAgentState(command, current, known);
+  const reserved =
+    current?.state === "reserved" && current.callId
+      ? snapshot.context.dialing?.calls[current.callId]
+      : undefined;
+  const release = reserved && releaseOf(reserved, now);
+  return {
+    writes: release?.writes ?? [],
+    adopt: (facts) => release?.adopt(facts) ?? [],
+    effects: () => [
+      { type: "agent", agent: next, at: now },
+      { type: "agentPersisted", userId: next.userId },
+    ],
+    reply: () => ({ agent: agentView({ ...next, since: now }) }),
+  };
+}

@@ -1,0 +1,65 @@
+import type { AgentStateCommand } from "../../../actors/commands.ts";
+import { findTenantCampaign } from "../../../db/queries/campaigns.ts";
+import { findPresence } from "../../../db/queries/presence.ts";
+import type { ServiceDeps } from "../../deps.ts";
+import { type AgentView, agentView } from "../../dialer/model.ts";
+import { forbidden } from "../../errors.ts";
+import type { Principal } from "../../identity/principal.ts";
+import { isUuid } from "../../identity/tenant-scope.ts";
+import { nextAgentState } from "./decide.ts";
+
+export type AgentStateInput = {
+  state: "ready" | "paused" | "offline";
+  campaign_id?: string | undefined;
+};
+
+/**
+ * An agent's own state change: ready for a campaign, paused, or offline. The owner of the
+ * agent's campaign (the one it leaves, else the one it joins) decides it, as a command of
+ * that campaign: it is the one process that reserves the agent for calls, so no change can
+ * cross another. An agent with no campaign at all changes here.
+ */
+export async function setAgentState(
+  deps: ServiceDeps,
+  principal: Principal,
+  input: AgentStateInput,
+): Promise<{ agent: AgentView }> {
+  if (principal.kind !== "user") throw forbidden("API keys are not agents");
+  const command: AgentStateCommand = {
+    type: "agent.state",
+    agent: { userId: principal.user.id, tenantId: principal.tenantId, email: principal.user.email },
+    state: input.state,
+    campaignId: canonicalId(input.campaign_id),
+  };
+  const current = deps.dialer.agents.get(principal.user.id);
+  const named =
+    command.campaignId !== null && isUuid(command.campaignId) ? command.campaignId : null;
+  const campaignId = current?.campaignId ?? named;
+  if (!campaignId) return changeHere(deps, command);
+  const reply = await deps.campaigns.run({ tenantId: principal.tenantId, campaignId }, command);
+  if (deps.campaigns.leases.shared) {
+    // Committed by the owner: this process's board takes the row now, not at the feed's
+    // notice, so that the agent's next request here sees its change.
+    const row = await findPresence(deps.rawDb, principal.user.id);
+    if (row) deps.dialer.agents.adopt(row);
+  }
+  return reply;
+}
+
+/** The change of an agent in no campaign: nothing is reserved for it, no campaign to ask. */
+async function changeHere(deps: ServiceDeps, command: AgentStateCommand) {
+  const named = command.campaignId;
+  const known =
+    named !== null &&
+    isUuid(named) &&
+    (await findTenantCampaign(deps.db, command.agent.tenantId, named)) !== undefined;
+  const next = nextAgentState(command, deps.dialer.agents.get(command.agent.userId), known);
+  const agent = deps.dialer.agents.set(next, deps.clock.now());
+  // The reply follows the commit of the agent's row, which the board writes behind.
+  await deps.dialer.agents.persisted(agent.userId);
+  return { agent: agentView(agent) };
+}
+
+/** A campaign id as stored (lower case); anything else as sent, to be refused as unknown. */
+const canonicalId = (id: string | undefined) =>
+  id === undefined ? null : isUuid(id) ? id.toLowerCase() : id;

@@ -1,0 +1,250 @@
+import {
+  ACTION_EVENTS,
+  adoptedCampaign,
+  type CampaignEvent,
+  type CampaignRecord,
+  type CampaignSnapshot,
+  statusAfter,
+} from "../../../actors/campaign.machine.ts";
+import {
+  answer,
+  type CampaignWrite,
+  type CommandInputs,
+  type CommitFacts,
+  type Decision,
+  type SettingsChanges,
+  type SettingsCommand,
+  type StatusCommand,
+  type StatusReply,
+} from "../../../actors/commands.ts";
+import {
+  callsInFlight,
+  type DialingState,
+  dialingDone,
+  recentCounts,
+} from "../../../actors/dialing.ts";
+import {
+  bodyHashOf,
+  IDEMPOTENCY_WINDOW_MS,
+  type IdempotencyEntry,
+  type IdempotencyWindow,
+} from "../../../actors/idempotency.ts";
+import type { CampaignSettings } from "../../../db/queries/campaigns.ts";
+import { AGENT_STATES } from "../../dialer/agents.ts";
+import { answerRateOf, ledgerNow, paceCampaign } from "../../dialer/pacing.ts";
+import { ok } from "../../envelope.ts";
+import { ApiError, badRequest } from "../../errors.ts";
+import { errorEnvelope } from "../../plugins/errors.ts";
+import { type CampaignStats, campaignView } from "./model.ts";
+
+/**
+ * A campaign's own commands as pure steps: a status change with its idempotent reply, new
+ * settings, its live numbers, and its completion once every lead is final.
+ */
+
+/** The digest of each of the three possible bodies, `{"action": …}`, computed once. */
+export const ACTION_DIGESTS = Object.fromEntries(
+  Object.keys(ACTION_EVENTS).map((action) => [action, bodyHashOf({ action })]),
+) as Record<StatusCommand["action"], string>;
+
+export function decideStatus(
+  snapshot: CampaignSnapshot,
+  command: StatusCommand,
+  now: number,
+): Decision<StatusReply> {
+  const { key, action } = command;
+  const bodyHash = ACTION_DIGESTS[action];
+  const { campaign, idempotency } = snapshot.context;
+  if (key !== null) {
+    const earlier = earlierReply(idempotency, key, bodyHash, now);
+    if (earlier) return answer(earlier);
+  }
+  const remember = (status: number, text: string): IdempotencyEntry | undefined =>
+    key === null
+      ? undefined
+      : { key, bodyHash, status, text, expiresAt: now + IDEMPOTENCY_WINDOW_MS };
+
+  const committed = { version: campaign.version + 1, updatedAt: new Date(now).toISOString() };
+  const event = { type: ACTION_EVENTS[action], ...committed };
+  const to = statusAfter(snapshot, event);
+  if (to === undefined) {
+    const refusal = new ApiError(
+      409,
+      "invalid_transition",
+      `cannot ${action} a campaign that is ${campaign.status}`,
+    );
+    const entry = remember(409, JSON.stringify(errorEnvelope(refusal, command.requestId)));
+    if (!entry) throw refusal;
+    return {
+      writes: [{ type: "reply", campaignId: campaign.id, entry }],
+      adopt: () => [{ type: "idempotency.recorded", entry }],
+      effects: () => [],
+      reply: () => ({ status: entry.status, text: entry.text, replayed: false }),
+    };
+  }
+  const text = JSON.stringify(
+    ok({ campaign: campaignView(adoptedCampaign(campaign, to, committed)) }),
+  );
+  const reply = remember(200, text);
+  return {
+    writes: [
+      {
+        type: "status",
+        campaign,
+        to,
+        action,
+        by: command.by,
+        requestId: command.requestId,
+        at: new Date(now),
+        entry: reply,
+      },
+    ],
+    adopt: ({ relayed }) => [{ ...event, reply, relayed }],
+    effects: () => [],
+    reply: () => ({ status: 200, text, replayed: false }),
+  };
+}
+
+/** The reply kept under `key`, or undefined when the key is new; another body is 422. */
+export function earlierReply(
+  window: IdempotencyWindow,
+  key: string,
+  bodyHash: string,
+  now: number,
+): StatusReply | undefined {
+  const found = window.lookup(key, bodyHash, now);
+  if (found.kind === "miss") return undefined;
+  if (found.kind === "mismatch") {
+    throw new ApiError(
+      422,
+      "idempotency_key_reused",
+      "Idempotency-Key was already used with a different body",
+    );
+  }
+  return { status: found.entry.status, text: found.entry.text, replayed: true };
+}
+
+/**
+ * A running campaign completes once every lead is final (Completed, Exhausted, DoNotCall) and
+ * no call is in flight, as `dialing` (its state once a decision is adopted) counts them. One
+ * without leads stays running. The status write and the event, to add to that decision.
+ */
+export function completion(
+  snapshot: CampaignSnapshot,
+  dialing: DialingState | undefined,
+  now: number,
+): { write: CampaignWrite; event: CampaignEvent } | undefined {
+  const { campaign } = snapshot.context;
+  if (campaign.status !== "running" || !dialing || !dialingDone(dialing)) return undefined;
+  const committed = { version: campaign.version + 1, updatedAt: new Date(now).toISOString() };
+  const event = { type: "campaign.complete" as const, ...committed };
+  const to = statusAfter(snapshot, event);
+  if (to === undefined) return undefined;
+  return {
+    write: {
+      type: "status",
+      campaign,
+      to,
+      action: "complete",
+      by: { actorType: "system", actorId: null },
+      requestId: null,
+      at: new Date(now),
+      entry: undefined,
+    },
+    event,
+  };
+}
+
+export function assertWindowOrder(start: string, end: string) {
+  // "HH:MM" strings compare in time order.
+  if (start >= end) {
+    throw badRequest("invalid request body", [
+      { field: "calling_window.start", message: "must be before calling_window.end" },
+    ]);
+  }
+}
+
+/** API fields to columns, for the fields that are present. */
+export function settingsOf(input: SettingsChanges): Partial<CampaignSettings> {
+  const settings: Partial<CampaignSettings> = {};
+  if (input.name !== undefined) settings.name = input.name.trim();
+  if (input.dial_mode !== undefined) settings.dialMode = input.dial_mode;
+  if (input.caller_id !== undefined) settings.callerId = input.caller_id;
+  if (input.calling_window !== undefined) {
+    settings.callingWindowStart = input.calling_window.start;
+    settings.callingWindowEnd = input.calling_window.end;
+  }
+  if (input.max_attempts !== undefined) settings.maxAttempts = input.max_attempts;
+  if (input.retry_delay_seconds !== undefined)
+    settings.retryDelaySeconds = input.retry_delay_seconds;
+  if (input.dial_ratio !== undefined) settings.dialRatio = input.dial_ratio;
+  if (input.max_abandon_rate !== undefined) settings.maxAbandonRate = input.max_abandon_rate;
+  return settings;
+}
+
+export function decideSettings(
+  snapshot: CampaignSnapshot,
+  command: SettingsCommand,
+  now: number,
+): Decision<{ campaign: ReturnType<typeof campaignView> }> {
+  const current = snapshot.context.campaign;
+  if (command.version !== current.version) {
+    throw new ApiError(
+      409,
+      "version_conflict",
+      `version mismatch: the campaign is at version ${current.version}`,
+    );
+  }
+  const settings = settingsOf(command.changes);
+  assertWindowOrder(
+    settings.callingWindowStart ?? current.callingWindowStart,
+    settings.callingWindowEnd ?? current.callingWindowEnd,
+  );
+  const written = (facts: CommitFacts) => facts.campaign as CampaignRecord;
+  return {
+    writes: [
+      {
+        type: "settings",
+        campaign: current,
+        settings,
+        changes: command.changes,
+        by: command.by,
+        requestId: command.requestId,
+        at: new Date(now),
+      },
+    ],
+    adopt: (facts) => [{ type: "campaign.updated", campaign: written(facts) }],
+    effects: () => [],
+    reply: (facts) => ({ campaign: campaignView(written(facts)) }),
+  };
+}
+
+/**
+ * Live numbers of a campaign, from its dialing state: leads by state, calls in flight, agents
+ * by state, the answer rate of its recent calls, the abandon rate over the legal window (its
+ * compliance ledger), and the dial ratio its pacing gives now, with the reason.
+ */
+export function decideStats(
+  snapshot: CampaignSnapshot,
+  inputs: CommandInputs,
+  now: number,
+): Decision<CampaignStats | null> {
+  const { campaign, dialing } = snapshot.context;
+  if (!dialing) return answer(null);
+  const agents: Record<string, number> = Object.fromEntries(
+    AGENT_STATES.map((state) => [state, 0]),
+  );
+  const campaignAgents = inputs.agents.inCampaign(campaign.id);
+  for (const agent of campaignAgents) agents[agent.state] = (agents[agent.state] ?? 0) + 1;
+  const pacing = paceCampaign(campaign, dialing, campaignAgents, now, inputs.pacer);
+  return answer({
+    leads_total: Object.values(dialing.leads).reduce((sum, total) => sum + total, 0),
+    leads_by_state: { ...dialing.leads },
+    calls_in_flight: callsInFlight(dialing),
+    agents_by_state: agents,
+    answer_rate: answerRateOf(recentCounts(dialing)),
+    abandon_rate: ledgerNow(campaign, dialing, now).abandonRate,
+    dial_ratio: pacing.ratio,
+    dial_ratio_reason: pacing.reason,
+  });
+}
