@@ -133,7 +133,9 @@ async function claimOnce(
             { type: "claim", nodeId: node.nodeId, capacity: counted, count: share, claimKey },
           )
           .catch((error: unknown) => {
-            // One campaign's trouble (its owner unreachable) leaves the others' calls placed.
+            // Alone, a failure is the database's: the claim fails. With others, one campaign's
+            // trouble (its owner unreachable) leaves the others' calls placed.
+            if (!shared) throw error;
             deps.logger.warn("a campaign's share of a claim was not placed", {
               campaign_id: campaignId,
               error,

@@ -1,5 +1,4 @@
 import { describe, expect, test } from "bun:test";
-import { SimulatedClock } from "xstate";
 import {
   type CampaignEvent,
   type CampaignSnapshot,
