@@ -3,7 +3,7 @@
  *
  *   bun bench/dialer.ts [--duration 60] [--nodes 20] [--agents 500] [--campaigns 10]
  *                       [--leads 60000] [--answer-rate 0.3] [--rate 0] [--json FILE]
- *                       [--cpu-prof DIR]
+ *                       [--cpu-prof DIR] [--app DIR]
  *
  * A throwaway PostgreSQL cluster and one server process (`bun src/index.ts`, 127.0.0.1) are
  * started. The bootstrap admin creates `--campaigns` progressive campaigns (dial_ratio 3,
@@ -25,6 +25,9 @@
  * round trip of every node event (p50, p99), of claims that returned jobs, and of
  * dispositions, and the lead-to-claim latency: how long a ready agent's campaign waited from
  * the agent becoming free until a claim handed out its next call.
+ *
+ * `--app DIR` runs the `src/index.ts` of another checkout (`git archive <rev> | tar -x -C DIR`,
+ * `node_modules` linked in), for a revision side by side with this one.
  */
 import { createHmac, randomUUID } from "node:crypto";
 import postgres from "postgres";
@@ -35,6 +38,7 @@ import {
   option,
   progress,
   round,
+  setAppRoot,
   startCluster,
   startServer,
   table,
@@ -49,6 +53,7 @@ const LEADS = Number(option(args, "leads", "60000"));
 const ANSWER_RATE = Number(option(args, "answer-rate", "0.3"));
 const RATE = Number(option(args, "rate", "0"));
 const JSON_OUT = option(args, "json", "");
+setAppRoot(option(args, "app", ""));
 
 const percentile = (values: number[], p: number) => {
   if (values.length === 0) return Number.NaN;

@@ -17,7 +17,13 @@ import { noLeads } from "../../actors/dialing.ts";
 import { bodyHashOf, IdempotencyWindow } from "../../actors/idempotency.ts";
 import { ApiError } from "../../src/errors.ts";
 import { completion } from "../../src/modules/campaigns/decide.ts";
-import { campaignRecord, contextWith, dialingWith, inputsWith } from "../helpers/campaigns.ts";
+import {
+  agentsAtHand,
+  campaignRecord,
+  contextWith,
+  dialingWith,
+  inputsWith,
+} from "../helpers/campaigns.ts";
 
 /**
  * The campaign's own commands decided without a database: the writes, the events the actor
@@ -195,5 +201,45 @@ describe("a settings change, decided", () => {
       name: "Autumn",
       version: 2,
     });
+  });
+});
+
+describe("a campaign's stats, decided", () => {
+  test("leads, calls and agents as the dialing state and the board hold them; nothing written", () => {
+    const dialing = { ...dialingWith(), leads: { ...noLeads(), Fresh: 4, Completed: 2 } };
+    const snapshot = restoredSnapshot(contextWith("running", { dialing }));
+    const { campaign } = snapshot.context;
+    const agents = agentsAtHand([
+      {
+        userId: "a",
+        tenantId: campaign.tenantId,
+        state: "ready",
+        campaignId: campaign.id,
+        callId: null,
+        since: 0,
+      },
+      {
+        userId: "b",
+        tenantId: campaign.tenantId,
+        state: "paused",
+        campaignId: campaign.id,
+        callId: null,
+        since: 0,
+      },
+    ]);
+    const decision = decide(snapshot, { type: "stats" }, inputsWith({ agents }), NOW);
+    expect(decision.writes).toEqual([]);
+    expect(decision.reply({})).toMatchObject({
+      leads_total: 6,
+      leads_by_state: { Fresh: 4, Completed: 2 },
+      calls_in_flight: 0,
+      agents_by_state: { ready: 1, paused: 1, on_call: 0 },
+      dial_ratio: 1,
+      dial_ratio_reason: "progressive: configured dial_ratio",
+    });
+    // Before its dialing state is loaded there is nothing to count.
+    expect(
+      decide(snapshotOf("running"), { type: "stats" }, inputsWith(), NOW).reply({}),
+    ).toBeNull();
   });
 });
