@@ -304,3 +304,30 @@ export const answer = <R>(reply: R): Decision<R> => ({
   effects: () => [],
   reply: () => reply,
 });
+
+/** The effects that move an agent on the board. */
+export type AgentEffect = Extract<
+  CampaignEffect,
+  { type: "agent" | "agentLeaves" | "agentWrappedUp" }
+>;
+
+export const isAgentEffect = (effect: CampaignEffect): effect is AgentEffect =>
+  effect.type === "agent" || effect.type === "agentLeaves" || effect.type === "agentWrappedUp";
+
+/**
+ * An agent's next entry after an effect, or undefined when the effect no longer applies: an
+ * agent leaves an ended call only if still on it, and is ready after a disposition only if
+ * still wrapping that call up. `current` is the agent as the board holds it then.
+ */
+export function agentAfter(
+  effect: AgentEffect,
+  current: AgentPresence | undefined,
+): Omit<AgentPresence, "since"> | undefined {
+  if (effect.type === "agent") return effect.agent;
+  if (current?.callId !== effect.callId) return undefined;
+  if (effect.type === "agentLeaves") {
+    const callId = effect.state === "wrap_up" ? effect.callId : null;
+    return { ...current, state: effect.state, callId };
+  }
+  return current.state === "wrap_up" ? { ...current, state: "ready", callId: null } : undefined;
+}

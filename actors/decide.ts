@@ -70,3 +70,14 @@ function decideRecount(snapshot: CampaignSnapshot, inputs: CommandInputs): Decis
     reply: () => null,
   };
 }
+
+/**
+ * Commands that may be decided and committed with others of their campaign: their events do
+ * not depend on what their commit reports, and they write only calls, leads and agents.
+ */
+export const batchable = (command: CampaignCommand) =>
+  command.type === "call.event" ||
+  command.type === "call.disposition" ||
+  command.type === "calls.expire" ||
+  command.type === "node.reconcile" ||
+  command.type === "agent.state";

@@ -6,8 +6,8 @@ import {
   localLeases,
 } from "../src/cluster/leases.ts";
 import { ApiError, notFound } from "../src/errors.ts";
-import { KeyedMutex } from "../src/lib/keyed-mutex.ts";
 import type { Logger } from "../src/logger.ts";
+import { AgentsAfter, snapshotAfter } from "./batch-view.ts";
 import {
   type CampaignActor,
   type CampaignContext,
@@ -19,8 +19,9 @@ import {
   type RestorableContext,
   restoredSnapshot,
 } from "./campaign.machine.ts";
-import type { CampaignCommand, ReplyOf } from "./commands.ts";
-import { decide, needsDialing } from "./decide.ts";
+import { CampaignLines, type LineEntry } from "./campaign-lines.ts";
+import type { CampaignCommand, CommitFacts, Decision, ReplyOf } from "./commands.ts";
+import { batchable, decide, needsDialing } from "./decide.ts";
 import type { DialingEvent, DialingState, LiveCall } from "./dialing.ts";
 import type { CampaignStore, Clock, CommandPort, Forwarder } from "./ports.ts";
 
@@ -28,6 +29,21 @@ export type CampaignListener = (event: CampaignEmitted) => void;
 
 /** Commands waiting in one campaign's line at most; more are refused (503) until it moves. */
 export const MAX_WAITING_COMMANDS = 1_000;
+
+/** Commands decided together and committed in one transaction at most. */
+const MAX_BATCH = 64;
+
+/** What a command's run hands back: its reply, and what the reply waits for. */
+interface Done {
+  reply: unknown;
+  settled: Promise<unknown> | undefined;
+}
+
+type Queued = Extract<
+  LineEntry<{ target: CommandTarget; command: CampaignCommand }>,
+  { kind: "command" }
+>;
+type Decided = { entry: Queued; decision: Decision<unknown> };
 
 /** Attempts to find and reach an owner before answering 503; an owner that died is replaced within a lease. */
 const ROUTE_ATTEMPTS = 5;
@@ -51,7 +67,12 @@ export interface CommandTarget {
 export class CampaignRegistry {
   private readonly actors = new Map<string, CampaignActor>();
   private readonly loading = new Map<string, Promise<CampaignActor | undefined>>();
-  private readonly queue = new KeyedMutex(MAX_WAITING_COMMANDS);
+  private readonly lines = new CampaignLines<{ target: CommandTarget; command: CampaignCommand }>(
+    (campaignId, batch) => this.runBatch(campaignId, batch),
+    ({ command }) => batchable(command),
+    MAX_WAITING_COMMANDS,
+    MAX_BATCH,
+  );
   private readonly listeners = new Set<CampaignListener>();
   /** Running campaigns by tenant: where claims look for work. */
   private readonly running = new Map<string, Set<string>>();
@@ -141,40 +162,90 @@ export class CampaignRegistry {
   /**
    * Runs a command here, where the campaign's lease is held, after every earlier command to
    * the campaign: a command forwarded by another process comes in here. The reply is given
-   * once what follows the change has settled (an agent's row committed), outside the queue.
+   * once what follows the change has settled (an agent's row committed), outside the line.
    */
   async runHere<C extends CampaignCommand>(target: CommandTarget, command: C): Promise<ReplyOf<C>> {
-    const { reply, settled } = await this.queue.run(target.campaignId, () =>
-      this.step(target, command),
-    );
-    if (settled) await settled;
-    return reply;
+    const done = (await this.lines.command(target.campaignId, { target, command })) as Done;
+    if (done.settled) await done.settled;
+    return done.reply as ReplyOf<C>;
   }
 
-  private async step<C extends CampaignCommand>(target: CommandTarget, command: C) {
+  /**
+   * Runs a batch of a campaign's commands: each decided in turn on the campaign as the ones
+   * before it leave it, their writes committed together, then adopted and carried out in
+   * order. A command refused, or whose reads failed, fails alone; a failed commit fails the
+   * batch. A decision that changes the campaign's status (its completion) ends the batch, and
+   * so does a second command about one call: the commands after it are handed back, to be
+   * decided on what was committed.
+   */
+  private async runBatch(campaignId: string, batch: Queued[]): Promise<Queued[]> {
     const port = this.port;
     if (!port) throw new Error("the campaign registry has no port");
-    const { campaignId } = target;
     // Commands run only where the campaign's lease is held; its owner restores it.
     if (!this.leases.holds(campaignId)) throw new LeaseLostError(campaignId);
     const actor = await this.actorFor(campaignId);
-    if (!actor || actor.getSnapshot().context.campaign.tenantId !== target.tenantId)
-      throw notFound(target.missing ?? "campaign");
+    if (actor && batch.some((entry) => needsDialing(entry.command.command)))
+      await this.ensureDialing(actor);
+    const now = this.clock.now();
+    let snapshot = actor?.getSnapshot();
+    let agents: AgentsAfter | undefined;
+    const decided: Decided[] = [];
+    const calls = new Set<string>();
+    for (const [index, entry] of batch.entries()) {
+      const { target, command } = entry.command;
+      const last = index === batch.length - 1;
+      // A call read from the database must not have a change of the batch still uncommitted.
+      const callId = "callId" in command ? command.callId : undefined;
+      if (callId !== undefined && calls.has(callId)) {
+        await this.commitBatch(campaignId, actor as CampaignActor, decided);
+        return batch.slice(index);
+      }
+      if (callId !== undefined) calls.add(callId);
+      try {
+        if (!snapshot || snapshot.context.campaign.tenantId !== target.tenantId)
+          throw notFound(target.missing ?? "campaign");
+        const inputs = await port.gather(snapshot, command, now);
+        if (agents) inputs.agents = agents;
+        const decision = decide(snapshot, command, inputs, now);
+        decided.push({ entry, decision });
+        if (!last && decision.writes.some((write) => write.type === "status")) {
+          await this.commitBatch(campaignId, actor as CampaignActor, decided);
+          return batch.slice(index + 1);
+        }
+        if (!last) {
+          snapshot = snapshotAfter(snapshot, decision);
+          agents ??= new AgentsAfter(inputs.agents);
+          agents.apply(decision.effects({}));
+        }
+      } catch (error) {
+        if (isLeaseLost(error)) throw error;
+        entry.reject(error);
+      }
+    }
+    if (decided.length > 0) await this.commitBatch(campaignId, actor as CampaignActor, decided);
+    return [];
+  }
+
+  /** Commits a batch's writes, then has the actor adopt each decision and carries it out. */
+  private async commitBatch(campaignId: string, actor: CampaignActor, decided: Decided[]) {
+    const port = this.port as CommandPort;
+    let facts: CommitFacts;
     try {
-      if (needsDialing(command)) await this.ensureDialing(actor);
-      const now = this.clock.now();
-      const inputs = await port.gather(actor.getSnapshot(), command, now);
-      const decision = decide(actor.getSnapshot(), command, inputs, now);
-      const facts = await port.commit(decision.writes).catch((error: unknown) => {
-        this.forgetAfterFailedCommit(campaignId, actor, error);
-        throw error;
-      });
-      for (const event of decision.adopt(facts)) this.adopt(actor, event);
-      const settled = port.carryOut(decision.effects(facts));
-      return { reply: decision.reply(facts), settled };
+      facts = await port.commit(decided.flatMap(({ decision }) => decision.writes));
     } catch (error) {
       if (isLeaseLost(error)) this.leases.lost(campaignId);
-      throw error;
+      else this.forgetAfterFailedCommit(campaignId, actor, error);
+      for (const { entry } of decided) entry.reject(error);
+      return;
+    }
+    for (const { entry, decision } of decided) {
+      try {
+        for (const event of decision.adopt(facts)) this.adopt(actor, event);
+        const settled = port.carryOut(decision.effects(facts));
+        entry.resolve({ reply: decision.reply(facts), settled } satisfies Done);
+      } catch (error) {
+        entry.reject(error);
+      }
     }
   }
 
@@ -246,7 +317,7 @@ export class CampaignRegistry {
 
   /** Restores a campaign held here with its dialing state, in its queue. */
   private restoreDialing(campaignId: string): Promise<void> {
-    return this.queue.run(campaignId, async () => {
+    return this.lines.task(campaignId, async () => {
       if (!this.leases.holds(campaignId)) return;
       const actor = await this.actorFor(campaignId);
       if (actor) await this.ensureDialing(actor);

@@ -28,6 +28,7 @@ import {
   settleDisposition,
 } from "../../db/queries/dialer.ts";
 import { countLeadsByState } from "../../db/queries/leads.ts";
+import { inTransaction } from "../../db/statement.ts";
 import { LeaseLostError } from "../cluster/leases.ts";
 import type { ServiceDeps } from "../deps.ts";
 import { callView } from "../dialer/model.ts";
@@ -50,7 +51,11 @@ export function campaignPort(deps: ServiceDeps): CommandPort {
     gather: (snapshot, command, now) => gather(deps, snapshot, command, now),
     async commit(writes) {
       const facts: CommitFacts = {};
-      for (const write of writes) await commitOne(deps, write, facts);
+      const calls = writes.filter(isCallWrite);
+      // A batch's calls go in one transaction: one commit, their statements pipelined.
+      if (calls.length > 1) await inTransaction(deps.rawDb, (raw) => commitCalls(deps, raw, calls));
+      for (const write of calls.length > 1 ? writes.filter((write) => !isCallWrite(write)) : writes)
+        await commitOne(deps, write, facts);
       return facts;
     },
     carryOut: (effects) => carryOut(deps, effects),
@@ -145,6 +150,23 @@ async function commitOne(deps: ServiceDeps, write: CampaignWrite, facts: CommitF
         fence: fenceOf(write.claim.campaignId),
       });
       return;
+    default:
+      return commitCall(deps, raw, write);
+  }
+}
+
+type CallWrite = Extract<CampaignWrite, { type: "save" | "bridge" | "end" | "settle" }>;
+
+const isCallWrite = (write: CampaignWrite): write is CallWrite =>
+  write.type === "save" ||
+  write.type === "bridge" ||
+  write.type === "end" ||
+  write.type === "settle";
+
+/** A call's change, its CDR and its lead's next state, as the call's step decided them. */
+function commitCall(deps: ServiceDeps, raw: RawClient, write: CallWrite): Promise<void> {
+  const fenceOf = (campaignId: string) => deps.campaigns.leases.fenceOf(campaignId);
+  switch (write.type) {
     case "save":
       return saveLiveCall(raw, { call: write.row, fence: fenceOf(write.row.campaignId) });
     case "bridge":
@@ -158,6 +180,11 @@ async function commitOne(deps: ServiceDeps, write: CampaignWrite, facts: CommitF
     case "settle":
       return settleDisposition(raw, { ...write, fence: fenceOf(write.call.campaignId) });
   }
+}
+
+/** Several calls' writes in the order given, committed together. */
+async function commitCalls(deps: ServiceDeps, raw: RawClient, writes: CallWrite[]) {
+  await Promise.all(writes.map((write) => commitCall(deps, raw, write)));
 }
 
 /** Status changes in batches of at most this many (one statement each). */

@@ -2,12 +2,20 @@ import { describe, expect, test } from "bun:test";
 import { SimulatedClock } from "xstate";
 import type { RestorableContext } from "../../actors/campaign.machine.ts";
 import { campaignMachine } from "../../actors/campaign.machine.ts";
-import type { StatusCommand } from "../../actors/commands.ts";
+import type { CallEventCommand, StatusCommand } from "../../actors/commands.ts";
+import { type LiveCall, noLeads } from "../../actors/dialing.ts";
 import type { CampaignStore, Clock } from "../../actors/ports.ts";
 import { CampaignRegistry } from "../../actors/registry.ts";
+import type { AgentPresence } from "../../src/dialer/agents.ts";
 import type { Logger } from "../../src/logger.ts";
 import { silentLogger } from "../../src/logger.ts";
-import { campaignRecord, dialingWith, memoryPort } from "../helpers/campaigns.ts";
+import {
+  agentsAtHand,
+  campaignRecord,
+  dialingWith,
+  inputsWith,
+  memoryPort,
+} from "../helpers/campaigns.ts";
 import { ManualClock } from "../helpers/clock.ts";
 
 /** A store over a map, counting loads: what the registry restores from. */
@@ -210,5 +218,135 @@ describe("campaign registry", () => {
     registry.subscribe((event) => seen.push(`${event.from}->${event.to}`));
     await registry.run({ tenantId, campaignId: "c1" }, status("start"));
     expect(seen).toEqual(["draft->running"]);
+  });
+});
+
+describe("a campaign's commands in batches", () => {
+  const record = campaignRecord({ id: "c1", status: "running" });
+  const claimed = (id: string): LiveCall => ({
+    id,
+    tenantId,
+    campaignId: "c1",
+    leadListId: "list-1",
+    leadId: `lead-${id}`,
+    edgeNodeId: "node-1",
+    agentId: null,
+    phone: "+14155552671",
+    callerId: "+14155550100",
+    attempt: 1,
+    timeoutSeconds: 30,
+    status: "claimed",
+    bridged: false,
+    machine: false,
+    outcome: null,
+    hangupCause: null,
+    disposition: null,
+    leaseExpiresAt: new Date(2_000_000),
+    claimedAt: new Date(1_000_000),
+    ringingAt: new Date(1_000_000),
+    answeredAt: null,
+    endedAt: null,
+    bridgeMs: null,
+    claimKey: null,
+    updatedAt: new Date(1_000_000),
+    lead: { id: `lead-${id}`, phone: "+14155552671", timezone: "UTC", fields: {}, attempts: 1 },
+  });
+  const event = (callId: string, type: "answered" | "ringing" | "ended"): CallEventCommand => ({
+    type: "call.event",
+    nodeId: "node-1",
+    callId,
+    event: type,
+    at: 1_001_000,
+    hangupCause: type === "ended" ? "NORMAL_CLEARING" : null,
+    bridgeMs: null,
+  });
+  const ready = (userId: string, since: number): AgentPresence => ({
+    userId,
+    tenantId,
+    state: "ready",
+    campaignId: "c1",
+    callId: null,
+    since,
+  });
+
+  function dialingRegistry() {
+    const store: CampaignStore = {
+      load: async () => ({ campaign: record, idempotency: {} }),
+      loadActive: async () => [],
+      loadDialing: async () => ({
+        ...dialingWith(),
+        calls: { a: claimed("a"), b: claimed("b"), c: claimed("c") },
+        leads: { ...noLeads(), Dialing: 3, Fresh: 5 },
+      }),
+      campaignsWithLiveCalls: async () => [],
+    };
+    const registry = new CampaignRegistry(store, new ManualClock(1_001_000), silentLogger);
+    const commits: string[][] = [];
+    let release: () => void = () => {};
+    let held: Promise<void> | undefined;
+    registry.connect(
+      memoryPort({
+        gather: async () =>
+          inputsWith({ agents: agentsAtHand([ready("agent-1", 1), ready("agent-2", 2)]) }),
+        async commit(writes) {
+          commits.push(writes.map((write) => write.type));
+          if (held) await held;
+          return {};
+        },
+      }),
+    );
+    const hold = () => {
+      held = new Promise((resolve) => {
+        release = () => {
+          held = undefined;
+          resolve();
+        };
+      });
+    };
+    return { registry, commits, hold, release: () => release() };
+  }
+  const target = { tenantId, campaignId: "c1" };
+
+  test("commands waiting side by side are committed together, each decided on what the ones before it leave", async () => {
+    const { registry, commits, hold, release } = dialingRegistry();
+    hold();
+    // The first waits on its commit; the two answers that arrive meanwhile make one batch.
+    const first = registry.run(target, event("c", "ringing"));
+    await Bun.sleep(5);
+    const answers = Promise.all([
+      registry.run(target, event("a", "answered")),
+      registry.run(target, event("b", "answered")),
+    ]);
+    await Bun.sleep(5);
+    release();
+    await first;
+    const [a, b] = await answers;
+    expect(commits).toEqual([["save"], ["bridge", "bridge"]]);
+    // Both were ready: the second answer goes to the agent the first left ready.
+    expect([a.call.agent_id, b.call.agent_id]).toEqual(["agent-1", "agent-2"]);
+  });
+
+  test("a refusal fails alone; a second command about one call waits for the next batch", async () => {
+    const { registry, commits, hold, release } = dialingRegistry();
+    hold();
+    const first = registry.run(target, event("c", "ringing"));
+    await Bun.sleep(5);
+    const refused = (error: unknown) => error;
+    const unknown = registry
+      .run({ ...target, missing: "call" }, event("nope", "ringing"))
+      .catch(refused);
+    const end = registry.run(target, event("a", "ended"));
+    const again = registry.run(target, event("a", "ended")).catch(refused);
+    const other = registry.run(target, event("b", "ringing"));
+    await Bun.sleep(5);
+    release();
+    await first;
+    expect(await unknown).toMatchObject({ status: 404 });
+    expect((await end).call.status).toBe("ended");
+    // The repeat is decided once the end has committed: no longer in flight, and this port
+    // holds no rows to answer it from.
+    expect(await again).toMatchObject({ status: 404 });
+    expect((await other).call.status).toBe("ringing");
+    expect(commits).toEqual([["save"], ["end"], ["save"]]);
   });
 });

@@ -1,0 +1,72 @@
+import type { AgentPresence } from "../src/dialer/agents.ts";
+import type { CampaignSnapshot } from "./campaign.machine.ts";
+import {
+  type AgentEffect,
+  type AgentsAtHand,
+  agentAfter,
+  type CampaignEffect,
+  type Decision,
+  isAgentEffect,
+} from "./commands.ts";
+import { previewDialing } from "./dialing.ts";
+
+/**
+ * What the next command of a batch is decided on: the campaign as the decisions before it in
+ * the batch leave it, before any of them is committed. Only decisions whose events do not
+ * depend on their commit are batched (a node's events, dispositions, ends, agents' states),
+ * so their events are known when they are decided.
+ */
+export function snapshotAfter(snapshot: CampaignSnapshot, decision: Decision<unknown>) {
+  const { dialing } = snapshot.context;
+  const events = decision.adopt({});
+  if (!dialing || events.length === 0) return snapshot;
+  return {
+    ...snapshot,
+    context: { ...snapshot.context, dialing: previewDialing(dialing, events) },
+  } as CampaignSnapshot;
+}
+
+/** The agents at hand as the decisions before it in a batch leave them. */
+export class AgentsAfter implements AgentsAtHand {
+  private readonly changed = new Map<string, AgentPresence | undefined>();
+
+  constructor(private readonly base: AgentsAtHand) {}
+
+  /** Takes in a decision's effects on agents, as the board will once it is carried out. */
+  apply(effects: CampaignEffect[]): void {
+    for (const effect of effects) {
+      if (!isAgentEffect(effect)) continue;
+      const userId = effect.type === "agent" ? effect.agent.userId : effect.userId;
+      const next = agentAfter(effect as AgentEffect, this.get(userId));
+      if (!next) continue;
+      this.changed.set(
+        userId,
+        next.state === "offline" ? undefined : { ...next, since: effect.at },
+      );
+    }
+  }
+
+  get(userId: string): AgentPresence | undefined {
+    return this.changed.has(userId) ? this.changed.get(userId) : this.base.get(userId);
+  }
+
+  inCampaign(campaignId: string): AgentPresence[] {
+    const agents = this.base
+      .inCampaign(campaignId)
+      .filter((agent) => !this.changed.has(agent.userId));
+    for (const agent of this.changed.values())
+      if (agent?.campaignId === campaignId) agents.push(agent);
+    return agents;
+  }
+
+  longestReady(campaignId: string): AgentPresence | undefined {
+    return this.readyByWait(campaignId, 1)[0];
+  }
+
+  readyByWait(campaignId: string, count: number): AgentPresence[] {
+    return this.inCampaign(campaignId)
+      .filter((agent) => agent.state === "ready")
+      .sort((a, b) => a.since - b.since)
+      .slice(0, count);
+  }
+}
