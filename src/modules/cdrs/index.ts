@@ -3,7 +3,6 @@ import { type CdrFilter, cdrsBefore, listCdrs } from "../../../db/queries/calls.
 import type { ServiceDeps } from "../../deps.ts";
 import { okList } from "../../envelope.ts";
 import { badRequest, type FieldError } from "../../errors.ts";
-import { resolveTenant } from "../../identity/tenant-scope.ts";
 import { csvResponse, csvStream } from "../../lib/csv-export.ts";
 import { documentedList } from "../../openapi-bodies.ts";
 import { parsePage } from "../../pagination.ts";
@@ -46,8 +45,7 @@ const cdrCsv = (deps: ServiceDeps, tenantId: string, filter: CdrFilter) =>
 export const cdrsModule = (deps: ServiceDeps, auth: AuthGuard) =>
   new Elysia({ prefix: "/api/v1/cdrs", detail: { tags: ["calls"] } }).use(auth).get(
     "",
-    async ({ principal, query, request }) => {
-      const tenantId = await resolveTenant(deps, principal, query.tenant_id);
+    async ({ tenantId, query, request }) => {
       const errors: FieldError[] = [];
       const from = instantOf("from", query.from, errors);
       const to = instantOf("to", query.to, errors);
