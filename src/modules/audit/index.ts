@@ -39,7 +39,7 @@ export const auditModule = (deps: ServiceDeps, auth: AuthGuard) =>
     "",
     async ({ tenantId, query }) => {
       const page = parsePage(query);
-      const { items, total } = await listTenantAuditEvents(deps.db, tenantId, page);
+      const { items, total } = await listTenantAuditEvents(deps.db, { tenantId, page });
       return okList(items.map(auditEventView), total, page);
     },
     {

@@ -32,7 +32,12 @@ const CDR_COLUMNS = Object.keys(CdrSchema.properties) as (keyof CdrView)[];
 /** Every CDR matching the filter as CSV, newest first, streamed with keyset paging. */
 const cdrCsv = (deps: ServiceDeps, tenantId: string, filter: CdrFilter) =>
   csvStream<{ createdAt: Date; id: string }>(CDR_COLUMNS, async (cursor) => {
-    const rows = await cdrsBefore(deps.longWorkDb, tenantId, filter, cursor, CSV_PAGE);
+    const rows = await cdrsBefore(deps.longWorkDb, {
+      tenantId,
+      filter,
+      cursor,
+      limit: CSV_PAGE,
+    });
     const last = rows[rows.length - 1];
     if (!last) return undefined;
     const lines = rows.map((row) => {
@@ -62,7 +67,7 @@ export const cdrsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         return csvResponse(cdrCsv(deps, tenantId, filter), `cdrs-${stamp}.csv`);
       }
       const page = parsePage(query);
-      const { items, total } = await listCdrs(deps.longWorkDb, tenantId, filter, page);
+      const { items, total } = await listCdrs(deps.longWorkDb, { tenantId, filter, page });
       return okList(items.map(cdrView), total, page);
     },
     {

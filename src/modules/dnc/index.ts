@@ -48,7 +48,7 @@ export const dncModule = (deps: ServiceDeps, auth: AuthGuard) =>
         const phone = query.phone
           ? (normalisePhone(query.phone, undefined) ?? query.phone)
           : undefined;
-        const { items, total } = await listDnc(deps.db, tenantId, phone, page);
+        const { items, total } = await listDnc(deps.db, { tenantId, phone, page });
         return okList(items.map(dncView), total, page);
       },
       {
