@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, gt, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, gt, inArray, sql } from "drizzle-orm";
 import type { Executor } from "../client.ts";
 import { leadImportRejections, leadImports, leadLists, leads } from "../schema/index.ts";
 import { paged } from "./paged.ts";
@@ -62,9 +62,14 @@ export function listLeads(
     page: PageParams;
   },
 ) {
+  // The tenant is checked on the list, not on each lead: the count then stays a scan of the
+  // list's index alone, where a test of every lead's own tenant reads the table.
+  const tenantsList = db
+    .select({ id: leadLists.id })
+    .from(leadLists)
+    .where(and(eq(leadLists.tenantId, tenantId), eq(leadLists.id, leadListId)));
   const where = and(
-    eq(leads.tenantId, tenantId),
-    eq(leads.leadListId, leadListId),
+    inArray(leads.leadListId, tenantsList),
     filter.state ? eq(leads.state, filter.state) : undefined,
     filter.phone ? eq(leads.phone, filter.phone) : undefined,
   );
