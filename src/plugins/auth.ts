@@ -207,6 +207,7 @@ export const authPlugin = (deps: AuthDeps) =>
       return {
         // The API document names each route's permission; the permission matrix test reads it.
         detail: { ["x-permission" as string]: permission },
+        // Elysia shows the macro the route's own options when it applies it to the route.
         introspect(route: unknown) {
           takesTenant = (route as RouteOptions).query?.properties?.tenant_id !== undefined;
         },
@@ -226,6 +227,8 @@ export const authPlugin = (deps: AuthDeps) =>
             ? resolveTenant(deps, principal, (context.query as Record<string, unknown>).tenant_id)
             : principal.tenantId;
           if (typeof tenant === "string") return { principal, tenantId: tenant, meta };
+          // Elysia awaits a hook whose source can return a promise (it reads `return x.then(`);
+          // the users test of a tenant not loaded yet covers this path.
           return tenant.then((tenantId) => ({ principal, tenantId, meta }));
         },
       };
