@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import type { RequestMeta, ServiceDeps } from "../deps.ts";
 import { ApiError, forbidden, MISSING_AUTHORIZATION, unauthenticated } from "../errors.ts";
-import { requestMeta } from "../http-meta.ts";
+import { requestMeta, type Server } from "../http-meta.ts";
 import {
   OPEN_TO_ANY_KEY,
   PERMISSIONS,
@@ -199,9 +199,14 @@ type RouteOptions = { query?: { properties?: Record<string, unknown> } };
  * caller learns nothing about the body the route expects. The named tenant is looked up after
  * validation (an unknown one is 404), and only on routes whose query schema takes `tenant_id`;
  * the others act in the caller's own tenant.
+ *
+ * `server` is the listening server, asked for only when a service reads a client's address:
+ * a hook that reads the context's `server` makes Elysia build a dearer context for every
+ * request of its routes.
  */
-export const authPlugin = (deps: AuthDeps) =>
-  new Elysia({ name: "auth" }).macro({
+export const authPlugin = (deps: AuthDeps, server: () => Server) => {
+  const metaOf = (request: Request) => requestMeta(request, server, deps.config);
+  return new Elysia({ name: "auth" }).macro({
     auth: (permission: Permission) => {
       let takesTenant = false;
       return {
@@ -222,7 +227,7 @@ export const authPlugin = (deps: AuthDeps) =>
         },
         resolve(context): Caller | Promise<Caller> {
           const principal = (context as Carrier).principal as Principal;
-          const meta = requestMeta(context.request, context.server, deps.config);
+          const meta = metaOf(context.request);
           const tenant = takesTenant
             ? resolveTenant(deps, principal, (context.query as Record<string, unknown>).tenant_id)
             : principal.tenantId;
@@ -244,10 +249,11 @@ export const authPlugin = (deps: AuthDeps) =>
       },
     }),
     meta: (_enabled: true) => ({
-      resolve({ request, server }) {
-        return { meta: requestMeta(request, server, deps.config) };
+      resolve({ request }) {
+        return { meta: metaOf(request) };
       },
     }),
   });
+};
 
 export type AuthGuard = ReturnType<typeof authPlugin>;
