@@ -129,8 +129,8 @@ const documentation = {
 
 /** Composes the HTTP application; the caller decides whether and where it listens. */
 export function createApp(deps: ServiceDeps) {
-  const auth = authPlugin(deps);
-  return new Elysia({ normalize: false, websocket: SOCKET_LIMITS })
+  const auth = authPlugin(deps, () => app.server);
+  const app = new Elysia({ normalize: false, websocket: SOCKET_LIMITS })
     .use(requestIdPlugin)
     .use(errorsPlugin(deps.logger, deps.availability))
     .use(jsonBodyPlugin)
@@ -160,6 +160,7 @@ export function createApp(deps: ServiceDeps) {
     .use(ownerCommandsModule(deps))
     .use(asyncApiModule)
     .use(consoleModule());
+  return app;
 }
 
 export type App = ReturnType<typeof createApp>;

@@ -14,7 +14,11 @@ export const DEFAULT_BOOTSTRAP_EMAIL = "admin@platform.local";
 export async function resolveJwtSecret(db: Database, config: Config, logger: Logger, now: Date) {
   if (config.AUTH_JWT_SECRET) return config.AUTH_JWT_SECRET;
   const candidate = Buffer.from(crypto.getRandomValues(new Uint8Array(48))).toString("base64url");
-  const { value, created } = await getOrCreateSetting(db, "auth_jwt_secret", candidate, now);
+  const { value, created } = await getOrCreateSetting(db, {
+    key: "auth_jwt_secret",
+    candidate,
+    now,
+  });
   logger.warn(
     created
       ? "AUTH_JWT_SECRET is not set: generated a signing secret and stored it in the database"
@@ -47,7 +51,7 @@ export async function ensurePlatformAdmin(db: Database, config: Config, now: Dat
         createdAt: now,
         updatedAt: now,
       }));
-    if (await findUserByEmail(tx, tenant.id, email)) return undefined;
+    if (await findUserByEmail(tx, { tenantId: tenant.id, email })) return undefined;
     const user = await insertUser(tx, {
       id: Bun.randomUUIDv7(),
       tenantId: tenant.id,

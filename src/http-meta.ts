@@ -3,7 +3,7 @@ import type { RequestMeta } from "./deps.ts";
 import { type IpRange, inRange, parseIp, parseRangeList } from "./lib/ip-ranges.ts";
 import { requestIdOf } from "./plugins/request-id.ts";
 
-type Server = { requestIP(request: Request): { address: string } | null } | null;
+export type Server = { requestIP(request: Request): { address: string } | null } | null;
 export type ProxySettings = Pick<Config, "TRUST_PROXY" | "TRUSTED_PROXIES">;
 
 const trustedRanges = new WeakMap<ProxySettings, IpRange[]>();
@@ -57,19 +57,31 @@ export function clientAddress(
 
 /**
  * The audit facts of a request. The client address is looked up once, and only when something
- * reads it (an audit entry, the login throttle), since asking the server for it is not free.
+ * reads it (an audit entry, the login throttle), since asking the server for it is not free;
+ * the server too is asked for only then. A class rather than an object with a getter: every
+ * guarded request builds one, and an object literal with an accessor costs several times as
+ * much to make.
  */
-export function requestMeta(
-  request: Request,
-  server: Server,
-  settings: ProxySettings,
-): RequestMeta {
-  let address: { ip: string | undefined } | undefined;
-  return {
-    requestId: requestIdOf(request),
-    get ip() {
-      address ??= { ip: clientAddress(request, server, settings) };
-      return address.ip;
-    },
-  };
+class HttpRequestMeta implements RequestMeta {
+  readonly requestId: string;
+  private address: { ip: string | undefined } | undefined;
+
+  constructor(
+    private readonly request: Request,
+    private readonly server: () => Server,
+    private readonly settings: ProxySettings,
+  ) {
+    this.requestId = requestIdOf(request);
+  }
+
+  get ip() {
+    this.address ??= { ip: clientAddress(this.request, this.server(), this.settings) };
+    return this.address.ip;
+  }
 }
+
+export const requestMeta = (
+  request: Request,
+  server: () => Server,
+  settings: ProxySettings,
+): RequestMeta => new HttpRequestMeta(request, server, settings);

@@ -6,6 +6,8 @@ import { paged } from "./paged.ts";
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
 export type NodeRow = typeof nodes.$inferSelect;
 type PageParams = { limit: number; offset: number };
+/** One row of a tenant, by the id a client named. */
+type TenantRowId = { tenantId: string; id: string };
 
 export const insertApiKey = async (db: Executor, row: typeof apiKeys.$inferInsert) =>
   (await db.insert(apiKeys).values(row).returning())[0] as ApiKeyRow;
@@ -13,7 +15,7 @@ export const insertApiKey = async (db: Executor, row: typeof apiKeys.$inferInser
 export const findApiKeyByHash = async (db: Executor, keyHash: string) =>
   (await db.select().from(apiKeys).where(eq(apiKeys.keyHash, keyHash)).limit(1))[0];
 
-export const findTenantApiKey = async (db: Executor, tenantId: string, id: string) =>
+export const findTenantApiKey = async (db: Executor, { tenantId, id }: TenantRowId) =>
   (
     await db
       .select()
@@ -22,7 +24,10 @@ export const findTenantApiKey = async (db: Executor, tenantId: string, id: strin
       .limit(1)
   )[0];
 
-export const listApiKeys = (db: Executor, tenantId: string, page: PageParams) =>
+export const listApiKeys = (
+  db: Executor,
+  { tenantId, page }: { tenantId: string; page: PageParams },
+) =>
   paged(
     db
       .select()
@@ -34,7 +39,10 @@ export const listApiKeys = (db: Executor, tenantId: string, page: PageParams) =>
     db.select({ total: count() }).from(apiKeys).where(eq(apiKeys.tenantId, tenantId)),
   );
 
-export const revokeApiKey = async (db: Executor, tenantId: string, id: string, at: Date) =>
+export const revokeApiKey = async (
+  db: Executor,
+  { tenantId, id, at }: TenantRowId & { at: Date },
+) =>
   (
     await db
       .update(apiKeys)
@@ -61,7 +69,7 @@ export const insertNode = async (db: Executor, row: typeof nodes.$inferInsert) =
 export const findNodeByHash = async (db: Executor, hash: string) =>
   (await db.select().from(nodes).where(eq(nodes.apiKeyHash, hash)).limit(1))[0];
 
-export const findTenantNode = async (db: Executor, tenantId: string, id: string) =>
+export const findTenantNode = async (db: Executor, { tenantId, id }: TenantRowId) =>
   (
     await db
       .select()
@@ -70,7 +78,10 @@ export const findTenantNode = async (db: Executor, tenantId: string, id: string)
       .limit(1)
   )[0];
 
-export const listNodes = (db: Executor, tenantId: string, page: PageParams) =>
+export const listNodes = (
+  db: Executor,
+  { tenantId, page }: { tenantId: string; page: PageParams },
+) =>
   paged(
     db
       .select()
@@ -82,7 +93,7 @@ export const listNodes = (db: Executor, tenantId: string, page: PageParams) =>
     db.select({ total: count() }).from(nodes).where(eq(nodes.tenantId, tenantId)),
   );
 
-export const revokeNode = async (db: Executor, tenantId: string, id: string, at: Date) =>
+export const revokeNode = async (db: Executor, { tenantId, id, at }: TenantRowId & { at: Date }) =>
   (
     await db
       .update(nodes)
@@ -91,11 +102,14 @@ export const revokeNode = async (db: Executor, tenantId: string, id: string, at:
       .returning()
   )[0];
 
-export const recordHeartbeat = async (db: Executor, id: string, activeCalls: number, at: Date) =>
+export const recordHeartbeat = async (
+  db: Executor,
+  params: { tenantId: string; nodeId: string; activeCalls: number; at: Date },
+) =>
   (
     await db
       .update(nodes)
-      .set({ activeCalls, lastHeartbeatAt: at, updatedAt: at })
-      .where(eq(nodes.id, id))
+      .set({ activeCalls: params.activeCalls, lastHeartbeatAt: params.at, updatedAt: params.at })
+      .where(and(eq(nodes.tenantId, params.tenantId), eq(nodes.id, params.nodeId)))
       .returning()
   )[0];

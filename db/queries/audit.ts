@@ -11,8 +11,7 @@ export const insertAuditEvent = (db: Executor, event: NewAuditEvent) =>
 
 export function listTenantAuditEvents(
   db: Executor,
-  tenantId: string,
-  page: { limit: number; offset: number },
+  { tenantId, page }: { tenantId: string; page: { limit: number; offset: number } },
 ) {
   const where = eq(auditEvents.tenantId, tenantId);
   return paged(

@@ -26,7 +26,10 @@ const cdrWhere = (tenantId: string, filter: CdrFilter) =>
   );
 
 /** CDRs newest first; `from` inclusive and `to` exclusive on `started_at`. */
-export function listCdrs(db: Executor, tenantId: string, filter: CdrFilter, page: PageParams) {
+export function listCdrs(
+  db: Executor,
+  { tenantId, filter, page }: { tenantId: string; filter: CdrFilter; page: PageParams },
+) {
   const where = cdrWhere(tenantId, filter);
   return paged(
     db
@@ -43,10 +46,17 @@ export function listCdrs(db: Executor, tenantId: string, filter: CdrFilter, page
 /** The next page of CDRs after a (created_at, id) cursor, newest first: keyset paging for exports. */
 export const cdrsBefore = (
   db: Executor,
-  tenantId: string,
-  filter: CdrFilter,
-  cursor: { createdAt: Date; id: string } | undefined,
-  limit: number,
+  {
+    tenantId,
+    filter,
+    cursor,
+    limit,
+  }: {
+    tenantId: string;
+    filter: CdrFilter;
+    cursor: { createdAt: Date; id: string } | undefined;
+    limit: number;
+  },
 ) =>
   db
     .select()
@@ -77,7 +87,10 @@ export async function addDnc(db: Executor, row: DncRow) {
   return { entry: existing[0] as DncRow, added: false };
 }
 
-export const findDnc = async (db: Executor, tenantId: string, phone: string) =>
+/** A tenant's number on its do-not-call list. */
+type TenantPhone = { tenantId: string; phone: string };
+
+export const findDnc = async (db: Executor, { tenantId, phone }: TenantPhone) =>
   (
     await db
       .select()
@@ -86,7 +99,7 @@ export const findDnc = async (db: Executor, tenantId: string, phone: string) =>
       .limit(1)
   )[0];
 
-export const removeDnc = async (db: Executor, tenantId: string, phone: string) =>
+export const removeDnc = async (db: Executor, { tenantId, phone }: TenantPhone) =>
   (
     await db
       .delete(dncNumbers)
@@ -96,9 +109,7 @@ export const removeDnc = async (db: Executor, tenantId: string, phone: string) =
 
 export function listDnc(
   db: Executor,
-  tenantId: string,
-  phone: string | undefined,
-  page: PageParams,
+  { tenantId, phone, page }: { tenantId: string; phone: string | undefined; page: PageParams },
 ) {
   const where = and(
     eq(dncNumbers.tenantId, tenantId),

@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, gt, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, gt, inArray, sql } from "drizzle-orm";
 import type { Executor } from "../client.ts";
 import { leadImportRejections, leadImports, leadLists, leads } from "../schema/index.ts";
 import { paged } from "./paged.ts";
@@ -15,9 +15,7 @@ export const insertLeadList = async (db: Executor, row: typeof leadLists.$inferI
 
 export const findLeadList = async (
   db: Executor,
-  tenantId: string,
-  campaignId: string,
-  id: string,
+  { tenantId, campaignId, id }: { tenantId: string; campaignId: string; id: string },
 ) =>
   (
     await db
@@ -35,9 +33,7 @@ export const findLeadList = async (
 
 export function listLeadLists(
   db: Executor,
-  tenantId: string,
-  campaignId: string,
-  page: PageParams,
+  { tenantId, campaignId, page }: { tenantId: string; campaignId: string; page: PageParams },
 ) {
   const where = and(eq(leadLists.tenantId, tenantId), eq(leadLists.campaignId, campaignId));
   return paged(
@@ -54,12 +50,26 @@ export function listLeadLists(
 
 export function listLeads(
   db: Executor,
-  leadListId: string,
-  filter: { state?: LeadState | undefined; phone?: string | undefined },
-  page: PageParams,
+  {
+    tenantId,
+    leadListId,
+    filter,
+    page,
+  }: {
+    tenantId: string;
+    leadListId: string;
+    filter: { state?: LeadState | undefined; phone?: string | undefined };
+    page: PageParams;
+  },
 ) {
+  // The tenant is checked on the list, not on each lead: the count then stays a scan of the
+  // list's index alone, where a test of every lead's own tenant reads the table.
+  const tenantsList = db
+    .select({ id: leadLists.id })
+    .from(leadLists)
+    .where(and(eq(leadLists.tenantId, tenantId), eq(leadLists.id, leadListId)));
   const where = and(
-    eq(leads.leadListId, leadListId),
+    inArray(leads.leadListId, tenantsList),
     filter.state ? eq(leads.state, filter.state) : undefined,
     filter.phone ? eq(leads.phone, filter.phone) : undefined,
   );
@@ -83,8 +93,11 @@ export const countLeadsByState = (db: Executor, campaignId: string) =>
     .where(eq(leads.campaignId, campaignId))
     .groupBy(leads.state);
 
-export function listLeadImports(db: Executor, leadListId: string, page: PageParams) {
-  const where = eq(leadImports.leadListId, leadListId);
+export function listLeadImports(
+  db: Executor,
+  { tenantId, leadListId, page }: { tenantId: string; leadListId: string; page: PageParams },
+) {
+  const where = and(eq(leadImports.tenantId, tenantId), eq(leadImports.leadListId, leadListId));
   return paged(
     db
       .select()
@@ -97,21 +110,28 @@ export function listLeadImports(db: Executor, leadListId: string, page: PagePara
   );
 }
 
-export const findLeadImport = async (db: Executor, leadListId: string, id: string) =>
+export const findLeadImport = async (
+  db: Executor,
+  { tenantId, leadListId, id }: { tenantId: string; leadListId: string; id: string },
+) =>
   (
     await db
       .select()
       .from(leadImports)
-      .where(and(eq(leadImports.leadListId, leadListId), eq(leadImports.id, id)))
+      .where(
+        and(
+          eq(leadImports.tenantId, tenantId),
+          eq(leadImports.leadListId, leadListId),
+          eq(leadImports.id, id),
+        ),
+      )
       .limit(1)
   )[0];
 
 /** One page of an import's rejected rows after `afterRow`, in file order (keyset paging). */
 export const rejectedRowsAfter = (
   db: Executor,
-  importId: string,
-  afterRow: number,
-  limit: number,
+  { importId, afterRow, limit }: { importId: string; afterRow: number; limit: number },
 ) =>
   db
     .select()

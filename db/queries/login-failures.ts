@@ -4,7 +4,10 @@ import { loginFailures } from "../schema/index.ts";
 
 export type LoginFailureRow = typeof loginFailures.$inferSelect;
 
-export const findLoginFailures = async (db: Executor, tenantId: string, email: string) =>
+export const findLoginFailures = async (
+  db: Executor,
+  { tenantId, email }: { tenantId: string; email: string },
+) =>
   (
     await db
       .select()

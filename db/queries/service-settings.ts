@@ -3,7 +3,10 @@ import type { Executor } from "../client.ts";
 import { serviceSettings } from "../schema/index.ts";
 
 /** Returns the stored value of `key`, storing `candidate` first when there is none. */
-export async function getOrCreateSetting(db: Executor, key: string, candidate: string, now: Date) {
+export async function getOrCreateSetting(
+  db: Executor,
+  { key, candidate, now }: { key: string; candidate: string; now: Date },
+) {
   await db
     .insert(serviceSettings)
     .values({ key, value: candidate, createdAt: now })

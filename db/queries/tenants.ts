@@ -27,9 +27,11 @@ export const listTenants = (db: Executor, page: { limit: number; offset: number 
 
 export const updateTenant = async (
   db: Executor,
-  id: string,
-  patch: Partial<Pick<TenantRow, "name" | "rateLimitPerMinute">>,
-  now: Date,
+  {
+    id,
+    patch,
+    now,
+  }: { id: string; patch: Partial<Pick<TenantRow, "name" | "rateLimitPerMinute">>; now: Date },
 ) =>
   (
     await db

@@ -13,10 +13,10 @@ const emailEquals = (email: string) => sql`lower(${users.email}) = ${email.toLow
 export const insertUser = async (db: Executor, row: typeof users.$inferInsert) =>
   (await db.insert(users).values(row).returning())[0] as UserRow;
 
-export const findUserById = async (db: Executor, id: string) =>
-  (await db.select().from(users).where(eq(users.id, id)).limit(1))[0];
-
-export const findTenantUser = async (db: Executor, tenantId: string, id: string) =>
+export const findTenantUser = async (
+  db: Executor,
+  { tenantId, id }: { tenantId: string; id: string },
+) =>
   (
     await db
       .select()
@@ -25,7 +25,10 @@ export const findTenantUser = async (db: Executor, tenantId: string, id: string)
       .limit(1)
   )[0];
 
-export const findUserByEmail = async (db: Executor, tenantId: string, email: string) =>
+export const findUserByEmail = async (
+  db: Executor,
+  { tenantId, email }: { tenantId: string; email: string },
+) =>
   (
     await db
       .select()
@@ -68,8 +71,7 @@ const preparedLists = new WeakMap<Database, ReturnType<typeof prepareListQueries
 
 export function listTenantUsers(
   db: Database,
-  tenantId: string,
-  page: { limit: number; offset: number },
+  { tenantId, page }: { tenantId: string; page: { limit: number; offset: number } },
 ) {
   let prepared = preparedLists.get(db);
   if (!prepared) {
@@ -82,10 +84,7 @@ export function listTenantUsers(
 /** Every update raises the row's version, which the tenant actors order rows by. */
 export const updateUser = async (
   db: Executor,
-  tenantId: string,
-  id: string,
-  patch: UserPatch,
-  now: Date,
+  { tenantId, id, patch, now }: { tenantId: string; id: string; patch: UserPatch; now: Date },
 ) =>
   (
     await db

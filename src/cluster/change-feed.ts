@@ -99,7 +99,7 @@ async function applyChange(deps: FeedDeps, change: Change): Promise<void> {
       // A tenant this process has not loaded has nothing to correct; a version held is current.
       if (!deps.tenants.loadedTenant(change.tenantId)) return;
       if (held && held.version >= change.version) return;
-      const row = await findTenantUser(deps.db, change.tenantId, change.id);
+      const row = await findTenantUser(deps.db, { tenantId: change.tenantId, id: change.id });
       if (row) deps.tenants.userChanged(row, { announce: false });
       return;
     }

@@ -52,7 +52,7 @@ export async function explainCallable(
     });
     permanent = true;
   }
-  if (await findDnc(deps.db, tenantId, lead.phone)) {
+  if (await findDnc(deps.db, { tenantId, phone: lead.phone })) {
     reasons.push({ code: "do_not_call", message: "the number is on the do-not-call list" });
     permanent = true;
   }

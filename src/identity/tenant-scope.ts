@@ -18,15 +18,22 @@ export function assertTenantReach(principal: Principal, tenantId: unknown) {
 
 /**
  * The tenant a request acts in: the caller's own, or for a platform admin the `tenant_id`
- * it names. Anyone else naming another tenant is refused with 403.
+ * it names. Anyone else naming another tenant is refused with 403; a malformed or unknown
+ * tenant is 404. The one place a request's tenant is decided (the auth macro and the socket
+ * upgrades call it). Without `tenant_id`, or naming a tenant whose actor is loaded, it
+ * answers without a promise: the hot path of signed-in requests.
  */
-export async function resolveTenant(
+export function resolveTenant(
   deps: Pick<ServiceDeps, "tenants">,
   principal: Principal,
-  requested: string | undefined,
-) {
+  requested: unknown,
+): string | Promise<string> {
   assertTenantReach(principal, requested);
-  if (requested === undefined || requested === principal.tenantId) return principal.tenantId;
-  if (!isUuid(requested) || !(await deps.tenants.tenant(requested))) throw notFound("tenant");
-  return requested;
+  if (typeof requested !== "string" || requested === principal.tenantId) return principal.tenantId;
+  if (!isUuid(requested)) throw notFound("tenant");
+  if (deps.tenants.loadedTenant(requested)) return requested;
+  return deps.tenants.tenant(requested).then((tenant) => {
+    if (!tenant) throw notFound("tenant");
+    return requested;
+  });
 }

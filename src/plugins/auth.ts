@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
-import type { ServiceDeps } from "../deps.ts";
+import type { RequestMeta, ServiceDeps } from "../deps.ts";
 import { ApiError, forbidden, MISSING_AUTHORIZATION, unauthenticated } from "../errors.ts";
+import { requestMeta, type Server } from "../http-meta.ts";
 import {
   OPEN_TO_ANY_KEY,
   PERMISSIONS,
@@ -21,11 +22,11 @@ import {
   isWellFormedSecret,
   NODE_KEY_PREFIX,
 } from "../identity/secrets.ts";
-import { assertTenantReach, isUuid } from "../identity/tenant-scope.ts";
+import { assertTenantReach, isUuid, resolveTenant } from "../identity/tenant-scope.ts";
 
 export type AuthDeps = Pick<
   ServiceDeps,
-  "tokens" | "tenants" | "credentials" | "rateLimiter" | "clock"
+  "tokens" | "tenants" | "credentials" | "rateLimiter" | "clock" | "config"
 >;
 
 const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]+)$/;
@@ -177,30 +178,66 @@ export async function authenticateNode(
 /** The transform phase leaves the principal on the request's context for `resolve` to type. */
 type Carrier = { principal?: Principal; node?: NodePrincipal };
 
+/** What a guarded route's handler receives beside the request. */
+export type Caller = {
+  principal: Principal;
+  /** The tenant the request acts in (see `resolveTenant`). */
+  tenantId: string;
+  meta: RequestMeta;
+};
+
+/** A route's own options, as the macro sees them when it is applied to the route. */
+type RouteOptions = { query?: { properties?: Record<string, unknown> } };
+
 /**
- * The one auth guard. Routes declare `{ auth: "<permission>" }` and receive `principal`, or
- * `{ nodeAuth: true }` (the edge-node protocol) and receive `node`. The check runs in the
+ * The one auth guard. Routes declare `{ auth: "<permission>" }` and receive `principal`,
+ * `tenantId` and `meta`, or `{ nodeAuth: true }` (the edge-node protocol) and receive `node`,
+ * or `{ meta: true }` (no credentials: login) and receive `meta`.
+ *
+ * Authentication, the permission and the reach of `tenant_id` (403) are checked in the
  * transform phase, before the body is validated, so that an unauthenticated or unauthorised
- * caller learns nothing about the body the route expects.
+ * caller learns nothing about the body the route expects. The named tenant is looked up after
+ * validation (an unknown one is 404), and only on routes whose query schema takes `tenant_id`;
+ * the others act in the caller's own tenant.
+ *
+ * `server` is the listening server, asked for only when a service reads a client's address:
+ * a hook that reads the context's `server` makes Elysia build a dearer context for every
+ * request of its routes.
  */
-export const authPlugin = (deps: AuthDeps) =>
-  new Elysia({ name: "auth" }).macro({
-    auth: (permission: Permission) => ({
-      // The API document names each route's permission; the permission matrix test reads it.
-      detail: { ["x-permission" as string]: permission },
-      async transform(context) {
-        const { request, set, query } = context;
-        const bearer = bearerOf(request.headers.get("authorization"));
-        const found = authenticate(deps, bearer, set.headers as Headers);
-        const principal = found instanceof Promise ? await found : found;
-        authorize(principal, permission);
-        assertTenantReach(principal, (query as Record<string, unknown>).tenant_id);
-        (context as Carrier).principal = principal;
-      },
-      resolve(context) {
-        return { principal: (context as Carrier).principal as Principal };
-      },
-    }),
+export const authPlugin = (deps: AuthDeps, server: () => Server) => {
+  const metaOf = (request: Request) => requestMeta(request, server, deps.config);
+  return new Elysia({ name: "auth" }).macro({
+    auth: (permission: Permission) => {
+      let takesTenant = false;
+      return {
+        // The API document names each route's permission; the permission matrix test reads it.
+        detail: { ["x-permission" as string]: permission },
+        // Elysia shows the macro the route's own options when it applies it to the route.
+        introspect(route: unknown) {
+          takesTenant = (route as RouteOptions).query?.properties?.tenant_id !== undefined;
+        },
+        async transform(context) {
+          const { request, set, query } = context;
+          const bearer = bearerOf(request.headers.get("authorization"));
+          const found = authenticate(deps, bearer, set.headers as Headers);
+          const principal = found instanceof Promise ? await found : found;
+          authorize(principal, permission);
+          assertTenantReach(principal, (query as Record<string, unknown>).tenant_id);
+          (context as Carrier).principal = principal;
+        },
+        resolve(context): Caller | Promise<Caller> {
+          const principal = (context as Carrier).principal as Principal;
+          const meta = metaOf(context.request);
+          const tenant = takesTenant
+            ? resolveTenant(deps, principal, (context.query as Record<string, unknown>).tenant_id)
+            : principal.tenantId;
+          if (typeof tenant === "string") return { principal, tenantId: tenant, meta };
+          // Elysia awaits a hook whose source can return a promise (it reads `return x.then(`);
+          // the users test of a tenant not loaded yet covers this path.
+          return tenant.then((tenantId) => ({ principal, tenantId, meta }));
+        },
+      };
+    },
     nodeAuth: (_enabled: true) => ({
       detail: { ["x-permission" as string]: "node" },
       async transform(context) {
@@ -211,6 +248,12 @@ export const authPlugin = (deps: AuthDeps) =>
         return { node: (context as Carrier).node as NodePrincipal };
       },
     }),
+    meta: (_enabled: true) => ({
+      resolve({ request }) {
+        return { meta: metaOf(request) };
+      },
+    }),
   });
+};
 
 export type AuthGuard = ReturnType<typeof authPlugin>;

@@ -14,16 +14,20 @@ describe("tenant actors", () => {
     expect((await tenants.tenant(w.acme.id))?.domain).toBe("acme.test");
     expect((await tenants.user(w.acme.id, w.admin.id))?.role).toBe("admin");
     // A change written behind the registry's back is not seen: reads come from the actor.
-    await updateUser(w.deps.db, w.acme.id, w.admin.id, { role: "agent" }, new Date());
+    await updateUser(w.deps.db, {
+      tenantId: w.acme.id,
+      id: w.admin.id,
+      patch: { role: "agent" },
+      now: new Date(),
+    });
     expect((await tenants.user(w.acme.id, w.admin.id))?.role).toBe("admin");
     // A committed change the services report is seen at once.
-    const changed = await updateUser(
-      w.deps.db,
-      w.acme.id,
-      w.admin.id,
-      { role: "supervisor" },
-      new Date(),
-    );
+    const changed = await updateUser(w.deps.db, {
+      tenantId: w.acme.id,
+      id: w.admin.id,
+      patch: { role: "supervisor" },
+      now: new Date(),
+    });
     if (changed) tenants.userChanged(changed);
     expect((await tenants.user(w.acme.id, w.admin.id))?.role).toBe("supervisor");
   });
@@ -52,7 +56,10 @@ describe("user rows are adopted newest first", () => {
     const adminToken = await w.login("admin@acme.test");
     const agentToken = await w.login("agent@acme.test");
     // A login reads the row, then spends a while on the password before it reports the row.
-    const readByLogin = (await findTenantUser(w.deps.db, w.acme.id, agent.id)) as UserRow;
+    const readByLogin = (await findTenantUser(w.deps.db, {
+      tenantId: w.acme.id,
+      id: agent.id,
+    })) as UserRow;
     const disabled = await w.request("PATCH", `/api/v1/users/${agent.id}`, {
       token: adminToken,
       body: { status: "disabled" },

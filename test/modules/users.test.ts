@@ -248,6 +248,36 @@ describe("tenant scope", () => {
     });
     expect(missing.status).toBe(404);
   });
+
+  test("a tenant not yet loaded is looked up; a malformed one is 404", async () => {
+    const fresh = await w.tenant("fresh.test");
+    await w.user(fresh.id, "agent@fresh.test", "agent");
+    const list = await w.request("GET", `/api/v1/users?tenant_id=${fresh.id}`, {
+      token: rootToken,
+    });
+    expect(list.body.data.items.map((u: { email: string }) => u.email)).toEqual([
+      "agent@fresh.test",
+    ]);
+    const malformed = await w.request("GET", "/api/v1/users?tenant_id=acme", { token: rootToken });
+    expect([malformed.status, malformed.body.code]).toEqual([404, "not_found"]);
+  });
+
+  test("reach is refused before the body is read; the named tenant is looked up after", async () => {
+    const invalid = { email: "not-an-email", password: "short", role: "agent" };
+    const foreign = await createUser(adminToken, invalid, `?tenant_id=${w.platform.id}`);
+    expect(foreign.status).toBe(403);
+    const unknown = `?tenant_id=${crypto.randomUUID()}`;
+    expect((await createUser(rootToken, invalid, unknown)).status).toBe(400);
+    const valid = { email: "new@acme.test", password: PASSWORD, role: "agent" };
+    expect((await createUser(rootToken, valid, unknown)).status).toBe(404);
+  });
+
+  test("a route that takes no tenant_id acts in the caller's tenant whatever it names", async () => {
+    const me = await w.request("GET", `/api/v1/auth/me?tenant_id=${crypto.randomUUID()}`, {
+      token: rootToken,
+    });
+    expect([me.status, me.body.data?.tenant.id]).toEqual([200, w.platform.id]);
+  });
 });
 
 describe("/auth/me", () => {

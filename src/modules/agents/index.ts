@@ -11,7 +11,6 @@ import {
 } from "../../dialer/model.ts";
 import { ok, okList } from "../../envelope.ts";
 import { forbidden } from "../../errors.ts";
-import { resolveTenant } from "../../identity/tenant-scope.ts";
 import { documented, documentedList } from "../../openapi-bodies.ts";
 import { PageQuery, parsePage } from "../../pagination.ts";
 import type { AuthGuard } from "../../plugins/auth.ts";
@@ -90,8 +89,7 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
     )
     .get(
       "/agents",
-      async ({ principal, query }) => {
-        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
+      ({ tenantId, query }) => {
         const page = parsePage(query);
         const agents = deps.dialer.agents.inTenant(tenantId).sort((a, b) => b.since - a.since);
         return okList(

@@ -1,8 +1,6 @@
 import { Elysia, t } from "elysia";
 import type { ServiceDeps } from "../../deps.ts";
 import { ok, okList } from "../../envelope.ts";
-import { requestMeta } from "../../http-meta.ts";
-import { resolveTenant } from "../../identity/tenant-scope.ts";
 import { documented, documentedList } from "../../openapi-bodies.ts";
 import { PageQuery, parsePage } from "../../pagination.ts";
 import { type AuthGuard, asUser } from "../../plugins/auth.ts";
@@ -16,15 +14,8 @@ export const apiKeysModule = (deps: ServiceDeps, auth: AuthGuard) =>
     .use(auth)
     .post(
       "",
-      async ({ principal, query, body, request, server, set }) => {
-        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
-        const result = await createApiKey(
-          deps,
-          asUser(principal),
-          tenantId,
-          body,
-          requestMeta(request, server, deps.config),
-        );
+      async ({ principal, tenantId, meta, body, set }) => {
+        const result = await createApiKey(deps, asUser(principal), tenantId, body, meta);
         set.status = 201;
         return ok(result);
       },
@@ -46,8 +37,7 @@ export const apiKeysModule = (deps: ServiceDeps, auth: AuthGuard) =>
     )
     .get(
       "",
-      async ({ principal, query }) => {
-        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
+      async ({ tenantId, query }) => {
         const page = parsePage(query);
         const { items, total } = await listTenantApiKeys(deps, tenantId, page);
         return okList(items, total, page);
@@ -60,18 +50,8 @@ export const apiKeysModule = (deps: ServiceDeps, auth: AuthGuard) =>
     )
     .delete(
       "/:id",
-      async ({ principal, params, query, request, server }) => {
-        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
-        return ok(
-          await revokeTenantApiKey(
-            deps,
-            asUser(principal),
-            tenantId,
-            params.id,
-            requestMeta(request, server, deps.config),
-          ),
-        );
-      },
+      async ({ principal, tenantId, meta, params }) =>
+        ok(await revokeTenantApiKey(deps, asUser(principal), tenantId, params.id, meta)),
       {
         auth: "api_keys.manage",
         params: IdParams,

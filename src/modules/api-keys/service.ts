@@ -52,7 +52,7 @@ export async function createApiKey(
 }
 
 export async function listTenantApiKeys(deps: ServiceDeps, tenantId: string, page: Page) {
-  const { items, total } = await listApiKeys(deps.db, tenantId, page);
+  const { items, total } = await listApiKeys(deps.db, { tenantId, page });
   return {
     items: items.map((row) => apiKeyView(row, deps.credentials.pendingUseOf(row.id))),
     total,
@@ -67,11 +67,11 @@ export async function revokeTenantApiKey(
   id: string,
   meta: RequestMeta,
 ) {
-  const existing = isUuid(id) ? await findTenantApiKey(deps.db, tenantId, id) : undefined;
+  const existing = isUuid(id) ? await findTenantApiKey(deps.db, { tenantId, id }) : undefined;
   if (!existing) throw notFound("API key");
   if (existing.revokedAt) return { api_key: apiKeyView(existing) };
   const now = new Date(deps.clock.now());
-  const revoked = await auditedWrite(deps.db, (tx) => revokeApiKey(tx, tenantId, id, now), {
+  const revoked = await auditedWrite(deps.db, (tx) => revokeApiKey(tx, { tenantId, id, at: now }), {
     tenantId,
     actor: { actorType: "user", actorId: principal.user.id },
     action: "api_key.revoked",

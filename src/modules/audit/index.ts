@@ -2,7 +2,6 @@ import { Elysia, type Static, t } from "elysia";
 import { type AuditEventRow, listTenantAuditEvents } from "../../../db/queries/audit.ts";
 import type { ServiceDeps } from "../../deps.ts";
 import { okList } from "../../envelope.ts";
-import { resolveTenant } from "../../identity/tenant-scope.ts";
 import { documentedList } from "../../openapi-bodies.ts";
 import { PageQuery, parsePage } from "../../pagination.ts";
 import type { AuthGuard } from "../../plugins/auth.ts";
@@ -38,10 +37,9 @@ const auditEventView = (row: AuditEventRow): AuditEventView => ({
 export const auditModule = (deps: ServiceDeps, auth: AuthGuard) =>
   new Elysia({ prefix: "/api/v1/audit-events", detail: { tags: ["audit"] } }).use(auth).get(
     "",
-    async ({ principal, query }) => {
-      const tenantId = await resolveTenant(deps, principal, query.tenant_id);
+    async ({ tenantId, query }) => {
       const page = parsePage(query);
-      const { items, total } = await listTenantAuditEvents(deps.db, tenantId, page);
+      const { items, total } = await listTenantAuditEvents(deps.db, { tenantId, page });
       return okList(items.map(auditEventView), total, page);
     },
     {

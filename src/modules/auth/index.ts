@@ -1,7 +1,6 @@
 import { Elysia } from "elysia";
 import type { ServiceDeps } from "../../deps.ts";
 import { jsonText, ok } from "../../envelope.ts";
-import { requestMeta } from "../../http-meta.ts";
 import { documented } from "../../openapi-bodies.ts";
 import { type AuthGuard, asUser } from "../../plugins/auth.ts";
 import { jsonBody } from "../../plugins/json-body.ts";
@@ -12,20 +11,16 @@ import { cachedMeText, changePassword, login, logout, me } from "./service.ts";
 export const authModule = (deps: ServiceDeps, auth: AuthGuard) =>
   new Elysia({ prefix: "/api/v1/auth", detail: { tags: ["auth"] } })
     .use(auth)
-    .post(
-      "/login",
-      async ({ body, request, server }) =>
-        ok(await login(deps, body, requestMeta(request, server, deps.config))),
-      {
-        ...jsonBody(LoginBody),
-        detail: {
-          "x-permission": "public",
-          summary: "Log in and receive a bearer token",
-          ...documented(LoginResult.properties),
-          security: [],
-        },
+    .post("/login", async ({ body, meta }) => ok(await login(deps, body, meta)), {
+      meta: true,
+      ...jsonBody(LoginBody),
+      detail: {
+        "x-permission": "public",
+        summary: "Log in and receive a bearer token",
+        ...documented(LoginResult.properties),
+        security: [],
       },
-    )
+    })
     .get(
       "/me",
       ({ principal, set }) => {
@@ -39,15 +34,8 @@ export const authModule = (deps: ServiceDeps, auth: AuthGuard) =>
     )
     .post(
       "/me/password",
-      async ({ principal, body, request, server }) =>
-        ok(
-          await changePassword(
-            deps,
-            asUser(principal),
-            body,
-            requestMeta(request, server, deps.config),
-          ),
-        ),
+      async ({ principal, meta, body }) =>
+        ok(await changePassword(deps, asUser(principal), body, meta)),
       {
         auth: "session.password",
         ...jsonBody(ChangePasswordBody),
@@ -56,8 +44,7 @@ export const authModule = (deps: ServiceDeps, auth: AuthGuard) =>
     )
     .post(
       "/logout",
-      async ({ principal, request, server }) =>
-        ok(await logout(deps, asUser(principal), requestMeta(request, server, deps.config))),
+      async ({ principal, meta }) => ok(await logout(deps, asUser(principal), meta)),
       {
         auth: "session.logout",
         detail: {

@@ -29,7 +29,10 @@ export const accountLocked = (lock: { lockedUntil: number; now: number }) =>
   });
 
 export async function lockStateOf(db: Executor, account: AccountKey, now: number) {
-  const failures = await findLoginFailures(db, account.tenantId, account.email);
+  const failures = await findLoginFailures(db, {
+    tenantId: account.tenantId,
+    email: account.email,
+  });
   const lockedUntil = failures?.lockedUntil?.getTime();
   return {
     counted: failures !== undefined,

@@ -156,7 +156,13 @@ async function accountsFor(deps: ServiceDeps, email: string, tenantDomain: strin
   if (tenantDomain !== undefined) {
     const tenant = await findTenantByDomain(deps.db, tenantDomain.trim().toLowerCase());
     if (!tenant) return [];
-    return [{ tenantId: tenant.id, email, user: await findUserByEmail(deps.db, tenant.id, email) }];
+    return [
+      {
+        tenantId: tenant.id,
+        email,
+        user: await findUserByEmail(deps.db, { tenantId: tenant.id, email }),
+      },
+    ];
   }
   const users = await findUsersByEmailAnyTenant(deps.db, email);
   if (users.length > 0) return users.map((user) => ({ tenantId: user.tenantId, email, user }));
@@ -281,7 +287,10 @@ export async function changePassword(
   input: { current_password: string; new_password: string },
   meta: RequestMeta,
 ) {
-  const current = await findTenantUser(deps.db, principal.tenantId, principal.user.id);
+  const current = await findTenantUser(deps.db, {
+    tenantId: principal.tenantId,
+    id: principal.user.id,
+  });
   if (!current) throw unauthenticated();
   const account = {
     tenantId: principal.tenantId,
@@ -302,13 +311,12 @@ export async function changePassword(
   const now = new Date(deps.clock.now());
   const passwordHash = await hashPassword(input.new_password);
   const updated = await deps.db.transaction(async (tx) => {
-    const row = await updateUser(
-      tx,
-      principal.tenantId,
-      current.id,
-      { passwordHash, mustChangePassword: false },
+    const row = await updateUser(tx, {
+      tenantId: principal.tenantId,
+      id: current.id,
+      patch: { passwordHash, mustChangePassword: false },
       now,
-    );
+    });
     await recordAudit(tx, {
       tenantId: principal.tenantId,
       actorType: "user",

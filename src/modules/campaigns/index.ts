@@ -3,8 +3,6 @@ import type { ServiceDeps } from "../../deps.ts";
 import { explainCallable } from "../../dialer/callable.ts";
 import { CallableSchema } from "../../dialer/model.ts";
 import { jsonText, ok, okList } from "../../envelope.ts";
-import { requestMeta } from "../../http-meta.ts";
-import { resolveTenant } from "../../identity/tenant-scope.ts";
 import { documented, documentedList } from "../../openapi-bodies.ts";
 import { PageQuery, parsePage } from "../../pagination.ts";
 import type { AuthGuard } from "../../plugins/auth.ts";
@@ -38,15 +36,8 @@ export const campaignsModule = (deps: ServiceDeps, auth: AuthGuard) =>
     .use(auth)
     .post(
       "",
-      async ({ principal, body, query, request, server, set }) => {
-        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
-        const result = await createCampaign(
-          deps,
-          principal,
-          tenantId,
-          body,
-          requestMeta(request, server, deps.config),
-        );
+      async ({ principal, tenantId, meta, body, set }) => {
+        const result = await createCampaign(deps, principal, tenantId, body, meta);
         set.status = 201;
         return ok(result);
       },
@@ -62,8 +53,7 @@ export const campaignsModule = (deps: ServiceDeps, auth: AuthGuard) =>
     )
     .get(
       "",
-      async ({ principal, query }) => {
-        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
+      async ({ tenantId, query }) => {
         const page = parsePage(query);
         const { items, total } = await listCampaigns(deps, tenantId, query.status, page);
         return okList(items, total, page);
@@ -74,39 +64,21 @@ export const campaignsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         detail: { summary: "List campaigns, newest first", ...documentedList(CampaignSchema) },
       },
     )
-    .get(
-      "/:id",
-      async ({ principal, params, query }) =>
-        ok(
-          await getCampaign(deps, await resolveTenant(deps, principal, query.tenant_id), params.id),
-        ),
-      {
-        auth: "campaigns.read",
-        params: CampaignParams,
-        query: TenantOnly,
-        detail: {
-          summary: "One campaign, with live stats",
-          ...documented({
-            campaign: t.Object({ ...CampaignSchema.properties, stats: CampaignStatsSchema }),
-          }),
-        },
+    .get("/:id", async ({ tenantId, params }) => ok(await getCampaign(deps, tenantId, params.id)), {
+      auth: "campaigns.read",
+      params: CampaignParams,
+      query: TenantOnly,
+      detail: {
+        summary: "One campaign, with live stats",
+        ...documented({
+          campaign: t.Object({ ...CampaignSchema.properties, stats: CampaignStatsSchema }),
+        }),
       },
-    )
+    })
     .patch(
       "/:id",
-      async ({ principal, params, query, body, request, server }) => {
-        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
-        return ok(
-          await patchCampaign(
-            deps,
-            principal,
-            tenantId,
-            params.id,
-            body,
-            requestMeta(request, server, deps.config),
-          ),
-        );
-      },
+      async ({ principal, tenantId, meta, params, body }) =>
+        ok(await patchCampaign(deps, principal, tenantId, params.id, body, meta)),
       {
         auth: "campaigns.write",
         params: CampaignParams,
@@ -120,8 +92,7 @@ export const campaignsModule = (deps: ServiceDeps, auth: AuthGuard) =>
     )
     .post(
       "/:id/status",
-      async ({ principal, params, query, body, headers, request, server, set }) => {
-        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
+      async ({ principal, tenantId, meta, params, body, headers, set }) => {
         const reply = await changeCampaignStatus(
           deps,
           principal,
@@ -129,7 +100,7 @@ export const campaignsModule = (deps: ServiceDeps, auth: AuthGuard) =>
           params.id,
           body.action,
           headers["idempotency-key"],
-          requestMeta(request, server, deps.config),
+          meta,
         );
         set.status = reply.status;
         if (reply.replayed) set.headers["idempotent-replayed"] = "true";
@@ -152,8 +123,7 @@ export const campaignsModule = (deps: ServiceDeps, auth: AuthGuard) =>
     )
     .get(
       "/:id/compliance",
-      async ({ principal, params, query, request }) => {
-        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
+      async ({ tenantId, params, request }) => {
         if (request.headers.get("accept")?.includes("text/csv")) {
           return new Response(await complianceEvidence(deps, tenantId, params.id), {
             headers: {
@@ -177,8 +147,7 @@ export const campaignsModule = (deps: ServiceDeps, auth: AuthGuard) =>
     )
     .get(
       "/:id/history",
-      async ({ principal, params, query }) => {
-        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
+      async ({ tenantId, params, query }) => {
         const page = parsePage(query);
         const { items, total } = await campaignHistory(deps, tenantId, params.id, page);
         return okList(items, total, page);
@@ -195,15 +164,8 @@ export const campaignsModule = (deps: ServiceDeps, auth: AuthGuard) =>
     )
     .get(
       "/:id/leads/:lead_id/callable",
-      async ({ principal, params, query }) =>
-        ok(
-          await explainCallable(
-            deps,
-            await resolveTenant(deps, principal, query.tenant_id),
-            params.id,
-            params.lead_id,
-          ),
-        ),
+      async ({ tenantId, params }) =>
+        ok(await explainCallable(deps, tenantId, params.id, params.lead_id)),
       {
         auth: "leads.read",
         params: t.Object({ id: t.String(), lead_id: t.String() }),

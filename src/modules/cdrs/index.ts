@@ -3,7 +3,6 @@ import { type CdrFilter, cdrsBefore, listCdrs } from "../../../db/queries/calls.
 import type { ServiceDeps } from "../../deps.ts";
 import { okList } from "../../envelope.ts";
 import { badRequest, type FieldError } from "../../errors.ts";
-import { resolveTenant } from "../../identity/tenant-scope.ts";
 import { csvResponse, csvStream } from "../../lib/csv-export.ts";
 import { documentedList } from "../../openapi-bodies.ts";
 import { parsePage } from "../../pagination.ts";
@@ -33,7 +32,12 @@ const CDR_COLUMNS = Object.keys(CdrSchema.properties) as (keyof CdrView)[];
 /** Every CDR matching the filter as CSV, newest first, streamed with keyset paging. */
 const cdrCsv = (deps: ServiceDeps, tenantId: string, filter: CdrFilter) =>
   csvStream<{ createdAt: Date; id: string }>(CDR_COLUMNS, async (cursor) => {
-    const rows = await cdrsBefore(deps.longWorkDb, tenantId, filter, cursor, CSV_PAGE);
+    const rows = await cdrsBefore(deps.longWorkDb, {
+      tenantId,
+      filter,
+      cursor,
+      limit: CSV_PAGE,
+    });
     const last = rows[rows.length - 1];
     if (!last) return undefined;
     const lines = rows.map((row) => {
@@ -46,8 +50,7 @@ const cdrCsv = (deps: ServiceDeps, tenantId: string, filter: CdrFilter) =>
 export const cdrsModule = (deps: ServiceDeps, auth: AuthGuard) =>
   new Elysia({ prefix: "/api/v1/cdrs", detail: { tags: ["calls"] } }).use(auth).get(
     "",
-    async ({ principal, query, request }) => {
-      const tenantId = await resolveTenant(deps, principal, query.tenant_id);
+    async ({ tenantId, query, request }) => {
       const errors: FieldError[] = [];
       const from = instantOf("from", query.from, errors);
       const to = instantOf("to", query.to, errors);
@@ -64,7 +67,7 @@ export const cdrsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         return csvResponse(cdrCsv(deps, tenantId, filter), `cdrs-${stamp}.csv`);
       }
       const page = parsePage(query);
-      const { items, total } = await listCdrs(deps.longWorkDb, tenantId, filter, page);
+      const { items, total } = await listCdrs(deps.longWorkDb, { tenantId, filter, page });
       return okList(items.map(cdrView), total, page);
     },
     {

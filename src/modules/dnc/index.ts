@@ -3,8 +3,6 @@ import { type DncRow, listDnc } from "../../../db/queries/calls.ts";
 import type { ServiceDeps } from "../../deps.ts";
 import { ok, okList } from "../../envelope.ts";
 import { badRequest, INVALID_BODY } from "../../errors.ts";
-import { requestMeta } from "../../http-meta.ts";
-import { resolveTenant } from "../../identity/tenant-scope.ts";
 import { documented, documentedList } from "../../openapi-bodies.ts";
 import { PageQuery, parsePage } from "../../pagination.ts";
 import type { AuthGuard } from "../../plugins/auth.ts";
@@ -45,13 +43,12 @@ export const dncModule = (deps: ServiceDeps, auth: AuthGuard) =>
     .use(auth)
     .get(
       "",
-      async ({ principal, query }) => {
-        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
+      async ({ tenantId, query }) => {
         const page = parsePage(query);
         const phone = query.phone
           ? (normalisePhone(query.phone, undefined) ?? query.phone)
           : undefined;
-        const { items, total } = await listDnc(deps.db, tenantId, phone, page);
+        const { items, total } = await listDnc(deps.db, { tenantId, phone, page });
         return okList(items.map(dncView), total, page);
       },
       {
@@ -69,12 +66,12 @@ export const dncModule = (deps: ServiceDeps, auth: AuthGuard) =>
     )
     .post(
       "",
-      async ({ principal, query, body, request, server, set }) => {
+      async ({ principal, tenantId, meta, body, set }) => {
         const row = await addToDnc(deps, {
           principal,
-          tenantId: await resolveTenant(deps, principal, query.tenant_id),
+          tenantId,
           phone: e164(body.phone, "phone"),
-          meta: requestMeta(request, server, deps.config),
+          meta,
         });
         set.status = 201;
         return ok({ dnc_entry: dncView(row) });
@@ -91,12 +88,12 @@ export const dncModule = (deps: ServiceDeps, auth: AuthGuard) =>
     )
     .delete(
       "/:phone",
-      async ({ principal, query, params, request, server }) => {
+      async ({ principal, tenantId, meta, params }) => {
         const removed = await removeFromDnc(deps, {
           principal,
-          tenantId: await resolveTenant(deps, principal, query.tenant_id),
+          tenantId,
           phone: e164(decodeURIComponent(params.phone), "phone"),
-          meta: requestMeta(request, server, deps.config),
+          meta,
         });
         return ok({ dnc_entry: dncView(removed) });
       },

@@ -46,7 +46,7 @@ export function addToDnc(deps: ServiceDeps, change: DncChange): Promise<DncRow> 
 export async function removeFromDnc(deps: ServiceDeps, change: DncChange): Promise<DncRow> {
   const now = new Date(deps.clock.now());
   const removed = await deps.db.transaction(async (tx) => {
-    const row = await removeDnc(tx, change.tenantId, change.phone);
+    const row = await removeDnc(tx, { tenantId: change.tenantId, phone: change.phone });
     if (row) await auditDnc(tx, change, "dnc.removed", now);
     return row;
   });

@@ -4,8 +4,6 @@ import { applyCallEvent } from "../../dialer/calls.ts";
 import { claimJobs } from "../../dialer/claims.ts";
 import { CallViewSchema, DialJobSchema } from "../../dialer/model.ts";
 import { ok, okList } from "../../envelope.ts";
-import { requestMeta } from "../../http-meta.ts";
-import { resolveTenant } from "../../identity/tenant-scope.ts";
 import { documented, documentedList } from "../../openapi-bodies.ts";
 import { PageQuery, parsePage } from "../../pagination.ts";
 import { type AuthGuard, asUser } from "../../plugins/auth.ts";
@@ -26,15 +24,8 @@ export const edgeNodesModule = (deps: ServiceDeps, auth: AuthGuard) =>
     .use(auth)
     .post(
       "",
-      async ({ principal, query, body, request, server, set }) => {
-        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
-        const result = await registerEdgeNode(
-          deps,
-          asUser(principal),
-          tenantId,
-          body,
-          requestMeta(request, server, deps.config),
-        );
+      async ({ principal, tenantId, meta, body, set }) => {
+        const result = await registerEdgeNode(deps, asUser(principal), tenantId, body, meta);
         set.status = 201;
         return ok(result);
       },
@@ -56,8 +47,7 @@ export const edgeNodesModule = (deps: ServiceDeps, auth: AuthGuard) =>
     )
     .get(
       "",
-      async ({ principal, query }) => {
-        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
+      async ({ tenantId, query }) => {
         const page = parsePage(query);
         const { items, total } = await listEdgeNodes(deps, tenantId, page);
         return okList(items, total, page);
@@ -73,18 +63,8 @@ export const edgeNodesModule = (deps: ServiceDeps, auth: AuthGuard) =>
     )
     .delete(
       "/:id",
-      async ({ principal, params, query, request, server }) => {
-        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
-        return ok(
-          await revokeEdgeNode(
-            deps,
-            asUser(principal),
-            tenantId,
-            params.id,
-            requestMeta(request, server, deps.config),
-          ),
-        );
-      },
+      async ({ principal, tenantId, meta, params }) =>
+        ok(await revokeEdgeNode(deps, asUser(principal), tenantId, params.id, meta)),
       {
         auth: "edge_nodes.manage",
         params: IdParams,

@@ -53,7 +53,7 @@ export async function registerEdgeNode(
 }
 
 export async function listEdgeNodes(deps: ServiceDeps, tenantId: string, page: Page) {
-  const { items, total } = await listNodes(deps.db, tenantId, page);
+  const { items, total } = await listNodes(deps.db, { tenantId, page });
   const now = deps.clock.now();
   return { items: items.map((row) => edgeNodeView(row, now)), total };
 }
@@ -65,11 +65,11 @@ export async function revokeEdgeNode(
   id: string,
   meta: RequestMeta,
 ) {
-  const existing = isUuid(id) ? await findTenantNode(deps.db, tenantId, id) : undefined;
+  const existing = isUuid(id) ? await findTenantNode(deps.db, { tenantId, id }) : undefined;
   if (!existing) throw notFound("edge node");
   if (existing.revokedAt) return { edge_node: edgeNodeView(existing, deps.clock.now()) };
   const now = new Date(deps.clock.now());
-  const revoked = await auditedWrite(deps.db, (tx) => revokeNode(tx, tenantId, id, now), {
+  const revoked = await auditedWrite(deps.db, (tx) => revokeNode(tx, { tenantId, id, at: now }), {
     tenantId,
     actor: { actorType: "user", actorId: principal.user.id },
     action: "edge_node.revoked",
@@ -87,12 +87,12 @@ export async function heartbeat(
   node: NodePrincipal,
   report: { activeCalls: number; activeCallIds?: readonly string[] | undefined },
 ) {
-  const row = await recordHeartbeat(
-    deps.db,
-    node.nodeId,
-    report.activeCalls,
-    new Date(deps.clock.now()),
-  );
+  const row = await recordHeartbeat(deps.db, {
+    tenantId: node.tenantId,
+    nodeId: node.nodeId,
+    activeCalls: report.activeCalls,
+    at: new Date(deps.clock.now()),
+  });
   if (!row) throw unauthenticated("invalid or revoked key");
   deps.credentials.nodeChanged(row);
   if (report.activeCallIds) await reconcileNodeCalls(deps, node, report.activeCallIds);

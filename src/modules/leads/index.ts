@@ -1,8 +1,6 @@
 import { Elysia } from "elysia";
 import type { ServiceDeps } from "../../deps.ts";
 import { ok, okList } from "../../envelope.ts";
-import { requestMeta } from "../../http-meta.ts";
-import { resolveTenant } from "../../identity/tenant-scope.ts";
 import { csvResponse } from "../../lib/csv-export.ts";
 import { documented, documentedList } from "../../openapi-bodies.ts";
 import { parsePage } from "../../pagination.ts";
@@ -36,16 +34,8 @@ export const leadsModule = (deps: ServiceDeps, auth: AuthGuard) =>
     .use(auth)
     .post(
       "",
-      async ({ principal, params, query, body, request, server, set }) => {
-        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
-        const result = await createLeadList(
-          deps,
-          principal,
-          tenantId,
-          params.id,
-          body,
-          requestMeta(request, server, deps.config),
-        );
+      async ({ principal, tenantId, meta, params, body, set }) => {
+        const result = await createLeadList(deps, principal, tenantId, params.id, body, meta);
         set.status = 201;
         return ok(result);
       },
@@ -62,8 +52,7 @@ export const leadsModule = (deps: ServiceDeps, auth: AuthGuard) =>
     )
     .get(
       "",
-      async ({ principal, params, query }) => {
-        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
+      async ({ tenantId, params, query }) => {
         const page = parsePage(query);
         const { items, total } = await getLeadLists(deps, tenantId, params.id, page);
         return okList(items, total, page);
@@ -77,15 +66,8 @@ export const leadsModule = (deps: ServiceDeps, auth: AuthGuard) =>
     )
     .get(
       "/:list_id",
-      async ({ principal, params, query }) =>
-        ok(
-          await getLeadList(
-            deps,
-            await resolveTenant(deps, principal, query.tenant_id),
-            params.id,
-            params.list_id,
-          ),
-        ),
+      async ({ tenantId, params }) =>
+        ok(await getLeadList(deps, tenantId, params.id, params.list_id)),
       {
         auth: "leads.read",
         params: ListParams,
@@ -95,13 +77,10 @@ export const leadsModule = (deps: ServiceDeps, auth: AuthGuard) =>
     )
     .post(
       "/:list_id/import",
-      async ({ principal, params, query, request, server }) => {
-        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
-        const meta = requestMeta(request, server, deps.config);
-        return ok(
+      async ({ principal, tenantId, meta, params, request }) =>
+        ok(
           await importLeadFile(deps, principal, tenantId, params.id, params.list_id, request, meta),
-        );
-      },
+        ),
       {
         auth: "leads.write",
         params: ListParams,
@@ -121,8 +100,7 @@ export const leadsModule = (deps: ServiceDeps, auth: AuthGuard) =>
     )
     .get(
       "/:list_id/leads",
-      async ({ principal, params, query }) => {
-        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
+      async ({ tenantId, params, query }) => {
         const page = parsePage(query);
         const filter = { state: query.state, phone: query.phone };
         const { items, total } = await getLeads(
@@ -147,8 +125,7 @@ export const leadsModule = (deps: ServiceDeps, auth: AuthGuard) =>
     )
     .get(
       "/:list_id/imports",
-      async ({ principal, params, query }) => {
-        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
+      async ({ tenantId, params, query }) => {
         const page = parsePage(query);
         const { items, total } = await getImports(deps, tenantId, params.id, params.list_id, page);
         return okList(items, total, page);
@@ -162,8 +139,7 @@ export const leadsModule = (deps: ServiceDeps, auth: AuthGuard) =>
     )
     .get(
       "/:list_id/imports/:import_id/rejected.csv",
-      async ({ principal, params, query }) => {
-        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
+      async ({ tenantId, params }) => {
         const csv = await rejectedCsv(deps, tenantId, params.id, params.list_id, params.import_id);
         return csvResponse(csv.stream, csv.fileName);
       },

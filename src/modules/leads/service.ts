@@ -32,7 +32,7 @@ async function loadCampaign(deps: ServiceDeps, tenantId: string, campaignId: str
 async function loadList(deps: ServiceDeps, tenantId: string, campaignId: string, listId: string) {
   await loadCampaign(deps, tenantId, campaignId);
   const list = isUuid(listId)
-    ? await findLeadList(deps.db, tenantId, campaignId, listId)
+    ? await findLeadList(deps.db, { tenantId, campaignId, id: listId })
     : undefined;
   if (!list) throw notFound("lead list");
   return list;
@@ -81,7 +81,7 @@ export async function getLeadLists(
   page: Page,
 ) {
   await loadCampaign(deps, tenantId, campaignId);
-  const { items, total } = await listLeadLists(deps.db, tenantId, campaignId, page);
+  const { items, total } = await listLeadLists(deps.db, { tenantId, campaignId, page });
   return { items: items.map(leadListView), total };
 }
 
@@ -108,7 +108,12 @@ export async function getLeads(
     filter.phone === undefined
       ? undefined
       : (normalisePhone(filter.phone, undefined) ?? filter.phone);
-  const { items, total } = await listLeads(deps.db, list.id, { state: filter.state, phone }, page);
+  const { items, total } = await listLeads(deps.db, {
+    tenantId,
+    leadListId: list.id,
+    filter: { state: filter.state, phone },
+    page,
+  });
   return { items: items.map(leadView), total };
 }
 
@@ -183,7 +188,7 @@ export async function getImports(
   page: Page,
 ) {
   const list = await loadList(deps, tenantId, campaignId, listId);
-  const { items, total } = await listLeadImports(deps.db, list.id, page);
+  const { items, total } = await listLeadImports(deps.db, { tenantId, leadListId: list.id, page });
   return { items: items.map(importView), total };
 }
 
@@ -195,7 +200,9 @@ export async function rejectedCsv(
   importId: string,
 ) {
   const list = await loadList(deps, tenantId, campaignId, listId);
-  const found = isUuid(importId) ? await findLeadImport(deps.db, list.id, importId) : undefined;
+  const found = isUuid(importId)
+    ? await findLeadImport(deps.db, { tenantId, leadListId: list.id, id: importId })
+    : undefined;
   if (!found) throw notFound("import");
   return {
     fileName: `rejected-${found.id}.csv`,

@@ -1,7 +1,6 @@
 import { Elysia, t } from "elysia";
 import type { ServiceDeps } from "../../deps.ts";
 import { ok, okList } from "../../envelope.ts";
-import { requestMeta } from "../../http-meta.ts";
 import { documented, documentedList } from "../../openapi-bodies.ts";
 import { PageQuery, parsePage } from "../../pagination.ts";
 import type { AuthGuard } from "../../plugins/auth.ts";
@@ -15,13 +14,8 @@ export const tenantsModule = (deps: ServiceDeps, auth: AuthGuard) =>
     .use(auth)
     .post(
       "",
-      async ({ principal, body, request, server, set }) => {
-        const result = await createTenant(
-          deps,
-          principal,
-          body,
-          requestMeta(request, server, deps.config),
-        );
+      async ({ principal, meta, body, set }) => {
+        const result = await createTenant(deps, principal, body, meta);
         set.status = 201;
         return ok(result);
       },
@@ -49,16 +43,8 @@ export const tenantsModule = (deps: ServiceDeps, auth: AuthGuard) =>
     )
     .patch(
       "/:id",
-      async ({ principal, params, body, request, server }) =>
-        ok(
-          await patchTenant(
-            deps,
-            principal,
-            params.id,
-            body,
-            requestMeta(request, server, deps.config),
-          ),
-        ),
+      async ({ principal, meta, params, body }) =>
+        ok(await patchTenant(deps, principal, params.id, body, meta)),
       {
         auth: "tenants.settings",
         params: IdParams,

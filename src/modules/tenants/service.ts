@@ -68,12 +68,11 @@ export async function patchTenant(
   const updated = await auditedWrite(
     deps.db,
     (tx) =>
-      updateTenant(
-        tx,
+      updateTenant(tx, {
         id,
-        { name: input.name?.trim(), rateLimitPerMinute: input.rate_limit_per_minute },
+        patch: { name: input.name?.trim(), rateLimitPerMinute: input.rate_limit_per_minute },
         now,
-      ),
+      }),
     {
       tenantId: id,
       actor: auditActorOf(principal),

@@ -14,7 +14,7 @@ export function tenantStore(db: Database): TenantStore {
       return { tenant, users: Object.fromEntries(users.map((user) => [user.id, user])) };
     },
     async loadUser(tenantId, userId) {
-      const row = await findTenantUser(db, tenantId, userId);
+      const row = await findTenantUser(db, { tenantId, id: userId });
       return row ? liveUserOf(row) : undefined;
     },
   };

@@ -1,8 +1,6 @@
 import { Elysia, t } from "elysia";
 import type { ServiceDeps } from "../../deps.ts";
 import { ok, okList } from "../../envelope.ts";
-import { requestMeta } from "../../http-meta.ts";
-import { resolveTenant } from "../../identity/tenant-scope.ts";
 import { documented, documentedList } from "../../openapi-bodies.ts";
 import { parsePage } from "../../pagination.ts";
 import type { AuthGuard } from "../../plugins/auth.ts";
@@ -24,15 +22,8 @@ export const usersModule = (deps: ServiceDeps, auth: AuthGuard) =>
     .use(auth)
     .post(
       "",
-      async ({ principal, body, query, request, server, set }) => {
-        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
-        const result = await createUser(
-          deps,
-          principal,
-          tenantId,
-          body,
-          requestMeta(request, server, deps.config),
-        );
+      async ({ principal, tenantId, meta, body, set }) => {
+        const result = await createUser(deps, principal, tenantId, body, meta);
         set.status = 201;
         return ok(result);
       },
@@ -45,8 +36,7 @@ export const usersModule = (deps: ServiceDeps, auth: AuthGuard) =>
     )
     .get(
       "",
-      async ({ principal, query }) => {
-        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
+      async ({ tenantId, query }) => {
         const page = parsePage(query);
         const { items, total } = await listUsers(deps, tenantId, page);
         return okList(items, total, page);
@@ -57,32 +47,16 @@ export const usersModule = (deps: ServiceDeps, auth: AuthGuard) =>
         detail: { summary: "List users", ...documentedList(UserSchema) },
       },
     )
-    .get(
-      "/:id",
-      async ({ principal, params, query }) =>
-        ok(await getUser(deps, await resolveTenant(deps, principal, query.tenant_id), params.id)),
-      {
-        auth: "users.read",
-        params: IdParams,
-        query: TenantOnly,
-        detail: { summary: "One user", ...documented({ user: UserSchema }) },
-      },
-    )
+    .get("/:id", async ({ tenantId, params }) => ok(await getUser(deps, tenantId, params.id)), {
+      auth: "users.read",
+      params: IdParams,
+      query: TenantOnly,
+      detail: { summary: "One user", ...documented({ user: UserSchema }) },
+    })
     .patch(
       "/:id",
-      async ({ principal, params, query, body, request, server }) => {
-        const tenantId = await resolveTenant(deps, principal, query.tenant_id);
-        return ok(
-          await patchUser(
-            deps,
-            principal,
-            tenantId,
-            params.id,
-            body,
-            requestMeta(request, server, deps.config),
-          ),
-        );
-      },
+      async ({ principal, tenantId, meta, params, body }) =>
+        ok(await patchUser(deps, principal, tenantId, params.id, body, meta)),
       {
         auth: "users.write",
         params: IdParams,

@@ -89,12 +89,12 @@ export async function createUser(
 }
 
 export async function listUsers(deps: ServiceDeps, tenantId: string, page: Page) {
-  const { items, total } = await listTenantUsers(deps.db, tenantId, page);
+  const { items, total } = await listTenantUsers(deps.db, { tenantId, page });
   return { items: items.map(userView), total };
 }
 
 async function loadUser(deps: ServiceDeps, tenantId: string, id: string): Promise<UserRow> {
-  const user = isUuid(id) ? await findTenantUser(deps.db, tenantId, id) : undefined;
+  const user = isUuid(id) ? await findTenantUser(deps.db, { tenantId, id }) : undefined;
   if (!user) throw notFound("user");
   return user;
 }
@@ -126,13 +126,12 @@ export async function patchUser(
   const updated = await auditedWrite(
     deps.db,
     (tx) =>
-      updateUser(
-        tx,
+      updateUser(tx, {
         tenantId,
         id,
-        { role: input.role, status: input.status, phoneUri: input.phone_uri },
+        patch: { role: input.role, status: input.status, phoneUri: input.phone_uri },
         now,
-      ),
+      }),
     {
       tenantId,
       actor: auditActorOf(principal),
