@@ -21,12 +21,15 @@ export const insertCampaign = async (db: Executor, row: typeof campaigns.$inferI
 export const findCampaign = async (db: Executor, id: string) =>
   (await db.select().from(campaigns).where(eq(campaigns.id, id)).limit(1))[0];
 
-export const findTenantCampaign = async (db: Executor, tenantId: string, id: string) =>
+export const findTenantCampaign = async (
+  db: Executor,
+  params: { tenantId: string; campaignId: string },
+) =>
   (
     await db
       .select()
       .from(campaigns)
-      .where(and(eq(campaigns.tenantId, tenantId), eq(campaigns.id, id)))
+      .where(and(eq(campaigns.tenantId, params.tenantId), eq(campaigns.id, params.campaignId)))
       .limit(1)
   )[0];
 
@@ -46,13 +49,16 @@ export const tenantCampaignIds = async (
 
 export function listTenantCampaigns(
   db: Executor,
-  tenantId: string,
-  filter: { status?: CampaignRow["status"] | undefined },
-  page: { limit: number; offset: number },
+  params: {
+    tenantId: string;
+    status?: CampaignRow["status"] | undefined;
+    page: { limit: number; offset: number };
+  },
 ) {
+  const { page } = params;
   const where = and(
-    eq(campaigns.tenantId, tenantId),
-    filter.status ? eq(campaigns.status, filter.status) : undefined,
+    eq(campaigns.tenantId, params.tenantId),
+    params.status ? eq(campaigns.status, params.status) : undefined,
   );
   return paged(
     db
@@ -95,8 +101,7 @@ export const updateCampaignSettings = async (
 
 export const listStatusChanges = (
   db: Executor,
-  campaignId: string,
-  page: { limit: number; offset: number },
+  { campaignId, page }: { campaignId: string; page: { limit: number; offset: number } },
 ) =>
   paged(
     db
@@ -128,7 +133,10 @@ export const insertIdempotencyKey = (db: Executor, row: IdempotencyRow, fence: F
       response_status = excluded.response_status, response_body = excluded.response_body,
       expires_at = excluded.expires_at`);
 
-export const listOpenIdempotencyKeys = (db: Executor, campaignIds: string[], now: Date) =>
+export const listOpenIdempotencyKeys = (
+  db: Executor,
+  { campaignIds, now }: { campaignIds: string[]; now: Date },
+) =>
   db
     .select()
     .from(campaignIdempotencyKeys)
@@ -144,8 +152,7 @@ export const listOpenIdempotencyKeys = (db: Executor, campaignIds: string[], now
 /** Deletes at most `limit` of the records expired by `now`, oldest first; returns how many. */
 export async function deleteExpiredIdempotencyKeys(
   db: Executor,
-  now: Date,
-  limit: number,
+  { now, limit }: { now: Date; limit: number },
 ): Promise<number> {
   const result = await db.execute(sql`
     with expired as (

@@ -113,7 +113,10 @@ async function gather(
       if (named !== null && named !== campaign.id) {
         inputs.namedCampaignKnown =
           isUuid(named) &&
-          (await findTenantCampaign(deps.db, campaign.tenantId, named)) !== undefined;
+          (await findTenantCampaign(deps.db, {
+            tenantId: campaign.tenantId,
+            campaignId: named,
+          })) !== undefined;
       }
       break;
     }

@@ -3,8 +3,6 @@ import type {
   AgentsAtHand,
   CallEventCommand,
   CallReply,
-  CampaignEffect,
-  CampaignWrite,
   CommandInputs,
   Decision,
   DispositionCommand,
@@ -390,5 +388,3 @@ function withCompletion<R>(
     adopt: (facts) => [...decision.adopt(facts), { ...done.event, relayed: facts.relayed }],
   };
 }
-
-export type { CampaignEffect, CampaignWrite };

@@ -26,7 +26,7 @@ export async function explainCallable(
   leadId: string,
 ) {
   const campaign = isUuid(campaignId)
-    ? await findTenantCampaign(deps.db, tenantId, campaignId)
+    ? await findTenantCampaign(deps.db, { tenantId, campaignId })
     : undefined;
   if (!campaign) throw notFound("campaign");
   const lead = isUuid(leadId)

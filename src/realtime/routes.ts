@@ -211,7 +211,10 @@ export function realtimeModule(deps: ServiceDeps) {
   // Campaigns are read from the database, never from actors: on a process that does not run a
   // campaign, an actor loaded once may be behind the process that does.
   const snapshots = new SnapshotBatcher(async (tenantId) => {
-    const { items } = await listTenantCampaigns(deps.db, tenantId, {}, { limit: 500, offset: 0 });
+    const { items } = await listTenantCampaigns(deps.db, {
+      tenantId,
+      page: { limit: 500, offset: 0 },
+    });
     return JSON.stringify({
       type: "snapshot",
       campaigns: items.map((row) => campaignView(campaignRecordOf(row))),

@@ -52,7 +52,8 @@ async function changeHere(deps: ServiceDeps, command: AgentStateCommand) {
   const known =
     named !== null &&
     isUuid(named) &&
-    (await findTenantCampaign(deps.db, command.agent.tenantId, named)) !== undefined;
+    (await findTenantCampaign(deps.db, { tenantId: command.agent.tenantId, campaignId: named })) !==
+      undefined;
   const next = nextAgentState(command, deps.dialer.agents.get(command.agent.userId), known);
   const agent = deps.dialer.agents.set(next, deps.clock.now());
   // The reply follows the commit of the agent's row, which the board writes behind.

@@ -27,7 +27,7 @@ const viewOf = (view: LedgerView) => ({
  */
 async function ledgerOf(deps: ServiceDeps, tenantId: string, campaignId: string) {
   const campaign = isUuid(campaignId)
-    ? await findTenantCampaign(deps.db, tenantId, campaignId)
+    ? await findTenantCampaign(deps.db, { tenantId, campaignId })
     : undefined;
   if (!campaign) throw notFound("campaign");
   const now = deps.clock.now();

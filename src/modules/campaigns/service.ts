@@ -69,12 +69,12 @@ export async function listCampaigns(
   status: CampaignStatus | undefined,
   page: Page,
 ) {
-  const { items, total } = await listTenantCampaigns(deps.db, tenantId, { status }, page);
+  const { items, total } = await listTenantCampaigns(deps.db, { tenantId, status, page });
   return { items: items.map((row) => campaignView(campaignRecordOf(row))), total };
 }
 
 async function loadCampaign(db: Executor, tenantId: string, id: string) {
-  const row = isUuid(id) ? await findTenantCampaign(db, tenantId, id) : undefined;
+  const row = isUuid(id) ? await findTenantCampaign(db, { tenantId, campaignId: id }) : undefined;
   if (!row) throw campaignNotFound();
   return row;
 }
@@ -166,7 +166,10 @@ export async function deleteExpiredReplies(deps: ServiceDeps): Promise<number> {
   const now = new Date(deps.clock.now());
   let total = 0;
   for (;;) {
-    const deleted = await deleteExpiredIdempotencyKeys(deps.longWorkDb, now, CLEAN_UP_BATCH);
+    const deleted = await deleteExpiredIdempotencyKeys(deps.longWorkDb, {
+      now,
+      limit: CLEAN_UP_BATCH,
+    });
     total += deleted;
     if (deleted < CLEAN_UP_BATCH) return total;
   }
@@ -174,7 +177,7 @@ export async function deleteExpiredReplies(deps: ServiceDeps): Promise<number> {
 
 export async function campaignHistory(deps: ServiceDeps, tenantId: string, id: string, page: Page) {
   const campaign = await loadCampaign(deps.db, tenantId, id);
-  const { items, total } = await listStatusChanges(deps.db, campaign.id, page);
+  const { items, total } = await listStatusChanges(deps.db, { campaignId: campaign.id, page });
   return {
     items: items.map((row) => ({
       id: row.id,

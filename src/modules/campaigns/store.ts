@@ -86,7 +86,10 @@ export function campaignStore(db: Database): CampaignStore {
     async load(campaignId, now) {
       const row = await findCampaign(db, campaignId);
       if (!row) return undefined;
-      const keys = await listOpenIdempotencyKeys(db, [campaignId], new Date(now));
+      const keys = await listOpenIdempotencyKeys(db, {
+        campaignIds: [campaignId],
+        now: new Date(now),
+      });
       return { campaign: campaignRecordOf(row), idempotency: windowOf(keys) };
     },
     async loadActive(now) {
@@ -94,7 +97,10 @@ export function campaignStore(db: Database): CampaignStore {
       const keysByCampaign = new Map<string, IdempotencyRow[]>();
       for (let start = 0; start < rows.length; start += ID_BATCH) {
         const ids = rows.slice(start, start + ID_BATCH).map((row) => row.id);
-        for (const key of await listOpenIdempotencyKeys(db, ids, new Date(now))) {
+        for (const key of await listOpenIdempotencyKeys(db, {
+          campaignIds: ids,
+          now: new Date(now),
+        })) {
           const list = keysByCampaign.get(key.campaignId) ?? [];
           list.push(key);
           keysByCampaign.set(key.campaignId, list);

@@ -23,7 +23,7 @@ import { receiveImport, requestFieldErrors } from "./upload.ts";
 
 async function loadCampaign(deps: ServiceDeps, tenantId: string, campaignId: string) {
   const campaign = isUuid(campaignId)
-    ? await findTenantCampaign(deps.db, tenantId, campaignId)
+    ? await findTenantCampaign(deps.db, { tenantId, campaignId })
     : undefined;
   if (!campaign) throw notFound("campaign");
   return campaign;
