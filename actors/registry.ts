@@ -14,13 +14,14 @@ import {
   type CampaignEmitted,
   type CampaignEvent,
   type CampaignMachine,
+  type CampaignSnapshot,
   campaignActorFrom,
   campaignMachine,
   type RestorableContext,
   restoredSnapshot,
 } from "./campaign.machine.ts";
 import { CampaignLines, type LineEntry } from "./campaign-lines.ts";
-import type { CampaignCommand, CommitFacts, Decision, ReplyOf } from "./commands.ts";
+import type { CampaignCommand, CommandInputs, CommitFacts, Decision, ReplyOf } from "./commands.ts";
 import { batchable, decide, needsDialing } from "./decide.ts";
 import type { DialingEvent, DialingState, LiveCall } from "./dialing.ts";
 import type { CampaignStore, Clock, CommandPort, Forwarder } from "./ports.ts";
@@ -44,6 +45,11 @@ type Queued = Extract<
   { kind: "command" }
 >;
 type Decided = { entry: Queued; decision: Decision<unknown> };
+
+/** A call in flight when the batch began that a decision of the batch has since ended. */
+const endedSince = (first: CampaignSnapshot, now: CampaignSnapshot, callId: string) =>
+  first.context.dialing?.calls[callId] !== undefined &&
+  now.context.dialing?.calls[callId] === undefined;
 
 /** Attempts to find and reach an owner before answering 503; an owner that died is replaced within a lease. */
 const ROUTE_ATTEMPTS = 5;
@@ -171,12 +177,13 @@ export class CampaignRegistry {
   }
 
   /**
-   * Runs a batch of a campaign's commands: each decided in turn on the campaign as the ones
-   * before it leave it, their writes committed together, then adopted and carried out in
-   * order. A command refused, or whose reads failed, fails alone; a failed commit fails the
-   * batch. A decision that changes the campaign's status (its completion) ends the batch, and
-   * so does a second command about one call: the commands after it are handed back, to be
-   * decided on what was committed.
+   * Runs a batch of a campaign's commands: what each reads is gathered for all at once, then
+   * each is decided in turn on the campaign as the ones before it leave it, their writes
+   * committed together, then adopted and carried out in order. A command refused, or whose
+   * reads failed, fails alone; a failed commit fails the batch. The batch ends early, and the
+   * commands after are handed back to be decided on what was committed, at a decision that
+   * changes the campaign's status (its completion), or at a command whose call the batch has
+   * already changed (what was read of it may be stale).
    */
   private async runBatch(campaignId: string, batch: Queued[]): Promise<Queued[]> {
     const port = this.port;
@@ -184,45 +191,55 @@ export class CampaignRegistry {
     // Commands run only where the campaign's lease is held; its owner restores it.
     if (!this.leases.holds(campaignId)) throw new LeaseLostError(campaignId);
     const actor = await this.actorFor(campaignId);
-    if (actor && batch.some((entry) => needsDialing(entry.command.command)))
-      await this.ensureDialing(actor);
+    if (!actor) throw notFound(batch[0]?.command.target.missing ?? "campaign");
+    if (batch.some((entry) => needsDialing(entry.command.command))) await this.ensureDialing(actor);
     const now = this.clock.now();
-    let snapshot = actor?.getSnapshot();
+    const first = actor.getSnapshot();
+    const gathered = await Promise.allSettled(
+      batch.map(({ command }) =>
+        command.target.tenantId === first.context.campaign.tenantId
+          ? port.gather(first, command.command, now)
+          : Promise.reject(notFound(command.target.missing ?? "campaign")),
+      ),
+    );
+    let snapshot = first;
     let agents: AgentsAfter | undefined;
     const decided: Decided[] = [];
-    const calls = new Set<string>();
+    const changedCalls = new Set<string>();
     for (const [index, entry] of batch.entries()) {
-      const { target, command } = entry.command;
-      const last = index === batch.length - 1;
-      // A call read from the database must not have a change of the batch still uncommitted.
+      const { command } = entry.command;
       const callId = "callId" in command ? command.callId : undefined;
-      if (callId !== undefined && calls.has(callId)) {
-        await this.commitBatch(campaignId, actor as CampaignActor, decided);
+      if (
+        callId !== undefined &&
+        (changedCalls.has(callId) || endedSince(first, snapshot, callId))
+      ) {
+        await this.commitBatch(campaignId, actor, decided);
         return batch.slice(index);
       }
-      if (callId !== undefined) calls.add(callId);
+      const inputs = gathered[index] as PromiseSettledResult<CommandInputs>;
+      if (inputs.status === "rejected") {
+        if (isLeaseLost(inputs.reason)) throw inputs.reason;
+        entry.reject(inputs.reason);
+        continue;
+      }
       try {
-        if (!snapshot || snapshot.context.campaign.tenantId !== target.tenantId)
-          throw notFound(target.missing ?? "campaign");
-        const inputs = await port.gather(snapshot, command, now);
-        if (agents) inputs.agents = agents;
-        const decision = decide(snapshot, command, inputs, now);
+        if (agents) inputs.value.agents = agents;
+        const decision = decide(snapshot, command, inputs.value, now);
         decided.push({ entry, decision });
-        if (!last && decision.writes.some((write) => write.type === "status")) {
-          await this.commitBatch(campaignId, actor as CampaignActor, decided);
+        if (callId !== undefined) changedCalls.add(callId);
+        if (index === batch.length - 1) break;
+        if (decision.writes.some((write) => write.type === "status")) {
+          await this.commitBatch(campaignId, actor, decided);
           return batch.slice(index + 1);
         }
-        if (!last) {
-          snapshot = snapshotAfter(snapshot, decision);
-          agents ??= new AgentsAfter(inputs.agents);
-          agents.apply(decision.effects({}));
-        }
+        snapshot = snapshotAfter(snapshot, decision);
+        agents ??= new AgentsAfter(inputs.value.agents);
+        agents.apply(decision.effects({}));
       } catch (error) {
-        if (isLeaseLost(error)) throw error;
         entry.reject(error);
       }
     }
-    if (decided.length > 0) await this.commitBatch(campaignId, actor as CampaignActor, decided);
+    if (decided.length > 0) await this.commitBatch(campaignId, actor, decided);
     return [];
   }
 
