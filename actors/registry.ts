@@ -31,7 +31,7 @@ export type CampaignListener = (event: CampaignEmitted) => void;
 /** Commands waiting in one campaign's line at most; more are refused (503) until it moves. */
 export const MAX_WAITING_COMMANDS = 1_000;
 
-/** Commands decided together and committed in one transaction at most. */
+/** Commands decided together, their writes sent side by side, at most. */
 const MAX_BATCH = 64;
 
 /** What a command's run hands back: its reply, and what the reply waits for. */
@@ -45,6 +45,15 @@ type Queued = Extract<
   { kind: "command" }
 >;
 type Decided = { entry: Queued; decision: Decision<unknown> };
+
+/** The calls a decision writes. */
+const callsWrittenBy = (decision: Decision<unknown>): string[] =>
+  decision.writes.flatMap((write) => {
+    if (write.type === "save" || write.type === "bridge") return [write.row.id];
+    if (write.type === "end") return [write.ended.id];
+    if (write.type === "settle") return [write.call.id];
+    return [];
+  });
 
 /** A call in flight when the batch began that a decision of the batch has since ended. */
 const endedSince = (first: CampaignSnapshot, now: CampaignSnapshot, callId: string) =>
@@ -183,7 +192,8 @@ export class CampaignRegistry {
    * reads failed, fails alone; a failed commit fails the batch. The batch ends early, and the
    * commands after are handed back to be decided on what was committed, at a decision that
    * changes the campaign's status (its completion), or at a command whose call the batch has
-   * already changed (what was read of it may be stale).
+   * already changed (what was read of it may be stale, and the batch's writes of one call
+   * would race each other).
    */
   private async runBatch(campaignId: string, batch: Queued[]): Promise<Queued[]> {
     const port = this.port;
@@ -225,7 +235,14 @@ export class CampaignRegistry {
       try {
         if (agents) inputs.value.agents = agents;
         const decision = decide(snapshot, command, inputs.value, now);
+        // The batch's writes go side by side: no two of them may write one call.
+        const written = callsWrittenBy(decision);
+        if (written.some((id) => changedCalls.has(id))) {
+          await this.commitBatch(campaignId, actor, decided);
+          return batch.slice(index);
+        }
         decided.push({ entry, decision });
+        for (const id of written) changedCalls.add(id);
         if (callId !== undefined) changedCalls.add(callId);
         if (index === batch.length - 1) break;
         if (decision.writes.some((write) => write.type === "status")) {

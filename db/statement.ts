@@ -58,16 +58,3 @@ function valuesOf(names: readonly string[], params: Record<string, StatementPara
     return value;
   });
 }
-
-/**
- * Runs `work` in one transaction on the driver, given the client to run its statements on:
- * on PostgreSQL the statements `work` sends without waiting go pipelined on the transaction's
- * connection, in order; on PGlite they run one after another. All commit, or none.
- */
-export function inTransaction<T>(raw: RawClient, work: (tx: RawClient) => Promise<T>): Promise<T> {
-  if (raw.kind === "pglite")
-    return raw.client.transaction((tx) => work({ kind: "pglite", client: tx as never }));
-  return raw.client.begin((tx) =>
-    work({ kind: "postgres", client: tx as never, longWork: raw.longWork }),
-  ) as Promise<T>;
-}

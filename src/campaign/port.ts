@@ -28,7 +28,6 @@ import {
   settleDisposition,
 } from "../../db/queries/dialer.ts";
 import { countLeadsByState } from "../../db/queries/leads.ts";
-import { inTransaction } from "../../db/statement.ts";
 import { LeaseLostError } from "../cluster/leases.ts";
 import type { ServiceDeps } from "../deps.ts";
 import { callView } from "../dialer/model.ts";
@@ -51,11 +50,11 @@ export function campaignPort(deps: ServiceDeps): CommandPort {
     gather: (snapshot, command, now) => gather(deps, snapshot, command, now),
     async commit(writes) {
       const facts: CommitFacts = {};
+      // A batch's calls (each written once at most) go side by side, pipelined on the pool's
+      // connections; the rest follow. A transaction would hold a connection for its round trips.
       const calls = writes.filter(isCallWrite);
-      // A batch's calls go in one transaction: one commit, their statements pipelined.
-      if (calls.length > 1) await inTransaction(deps.rawDb, (raw) => commitCalls(deps, raw, calls));
-      for (const write of calls.length > 1 ? writes.filter((write) => !isCallWrite(write)) : writes)
-        await commitOne(deps, write, facts);
+      await Promise.all(calls.map((write) => commitCall(deps, deps.rawDb, write)));
+      for (const write of writes) if (!isCallWrite(write)) await commitOne(deps, write, facts);
       return facts;
     },
     carryOut: (effects) => carryOut(deps, effects),
@@ -154,7 +153,7 @@ async function commitOne(deps: ServiceDeps, write: CampaignWrite, facts: CommitF
       });
       return;
     default:
-      return commitCall(deps, raw, write);
+      return commitCall(deps, deps.rawDb, write);
   }
 }
 
@@ -183,11 +182,6 @@ function commitCall(deps: ServiceDeps, raw: RawClient, write: CallWrite): Promis
     case "settle":
       return settleDisposition(raw, { ...write, fence: fenceOf(write.call.campaignId) });
   }
-}
-
-/** Several calls' writes in the order given, committed together. */
-async function commitCalls(deps: ServiceDeps, raw: RawClient, writes: CallWrite[]) {
-  await Promise.all(writes.map((write) => commitCall(deps, raw, write)));
 }
 
 /** Status changes in batches of at most this many (one statement each). */
