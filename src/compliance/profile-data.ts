@@ -121,9 +121,35 @@ const TSR_SAFE_HARBOR = "TSR safe harbor, 16 CFR 310.4(b)(4); 47 CFR 64.1200(a)(
 const OFCOM = "Ofcom statement of policy on persistent misuse (2016, in force from 2017-03)";
 const CRTC = "CRTC Unsolicited Telecommunications Rules, Part III (Telemarketing Rules)";
 
-const noHolidayBan = (citation: string, confidence: Confidence) => ({
-  closed: false,
-  source: { citation, confidence },
+/** Florida, Oklahoma, Maryland: 08:00–20:00 every day, and three attempts a day. */
+const threeAttemptsADay = (name: string, source: Source, what = "calls"): StateOverlay => ({
+  name,
+  hours: { days: everyDay(hours("08:00", "20:00")), source },
+  holidays: { closed: false, source },
+  attemptCap: {
+    max: 3,
+    hours: 24,
+    scope: `${what} per person and subject, across campaigns and caller ids`,
+    source,
+  },
+});
+
+/** No calls on Sundays nor on the state's holidays; a null Saturday: none that day either. */
+const noSundaysNorHolidays = (
+  name: string,
+  weekdays: Hours,
+  saturday: Hours | null,
+  source: Source,
+  holidayNote?: string,
+): StateOverlay => ({
+  name,
+  hours: { days: weekdaysAndWeekend(weekdays, saturday, null), source },
+  holidays: {
+    closed: true,
+    source: holidayNote
+      ? { citation: source.citation, confidence: source.confidence, note: holidayNote }
+      : source,
+  },
 });
 
 export const PROFILE_DATA = {
@@ -159,55 +185,20 @@ export const PROFILE_DATA = {
         source: { citation: "47 CFR 64.1200(d)(3), from 2025-04-11", confidence: "M" },
       },
       states: {
-        FL: {
-          name: "Florida",
-          hours: {
-            days: everyDay(hours("08:00", "20:00")),
-            source: { citation: "Fla. Stat. 501.616(6)", confidence: "H" },
-          },
-          holidays: noHolidayBan("Fla. Stat. 501.616(6)", "H"),
-          attemptCap: {
-            max: 3,
-            hours: 24,
-            scope: "per person and subject, across campaigns and caller ids",
-            source: { citation: "Fla. Stat. 501.616(6)", confidence: "H" },
-          },
-        },
-        OK: {
-          name: "Oklahoma",
-          hours: {
-            days: everyDay(hours("08:00", "20:00")),
-            source: { citation: "15 O.S. 775C", confidence: "H" },
-          },
-          holidays: noHolidayBan("15 O.S. 775C", "H"),
-          attemptCap: {
-            max: 3,
-            hours: 24,
-            scope: "per person and subject, across campaigns and caller ids",
-            source: { citation: "15 O.S. 775C", confidence: "H" },
-          },
-        },
-        MD: {
-          name: "Maryland",
-          hours: {
-            days: everyDay(hours("08:00", "20:00")),
-            source: { citation: "Maryland Stop the Spam Calls Act", confidence: "H" },
-          },
-          holidays: noHolidayBan("Maryland Stop the Spam Calls Act", "H"),
-          attemptCap: {
-            max: 3,
-            hours: 24,
-            scope: "calls and texts per person and subject, across campaigns and caller ids",
-            source: { citation: "Maryland Stop the Spam Calls Act", confidence: "H" },
-          },
-        },
+        FL: threeAttemptsADay("Florida", { citation: "Fla. Stat. 501.616(6)", confidence: "H" }),
+        OK: threeAttemptsADay("Oklahoma", { citation: "15 O.S. 775C", confidence: "H" }),
+        MD: threeAttemptsADay(
+          "Maryland",
+          { citation: "Maryland Stop the Spam Calls Act", confidence: "H" },
+          "calls and texts",
+        ),
         WA: {
           name: "Washington",
           hours: {
             days: everyDay(hours("08:00", "20:00")),
             source: { citation: "RCW 19.158.040", confidence: "H" },
           },
-          holidays: noHolidayBan("RCW 19.158.040", "H"),
+          holidays: { closed: false, source: { citation: "RCW 19.158.040", confidence: "H" } },
           dncCooldown: { days: 365, source: { citation: "RCW 19.158.040", confidence: "H" } },
         },
         TX: {
@@ -220,93 +211,60 @@ export const PROFILE_DATA = {
             ),
             source: { citation: "Tex. Bus. & Com. Code 301.051", confidence: "M" },
           },
-          holidays: noHolidayBan("Tex. Bus. & Com. Code 301.051", "M"),
-        },
-        AL: {
-          name: "Alabama",
-          hours: {
-            days: weekdaysAndWeekend(hours("08:00", "20:00"), hours("08:00", "20:00"), null),
-            source: {
-              citation: "Alabama telemarketing rules (automated calls)",
-              confidence: "H",
-              note: "stated for automated calls; applied to every call",
-            },
-          },
           holidays: {
-            closed: true,
-            source: { citation: "Alabama telemarketing rules (automated calls)", confidence: "H" },
+            closed: false,
+            source: { citation: "Tex. Bus. & Com. Code 301.051", confidence: "M" },
           },
         },
-        LA: {
-          name: "Louisiana",
-          hours: {
-            days: weekdaysAndWeekend(hours("08:00", "20:00"), hours("08:00", "20:00"), null),
-            source: { citation: "Louisiana telemarketing rules", confidence: "H" },
-          },
-          holidays: {
-            closed: true,
-            source: {
-              citation: "Louisiana telemarketing rules",
-              confidence: "H",
-              note: "calls are also barred during declared emergencies: not carried",
-            },
-          },
-        },
+        AL: noSundaysNorHolidays("Alabama", hours("08:00", "20:00"), hours("08:00", "20:00"), {
+          citation: "Alabama telemarketing rules (automated calls)",
+          confidence: "H",
+          note: "stated for automated calls; applied to every call",
+        }),
+        LA: noSundaysNorHolidays(
+          "Louisiana",
+          hours("08:00", "20:00"),
+          hours("08:00", "20:00"),
+          { citation: "Louisiana telemarketing rules", confidence: "H" },
+          "calls are also barred during declared emergencies: not carried",
+        ),
         MS: {
           name: "Mississippi",
           hours: {
             days: weekdaysAndWeekend(hours("08:00", "20:00"), hours("08:00", "20:00"), null),
             source: { citation: "Mississippi telemarketing rules", confidence: "M" },
           },
-          holidays: noHolidayBan(
-            "Mississippi telemarketing rules: holidays allowed since 2024",
-            "M",
-          ),
-        },
-        UT: {
-          name: "Utah",
-          hours: {
-            days: weekdaysAndWeekend(hours("08:00", "21:00"), hours("08:00", "21:00"), null),
-            source: { citation: "Utah telemarketing rules", confidence: "H" },
-          },
           holidays: {
-            closed: true,
+            closed: false,
             source: {
-              citation: "Utah telemarketing rules",
-              confidence: "H",
-              note: "the ban yields to consent, which the product does not track",
-            },
-          },
-        },
-        RI: {
-          name: "Rhode Island",
-          hours: {
-            days: weekdaysAndWeekend(hours("09:00", "18:00"), hours("10:00", "17:00"), null),
-            source: { citation: "Rhode Island telemarketing rules", confidence: "M" },
-          },
-          holidays: {
-            closed: true,
-            source: { citation: "Rhode Island telemarketing rules", confidence: "M" },
-          },
-        },
-        PA: {
-          name: "Pennsylvania",
-          hours: {
-            days: weekdaysAndWeekend(hours("08:00", "21:00"), null, null),
-            source: {
-              citation: "Pennsylvania Telemarketer Registration Act",
+              citation: "Mississippi telemarketing rules",
               confidence: "M",
-              note: "weekend hours are not in our sources: Saturday and Sunday are closed as the conservative reading",
-            },
-          },
-          holidays: {
-            closed: true,
-            source: {
-              citation: "Pennsylvania Telemarketer Registration Act (14 holidays listed)",
-              confidence: "M",
+              note: "holidays allowed since 2024",
             },
           },
         },
+        UT: noSundaysNorHolidays(
+          "Utah",
+          hours("08:00", "21:00"),
+          hours("08:00", "21:00"),
+          { citation: "Utah telemarketing rules", confidence: "H" },
+          "the ban yields to consent, which the product does not track",
+        ),
+        RI: noSundaysNorHolidays("Rhode Island", hours("09:00", "18:00"), hours("10:00", "17:00"), {
+          citation: "Rhode Island telemarketing rules",
+          confidence: "M",
+        }),
+        PA: noSundaysNorHolidays(
+          "Pennsylvania",
+          hours("08:00", "21:00"),
+          null,
+          {
+            citation: "Pennsylvania Telemarketer Registration Act",
+            confidence: "M",
+            note: "weekend hours are not in our sources: Saturday and Sunday are closed as the conservative reading",
+          },
+          "14 holidays listed",
+        ),
       },
     },
   ],

@@ -29,8 +29,8 @@ describe("profiles", () => {
     expect(profileAt("ca", NOW)?.version).toBe("2008-09-30");
     expect(profileAt("none", 0)?.callingHours).toBeNull();
     // One object per version: callers key their caches on it.
-    expect(profileAt("us", NOW)).toBe(profileAt("us", at("2026-01-01T00:00:00Z")) as never);
-    expect(profileVersion("us", "2025-04-11")).toBe(profileAt("us", NOW) as never);
+    expect(profileAt("us", NOW)).toBe(profileAt("us", at("2026-01-01T00:00:00Z")));
+    expect(profileVersion("us", "2025-04-11")).toBe(profileAt("us", NOW));
     expect(profileVersion("us", "2020-01-01")).toBeUndefined();
   });
 
@@ -125,7 +125,13 @@ describe("profiles", () => {
     expect(uk?.callingHours?.days.mon).toEqual({ start: "08:00", end: "21:00" });
     expect(uk?.callingHours?.source.confidence).toBe("L");
     expect(uk?.abandonment?.period).toEqual({ kind: "rolling", hours: 24 });
-    expect(uk?.redial?.map(({ after, hours, unlessAgentReserved }) => [after, hours, unlessAgentReserved])).toEqual([
+    expect(
+      uk?.redial?.map(({ after, hours, unlessAgentReserved }) => [
+        after,
+        hours,
+        unlessAgentReserved,
+      ]),
+    ).toEqual([
       ["abandoned", 72, true],
       ["machine", 24, true],
     ]);

@@ -32,8 +32,8 @@ function summary(answer: WindowAnswer) {
 interface Row {
   /** What the row shows; the instant is in UTC, its local reading in the name. */
   name: string;
-  zones: string[];
-  states?: string[];
+  zones: readonly string[];
+  states?: readonly string[];
   window?: CampaignWindow;
   at: string;
   open: boolean;
@@ -60,6 +60,13 @@ function check(profileName: ProfileName, rows: Row[]) {
     const opensAt = row.nextOpenAt === undefined ? iso(Date.parse(row.at)) : row.nextOpenAt;
     expect(answer.nextOpenAt).toBe(opensAt);
   });
+}
+
+/** Where the data places a number: a lead's zones and states, as an import would set them. */
+function placed(number: string) {
+  const found = zonesOf(number);
+  if (!found) throw new Error(`${number} is placed nowhere`);
+  return found;
 }
 
 const NY = ["America/New_York"];
@@ -587,7 +594,7 @@ describe("a window inside the night's DST gap and repeated hour (profile none)",
   ]);
 });
 
-const LONDON = zonesOf("+442079460123")?.zones as string[];
+const LONDON = placed("+442079460123").zones;
 describe("uk: 08:00–21:00 across BST's start and end", () => {
   check("uk", [
     {
@@ -629,7 +636,7 @@ describe("uk: 08:00–21:00 across BST's start and end", () => {
   ]);
 });
 
-const TORONTO = zonesOf("+14165550123")?.zones as string[];
+const TORONTO = placed("+14165550123").zones;
 describe("ca: weekday and weekend hours across DST", () => {
   check("ca", [
     {
@@ -673,15 +680,14 @@ describe("ca: weekday and weekend hours across DST", () => {
   ]);
 });
 
-const PANHANDLE = zonesOf("+18505550123");
-const KENTUCKY = zonesOf("+12705550123");
-const IDAHO = zonesOf("+12085550123");
+const PANHANDLE = placed("+18505550123");
+const KENTUCKY = placed("+12705550123");
+const IDAHO = placed("+12085550123");
 describe("numbers that span zones are open only when every zone is", () => {
   check("us", [
     {
       name: "850 (FL) Mon 08:30 EDT / 07:30 CDT: closed by Central time",
-      zones: [...(PANHANDLE?.zones ?? [])],
-      states: [...(PANHANDLE?.states ?? [])],
+      ...PANHANDLE,
       at: "2026-06-01T12:30:00Z",
       open: false,
       codes: ["legal_hours", "state_rule"],
@@ -689,15 +695,13 @@ describe("numbers that span zones are open only when every zone is", () => {
     },
     {
       name: "850 (FL) Mon 19:59 EDT open",
-      zones: [...(PANHANDLE?.zones ?? [])],
-      states: [...(PANHANDLE?.states ?? [])],
+      ...PANHANDLE,
       at: "2026-06-01T23:59:00Z",
       open: true,
     },
     {
       name: "850 (FL) Mon 20:00 EDT / 19:00 CDT: closed by Florida's 20:00 in Eastern time",
-      zones: [...(PANHANDLE?.zones ?? [])],
-      states: [...(PANHANDLE?.states ?? [])],
+      ...PANHANDLE,
       at: "2026-06-02T00:00:00Z",
       open: false,
       codes: ["state_rule"],
@@ -706,8 +710,7 @@ describe("numbers that span zones are open only when every zone is", () => {
     },
     {
       name: "270 (KY) 21:00 EDT / 20:00 CDT: closed by Eastern time",
-      zones: [...(KENTUCKY?.zones ?? [])],
-      states: [...(KENTUCKY?.states ?? [])],
+      ...KENTUCKY,
       at: "2026-06-02T01:00:00Z",
       open: false,
       codes: ["legal_hours"],
@@ -715,8 +718,7 @@ describe("numbers that span zones are open only when every zone is", () => {
     },
     {
       name: "208 (ID) 08:30 MDT / 07:30 PDT: closed by Pacific time",
-      zones: [...(IDAHO?.zones ?? [])],
-      states: [...(IDAHO?.states ?? [])],
+      ...IDAHO,
       at: "2026-06-01T14:30:00Z",
       open: false,
       codes: ["legal_hours"],
