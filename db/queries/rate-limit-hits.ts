@@ -9,6 +9,43 @@ export interface RateHitsRow {
   hits: number;
 }
 
+/** A process's ask for units of a key's budget over the minute of buckets `first`…`last`. */
+export interface RateGrantAsk {
+  key: string;
+  first: number;
+  last: number;
+  limit: number;
+  /** Units for requests waiting now: granted as far as the budget goes. */
+  need: number;
+  /** Units asked ahead of demand: granted up to half of what is left after `need`. */
+  extra: number;
+}
+
+export interface RateGrant {
+  granted: number;
+  /** Every process's requests and units granted, per bucket from `first` to `last`. */
+  hits: number[];
+}
+
+/**
+ * Grants units of a key's budget and charges them to bucket `last`, in one statement:
+ * `rate_limit_grant` (migration 0015) takes the key's advisory lock before it reads the
+ * minute's total, so grants of one key in several processes never both spend the same units.
+ */
+export async function grantRateHits(raw: RawClient, ask: RateGrantAsk): Promise<RateGrant> {
+  const rows = await runStatement<{ granted: number; bucket_hits: number[] }>(
+    raw,
+    GRANT_RATE_HITS,
+    [ask.key, ask.first, ask.last, ask.limit, ask.need, ask.extra],
+  );
+  const row = rows[0];
+  return { granted: Number(row?.granted ?? 0), hits: Array.from(row?.bucket_hits ?? [], Number) };
+}
+
+const GRANT_RATE_HITS = `
+  select granted, bucket_hits from rate_limit_grant(
+    rate_key => $1, first_bucket => $2, last_bucket => $3, cap => $4, need => $5, extra => $6)`;
+
 /**
  * Adds each (key, bucket)'s requests to its row and returns the totals of every bucket from
  * `since` on of the keys named, in one statement. The rows are written in key and bucket

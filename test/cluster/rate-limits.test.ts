@@ -2,6 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import postgres from "postgres";
 import { systemClock } from "../../actors/ports.ts";
+import { grantRateHits } from "../../db/queries/rate-limit-hits.ts";
 import { rowsOf } from "../../db/rows.ts";
 import { createApp, createServiceDeps } from "../../src/app.ts";
 import { loadConfig } from "../../src/config.ts";
@@ -20,8 +21,10 @@ const enabled = Boolean(process.env.DATABASE_URL);
 const HOUR = 3_600_000;
 
 const running: SharedRateCounts[] = [];
+const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
   for (const counts of running.splice(0)) await counts.stop();
+  for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
 /** A process's limiter and its flusher; `flushMs` of an hour leaves the flushes to the test. */
@@ -55,6 +58,31 @@ const hitsOf = async (key: string) => {
 };
 
 describe.skipIf(!enabled)("rate limits across processes", () => {
+  test("grants of one key from many connections at once never spend the same units", async () => {
+    await testDatabase(); // migrated
+    const client = postgres(process.env.DATABASE_URL as string, { max: 16, onnotice: () => {} });
+    cleanups.push(() => client.end({ timeout: 1 }));
+    const raw = { kind: "postgres" as const, client, longWork: client };
+    const key = `api_key:${crypto.randomUUID()}`;
+    const last = bucketOf(Date.now());
+    // Half of them charge the next bucket's row: one row's lock alone would not keep them apart.
+    // Without the key's lock, some of 600 asks on sixteen connections overlap and grant too many.
+    const grants = await Promise.all(
+      Array.from({ length: 600 }, (_, i) =>
+        grantRateHits(raw, {
+          key,
+          first: last - 11 + (i % 2),
+          last: last + (i % 2),
+          limit: 300,
+          need: 1,
+          extra: 0,
+        }),
+      ),
+    );
+    expect(grants.reduce((sum, grant) => sum + grant.granted, 0)).toBe(300);
+    expect(await hitsOf(key)).toBe(300);
+  });
+
   test("three limiters flushing between rounds let the limit through, and at most a round more", async () => {
     const clock = new ManualClock();
     const three = await processes(3, { clock });
