@@ -33,6 +33,12 @@ const MAX_TRACKED = 5_000;
 export const RECHECK_MS = 1_000;
 
 /**
+ * Units asked ahead of demand are what the key spent in this many handover intervals (of
+ * 250 ms) at the last one's rate: a busy key asks about once a second.
+ */
+const AHEAD_INTERVALS = 4;
+
+/**
  * Rolling-minute limits per key, as a ring of twelve 5-second buckets: a request counts for
  * the minute that starts with its bucket, so the limit holds to within 5 seconds and a key
  * costs the same few bytes whatever its limit. Keys tracked are bounded; the least recently
@@ -41,9 +47,9 @@ export const RECHECK_MS = 1_000;
  * Alone, a limiter counts every request itself. Shared (`share`), requests spend units of
  * the key's budget granted by the source (`src/identity/shared-rate-counts.ts`): a request
  * with a unit in hand is judged without waiting; the others wait on one ask for them all,
- * for as many units as are waiting plus what the key spent in the last flush interval. Units
- * are valid in the bucket they were charged to; the rest, and those of a key gone quiet, are
- * given back at the next handover.
+ * for as many units as are waiting and, for a busy key, some ahead (`aheadOf`). Units are
+ * valid in the bucket they were charged to; the rest, and those of a key gone quiet, are given
+ * back at the next handover.
  */
 export class RateLimiter {
   private readonly windows = new Map<string, RateWindow>();
@@ -110,6 +116,7 @@ export class RateLimiter {
       if (everything || window.spent === 0 || window.grantBucket < current) window.release();
       window.lastSpent = window.spent;
       window.spent = 0;
+      window.asked = 0;
       const from = handover.deltas.length;
       window.owed(handover.deltas);
       for (let index = from; index < handover.deltas.length; index++) handover.windows.push(window);
@@ -156,6 +163,7 @@ export class RateLimiter {
     const last = window.newest;
     const first = last - BUCKETS + 1;
     const need = window.waiting;
+    window.asked += 1;
     try {
       const answer = await source.grant({
         key: window.key,
@@ -163,7 +171,7 @@ export class RateLimiter {
         last,
         limit,
         need,
-        extra: window.lastSpent,
+        extra: aheadOf(window, limit),
       });
       window.adopt(first, answer.hits);
       if (answer.granted > 0 && window.holds(last)) {
@@ -196,6 +204,17 @@ export class RateLimiter {
     this.windows.set(key, window);
     return window;
   }
+}
+
+/**
+ * Units to ask ahead of the requests waiting. A key asking a third time within one handover
+ * interval is busy, and asks at the rate since the handover; a burst asks twice (for its first
+ * request, then for the rest) and never ahead, so that no units are left idle in one process
+ * while another refuses the burst's rest. Never more than a tenth of the limit.
+ */
+function aheadOf(window: RateWindow, limit: number): number {
+  const spent = window.asked > 2 ? Math.max(window.lastSpent, window.spent) : window.lastSpent;
+  return Math.min(spent * AHEAD_INTERVALS, Math.floor(limit / 10));
 }
 
 /** A request spends a unit held. */

@@ -35,6 +35,8 @@ export class RateWindow {
   /** Units spent since the last handover, and in the interval before it (what to ask ahead for). */
   spent = 0;
   lastSpent = 0;
+  /** Asks since the last handover. */
+  asked = 0;
   /** After the database refused: new requests are refused here without asking until then. */
   refusedUntil = Number.NEGATIVE_INFINITY;
   /** The ask for units under way, and the requests waiting for a unit. */

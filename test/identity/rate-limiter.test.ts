@@ -162,8 +162,12 @@ describe("rate limiter sharing a budget", () => {
     const decisions = Array.from({ length: 10 }, () => limiter.take("k", 30, start));
     expect(decisions.every((decision) => decision instanceof Promise)).toBe(true);
     expect(await allowedOf(decisions)).toBe(10);
-    // The first request's ask, then one for the nine that came while it was under way.
-    expect(budget.asks.map((ask) => ask.need)).toEqual([1, 9]);
+    // The first request's ask, then one for the nine that came while it was under way; a burst
+    // asks nothing ahead.
+    expect(budget.asks.map(({ need, extra }) => ({ need, extra }))).toEqual([
+      { need: 1, extra: 0 },
+      { need: 9, extra: 0 },
+    ]);
     expect(budget.hitsOf("k")).toBe(10);
   });
 
@@ -192,25 +196,55 @@ describe("rate limiter sharing a budget", () => {
     expect(budget.asks).toHaveLength(asked);
   });
 
-  test("units asked ahead are at most half of what is left; a quiet key gives them back", async () => {
+  test("units asked ahead: a second's worth, at most a tenth of the limit and half of what is left", async () => {
+    const budget = new FakeBudget();
+    const [limiter] = sharing(budget, 1) as [RateLimiter];
+    const bucket = bucketOf(start);
+    budget.add({ key: "nearly spent", bucket, hits: 95 });
+    for (const key of ["k", "small", "nearly spent"]) {
+      for (let i = 0; i < 2; i++) await limiter.take(key, key === "small" ? 30 : 100, start);
+    }
+    budget.flush(limiter, start);
+    // Two spent in the last interval: eight ahead, four intervals' worth.
+    await limiter.take("k", 100, start);
+    expect(budget.asks.at(-1)).toMatchObject({ need: 1, extra: 8 });
+    expect(budget.hitsOf("k")).toBe(2 + 9);
+    // A limit of 30: three ahead at most.
+    await limiter.take("small", 30, start);
+    expect(budget.asks.at(-1)).toMatchObject({ need: 1, extra: 3 });
+    expect(budget.hitsOf("small")).toBe(2 + 4);
+    // Three left: the one needed, and one of the two after it.
+    await limiter.take("nearly spent", 100, start);
+    expect(budget.hitsOf("nearly spent")).toBe(95 + 2 + 2);
+  });
+
+  test("a key asking a third time within one interval asks ahead at the rate since", async () => {
+    const budget = new FakeBudget();
+    const [limiter] = sharing(budget, 1) as [RateLimiter];
+    for (let i = 0; i < 3; i++) await limiter.take("busy", 100, start);
+    expect(budget.asks.map((ask) => ask.extra)).toEqual([0, 0, 8]);
+    expect(limiter.take("busy", 100, start)).not.toBeInstanceOf(Promise);
+  });
+
+  test("a quiet key gives its units back, and another process spends them", async () => {
     const budget = new FakeBudget();
     const [a, b] = sharing(budget, 2) as [RateLimiter, RateLimiter];
-    for (let i = 0; i < 20; i++) await a.take("k", 30, start);
+    budget.add({ key: "k", bucket: bucketOf(start), hits: 20 });
+    for (let i = 0; i < 2; i++) await a.take("k", 30, start);
     budget.flush(a, start);
-    expect(await a.take("k", 30, start)).toMatchObject({ allowed: true });
-    // Ten left when a asked for one and twenty ahead: the one, and four of the nine after it.
-    expect(budget.asks.at(-1)).toMatchObject({ need: 1, extra: 20 });
-    expect(budget.hitsOf("k")).toBe(25);
-    for (let i = 0; i < 5; i++) expect((await b.take("k", 30, start)).allowed).toBe(true);
+    await a.take("k", 30, start);
+    // a holds three units; b spends what is left, and is refused.
+    expect(budget.hitsOf("k")).toBe(26);
+    for (let i = 0; i < 4; i++) expect((await b.take("k", 30, start)).allowed).toBe(true);
     expect((await b.take("k", 30, start)).allowed).toBe(false);
-    // a holds four; quiet since the flush before, it gives them back.
+    // Quiet since the flush before, a gives them back.
     budget.flush(a, start + 250);
     expect(budget.hitsOf("k")).toBe(30);
     budget.flush(a, start + 500);
-    expect(budget.hitsOf("k")).toBe(26);
+    expect(budget.hitsOf("k")).toBe(27);
     // b asks again after its re-check interval, and spends them.
     const later = start + RECHECK_MS;
-    for (let i = 0; i < 4; i++) expect((await b.take("k", 30, later)).allowed).toBe(true);
+    for (let i = 0; i < 3; i++) expect((await b.take("k", 30, later)).allowed).toBe(true);
     expect((await b.take("k", 30, later)).allowed).toBe(false);
   });
 
@@ -236,15 +270,15 @@ describe("rate limiter sharing a budget", () => {
   test("units of a past bucket are given back, and the new bucket's are asked for", async () => {
     const budget = new FakeBudget();
     const [limiter] = sharing(budget, 1) as [RateLimiter];
-    for (let i = 0; i < 4; i++) await limiter.take("k", 100, start);
+    for (let i = 0; i < 2; i++) await limiter.take("k", 100, start);
     budget.flush(limiter, start);
     await limiter.take("k", 100, start);
-    expect(budget.hitsOf("k", bucketOf(start))).toBe(9);
+    expect(budget.hitsOf("k", bucketOf(start))).toBe(11);
     const next = start + 5_000;
     expect((await limiter.take("k", 100, next)).allowed).toBe(true);
     expect(budget.asks.at(-1)).toMatchObject({ last: bucketOf(next) });
     budget.flush(limiter, next);
-    expect(budget.hitsOf("k", bucketOf(start))).toBe(5);
+    expect(budget.hitsOf("k", bucketOf(start))).toBe(3);
   });
 
   test("a unit given back goes back to the units held", async () => {
