@@ -70,20 +70,45 @@ export class RateLimiter {
   }
 
   /**
-   * Undoes a `take` made at `takenAt`, for budgets spent only by some outcomes (failed
-   * logins): the unit goes back to the units held, or is given back with the next handover.
+   * Takes a unit for an attempt whose outcome decides whether it counts (a login: only a
+   * failure does), held until `settle`.
    */
-  giveBack(key: string, takenAt: number, now: number): void {
+  hold(key: string, limit: number, now: number): RateDecision | Promise<RateDecision> {
+    const taken = this.take(key, limit, now);
+    if (taken instanceof Promise) return taken.then((decision) => this.held(key, decision));
+    return this.held(key, taken);
+  }
+
+  /**
+   * The outcome of an attempt held since `takenAt`: its unit counts (`keep`), or goes back to
+   * the units held, or is given back with the next handover.
+   */
+  settle(key: string, params: { takenAt: number; now: number; keep: boolean }): void {
     const window = this.windows.get(key);
     if (!window) return;
-    window.roll(bucketOf(now));
-    const bucket = bucketOf(takenAt);
-    if (!window.holds(bucket)) return;
-    if (bucket === window.grantBucket) window.grant += 1;
-    else window.count(bucket, -1);
+    window.held = Math.max(0, window.held - 1);
+    window.roll(bucketOf(params.now));
+    const bucket = bucketOf(params.takenAt);
+    if (!params.keep && window.holds(bucket)) {
+      if (bucket === window.grantBucket) window.grant += 1;
+      else window.count(bucket, -1);
+    }
+    window.wake();
+  }
+
+  /**
+   * Resolves when an attempt of `key` held in this process settles, and may have given its unit
+   * back; undefined when none is in flight.
+   */
+  settling(key: string): Promise<void> | undefined {
+    const window = this.windows.get(key);
+    if (!window || window.held === 0) return undefined;
+    window.settled ??= Promise.withResolvers<void>();
+    return window.settled.promise;
   }
 
   forget(key: string): void {
+    this.windows.get(key)?.wake();
     this.windows.delete(key);
   }
 
@@ -190,6 +215,12 @@ export class RateLimiter {
     }
   }
 
+  private held(key: string, decision: RateDecision): RateDecision {
+    const window = this.windows.get(key);
+    if (decision.allowed && window) window.held += 1;
+    return decision;
+  }
+
   private windowOf(key: string): RateWindow {
     let window = this.windows.get(key);
     if (window) {
@@ -198,7 +229,7 @@ export class RateLimiter {
       window = new RateWindow(key);
       if (this.windows.size >= MAX_TRACKED) {
         const oldest = this.windows.keys().next().value;
-        if (oldest !== undefined) this.windows.delete(oldest);
+        if (oldest !== undefined) this.forget(oldest);
       }
     }
     this.windows.set(key, window);

@@ -42,6 +42,10 @@ export class RateWindow {
   /** The ask for units under way, and the requests waiting for a unit. */
   asking: Promise<"granted" | "refused" | "failed"> | undefined;
   waiting = 0;
+  /** Attempts of this process holding a unit until their outcome is known. */
+  held = 0;
+  /** Resolved when one of them settles, for the attempts waiting on them. */
+  settled: PromiseWithResolvers<void> | undefined;
 
   constructor(readonly key: string) {}
 
@@ -73,6 +77,13 @@ export class RateWindow {
     const slot = bucket % BUCKETS;
     this.counts[slot] = (this.counts[slot] as number) + hits;
     this.total += hits;
+  }
+
+  /** Wakes the attempts waiting on one held here to settle. */
+  wake(): void {
+    const settled = this.settled;
+    this.settled = undefined;
+    settled?.resolve();
   }
 
   /** Hands the unspent units back, as a change the next handover takes to the shared count. */

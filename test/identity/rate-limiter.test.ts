@@ -74,12 +74,38 @@ describe("rate limiter", () => {
     expect(judged(limiter.take("k", 4, start + MINUTE)).allowed).toBe(true);
   });
 
-  test("a request given back no longer counts", () => {
+  test("an attempt held and settled without keeping its unit no longer counts", () => {
     const limiter = new RateLimiter();
-    for (let i = 0; i < 3; i++) limiter.take("k", 3, start);
-    limiter.giveBack("k", start, start + 1_000);
+    for (let i = 0; i < 3; i++) limiter.hold("k", 3, start);
+    limiter.settle("k", { takenAt: start, now: start + 1_000, keep: false });
+    limiter.settle("k", { takenAt: start, now: start + 1_000, keep: true });
     expect(limiter.take("k", 3, start + 1_000)).toMatchObject({ allowed: true, remaining: 0 });
     expect(judged(limiter.take("k", 3, start + 1_000)).allowed).toBe(false);
+  });
+
+  test("past the budget, an attempt waits on those held in flight: refused once none is", async () => {
+    const limiter = new RateLimiter();
+    for (let i = 0; i < 2; i++) expect(judged(limiter.hold("k", 2, start)).allowed).toBe(true);
+    expect(judged(limiter.hold("k", 2, start)).allowed).toBe(false);
+    const first = limiter.settling("k");
+    expect(first).toBeInstanceOf(Promise);
+    // One gives its unit back: the waiting attempt takes it.
+    limiter.settle("k", { takenAt: start, now: start, keep: false });
+    await first;
+    expect(judged(limiter.hold("k", 2, start)).allowed).toBe(true);
+    // Both held fail: nothing is left to wait for.
+    for (let i = 0; i < 2; i++) limiter.settle("k", { takenAt: start, now: start, keep: true });
+    expect(judged(limiter.hold("k", 2, start)).allowed).toBe(false);
+    expect(limiter.settling("k")).toBeUndefined();
+  });
+
+  test("an attempt waiting on a key that is forgotten is woken", async () => {
+    const limiter = new RateLimiter();
+    limiter.hold("k", 1, start);
+    const settling = limiter.settling("k");
+    for (let i = 0; i < 5_000; i++) limiter.take(`other-${i}`, 1, start);
+    await settling;
+    expect(limiter.settling("k")).toBeUndefined();
   });
 
   test("keys tracked are bounded", () => {
@@ -281,15 +307,15 @@ describe("rate limiter sharing a budget", () => {
     expect(budget.hitsOf("k", bucketOf(start))).toBe(3);
   });
 
-  test("a unit given back goes back to the units held", async () => {
+  test("a unit an attempt did not keep goes back to the units held", async () => {
     const budget = new FakeBudget();
     const [limiter] = sharing(budget, 1) as [RateLimiter];
-    for (let i = 0; i < 3; i++) await limiter.take("k", 3, start);
-    limiter.giveBack("k", start, start + 10);
+    for (let i = 0; i < 3; i++) await limiter.hold("k", 3, start);
+    limiter.settle("k", { takenAt: start, now: start + 10, keep: false });
     expect(limiter.take("k", 3, start + 10)).toMatchObject({ allowed: true, remaining: 0 });
     expect(budget.hitsOf("k")).toBe(3);
     // Given back and left unspent, it returns to the budget at the next flush.
-    limiter.giveBack("k", start, start + 20);
+    limiter.settle("k", { takenAt: start, now: start + 20, keep: false });
     budget.flush(limiter, start + 250);
     budget.flush(limiter, start + 500);
     expect(budget.hitsOf("k")).toBe(2);

@@ -174,9 +174,9 @@ const isFailedLogin = (error: unknown) =>
   error instanceof ApiError && (error.status === 401 || error.code === "account_locked");
 
 /**
- * Runs a login attempt on its client address's budget of failed logins a minute. The attempt
- * holds a unit of the budget from before the password check, since a failure is known only
- * after it, and gives it back unless it failed: successes never count (a call centre's agents
+ * Runs a login attempt on its client address's budget of failed logins a minute. A failure is
+ * known only after the password check, so the attempt holds a unit of the budget from before
+ * it, and gives the unit back unless it failed: successes never count (a call centre's agents
  * sign in from one address at the start of a shift), and attempts sent all at once are judged
  * only as far as the budget goes, in every process sharing the database. The per-account
  * lockout stays exact whatever their number.
@@ -187,10 +187,7 @@ async function onAddressBudget<T>(
   attempt: () => Promise<T>,
 ): Promise<T> {
   if (!address) return attempt();
-  const takenAt = deps.clock.now();
-  const taken = deps.loginThrottle.take(address, deps.config.LOGIN_RATE_LIMIT_PER_MINUTE, takenAt);
-  const decision = taken instanceof Promise ? await taken : taken;
-  if (!decision.allowed) throw tooManyFailures(decision.resetSeconds);
+  const takenAt = await holdAttempt(deps, address);
   let failed = false;
   try {
     return await attempt();
@@ -198,7 +195,26 @@ async function onAddressBudget<T>(
     failed = isFailedLogin(error);
     throw error;
   } finally {
-    if (!failed) deps.loginThrottle.giveBack(address, takenAt, deps.clock.now());
+    deps.loginThrottle.settle(address, { takenAt, now: deps.clock.now(), keep: failed });
+  }
+}
+
+/**
+ * Holds a unit of the address's budget for one attempt, and returns when. Past the budget, an
+ * attempt waits while attempts of this process from the address are in flight, since their
+ * units come back unless they fail: a shift signing in at once is slowed rather than refused.
+ * It is refused once none is left to wait for (another process's are not waited for).
+ */
+async function holdAttempt(deps: ServiceDeps, address: string): Promise<number> {
+  const limit = deps.config.LOGIN_RATE_LIMIT_PER_MINUTE;
+  for (;;) {
+    const takenAt = deps.clock.now();
+    const held = deps.loginThrottle.hold(address, limit, takenAt);
+    const decision = held instanceof Promise ? await held : held;
+    if (decision.allowed) return takenAt;
+    const settling = deps.loginThrottle.settling(address);
+    if (!settling) throw tooManyFailures(decision.resetSeconds);
+    await settling;
   }
 }
 
