@@ -9,44 +9,69 @@ export interface RateHitsRow {
   hits: number;
 }
 
+/** A process's ask for units of a key's budget over the minute of buckets `first`…`last`. */
+export interface RateGrantAsk {
+  key: string;
+  first: number;
+  last: number;
+  limit: number;
+  /** Units for requests waiting now: granted as far as the budget goes. */
+  need: number;
+  /** Units asked ahead of demand: granted up to half of what is left after `need`. */
+  extra: number;
+}
+
+export interface RateGrant {
+  granted: number;
+  /** Every process's requests and units granted, per bucket from `first` to `last`. */
+  hits: number[];
+}
+
 /**
- * Adds each (key, bucket)'s requests to its row and returns the totals of every bucket from
- * `since` on of the keys named, in one statement. The rows are written in key and bucket
- * order, so that processes adding to the same rows at once never wait on each other in a
- * cycle. The totals are read in the same statement: the rows just added to from their
- * `returning`, the others as they stood.
+ * Grants units of a key's budget and charges them to bucket `last`, in one statement:
+ * `rate_limit_grant` (migration 0015) takes the key's advisory lock before it reads the
+ * minute's total, so grants of one key in several processes never both spend the same units.
+ */
+export async function grantRateHits(raw: RawClient, ask: RateGrantAsk): Promise<RateGrant> {
+  const rows = await runStatement<{ granted: number; bucket_hits: number[] }>(
+    raw,
+    GRANT_RATE_HITS,
+    [ask.key, ask.first, ask.last, ask.limit, ask.need, ask.extra],
+  );
+  const row = rows[0];
+  return { granted: Number(row?.granted ?? 0), hits: Array.from(row?.bucket_hits ?? [], Number) };
+}
+
+const GRANT_RATE_HITS = `
+  select granted, bucket_hits from rate_limit_grant(
+    rate_key => $1, first_bucket => $2, last_bucket => $3, cap => $4, need => $5, extra => $6)`;
+
+/**
+ * Adds each (key, bucket)'s change to its row, in one statement: requests a process counted
+ * alone while the database failed, and units it gives back (negative). A row never goes below
+ * zero, and a give-back to a row already swept is dropped. The rows are written in key and
+ * bucket order, so that processes writing the same rows at once never wait on each other in a
+ * cycle.
  */
 export async function addRateHits(
   raw: RawClient,
-  params: { deltas: readonly RateHitsRow[]; keys: readonly string[]; since: number },
-): Promise<RateHitsRow[]> {
+  params: { deltas: readonly RateHitsRow[] },
+): Promise<void> {
   const { deltas } = params;
-  const rows = await runStatement<{ key: string; bucket: string | number; hits: number }>(
-    raw,
-    ADD_RATE_HITS,
-    [
-      arrayLiteral(deltas.map((delta) => delta.key)),
-      `{${deltas.map((delta) => delta.bucket).join(",")}}`,
-      `{${deltas.map((delta) => delta.hits).join(",")}}`,
-      arrayLiteral(params.keys),
-      params.since,
-    ],
-  );
-  return rows.map((row) => ({ key: row.key, bucket: Number(row.bucket), hits: Number(row.hits) }));
+  await runStatement(raw, ADD_RATE_HITS, [
+    arrayLiteral(deltas.map((delta) => delta.key)),
+    `{${deltas.map((delta) => delta.bucket).join(",")}}`,
+    `{${deltas.map((delta) => delta.hits).join(",")}}`,
+  ]);
 }
 
 const ADD_RATE_HITS = `
-  with added as (
-    insert into rate_limit_hits as h (key, bucket, hits)
-    select key, bucket, hits from unnest($1::text[], $2::bigint[], $3::int[]) as d(key, bucket, hits)
-    order by key, bucket
-    on conflict (key, bucket) do update set hits = h.hits + excluded.hits
-    returning h.key, h.bucket, h.hits)
-  select key, bucket, hits from added
-  union all
-  select h.key, h.bucket, h.hits from rate_limit_hits h
-  where h.key = any($4::text[]) and h.bucket >= $5::bigint
-    and not exists (select 1 from added a where a.key = h.key and a.bucket = h.bucket)`;
+  insert into rate_limit_hits as h (key, bucket, hits)
+  select d.key, d.bucket, d.hits from unnest($1::text[], $2::bigint[], $3::int[]) as d(key, bucket, hits)
+  where d.hits > 0
+    or exists (select 1 from rate_limit_hits r where r.key = d.key and r.bucket = d.bucket)
+  order by d.key, d.bucket
+  on conflict (key, bucket) do update set hits = greatest(h.hits + excluded.hits, 0)`;
 
 /**
  * Deletes up to `limit` rows of buckets before `before`; returns how many. Rows another

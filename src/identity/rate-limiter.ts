@@ -1,3 +1,6 @@
+import type { RateGrant, RateGrantAsk } from "../../db/queries/rate-limit-hits.ts";
+import { BUCKETS, type BucketHits, bucketOf, RateWindow } from "./rate-window.ts";
+
 export interface RateDecision {
   allowed: boolean;
   limit: number;
@@ -6,164 +9,106 @@ export interface RateDecision {
   resetSeconds: number;
 }
 
-export const RATE_WINDOW_MS = 60_000;
-export const RATE_BUCKET_MS = 5_000;
-const BUCKETS = RATE_WINDOW_MS / RATE_BUCKET_MS;
-const MAX_TRACKED = 5_000;
-
-/** The number of the bucket `now` falls in: the same in every process, by the wall clock. */
-export const bucketOf = (now: number) => Math.floor(now / RATE_BUCKET_MS);
-
-/** One key's requests of the last minute, counted per 5-second bucket. */
-class Window {
-  /** This process's requests per bucket, less those handed to the shared count. */
-  readonly counts = new Uint32Array(BUCKETS);
-  /** Every process's requests per bucket as the shared count last reported them. */
-  shared: Uint32Array | undefined;
-  /** Number of the newest bucket counted (time / RATE_BUCKET_MS); older ones follow it round the ring. */
-  newest = Number.NEGATIVE_INFINITY;
-  total = 0;
-  /** The limiter's round in which this key was last judged, when counts are shared. */
-  round = -1;
-  /** When this key was last judged, when counts are shared. */
-  judgedAt = Number.NEGATIVE_INFINITY;
-  /** The limiter's round in which this key was last handed over. */
-  handed = -1;
-
-  /** Forgets the buckets that left the minute ending in bucket `current`. */
-  roll(current: number): void {
-    const stale = Math.min(BUCKETS, current - this.newest);
-    for (let step = 1; step <= stale; step++) {
-      const slot = (current - stale + step) % BUCKETS;
-      this.total -= this.at(slot);
-      this.counts[slot] = 0;
-      if (this.shared) this.shared[slot] = 0;
-    }
-    this.newest = Math.max(this.newest, current);
-  }
-
-  /** Whether this process has requests the shared count has not had yet. */
-  owes(): boolean {
-    for (let slot = 0; slot < BUCKETS; slot++) if ((this.counts[slot] as number) > 0) return true;
-    return false;
-  }
-
-  count(bucket: number): void {
-    this.counts[bucket % BUCKETS] = (this.counts[bucket % BUCKETS] as number) + 1;
-    this.total += 1;
-  }
-
-  /** Whether `bucket` is one of the minute's buckets this window holds. */
-  holds(bucket: number): boolean {
-    return bucket <= this.newest && bucket > this.newest - BUCKETS;
-  }
-
-  at(slot: number): number {
-    return (this.counts[slot] as number) + (this.shared ? (this.shared[slot] as number) : 0);
-  }
-
-  /**
-   * Milliseconds from `now` until at most `keep` of the counted requests remain: buckets
-   * leave oldest first, each a minute after its start.
-   */
-  msUntilAtMost(keep: number, now: number): number {
-    let left = this.total;
-    const { counts, shared } = this;
-    for (let bucket = this.newest - BUCKETS + 1; bucket <= this.newest; bucket++) {
-      const slot = bucket % BUCKETS;
-      const count = (counts[slot] as number) + (shared ? (shared[slot] as number) : 0);
-      if (count === 0) continue;
-      left -= count;
-      if (left <= keep) return bucket * RATE_BUCKET_MS + RATE_WINDOW_MS - now;
-    }
-    return 0;
-  }
-}
-
-/** One key's requests of one bucket, as handed to or read from the shared count. */
-export interface BucketHits {
-  key: string;
-  bucket: number;
-  hits: number;
-}
-
 /**
- * What a limiter hands to the shared count in one flush: its requests not yet handed over, and
- * the keys whose totals it wants back.
+ * Where units of a key's budget come from when several processes share it: granted
+ * atomically, charged to bucket `last`, with every process's count of the minute per bucket.
  */
+export interface GrantSource {
+  /** False while the source is known to fail: requests are then judged here alone. */
+  readonly available: boolean;
+  grant(ask: RateGrantAsk): Promise<RateGrant>;
+}
+
+/** What a limiter hands to the shared count in one flush, and the windows it came from. */
 export interface RateHandover {
   deltas: BucketHits[];
-  keys: string[];
-  /** The oldest bucket of the minute at the flush. */
-  since: number;
-  /** The windows the deltas came from, in the same order. */
-  readonly windows: Window[];
+  readonly windows: RateWindow[];
 }
 
+const MAX_TRACKED = 5_000;
 /**
- * How long a key judged once is still refreshed at every flush: a key judged at least every
- * second by a process is judged there on totals at most one flush old.
+ * A key the database refused is refused here without asking for this long, unless a bucket
+ * leaves the minute first: a client hammering a spent key costs a statement a second.
  */
-const FRESH_MS = 1_000;
+export const RECHECK_MS = 1_000;
+
+/**
+ * Units asked ahead of demand are what the key spent in this many handover intervals (of
+ * 250 ms) at the last one's rate: a busy key asks about once a second.
+ */
+const AHEAD_INTERVALS = 4;
 
 /**
  * Rolling-minute limits per key, as a ring of twelve 5-second buckets: a request counts for
  * the minute that starts with its bucket, so the limit holds to within 5 seconds and a key
- * costs the same few bytes whatever its limit. Keys tracked are bounded; the least
- * recently used is forgotten first.
+ * costs the same few bytes whatever its limit. Keys tracked are bounded; the least recently
+ * used is forgotten first.
  *
- * Several processes sharing a database share the counts (`src/identity/shared-rate-counts.ts`):
- * requests are still judged in memory, on every process's total as last reported plus this
- * process's requests since, and a flush in the background hands them over and brings the
- * totals back.
+ * Alone, a limiter counts every request itself. Shared (`share`), requests spend units of
+ * the key's budget granted by the source (`src/identity/shared-rate-counts.ts`): a request
+ * with a unit in hand is judged without waiting; the others wait on one ask for them all,
+ * for as many units as are waiting and, for a busy key, some ahead (`aheadOf`). Units are
+ * valid in the bucket they were charged to; the rest, and those of a key gone quiet, are given
+ * back at the next handover.
  */
 export class RateLimiter {
-  private readonly windows = new Map<string, Window>();
-  /** Keys judged in this round, while counts are shared; undefined otherwise. */
-  private judged: string[] | undefined;
-  /** The keys of the last handover, some of which the next one carries on. */
-  private handedLast: string[] = [];
-  private round = 0;
+  private readonly windows = new Map<string, RateWindow>();
+  private source: GrantSource | undefined;
 
-  take(key: string, limit: number, now: number): RateDecision {
-    const window = this.windowOf(key, now);
+  /** Counts a request if the limit allows it. A promise only while units are asked for. */
+  take(key: string, limit: number, now: number): RateDecision | Promise<RateDecision> {
+    const window = this.windowOf(key);
     const bucket = bucketOf(now);
     window.roll(bucket);
-    if (window.total >= limit) {
-      const wait = window.msUntilAtMost(limit - 1, now);
-      return { allowed: false, limit, remaining: 0, resetSeconds: secondsOf(wait) };
+    if (window.grantBucket < bucket) window.release();
+    if (window.grant > 0) return spend(window, limit, now);
+    if (!this.source?.available) return judgeHere(window, limit, now);
+    if (!window.asking && now < window.refusedUntil && window.counted >= limit) {
+      return refusal(window, limit, now);
     }
-    window.count(bucket);
-    return {
-      allowed: true,
-      limit,
-      remaining: limit - window.total,
-      resetSeconds: secondsOf(window.msUntilAtMost(window.total - 1, now)),
-    };
+    return this.afterAsk(window, limit, now);
   }
 
   /**
-   * The decision `take` would make now, counting nothing: for budgets spent only by some
-   * outcomes (failed logins), checked before the attempt and taken after it.
+   * Takes a unit for an attempt whose outcome decides whether it counts (a login: only a
+   * failure does), held until `settle`.
    */
-  peek(key: string, limit: number, now: number): RateDecision {
-    // Shared, a key peeked at is tracked, so that the next flush brings its total.
-    const window = this.judged ? this.windowOf(key, now) : this.windows.get(key);
-    if (!window) return { allowed: true, limit, remaining: limit, resetSeconds: 1 };
-    window.roll(bucketOf(now));
-    if (window.total >= limit) {
-      const wait = window.msUntilAtMost(limit - 1, now);
-      return { allowed: false, limit, remaining: 0, resetSeconds: secondsOf(wait) };
+  hold(key: string, limit: number, now: number): RateDecision | Promise<RateDecision> {
+    const taken = this.take(key, limit, now);
+    if (taken instanceof Promise) return taken.then((decision) => this.held(key, decision));
+    return this.held(key, taken);
+  }
+
+  /**
+   * The outcome of an attempt held since `takenAt`: its unit counts (`keep`), or goes back to
+   * the units held, or is given back with the next handover.
+   */
+  settle(key: string, params: { takenAt: number; now: number; keep: boolean }): void {
+    const window = this.windows.get(key);
+    if (!window) return;
+    window.held = Math.max(0, window.held - 1);
+    window.roll(bucketOf(params.now));
+    const bucket = bucketOf(params.takenAt);
+    if (!params.keep && window.holds(bucket)) {
+      if (bucket === window.grantBucket) window.grant += 1;
+      else window.count(bucket, -1);
     }
-    return {
-      allowed: true,
-      limit,
-      remaining: limit - window.total,
-      resetSeconds: secondsOf(window.msUntilAtMost(window.total - 1, now)),
-    };
+    window.wake();
+  }
+
+  /**
+   * Resolves when an attempt of `key` held in this process settles, and may have given its unit
+   * back; undefined when none is in flight.
+   */
+  settling(key: string): Promise<void> | undefined {
+    const window = this.windows.get(key);
+    if (!window || window.held === 0) return undefined;
+    window.settled ??= Promise.withResolvers<void>();
+    return window.settled.promise;
   }
 
   forget(key: string): void {
+    this.windows.get(key)?.wake();
     this.windows.delete(key);
   }
 
@@ -172,102 +117,164 @@ export class RateLimiter {
     return this.windows.size;
   }
 
-  /** From now on the keys judged are noted for the flushes of the shared count. */
-  share(): void {
-    this.judged ??= [];
+  /** From now on requests spend units granted by `source`. */
+  share(source: GrantSource): void {
+    this.source = source;
   }
 
   /** Back to counting in this process alone (what the shared count reported is kept). */
   unshare(): void {
-    this.judged = undefined;
-    this.handedLast = [];
+    this.source = undefined;
   }
 
   /**
-   * Starts a new round and returns what this process owes the shared count, for the keys
-   * judged in the last few rounds and those whose requests were not handed over yet (a
-   * failed flush): their requests bucket by bucket within the minute, and the keys whose
-   * totals to bring back. Nothing changes until `adopt`; after a failed flush the next
-   * handover hands the same requests over again.
+   * Gives back the units of quiet keys (no request since the last handover), of past
+   * buckets, or all of them (`everything`, on stopping), and returns every change the shared
+   * count does not have yet. Nothing is settled until `adopt`; after a failed flush the next
+   * handover hands the same changes over again.
    */
-  handover(now: number): RateHandover {
+  handover(now: number, everything = false): RateHandover {
     const current = bucketOf(now);
-    const since = current - BUCKETS + 1;
-    const round = this.round++;
-    const candidates = this.judged ? [...this.judged, ...this.handedLast] : this.handedLast;
-    if (this.judged) this.judged = [];
-    const handover: RateHandover = { deltas: [], keys: [], since, windows: [] };
-    for (const key of candidates) {
-      const window = this.windows.get(key);
-      if (!window || window.handed === round) continue;
+    const handover: RateHandover = { deltas: [], windows: [] };
+    for (const window of this.windows.values()) {
       window.roll(current);
-      if (now - window.judgedAt >= FRESH_MS && !window.owes()) continue;
-      window.handed = round;
-      handover.keys.push(key);
-      const oldest = Math.max(since, window.newest - BUCKETS + 1);
-      for (let bucket = oldest; bucket <= window.newest; bucket++) {
-        const hits = window.counts[bucket % BUCKETS] as number;
-        if (hits === 0) continue;
-        handover.deltas.push({ key, bucket, hits });
-        handover.windows.push(window);
-      }
+      if (everything || window.spent === 0 || window.grantBucket < current) window.release();
+      window.lastSpent = window.spent;
+      window.spent = 0;
+      window.asked = 0;
+      const from = handover.deltas.length;
+      window.owed(handover.deltas);
+      for (let index = from; index < handover.deltas.length; index++) handover.windows.push(window);
     }
-    this.handedLast = handover.keys;
     return handover;
   }
 
-  /**
-   * Takes in a flush's answer: the requests handed over are now part of the shared totals,
-   * which replace what was known of each key handed over (a bucket with no row has none).
-   */
-  adopt(handover: RateHandover, totals: readonly BucketHits[]): void {
+  /** The changes of a handover are in the shared count now. */
+  adopt(handover: RateHandover): void {
     handover.deltas.forEach((delta, index) => {
-      const window = handover.windows[index] as Window;
-      if (this.windows.get(delta.key) !== window || !window.holds(delta.bucket)) return;
-      const slot = delta.bucket % BUCKETS;
-      window.counts[slot] = (window.counts[slot] as number) - delta.hits;
-      window.total -= delta.hits;
+      (handover.windows[index] as RateWindow).handedOver(delta.bucket, delta.hits);
     });
-    for (const key of handover.keys) {
-      const window = this.windows.get(key);
-      const shared = window?.shared;
-      if (!window || !shared) continue;
-      for (let slot = 0; slot < BUCKETS; slot++) {
-        window.total -= shared[slot] as number;
-        shared[slot] = 0;
+  }
+
+  /** Waits with the other requests of the key for units, asking again while some were granted. */
+  private async afterAsk(window: RateWindow, limit: number, now: number): Promise<RateDecision> {
+    window.waiting += 1;
+    try {
+      for (;;) {
+        window.asking ??= this.ask(window, limit, now);
+        const outcome = await window.asking;
+        // Units are charged to the newest bucket, never older than this request's.
+        if (window.grant > 0 && window.grantBucket >= bucketOf(now)) {
+          return spend(window, limit, now);
+        }
+        if (outcome === "failed" || !this.source?.available) return judgeHere(window, limit, now);
+        if (outcome === "refused") return refusal(window, limit, now);
       }
-    }
-    for (const row of totals) {
-      const window = this.windows.get(row.key);
-      if (!window?.holds(row.bucket)) continue;
-      window.shared ??= new Uint32Array(BUCKETS);
-      const slot = row.bucket % BUCKETS;
-      window.total += row.hits - (window.shared[slot] as number);
-      window.shared[slot] = row.hits;
+    } finally {
+      window.waiting -= 1;
     }
   }
 
-  private windowOf(key: string, now: number): Window {
+  /**
+   * One ask for units, for the requests waiting now and what the key spent lately, charged to
+   * the newest bucket the key has seen.
+   */
+  private async ask(
+    window: RateWindow,
+    limit: number,
+    now: number,
+  ): Promise<"granted" | "refused" | "failed"> {
+    const source = this.source as GrantSource;
+    const last = window.newest;
+    const first = last - BUCKETS + 1;
+    const need = window.waiting;
+    window.asked += 1;
+    try {
+      const answer = await source.grant({
+        key: window.key,
+        first,
+        last,
+        limit,
+        need,
+        extra: aheadOf(window, limit),
+      });
+      window.adopt(first, answer.hits);
+      if (answer.granted > 0 && window.holds(last)) {
+        if (window.grantBucket < last) window.release();
+        window.grant += answer.granted;
+        window.grantBucket = last;
+      }
+      if (answer.granted >= need) return "granted";
+      window.refusedUntil = now + RECHECK_MS;
+      return "refused";
+    } catch {
+      // The source has said so in the log; the requests waiting are judged here.
+      return "failed";
+    } finally {
+      window.asking = undefined;
+    }
+  }
+
+  private held(key: string, decision: RateDecision): RateDecision {
+    const window = this.windows.get(key);
+    if (decision.allowed && window) window.held += 1;
+    return decision;
+  }
+
+  private windowOf(key: string): RateWindow {
     let window = this.windows.get(key);
     if (window) {
       this.windows.delete(key);
     } else {
-      window = new Window();
+      window = new RateWindow(key);
       if (this.windows.size >= MAX_TRACKED) {
         const oldest = this.windows.keys().next().value;
-        if (oldest !== undefined) this.windows.delete(oldest);
+        if (oldest !== undefined) this.forget(oldest);
       }
     }
     this.windows.set(key, window);
-    if (this.judged) {
-      window.judgedAt = now;
-      if (window.round !== this.round) {
-        window.round = this.round;
-        this.judged.push(key);
-      }
-    }
     return window;
   }
+}
+
+/**
+ * Units to ask ahead of the requests waiting. A key asking a third time within one handover
+ * interval is busy, and asks at the rate since the handover; a burst asks twice (for its first
+ * request, then for the rest) and never ahead, so that no units are left idle in one process
+ * while another refuses the burst's rest. Never more than a tenth of the limit.
+ */
+function aheadOf(window: RateWindow, limit: number): number {
+  const spent = window.asked > 2 ? Math.max(window.lastSpent, window.spent) : window.lastSpent;
+  return Math.min(spent * AHEAD_INTERVALS, Math.floor(limit / 10));
+}
+
+/** A request spends a unit held. */
+function spend(window: RateWindow, limit: number, now: number): RateDecision {
+  window.grant -= 1;
+  window.spent += 1;
+  return allowed(window, limit, now);
+}
+
+/** A request judged on this process's own counts (alone, or while the source fails). */
+function judgeHere(window: RateWindow, limit: number, now: number): RateDecision {
+  if (window.counted >= limit) return refusal(window, limit, now);
+  window.count(bucketOf(now), 1);
+  window.spent += 1;
+  return allowed(window, limit, now);
+}
+
+function allowed(window: RateWindow, limit: number, now: number): RateDecision {
+  return {
+    allowed: true,
+    limit,
+    remaining: Math.max(0, limit - window.counted),
+    resetSeconds: secondsOf(window.msUntilAtMost(window.total - 1, now)),
+  };
+}
+
+function refusal(window: RateWindow, limit: number, now: number): RateDecision {
+  const wait = window.msUntilAtMost(limit - 1 + window.grant, now);
+  return { allowed: false, limit, remaining: 0, resetSeconds: secondsOf(wait) };
 }
 
 const secondsOf = (ms: number) => Math.max(1, Math.ceil(ms / 1000));

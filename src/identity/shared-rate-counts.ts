@@ -1,17 +1,17 @@
 import type { Clock } from "../../actors/ports.ts";
 import type { Database, RawClient } from "../../db/client.ts";
-import { addRateHits, deleteStaleRateHits } from "../../db/queries/rate-limit-hits.ts";
+import {
+  addRateHits,
+  deleteStaleRateHits,
+  grantRateHits,
+  type RateGrantAsk,
+} from "../../db/queries/rate-limit-hits.ts";
 import type { ServiceDeps } from "../deps.ts";
 import type { Logger } from "../logger.ts";
-import {
-  type BucketHits,
-  bucketOf,
-  RATE_BUCKET_MS,
-  RATE_WINDOW_MS,
-  type RateLimiter,
-} from "./rate-limiter.ts";
+import type { GrantSource, RateLimiter } from "./rate-limiter.ts";
+import { BUCKETS, bucketOf } from "./rate-window.ts";
 
-/** How often each process hands its requests over and reads the totals back. */
+/** How often each process gives back the units it holds idle and hands over what it owes. */
 export const FLUSH_MS = 250;
 /** Every this many flushes, rows of buckets past the minute are deleted: every 5 s. */
 const SWEEP_EVERY = 20;
@@ -31,20 +31,19 @@ export interface SharedRateCountsOptions {
   cleanupDb: Database;
   clock: Clock;
   logger: Logger;
-  /** Flushes are skipped while the database is known to be down. */
+  /** Flushes are skipped, and requests judged in each process, while the database is down. */
   availability?: { readonly available: boolean };
   flushMs?: number;
 }
 
 /**
- * Rate limits counted across the processes sharing one PostgreSQL database, off the request
- * path. Requests are judged in memory as before; every 250 ms each limiter hands over what it
- * counted since and reads back every process's totals for the keys it judged, in one
- * statement (`rate_limit_hits`, a row per key and 5-second bucket). Between flushes a process
- * knows only its own new requests, so a limit holds across processes to within what the
- * others let through in one flush interval; a key's first request in a process goes on what
- * that process knows. While the database fails, each process limits on its own counts and the
- * requests are handed over once it answers again.
+ * Rate limits counted exactly across the processes sharing one PostgreSQL database. Each
+ * limiter spends units of a key's budget granted by the database (`rate_limit_hits`, a row
+ * per key and 5-second bucket; `grantRateHits` charges them under the key's lock), so the
+ * processes together never let more through than the limit. Every 250 ms each process gives
+ * back the units it holds for keys gone quiet or for past buckets. While the database fails,
+ * each process limits on its own counts (and the minute's totals it last read); what it
+ * counted is handed over when the database answers again.
  */
 export class SharedRateCounts {
   private timer: ReturnType<typeof setInterval> | undefined;
@@ -60,36 +59,33 @@ export class SharedRateCounts {
 
   start(): void {
     if (this.timer) return;
-    for (const name of this.names) this.limiterOf(name).share();
+    for (const name of this.names) this.limiterOf(name).share(this.sourceFor(name));
     this.timer = setInterval(() => this.tick(), this.options.flushMs ?? FLUSH_MS);
   }
 
-  /** Stops the flushes after handing over what was counted since the last one. */
+  /** Stops the flushes after giving back every unit held and handing over what is owed. */
   async stop(): Promise<void> {
     if (!this.timer) return;
     clearInterval(this.timer);
     this.timer = undefined;
-    await this.flush();
+    while (this.flushing) await this.flushing;
+    await this.flushOnce(true);
     for (const name of this.names) this.limiterOf(name).unshare();
   }
 
   /**
-   * One flush: every limiter's requests handed over and the totals adopted, in one statement.
-   * A flush under way is waited for first, so that everything counted before the call is in.
+   * One flush: every limiter's idle units given back and its changes handed over, in one
+   * statement. A flush under way is waited for first, so that everything counted before the
+   * call is in.
    */
   async flush(): Promise<void> {
     while (this.flushing) await this.flushing;
-    return this.flushOnce();
+    return this.flushOnce(false);
   }
 
-  private flushOnce(): Promise<void> {
-    if (this.options.availability && !this.options.availability.available) {
-      // Nothing is sent; the handover keeps the keys to send down to the ones still tracked.
-      const now = this.options.clock.now();
-      for (const name of this.names) this.limiterOf(name).handover(now);
-      return Promise.resolve();
-    }
-    const flushing = this.exchange()
+  private flushOnce(everything: boolean): Promise<void> {
+    if (!this.databaseUp) return Promise.resolve();
+    const flushing = this.exchange(everything)
       .catch((error) => this.options.logger.error("rate-limit flush failed", { error }))
       .finally(() => {
         this.flushing = undefined;
@@ -101,7 +97,7 @@ export class SharedRateCounts {
   /** Deletes rows of buckets that left the minute, a bounded batch at a time. */
   async sweep(): Promise<number> {
     // One bucket of leeway for processes whose clocks differ a little.
-    const before = bucketOf(this.options.clock.now()) - RATE_WINDOW_MS / RATE_BUCKET_MS;
+    const before = bucketOf(this.options.clock.now()) - BUCKETS;
     let deleted = 0;
     for (let batch = 0; batch < SWEEP_BATCHES; batch++) {
       const count = await deleteStaleRateHits(this.options.cleanupDb, {
@@ -116,9 +112,8 @@ export class SharedRateCounts {
 
   private tick(): void {
     // A flush still under way (a slow database) is not queued behind: the next tick sends all.
-    if (!this.flushing) void this.flushOnce();
-    if (++this.ticks % SWEEP_EVERY !== 0 || this.sweeping) return;
-    if (this.options.availability && !this.options.availability.available) return;
+    if (!this.flushing) void this.flushOnce(false);
+    if (++this.ticks % SWEEP_EVERY !== 0 || this.sweeping || !this.databaseUp) return;
     this.sweeping = true;
     this.sweep()
       .catch((error) => this.options.logger.warn("rate-limit rows' clean-up failed", { error }))
@@ -127,48 +122,60 @@ export class SharedRateCounts {
       });
   }
 
-  private async exchange(): Promise<void> {
+  private get databaseUp(): boolean {
+    return this.options.availability?.available ?? true;
+  }
+
+  /** Units of one limiter's keys, from the database while it answers. */
+  private sourceFor(name: string): GrantSource {
+    const counts = this;
+    return {
+      get available() {
+        return !counts.failing && counts.databaseUp;
+      },
+      async grant(ask: RateGrantAsk) {
+        try {
+          return await grantRateHits(counts.options.raw, { ...ask, key: `${name}:${ask.key}` });
+        } catch (error) {
+          counts.failed(error);
+          throw error;
+        }
+      },
+    };
+  }
+
+  private async exchange(everything: boolean): Promise<void> {
     const now = this.options.clock.now();
     const handovers = this.names.map((name) => ({
       name,
       limiter: this.limiterOf(name),
-      handover: this.limiterOf(name).handover(now),
+      handover: this.limiterOf(name).handover(now, everything),
     }));
     const deltas = handovers.flatMap(({ name, handover }) =>
       handover.deltas.map((delta) => ({ ...delta, key: `${name}:${delta.key}` })),
     );
-    const keys = handovers.flatMap(({ name, handover }) =>
-      handover.keys.map((key) => `${name}:${key}`),
-    );
-    if (keys.length === 0) return;
-    let totals: BucketHits[];
+    // While failing, an empty statement still goes: it is how the database is found back.
+    if (deltas.length === 0 && !this.failing) return;
     try {
-      totals = await addRateHits(this.options.raw, {
-        deltas,
-        keys,
-        since: (handovers[0] as (typeof handovers)[number]).handover.since,
-      });
+      await addRateHits(this.options.raw, { deltas });
     } catch (error) {
-      if (!this.failing) {
-        this.failing = true;
-        this.options.logger.warn(
-          "rate limits are counted per process until the database takes the shared counts again",
-          { error },
-        );
-      }
+      this.failed(error);
       return;
     }
     if (this.failing) {
       this.failing = false;
       this.options.logger.info("rate limits are counted across processes again");
     }
-    const byName = new Map<string, BucketHits[]>(this.names.map((name) => [name, []]));
-    for (const row of totals) {
-      const colon = row.key.indexOf(":");
-      byName.get(row.key.slice(0, colon))?.push({ ...row, key: row.key.slice(colon + 1) });
-    }
-    for (const { name, limiter, handover } of handovers)
-      limiter.adopt(handover, byName.get(name) ?? []);
+    for (const { limiter, handover } of handovers) limiter.adopt(handover);
+  }
+
+  private failed(error: unknown): void {
+    if (this.failing) return;
+    this.failing = true;
+    this.options.logger.warn(
+      "rate limits are counted per process until the database takes the shared counts again",
+      { error },
+    );
   }
 
   private limiterOf(name: string): RateLimiter {

@@ -86,11 +86,13 @@ async function apiKeyPrincipal(
     deps.tenants.loadedTenant(row.tenantId) ?? (await deps.tenants.tenant(row.tenantId));
   if (!tenant) throw unauthenticated(INVALID_KEY);
   const now = deps.clock.now();
-  const decision = deps.rateLimiter.take(
+  const taken = deps.rateLimiter.take(
     row.id,
     row.rateLimitPerMinute ?? tenant.rateLimitPerMinute,
     now,
   );
+  // A promise only while the key's units are asked for: the hot path stays synchronous.
+  const decision = taken instanceof Promise ? await taken : taken;
   const limitHeaders = rateLimitHeaders(decision);
   Object.assign(headers, limitHeaders);
   if (!decision.allowed) {

@@ -44,6 +44,17 @@ describe("login throttle per client address", () => {
     expect((await login(PASSWORD)).status).toBe(200);
   });
 
+  test("attempts sent at once past the limit: failures are judged only as far as it goes, successes wait their turn", async () => {
+    const { login } = await listening({});
+    const wrong = await Promise.all(Array.from({ length: 12 }, () => login("wrong password!")));
+    const statuses = wrong.map((answer) => answer.status);
+    expect(statuses.filter((status) => status === 401)).toHaveLength(5);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(7);
+    w?.clock.advance(60_000);
+    const right = await Promise.all(Array.from({ length: 12 }, () => login(PASSWORD)));
+    expect(right.map((answer) => answer.status)).toEqual(Array(12).fill(200));
+  });
+
   test("behind a trusted proxy, a forged left-most X-Forwarded-For entry changes nothing", async () => {
     const { login } = await listening({ TRUST_PROXY: "true" });
     for (let i = 0; i < 5; i++) {

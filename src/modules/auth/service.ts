@@ -175,26 +175,53 @@ const tooManyFailures = (resetSeconds: number) =>
     "retry-after": String(resetSeconds),
   });
 
-/**
- * Refuses a client address whose failed logins this minute reached the limit. Successes never
- * count: a call centre's agents sign in from one address at the start of a shift. A failure is
- * known only after the password check, so attempts sent all at once are judged by the
- * failures recorded before them; the per-account lockout stays exact whatever their number.
- */
-function assertAddressBudget(deps: ServiceDeps, address: string | undefined) {
-  if (!address) return;
-  const limit = deps.config.LOGIN_RATE_LIMIT_PER_MINUTE;
-  const decision = deps.loginThrottle.peek(address, limit, deps.clock.now());
-  if (!decision.allowed) throw tooManyFailures(decision.resetSeconds);
-}
-
 /** Guessing: wrong credentials, or any attempt on a locked account. */
 const isFailedLogin = (error: unknown) =>
   error instanceof ApiError && (error.status === 401 || error.code === "account_locked");
 
-function countAddressFailure(deps: ServiceDeps, address: string | undefined) {
-  if (!address) return;
-  deps.loginThrottle.take(address, deps.config.LOGIN_RATE_LIMIT_PER_MINUTE, deps.clock.now());
+/**
+ * Runs a login attempt on its client address's budget of failed logins a minute. A failure is
+ * known only after the password check, so the attempt holds a unit of the budget from before
+ * it, and gives the unit back unless it failed: successes never count (a call centre's agents
+ * sign in from one address at the start of a shift), and attempts sent all at once are judged
+ * only as far as the budget goes, in every process sharing the database. The per-account
+ * lockout stays exact whatever their number.
+ */
+async function onAddressBudget<T>(
+  deps: ServiceDeps,
+  address: string | undefined,
+  attempt: () => Promise<T>,
+): Promise<T> {
+  if (!address) return attempt();
+  const takenAt = await holdAttempt(deps, address);
+  let failed = false;
+  try {
+    return await attempt();
+  } catch (error) {
+    failed = isFailedLogin(error);
+    throw error;
+  } finally {
+    deps.loginThrottle.settle(address, { takenAt, now: deps.clock.now(), keep: failed });
+  }
+}
+
+/**
+ * Holds a unit of the address's budget for one attempt, and returns when. Past the budget, an
+ * attempt waits while attempts of this process from the address are in flight, since their
+ * units come back unless they fail: a shift signing in at once is slowed rather than refused.
+ * It is refused once none is left to wait for (another process's are not waited for).
+ */
+async function holdAttempt(deps: ServiceDeps, address: string): Promise<number> {
+  const limit = deps.config.LOGIN_RATE_LIMIT_PER_MINUTE;
+  for (;;) {
+    const takenAt = deps.clock.now();
+    const held = deps.loginThrottle.hold(address, limit, takenAt);
+    const decision = held instanceof Promise ? await held : held;
+    if (decision.allowed) return takenAt;
+    const settling = deps.loginThrottle.settling(address);
+    if (!settling) throw tooManyFailures(decision.resetSeconds);
+    await settling;
+  }
 }
 
 async function signIn(deps: ServiceDeps, input: LoginInput, meta: RequestMeta) {
@@ -224,15 +251,7 @@ async function refuseUnknownWorkspace(
 }
 
 export async function login(deps: ServiceDeps, input: LoginInput, meta: RequestMeta) {
-  const address = meta.ip;
-  assertAddressBudget(deps, address);
-  let user: UserRow;
-  try {
-    user = await signIn(deps, input, meta);
-  } catch (error) {
-    if (isFailedLogin(error)) countAddressFailure(deps, address);
-    throw error;
-  }
+  const user = await onAddressBudget(deps, meta.ip, () => signIn(deps, input, meta));
   // The row was read before the slow password check; an admin may have changed the user since.
   const current = deps.tenants.userChanged(user);
   if (current.status === "disabled")
