@@ -16,12 +16,14 @@ type CommandEntry<C> = Extract<LineEntry<C>, { kind: "command" }>;
  */
 export class CampaignLines<C> {
   private readonly lines = new Map<string, LineEntry<C>[]>();
+  /** Lines idle while a commit overlaps, woken by the next entry. */
+  private readonly wakers = new Map<string, () => void>();
 
   constructor(
     private readonly runBatch: (
       campaignId: string,
       commands: CommandEntry<C>[],
-    ) => Promise<CommandEntry<C>[]>,
+    ) => Promise<BatchOutcome<C>>,
     private readonly batchable: (command: C) => boolean,
     private readonly maxWaiting: number,
     private readonly maxBatch: number,
@@ -51,17 +53,40 @@ export class CampaignLines<C> {
     const line = this.lines.get(campaignId);
     if (line) {
       line.push(entry);
+      this.wakers.get(campaignId)?.();
       return;
     }
     this.lines.set(campaignId, [entry]);
     void this.drain(campaignId);
   }
 
-  /** Runs the line's batches one after another until it is empty, then forgets it. */
+  /** Resolves when the overlapping commit settles or a new entry joins the line. */
+  private waitFor(campaignId: string, overlapping: Promise<void>): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.wakers.set(campaignId, resolve);
+      void overlapping.then(resolve);
+    }).finally(() => this.wakers.delete(campaignId));
+  }
+
+  /**
+   * Runs the line's batches one after another until it is empty, then forgets it. A batch
+   * may leave its commit running (`overlapping`): batchable commands go on meanwhile, and
+   * anything else waits for it.
+   */
   private async drain(campaignId: string): Promise<void> {
     const line = this.lines.get(campaignId) as LineEntry<C>[];
-    while (line.length > 0) {
+    let overlapping: Promise<void> | undefined;
+    for (;;) {
+      if (line.length === 0) {
+        if (!overlapping) break;
+        await this.waitFor(campaignId, overlapping);
+        continue;
+      }
       const first = line[0] as LineEntry<C>;
+      if (overlapping && (first.kind === "task" || !this.batchable(first.command))) {
+        await overlapping;
+        overlapping = undefined;
+      }
       if (first.kind === "task") {
         await first.run().catch(() => undefined);
         line.shift();
@@ -78,7 +103,14 @@ export class CampaignLines<C> {
       const batch = line.slice(0, size) as CommandEntry<C>[];
       let left: CommandEntry<C>[] = [];
       try {
-        left = await this.runBatch(campaignId, batch);
+        const outcome = await this.runBatch(campaignId, batch);
+        left = outcome.left;
+        if (outcome.overlapping) {
+          const current: Promise<void> = outcome.overlapping.finally(() => {
+            if (overlapping === current) overlapping = undefined;
+          });
+          overlapping = current;
+        }
       } catch (error) {
         for (const entry of batch) entry.reject(error);
       }
@@ -86,4 +118,13 @@ export class CampaignLines<C> {
     }
     this.lines.delete(campaignId);
   }
+}
+
+/**
+ * What a batch's run hands back: the commands it did not run, to go first in the next batch,
+ * and a commit it left running, which later batchable commands need not wait for.
+ */
+export interface BatchOutcome<C> {
+  left: CommandEntry<C>[];
+  overlapping?: Promise<void> | undefined;
 }

@@ -20,7 +20,7 @@ import {
   type RestorableContext,
   restoredSnapshot,
 } from "./campaign.machine.ts";
-import { CampaignLines, type LineEntry } from "./campaign-lines.ts";
+import { type BatchOutcome, CampaignLines, type LineEntry } from "./campaign-lines.ts";
 import type { CampaignCommand, CommandInputs, CommitFacts, Decision, ReplyOf } from "./commands.ts";
 import { batchable, decide, needsDialing } from "./decide.ts";
 import type { DialingEvent, DialingState, LiveCall } from "./dialing.ts";
@@ -54,6 +54,19 @@ const callsWrittenBy = (decision: Decision<unknown>): string[] =>
     if (write.type === "settle") return [write.call.id];
     return [];
   });
+
+/**
+ * A claim that reserves no agent may commit while the calls already in flight go on: their
+ * events cannot name the calls it places, it moves no agent they may take, and the leads it
+ * takes are not final, so no completion can be decided meanwhile. Later claims, status
+ * changes and settings wait for it.
+ */
+const overlaps = ({ decision }: Decided) =>
+  decision.writes.length === 1 &&
+  decision.writes.every(
+    (write) =>
+      write.type === "claim" && write.claim.candidates.every((candidate) => !candidate.agentId),
+  );
 
 /** A call in flight when the batch began that a decision of the batch has since ended. */
 const endedSince = (first: CampaignSnapshot, now: CampaignSnapshot, callId: string) =>
@@ -195,7 +208,10 @@ export class CampaignRegistry {
    * already changed (what was read of it may be stale, and the batch's writes of one call
    * would race each other).
    */
-  private async runBatch(campaignId: string, batch: Queued[]): Promise<Queued[]> {
+  private async runBatch(
+    campaignId: string,
+    batch: Queued[],
+  ): Promise<BatchOutcome<Queued["command"]>> {
     const port = this.port;
     if (!port) throw new Error("the campaign registry has no port");
     // Commands run only where the campaign's lease is held; its owner restores it.
@@ -224,7 +240,7 @@ export class CampaignRegistry {
         (changedCalls.has(callId) || endedSince(first, snapshot, callId))
       ) {
         await this.commitBatch(campaignId, actor, decided);
-        return batch.slice(index);
+        return { left: batch.slice(index) };
       }
       const inputs = gathered[index] as PromiseSettledResult<CommandInputs>;
       if (inputs.status === "rejected") {
@@ -239,7 +255,7 @@ export class CampaignRegistry {
         const written = callsWrittenBy(decision);
         if (written.some((id) => changedCalls.has(id))) {
           await this.commitBatch(campaignId, actor, decided);
-          return batch.slice(index);
+          return { left: batch.slice(index) };
         }
         decided.push({ entry, decision });
         for (const id of written) changedCalls.add(id);
@@ -247,7 +263,7 @@ export class CampaignRegistry {
         if (index === batch.length - 1) break;
         if (decision.writes.some((write) => write.type === "status")) {
           await this.commitBatch(campaignId, actor, decided);
-          return batch.slice(index + 1);
+          return { left: batch.slice(index + 1) };
         }
         snapshot = snapshotAfter(snapshot, decision);
         agents ??= new AgentsAfter(inputs.value.agents);
@@ -256,8 +272,10 @@ export class CampaignRegistry {
         entry.reject(error);
       }
     }
+    if (decided.length === 1 && overlaps(decided[0] as Decided))
+      return { left: [], overlapping: this.commitBatch(campaignId, actor, decided) };
     if (decided.length > 0) await this.commitBatch(campaignId, actor, decided);
-    return [];
+    return { left: [] };
   }
 
   /** Commits a batch's writes, then has the actor adopt each decision and carries it out. */

@@ -10,7 +10,12 @@ import type {
   LeadNext,
   ReconcileCommand,
 } from "../../actors/commands.ts";
-import { type LeadMove, type LiveCall, previewDialing } from "../../actors/dialing.ts";
+import {
+  callsInFlight,
+  type LeadMove,
+  type LiveCall,
+  previewDialing,
+} from "../../actors/dialing.ts";
 import type { CallRow } from "../../db/queries/dialer.ts";
 import { badRequest, conflict, forbidden, INVALID_BODY, notFound } from "../errors.ts";
 import { completion } from "../modules/campaigns/decide.ts";
@@ -379,8 +384,13 @@ function withCompletion<R>(
   now: number,
 ): Decision<R> {
   const { dialing } = snapshot.context;
-  if (!dialing || decision.writes.length === 0) return decision;
-  const done = completion(snapshot, previewDialing(dialing, decision.adopt({})), now);
+  if (!dialing || decision.writes.length === 0 || snapshot.context.campaign.status !== "running")
+    return decision;
+  const events = decision.adopt({});
+  // Calls left in flight after these events: not done, and nothing to preview.
+  const ending = events.filter((event) => event.type === "dialing.callEnded").length;
+  if (callsInFlight(dialing) > ending) return decision;
+  const done = completion(snapshot, previewDialing(dialing, events), now);
   if (!done) return decision;
   return {
     ...decision,

@@ -13,6 +13,7 @@ import {
   agentsAtHand,
   campaignRecord,
   dialingWith,
+  hopperLead,
   inputsWith,
   memoryPort,
 } from "../helpers/campaigns.ts";
@@ -222,7 +223,13 @@ describe("campaign registry", () => {
 });
 
 describe("a campaign's commands in batches", () => {
-  const record = campaignRecord({ id: "c1", status: "running" });
+  const record = campaignRecord({
+    id: "c1",
+    status: "running",
+    dialRatio: 5,
+    callingWindowStart: "00:00",
+    callingWindowEnd: "23:59",
+  });
   const claimed = (id: string): LiveCall => ({
     id,
     tenantId,
@@ -275,6 +282,8 @@ describe("a campaign's commands in batches", () => {
       loadActive: async () => [],
       loadDialing: async () => ({
         ...dialingWith(),
+        hopper: [hopperLead("fresh-1"), hopperLead("fresh-2")],
+        hopperFilledAt: 1_001_000,
         calls: { a: claimed("a"), b: claimed("b"), c: claimed("c") },
         leads: { ...noLeads(), Dialing: 3, Fresh: 5 },
       }),
@@ -291,7 +300,18 @@ describe("a campaign's commands in batches", () => {
         async commit(writes) {
           commits.push(writes.map((write) => write.type));
           if (held) await held;
-          return {};
+          commits.push(writes.map((write) => `${write.type} done`));
+          // A claim's statement marks every lead it was given.
+          const marked = writes.flatMap((write) =>
+            write.type === "claim"
+              ? write.claim.candidates.map((c) => ({
+                  id: c.leadId,
+                  prior: "Fresh" as const,
+                  attempts: 1,
+                }))
+              : [],
+          );
+          return { marked };
         },
       }),
     );
@@ -321,7 +341,10 @@ describe("a campaign's commands in batches", () => {
     release();
     await first;
     const [a, b] = await answers;
-    expect(commits).toEqual([["save"], ["bridge", "bridge"]]);
+    expect(commits.filter((commit) => !commit[0]?.endsWith("done"))).toEqual([
+      ["save"],
+      ["bridge", "bridge"],
+    ]);
     // Both were ready: the second answer goes to the agent the first left ready.
     expect([a.call.agent_id, b.call.agent_id]).toEqual(["agent-1", "agent-2"]);
   });
@@ -347,6 +370,40 @@ describe("a campaign's commands in batches", () => {
     // holds no rows to answer it from.
     expect(await again).toMatchObject({ status: 404 });
     expect((await other).call.status).toBe("ringing");
-    expect(commits).toEqual([["save"], ["end"], ["save"]]);
+    expect(commits.filter((commit) => !commit[0]?.endsWith("done"))).toEqual([
+      ["save"],
+      ["end"],
+      ["save"],
+    ]);
+  });
+
+  test("a claim that reserves no agent commits while the calls in flight go on; the next claim waits for it", async () => {
+    const { registry, commits, hold, release } = dialingRegistry();
+    const claim = (count: number) => ({
+      type: "claim" as const,
+      nodeId: "node-1",
+      capacity: null,
+      count,
+      claimKey: null,
+    });
+    hold();
+    const placed = registry.run(target, claim(1));
+    await Bun.sleep(5);
+    // The claim's commit is held: an event of a call in flight is decided and committed
+    // meanwhile (held too, but decided and sent after the claim's), and the next claim waits.
+    const ringing = registry.run(target, event("a", "ringing"));
+    const next = registry.run(target, claim(1));
+    await Bun.sleep(5);
+    expect(commits).toEqual([["claim"], ["save"]]);
+    release();
+    expect(await placed).toEqual([expect.objectContaining({ lead_id: "fresh-1" })]);
+    expect((await ringing).call.status).toBe("ringing");
+    expect(await next).toEqual([expect.objectContaining({ lead_id: "fresh-2" })]);
+    expect(commits.filter((commit) => commit[0] === "claim")).toHaveLength(2);
+    expect(
+      commits.indexOf(commits.find((commit) => commit[0] === "claim done") as string[]),
+    ).toBeLessThan(
+      commits.lastIndexOf(commits.filter((commit) => commit[0] === "claim").at(-1) as string[]),
+    );
   });
 });

@@ -16,6 +16,7 @@ import {
   campaignRecord,
   contextWith,
   dialingWith,
+  hopperLead,
   inputsWith,
 } from "../helpers/campaigns.ts";
 
@@ -79,18 +80,6 @@ const snapshotWith = (call: LiveCall) =>
       },
     }),
   );
-
-const hopperLead = (id: string, overrides: Partial<HopperLead> = {}): HopperLead => ({
-  id,
-  leadListId: "list-1",
-  phone: "+14155552671",
-  timezone: "UTC",
-  state: "Fresh",
-  attempts: 0,
-  callerId: "+14155550100",
-  fields: {},
-  ...overrides,
-});
 
 const agent = (userId: string, overrides: Partial<AgentPresence> = {}): AgentPresence => ({
   userId,

@@ -46,6 +46,19 @@ export const contextWith = (
   ...overrides,
 });
 
+/** A fresh lead in a hopper, dialable in any window in UTC. */
+export const hopperLead = (id: string, overrides: Partial<HopperLead> = {}): HopperLead => ({
+  id,
+  leadListId: "list-1",
+  phone: "+14155552671",
+  timezone: "UTC",
+  state: "Fresh",
+  attempts: 0,
+  callerId: "+14155550100",
+  fields: {},
+  ...overrides,
+});
+
 /** A campaign's dialing state with nothing dialled yet, and these leads in its hopper. */
 export const dialingWith = (hopper: HopperLead[] = []): DialingState => ({
   hopper,
