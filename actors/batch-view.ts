@@ -1,24 +1,22 @@
 import type { AgentPresence } from "../src/dialer/agents.ts";
-import type { CampaignSnapshot } from "./campaign.machine.ts";
+import type { CampaignEvent, CampaignSnapshot } from "./campaign.machine.ts";
 import {
   type AgentEffect,
   type AgentsAtHand,
   agentAfter,
   type CampaignEffect,
-  type Decision,
   isAgentEffect,
 } from "./commands.ts";
 import { previewDialing } from "./dialing.ts";
 
 /**
- * What the next command of a batch is decided on: the campaign as the decisions before it in
- * the batch leave it, before any of them is committed. Only decisions whose events do not
- * depend on their commit are batched (a node's events, dispositions, ends, agents' states),
- * so their events are known when they are decided.
+ * What the next command is decided on while earlier decisions' writes are on their way: the
+ * campaign as their events leave it, before any of them is committed. Only decisions whose
+ * events do not depend on their commit go ahead of their commit this way (a node's events,
+ * dispositions, ends, agents' states), and a claim's placements join once committed.
  */
-export function snapshotAfter(snapshot: CampaignSnapshot, decision: Decision<unknown>) {
+export function snapshotWith(snapshot: CampaignSnapshot, events: readonly CampaignEvent[]) {
   const { dialing } = snapshot.context;
-  const events = decision.adopt({});
   if (!dialing || events.length === 0) return snapshot;
   return {
     ...snapshot,

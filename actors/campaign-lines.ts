@@ -70,8 +70,8 @@ export class CampaignLines<C> {
 
   /**
    * Runs the line's batches one after another until it is empty, then forgets it. A batch
-   * may leave its commit running (`overlapping`): batchable commands go on meanwhile, and
-   * anything else waits for it.
+   * may leave its commit running (`overlapping`): batchable commands go on meanwhile, unless
+   * the batch says they must wait (`blocked`), and anything else waits for it.
    */
   private async drain(campaignId: string): Promise<void> {
     const line = this.lines.get(campaignId) as LineEntry<C>[];
@@ -110,6 +110,10 @@ export class CampaignLines<C> {
             if (overlapping === current) overlapping = undefined;
           });
           overlapping = current;
+          if (outcome.blocked) {
+            await current;
+            overlapping = undefined;
+          }
         }
       } catch (error) {
         for (const entry of batch) entry.reject(error);
@@ -127,4 +131,6 @@ export class CampaignLines<C> {
 export interface BatchOutcome<C> {
   left: CommandEntry<C>[];
   overlapping?: Promise<void> | undefined;
+  /** The commands handed back wait for the commit left running. */
+  blocked?: boolean | undefined;
 }

@@ -7,7 +7,7 @@ import {
 } from "../src/cluster/leases.ts";
 import { ApiError, notFound } from "../src/errors.ts";
 import type { Logger } from "../src/logger.ts";
-import { AgentsAfter, snapshotAfter } from "./batch-view.ts";
+import { AgentsAfter, snapshotWith } from "./batch-view.ts";
 import {
   type CampaignActor,
   type CampaignContext,
@@ -68,10 +68,23 @@ const overlaps = ({ decision }: Decided) =>
       write.type === "claim" && write.claim.candidates.every((candidate) => !candidate.agentId),
   );
 
-/** A call in flight when the batch began that a decision of the batch has since ended. */
-const endedSince = (first: CampaignSnapshot, now: CampaignSnapshot, callId: string) =>
-  first.context.dialing?.calls[callId] !== undefined &&
-  now.context.dialing?.calls[callId] === undefined;
+/**
+ * A campaign's decisions whose writes are on their way: what the next decision sees (the
+ * actor's state as every decision sent leaves it, the agents likewise), the calls they
+ * write, and the adoption of the last one sent.
+ */
+interface Flight {
+  actor: CampaignActor;
+  snapshot: CampaignSnapshot;
+  /** Set from the agents at hand of the flight's first gathering. */
+  agents: AgentsAfter | undefined;
+  calls: Set<string>;
+  tail: Promise<void>;
+  /** Batches sent and not yet adopted. */
+  sent: number;
+  /** A commit failed: the campaign is decided afresh once the rest have settled. */
+  broken: boolean;
+}
 
 /** Attempts to find and reach an owner before answering 503; an owner that died is replaced within a lease. */
 const ROUTE_ATTEMPTS = 5;
@@ -107,6 +120,7 @@ export class CampaignRegistry {
   /** Calls in flight of loaded dialing states: which campaign an event goes to, and node load. */
   private readonly liveCalls = new Map<string, { campaignId: string; nodeId: string }>();
   private readonly nodeLoad = new Map<string, number>();
+  private readonly flights = new Map<string, Flight>();
   private port: CommandPort | undefined;
   private forwarder: Forwarder | undefined;
 
@@ -199,14 +213,19 @@ export class CampaignRegistry {
   }
 
   /**
-   * Runs a batch of a campaign's commands: what each reads is gathered for all at once, then
-   * each is decided in turn on the campaign as the ones before it leave it, their writes
-   * committed together, then adopted and carried out in order. A command refused, or whose
-   * reads failed, fails alone; a failed commit fails the batch. The batch ends early, and the
-   * commands after are handed back to be decided on what was committed, at a decision that
-   * changes the campaign's status (its completion), or at a command whose call the batch has
-   * already changed (what was read of it may be stale, and the batch's writes of one call
-   * would race each other).
+   * Runs a batch of a campaign's commands. What each reads is gathered for all at once; each
+   * is then decided in turn on the campaign as every decision sent before it leaves it (the
+   * campaign's flight: decisions whose writes are still on their way, see `Flight`); their
+   * writes are sent together and, once they have committed and every batch sent before has
+   * been adopted, the actor adopts them and they are carried out. The next batch need not wait
+   * for the commit: the line goes on while it is under way. A command refused, or whose reads
+   * failed, fails alone; a failed commit fails its batch, and the campaign is decided afresh
+   * from the database once every commit under way has settled.
+   *
+   * The batch stops, and hands back the commands after, at a command whose call a decision
+   * still under way has changed (what was read of it may be stale, and two writes of one call
+   * must not race), and at a decision whose outcome its commit decides (a claim, a status
+   * change, settings: the line waits for it, unless it is a claim that reserves no agent).
    */
   private async runBatch(
     campaignId: string,
@@ -216,83 +235,121 @@ export class CampaignRegistry {
     if (!port) throw new Error("the campaign registry has no port");
     // Commands run only where the campaign's lease is held; its owner restores it.
     if (!this.leases.holds(campaignId)) throw new LeaseLostError(campaignId);
-    const actor = await this.actorFor(campaignId);
-    if (!actor) throw notFound(batch[0]?.command.target.missing ?? "campaign");
-    if (batch.some((entry) => needsDialing(entry.command.command))) await this.ensureDialing(actor);
+    const flight = await this.flightOf(campaignId, batch);
     const now = this.clock.now();
-    const first = actor.getSnapshot();
     const gathered = await Promise.allSettled(
       batch.map(({ command }) =>
-        command.target.tenantId === first.context.campaign.tenantId
-          ? port.gather(first, command.command, now)
+        command.target.tenantId === flight.snapshot.context.campaign.tenantId
+          ? port.gather(flight.snapshot, command.command, now)
           : Promise.reject(notFound(command.target.missing ?? "campaign")),
       ),
     );
-    let snapshot = first;
-    let agents: AgentsAfter | undefined;
     const decided: Decided[] = [];
-    const changedCalls = new Set<string>();
+    const stop = (index: number): BatchOutcome<Queued["command"]> => {
+      this.send(campaignId, flight, decided);
+      return { left: batch.slice(index), overlapping: flight.tail, blocked: true };
+    };
     for (const [index, entry] of batch.entries()) {
       const { command } = entry.command;
       const callId = "callId" in command ? command.callId : undefined;
-      if (
-        callId !== undefined &&
-        (changedCalls.has(callId) || endedSince(first, snapshot, callId))
-      ) {
-        await this.commitBatch(campaignId, actor, decided);
-        return { left: batch.slice(index) };
-      }
+      if (callId !== undefined && flight.calls.has(callId)) return stop(index);
       const inputs = gathered[index] as PromiseSettledResult<CommandInputs>;
       if (inputs.status === "rejected") {
         if (isLeaseLost(inputs.reason)) throw inputs.reason;
         entry.reject(inputs.reason);
         continue;
       }
+      let decision: Decision<unknown>;
       try {
-        if (agents) inputs.value.agents = agents;
-        const decision = decide(snapshot, command, inputs.value, now);
-        // The batch's writes go side by side: no two of them may write one call.
-        const written = callsWrittenBy(decision);
-        if (written.some((id) => changedCalls.has(id))) {
-          await this.commitBatch(campaignId, actor, decided);
-          return { left: batch.slice(index) };
-        }
-        decided.push({ entry, decision });
-        for (const id of written) changedCalls.add(id);
-        if (callId !== undefined) changedCalls.add(callId);
-        if (index === batch.length - 1) break;
-        if (decision.writes.some((write) => write.type === "status")) {
-          await this.commitBatch(campaignId, actor, decided);
-          return { left: batch.slice(index + 1) };
-        }
-        snapshot = snapshotAfter(snapshot, decision);
-        agents ??= new AgentsAfter(inputs.value.agents);
-        agents.apply(decision.effects({}));
+        flight.agents ??= new AgentsAfter(inputs.value.agents);
+        inputs.value.agents = flight.agents;
+        decision = decide(flight.snapshot, command, inputs.value, now);
       } catch (error) {
         entry.reject(error);
+        continue;
       }
+      const written = callsWrittenBy(decision);
+      if (written.some((id) => flight.calls.has(id))) return stop(index);
+      decided.push({ entry, decision });
+      if (!batchable(command) || decision.writes.some((write) => write.type === "status")) {
+        this.send(campaignId, flight, decided);
+        // A claim that reserves no agent lets the calls in flight go on meanwhile.
+        const goesOn = !batchable(command) && overlaps(decided[0] as Decided);
+        if (!goesOn) await flight.tail;
+        return { left: batch.slice(index + 1), overlapping: flight.tail, blocked: !goesOn };
+      }
+      for (const id of [...written, ...(callId ? [callId] : [])]) flight.calls.add(id);
+      flight.snapshot = snapshotWith(flight.snapshot, decision.adopt({}));
+      flight.agents?.apply(decision.effects({}));
     }
-    if (decided.length === 1 && overlaps(decided[0] as Decided))
-      return { left: [], overlapping: this.commitBatch(campaignId, actor, decided) };
-    if (decided.length > 0) await this.commitBatch(campaignId, actor, decided);
-    return { left: [] };
+    this.send(campaignId, flight, decided);
+    return { left: [], overlapping: flight.tail };
   }
 
-  /** Commits a batch's writes, then has the actor adopt each decision and carries it out. */
-  private async commitBatch(campaignId: string, actor: CampaignActor, decided: Decided[]) {
+  /**
+   * The campaign's flight, begun from its actor when nothing is under way (restored first
+   * if need be); after a failed commit, once every commit under way has settled.
+   */
+  private async flightOf(campaignId: string, batch: Queued[]): Promise<Flight> {
+    const current = this.flights.get(campaignId);
+    if (current && !current.broken) return current;
+    if (current) await current.tail;
+    const actor = await this.actorFor(campaignId);
+    if (!actor) throw notFound(batch[0]?.command.target.missing ?? "campaign");
+    if (batch.some((entry) => needsDialing(entry.command.command))) await this.ensureDialing(actor);
+    const flight: Flight = {
+      actor,
+      snapshot: actor.getSnapshot(),
+      agents: undefined,
+      calls: new Set(),
+      tail: Promise.resolve(),
+      sent: 0,
+      broken: false,
+    };
+    this.flights.set(campaignId, flight);
+    return flight;
+  }
+
+  /**
+   * Sends decisions' writes and chains their adoption after every batch sent before: the
+   * actor adopts in the order decisions were made, each once its writes have committed.
+   */
+  private send(campaignId: string, flight: Flight, decided: Decided[]): void {
+    if (decided.length === 0) return;
     const port = this.port as CommandPort;
-    let facts: CommitFacts;
-    try {
-      facts = await port.commit(decided.flatMap(({ decision }) => decision.writes));
-    } catch (error) {
-      if (isLeaseLost(error)) this.leases.lost(campaignId);
-      else this.forgetAfterFailedCommit(campaignId, actor, error);
-      for (const { entry } of decided) entry.reject(error);
-      return;
-    }
+    const commit = port.commit(decided.flatMap(({ decision }) => decision.writes));
+    const before = flight.tail;
+    const written = decided.flatMap(({ decision }) => callsWrittenBy(decision));
+    flight.sent++;
+    flight.tail = (async () => {
+      const outcome = await commit.then(
+        (facts) => ({ facts }),
+        (error: unknown) => ({ error }),
+      );
+      await before;
+      if ("error" in outcome) {
+        flight.broken = true;
+        if (isLeaseLost(outcome.error)) this.leases.lost(campaignId);
+        else this.forgetAfterFailedCommit(campaignId, flight.actor, outcome.error);
+        for (const { entry } of decided) entry.reject(outcome.error);
+      } else this.adoptAll(flight, decided, outcome.facts);
+      for (const id of written) flight.calls.delete(id);
+      if (--flight.sent === 0 && this.flights.get(campaignId) === flight)
+        this.flights.delete(campaignId);
+    })();
+  }
+
+  /** Decisions committed: adopted by the actor in order, carried out, answered. */
+  private adoptAll(flight: Flight, decided: Decided[], facts: CommitFacts): void {
+    const port = this.port as CommandPort;
     for (const { entry, decision } of decided) {
       try {
-        for (const event of decision.adopt(facts)) this.adopt(actor, event);
+        const events = decision.adopt(facts);
+        for (const event of events) this.adopt(flight.actor, event);
+        // A claim's placements were not known when later decisions were made: they join
+        // what the decisions after them see.
+        if (decision.writes.some((write) => write.type === "claim"))
+          flight.snapshot = snapshotWith(flight.snapshot, events);
         const settled = port.carryOut(decision.effects(facts));
         entry.resolve({ reply: decision.reply(facts), settled } satisfies Done);
       } catch (error) {

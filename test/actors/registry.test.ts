@@ -327,7 +327,7 @@ describe("a campaign's commands in batches", () => {
   }
   const target = { tenantId, campaignId: "c1" };
 
-  test("commands waiting side by side are committed together, each decided on what the ones before it leave", async () => {
+  test("commands waiting side by side are committed together, each decided on what every decision sent before it leaves", async () => {
     const { registry, commits, hold, release } = dialingRegistry();
     hold();
     // The first waits on its commit; the two answers that arrive meanwhile make one batch.
@@ -347,6 +347,8 @@ describe("a campaign's commands in batches", () => {
     ]);
     // Both were ready: the second answer goes to the agent the first left ready.
     expect([a.call.agent_id, b.call.agent_id]).toEqual(["agent-1", "agent-2"]);
+    // The answers were sent while the first commit was still under way.
+    expect(commits.slice(0, 2)).toEqual([["save"], ["bridge", "bridge"]]);
   });
 
   test("a refusal fails alone; a second command about one call waits for the next batch", async () => {
