@@ -44,6 +44,12 @@ export interface DialingState {
   /** When the hopper was last filled (epoch ms); it is refilled when empty or stale. */
   hopperFilledAt: number;
   calls: Record<string, LiveCall>;
+  /**
+   * Calls that ended with an agent who has not yet given a disposition, as they ended: a
+   * disposition is decided from here rather than read back from the database. At most
+   * `MAX_WRAPPING`, the oldest forgotten first (a disposition then reads the call's row).
+   */
+  wrapping: ReadonlyMap<string, CallRow>;
   leads: Record<LeadState, number>;
   /** Outcomes of the most recent calls, oldest first, at most `RECENT_CALLS`. */
   recent: CallOutcome[];
@@ -66,6 +72,8 @@ export const HOPPER_SIZE = 200;
  * goes first. Its fresh leads keep their place: an import only adds fresh leads after them.
  */
 export const HOPPER_MAX_AGE_MS = 5_000;
+/** Calls in wrap-up a campaign keeps at most. */
+export const MAX_WRAPPING = 1_000;
 /** How many recent calls pacing and stats measure rates over. */
 export const RECENT_CALLS = 500;
 
@@ -105,7 +113,11 @@ export type DialingEvent =
       endedAt: number;
       /** The node's answer-to-bridge time, as the CDR records it. */
       bridgeMs: number | null;
+      /** The call as it ended, when its agent now owes a disposition. */
+      wrapUp?: CallRow | undefined;
     }
+  /** A disposition was given for a call in wrap-up. */
+  | { type: "dialing.dispositioned"; callId: string }
   /** An agent dispositioned a call `wrapMs` after it hung up, at `at`. */
   | { type: "dialing.wrappedUp"; wrapMs: number; at: number }
   | { type: "dialing.started"; at: number }
@@ -177,9 +189,16 @@ export function applyDialing(
       return {
         ...state,
         calls,
+        wrapping: event.wrapUp ? wrappingWith(state.wrapping, event.wrapUp) : state.wrapping,
         recent,
         leads: event.lead ? moved(state.leads, [event.lead]) : state.leads,
       };
+    }
+    case "dialing.dispositioned": {
+      if (!state.wrapping.has(event.callId)) return state;
+      const wrapping = new Map(state.wrapping);
+      wrapping.delete(event.callId);
+      return { ...state, wrapping };
     }
     case "dialing.leadsMoved":
       return { ...state, leads: moved(state.leads, event.moves) };
@@ -192,6 +211,14 @@ export function applyDialing(
     case "dialing.started":
       return state.firstStartedAt === null ? { ...state, firstStartedAt: event.at } : state;
   }
+}
+
+/** The calls in wrap-up with one more, the oldest forgotten past `MAX_WRAPPING`. */
+function wrappingWith(wrapping: ReadonlyMap<string, CallRow>, call: CallRow) {
+  const next = new Map(wrapping);
+  next.set(call.id, call);
+  if (next.size > MAX_WRAPPING) next.delete(next.keys().next().value as string);
+  return next;
 }
 
 /** The dialing state a decision's events would lead to, the history and ledger left alone. */

@@ -30,6 +30,7 @@ import {
 import { countLeadsByState } from "../../db/queries/leads.ts";
 import { LeaseLostError } from "../cluster/leases.ts";
 import type { ServiceDeps } from "../deps.ts";
+import { rowOf } from "../dialer/call-decide.ts";
 import { callView } from "../dialer/model.ts";
 import { paceCampaign } from "../dialer/pacing.ts";
 import { ApiError } from "../errors.ts";
@@ -100,10 +101,12 @@ async function gather(
       break;
     }
     case "call.disposition": {
-      const call = await findTenantCall(deps.db, {
-        tenantId: campaign.tenantId,
-        callId: command.callId,
-      });
+      // A call in flight or in wrap-up is known; one the campaign no longer keeps is read.
+      const live = dialing?.calls[command.callId];
+      const known = live ? rowOf(live) : dialing?.wrapping.get(command.callId);
+      const call =
+        known ??
+        (await findTenantCall(deps.db, { tenantId: campaign.tenantId, callId: command.callId }));
       inputs.call = call?.campaignId === campaign.id ? call : undefined;
       break;
     }

@@ -216,6 +216,7 @@ function endOf(
         answeredAt: ended.answeredAt?.getTime() ?? null,
         endedAt: at,
         bridgeMs: ended.bridgeMs,
+        ...(next === "wrap_up" ? { wrapUp: ended } : {}),
       },
     ],
     effects: () => [
@@ -281,6 +282,7 @@ export function decideDisposition(
   const wrapping = agent?.callId === call.id && agent.state === "wrap_up";
   const events: CampaignEvent[] = [
     { type: "dialing.leadsMoved", moves: [{ from: "Connected", to: lead.state }] },
+    { type: "dialing.dispositioned", callId: call.id },
     ...(live ? [{ type: "dialing.callChanged" as const, call: { ...row, lead: live.lead } }] : []),
     ...(wrapping && call.endedAt
       ? [{ type: "dialing.wrappedUp" as const, wrapMs: now - call.endedAt.getTime(), at: now }]

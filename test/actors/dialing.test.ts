@@ -9,10 +9,11 @@ import {
   HOPPER_MAX_AGE_MS,
   type HopperLead,
   hopperRefill,
+  MAX_WRAPPING,
   noLeads,
   takeFromHopper,
 } from "../../actors/dialing.ts";
-import { hopperQuery, readHopper } from "../../db/queries/dialer.ts";
+import { type CallRow, hopperQuery, readHopper } from "../../db/queries/dialer.ts";
 import { rowsOf } from "../../db/rows.ts";
 import { sweepExpiredCalls } from "../../src/dialer/calls.ts";
 import { createWorkspace } from "../helpers/app.ts";
@@ -403,5 +404,59 @@ describe("dialing through the campaign actor, on a simulated clock", () => {
       .join("\n");
     expect(plan).toContain("leads_campaign_state_seq");
     expect(plan).not.toContain("Seq Scan on leads");
+  });
+});
+
+describe("calls in wrap-up", () => {
+  const ended = (id: string): CallRow => ({
+    id,
+    tenantId: "t",
+    campaignId: "c",
+    leadListId: "l",
+    leadId: `lead-${id}`,
+    edgeNodeId: "n",
+    agentId: "a",
+    phone: "+14155552671",
+    callerId: "+14155550100",
+    attempt: 1,
+    timeoutSeconds: 30,
+    status: "ended",
+    bridged: true,
+    machine: false,
+    outcome: "answered",
+    hangupCause: "NORMAL_CLEARING",
+    disposition: null,
+    leaseExpiresAt: new Date(0),
+    claimedAt: new Date(0),
+    ringingAt: null,
+    answeredAt: new Date(1_000),
+    endedAt: new Date(2_000),
+    bridgeMs: null,
+    claimKey: null,
+    updatedAt: new Date(2_000),
+  });
+  const endOf = (id: string, wrapUp?: CallRow) =>
+    ({
+      type: "dialing.callEnded",
+      callId: id,
+      outcome: "answered",
+      claimedAt: 0,
+      answeredAt: 1_000,
+      endedAt: 2_000,
+      bridgeMs: null,
+      wrapUp,
+    }) as const;
+
+  test("a call ended with its agent is kept until its disposition, the oldest forgotten past the bound", () => {
+    let state = applyDialing(dialingWith(), endOf("x", ended("x")));
+    expect(state.wrapping.get("x")?.status).toBe("ended");
+    state = applyDialing(state, endOf("y"));
+    expect([...state.wrapping.keys()]).toEqual(["x"]);
+    state = applyDialing(state, { type: "dialing.dispositioned", callId: "x" });
+    expect(state.wrapping.size).toBe(0);
+    for (let i = 0; i <= MAX_WRAPPING; i++)
+      state = applyDialing(state, endOf(`w${i}`, ended(`w${i}`)));
+    expect(state.wrapping.size).toBe(MAX_WRAPPING);
+    expect(state.wrapping.has("w0")).toBe(false);
   });
 });

@@ -271,10 +271,13 @@ describe("a call's end, decided", () => {
     expect(decision.adopt({})[0]).toMatchObject({ lead: { from: "Dialing", to: "Exhausted" } });
   });
 
-  test("a bridged call's lead waits for the disposition; its agent wraps up if still on it", () => {
+  test("a bridged call's lead waits for the disposition, the call kept for it; its agent wraps up if still on it", () => {
     const decision = callStep(snapshotWith(bridgedToAgent()), event("ended", "NORMAL_CLEARING"));
     expect(decision.writes[0]).toMatchObject({ type: "end", lead: null, talkSeconds: 2 });
     expect(decision.adopt({})).toEqual([expect.not.objectContaining({ lead: expect.anything() })]);
+    expect(decision.adopt({})[0]).toMatchObject({
+      wrapUp: { id: "call-1", status: "ended", endedAt: new Date(AT) },
+    });
     expect(decision.effects({})[0]).toEqual({
       type: "agentLeaves",
       userId: "agent-a",
@@ -532,6 +535,7 @@ describe("a disposition, decided", () => {
     ]);
     expect(decision.adopt({})).toEqual([
       { type: "dialing.leadsMoved", moves: [{ from: "Connected", to: "Completed" }] },
+      { type: "dialing.dispositioned", callId: "call-1" },
       { type: "dialing.wrappedUp", wrapMs: AT - (CLAIMED_AT + 3_000), at: AT },
     ]);
     expect(decision.effects({})).toEqual([

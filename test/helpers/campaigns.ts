@@ -64,6 +64,7 @@ export const dialingWith = (hopper: HopperLead[] = []): DialingState => ({
   hopper,
   hopperFilledAt: 0,
   calls: {},
+  wrapping: new Map(),
   leads: noLeads(),
   recent: [],
   history: new RecentCalls(),

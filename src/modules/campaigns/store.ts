@@ -70,6 +70,7 @@ async function loadDialing(db: Database, campaignId: string, now: number): Promi
     hopper: [],
     hopperFilledAt: 0,
     calls: Object.fromEntries(calls.map((call) => [call.id, call])),
+    wrapping: new Map(),
     leads,
     recent: recent.map((row) => row.outcome),
     history,
