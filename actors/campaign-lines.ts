@@ -70,8 +70,9 @@ export class CampaignLines<C> {
 
   /**
    * Runs the line's batches one after another until it is empty, then forgets it. A batch
-   * may leave its commit running (`overlapping`): batchable commands go on meanwhile, unless
-   * the batch says they must wait (`blocked`), and anything else waits for it.
+   * may leave its commit running (`overlapping`): the commands after it go on meanwhile
+   * (the batch's runner makes each wait for what it must), unless the batch says they must
+   * wait (`blocked`); a task waits for it.
    */
   private async drain(campaignId: string): Promise<void> {
     const line = this.lines.get(campaignId) as LineEntry<C>[];
@@ -83,7 +84,7 @@ export class CampaignLines<C> {
         continue;
       }
       const first = line[0] as LineEntry<C>;
-      if (overlapping && (first.kind === "task" || !this.batchable(first.command))) {
+      if (overlapping && first.kind === "task") {
         await overlapping;
         overlapping = undefined;
       }

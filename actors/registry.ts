@@ -80,6 +80,8 @@ interface Flight {
   agents: AgentsAfter | undefined;
   calls: Set<string>;
   tail: Promise<void>;
+  /** The adoption of the last claim sent: the next claim's pacing counts its calls. */
+  claims: Promise<void>;
   /** Batches sent and not yet adopted. */
   sent: number;
   /** A commit failed: the campaign is decided afresh once the rest have settled. */
@@ -235,6 +237,9 @@ export class CampaignRegistry {
     if (!port) throw new Error("the campaign registry has no port");
     // Commands run only where the campaign's lease is held; its owner restores it.
     if (!this.leases.holds(campaignId)) throw new LeaseLostError(campaignId);
+    const [first] = batch;
+    if (batch.length === 1 && first && !batchable(first.command.command))
+      return this.runAlone(campaignId, first);
     const flight = await this.flightOf(campaignId, batch);
     const now = this.clock.now();
     const gathered = await Promise.allSettled(
@@ -271,12 +276,10 @@ export class CampaignRegistry {
       const written = callsWrittenBy(decision);
       if (written.some((id) => flight.calls.has(id))) return stop(index);
       decided.push({ entry, decision });
-      if (!batchable(command) || decision.writes.some((write) => write.type === "status")) {
+      if (decision.writes.some((write) => write.type === "status")) {
+        // The campaign's completion: what follows is decided on its new status.
         this.send(campaignId, flight, decided);
-        // A claim that reserves no agent lets the calls in flight go on meanwhile.
-        const goesOn = !batchable(command) && overlaps(decided[0] as Decided);
-        if (!goesOn) await flight.tail;
-        return { left: batch.slice(index + 1), overlapping: flight.tail, blocked: !goesOn };
+        return { left: batch.slice(index + 1), overlapping: flight.tail, blocked: true };
       }
       for (const id of [...written, ...(callId ? [callId] : [])]) flight.calls.add(id);
       flight.snapshot = snapshotWith(flight.snapshot, decision.adopt({}));
@@ -284,6 +287,51 @@ export class CampaignRegistry {
     }
     this.send(campaignId, flight, decided);
     return { left: [], overlapping: flight.tail };
+  }
+
+  /**
+   * A command that runs alone. A status change or new settings waits for every decision under
+   * way, and what follows waits for it. A claim waits for the claim before it (whose placements
+   * its pacing counts) but not for the calls' changes under way, which it is decided on; what
+   * follows waits for it only if it reserves agents. Stats are read from the actor as committed.
+   */
+  private async runAlone(
+    campaignId: string,
+    entry: Queued,
+  ): Promise<BatchOutcome<Queued["command"]>> {
+    const port = this.port as CommandPort;
+    const { command, target } = entry.command;
+    let flight = await this.flightOf(campaignId, [entry]);
+    if (command.type === "status" || command.type === "settings") {
+      await flight.tail;
+      flight = await this.flightOf(campaignId, [entry]);
+    } else if (command.type === "claim") await flight.claims;
+    const snapshot = command.type === "stats" ? flight.actor.getSnapshot() : flight.snapshot;
+    const now = this.clock.now();
+    let decision: Decision<unknown>;
+    try {
+      if (snapshot.context.campaign.tenantId !== target.tenantId)
+        throw notFound(target.missing ?? "campaign");
+      const inputs = await port.gather(snapshot, command, now);
+      flight.agents ??= new AgentsAfter(inputs.agents);
+      inputs.agents = flight.agents;
+      decision = decide(snapshot, command, inputs, now);
+    } catch (error) {
+      if (isLeaseLost(error)) throw error;
+      entry.reject(error);
+      return { left: [] };
+    }
+    if (command.type === "stats") {
+      entry.resolve({ reply: decision.reply({}), settled: undefined } satisfies Done);
+      return { left: [] };
+    }
+    this.send(campaignId, flight, [{ entry, decision }]);
+    if (command.type === "claim") flight.claims = flight.tail;
+    // A claim that reserves no agent lets the calls in flight go on meanwhile.
+    if (command.type === "claim" && overlaps({ entry, decision }))
+      return { left: [], overlapping: flight.tail };
+    await flight.tail;
+    return { left: [], overlapping: flight.tail, blocked: true };
   }
 
   /**
@@ -303,6 +351,7 @@ export class CampaignRegistry {
       agents: undefined,
       calls: new Set(),
       tail: Promise.resolve(),
+      claims: Promise.resolve(),
       sent: 0,
       broken: false,
     };
