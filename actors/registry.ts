@@ -80,8 +80,8 @@ interface Flight {
   agents: AgentsAfter | undefined;
   calls: Set<string>;
   tail: Promise<void>;
-  /** The adoption of the last claim sent: the next claim's pacing counts its calls. */
-  claims: Promise<void>;
+  /** A claim sent and not yet adopted: the next claim's pacing would have to count its calls. */
+  claiming: boolean;
   /** Batches sent and not yet adopted. */
   sent: number;
   /** A commit failed: the campaign is decided afresh once the rest have settled. */
@@ -291,9 +291,10 @@ export class CampaignRegistry {
 
   /**
    * A command that runs alone. A status change or new settings waits for every decision under
-   * way, and what follows waits for it. A claim waits for the claim before it (whose placements
-   * its pacing counts) but not for the calls' changes under way, which it is decided on; what
-   * follows waits for it only if it reserves agents. Stats are read from the actor as committed.
+   * way, and what follows waits for it. A claim is decided on the calls' changes under way,
+   * without waiting for them; while another claim's placements are on their way, it places
+   * nothing (its pacing could not count them); what follows waits for it only if it reserves
+   * agents. Stats are read from the actor as committed.
    */
   private async runAlone(
     campaignId: string,
@@ -305,7 +306,12 @@ export class CampaignRegistry {
     if (command.type === "status" || command.type === "settings") {
       await flight.tail;
       flight = await this.flightOf(campaignId, [entry]);
-    } else if (command.type === "claim") await flight.claims;
+    } else if (command.type === "claim" && flight.claiming) {
+      // Busy placing another claim's calls, whose placements its pacing would have to count:
+      // this one places nothing, and the line does not wait.
+      entry.resolve({ reply: [], settled: undefined } satisfies Done);
+      return { left: [] };
+    }
     const snapshot = command.type === "stats" ? flight.actor.getSnapshot() : flight.snapshot;
     const now = this.clock.now();
     let decision: Decision<unknown>;
@@ -326,7 +332,13 @@ export class CampaignRegistry {
       return { left: [] };
     }
     this.send(campaignId, flight, [{ entry, decision }]);
-    if (command.type === "claim") flight.claims = flight.tail;
+    if (command.type === "claim") {
+      const sent = flight;
+      sent.claiming = true;
+      void sent.tail.then(() => {
+        sent.claiming = false;
+      });
+    }
     // A claim that reserves no agent lets the calls in flight go on meanwhile.
     if (command.type === "claim" && overlaps({ entry, decision }))
       return { left: [], overlapping: flight.tail };
@@ -351,7 +363,7 @@ export class CampaignRegistry {
       agents: undefined,
       calls: new Set(),
       tail: Promise.resolve(),
-      claims: Promise.resolve(),
+      claiming: false,
       sent: 0,
       broken: false,
     };
