@@ -45,6 +45,11 @@ export class CampaignLines<C> {
     });
   }
 
+  /** A command a batch's runner set aside, back at the end of its campaign's line. */
+  again(campaignId: string, entry: CommandEntry<C>): void {
+    this.push(campaignId, entry);
+  }
+
   private admit(campaignId: string): boolean {
     return (this.lines.get(campaignId)?.length ?? 0) < this.maxWaiting;
   }

@@ -80,8 +80,8 @@ interface Flight {
   agents: AgentsAfter | undefined;
   calls: Set<string>;
   tail: Promise<void>;
-  /** A claim sent and not yet adopted: the next claim's pacing would have to count its calls. */
-  claiming: boolean;
+  /** The adoption of a claim sent and not yet adopted: the next claim's pacing counts its calls. */
+  claimed: Promise<void> | undefined;
   /** Batches sent and not yet adopted. */
   sent: number;
   /** A commit failed: the campaign is decided afresh once the rest have settled. */
@@ -292,9 +292,9 @@ export class CampaignRegistry {
   /**
    * A command that runs alone. A status change or new settings waits for every decision under
    * way, and what follows waits for it. A claim is decided on the calls' changes under way,
-   * without waiting for them; while another claim's placements are on their way, it places
-   * nothing (its pacing could not count them); what follows waits for it only if it reserves
-   * agents. Stats are read from the actor as committed.
+   * without waiting for them; while another claim's placements are on their way, it steps out
+   * of the line and joins it again once they are adopted (its pacing counts them); what
+   * follows waits for it only if it reserves agents. Stats are read from the actor as committed.
    */
   private async runAlone(
     campaignId: string,
@@ -306,10 +306,10 @@ export class CampaignRegistry {
     if (command.type === "status" || command.type === "settings") {
       await flight.tail;
       flight = await this.flightOf(campaignId, [entry]);
-    } else if (command.type === "claim" && flight.claiming) {
-      // Busy placing another claim's calls, whose placements its pacing would have to count:
-      // this one places nothing, and the line does not wait.
-      entry.resolve({ reply: [], settled: undefined } satisfies Done);
+    } else if (command.type === "claim" && flight.claimed) {
+      // Another claim's placements are on their way, and its pacing must count them: it joins
+      // the line again once they are adopted, and the line does not wait meanwhile.
+      void flight.claimed.then(() => this.lines.again(campaignId, entry));
       return { left: [] };
     }
     const snapshot = command.type === "stats" ? flight.actor.getSnapshot() : flight.snapshot;
@@ -334,10 +334,10 @@ export class CampaignRegistry {
     this.send(campaignId, flight, [{ entry, decision }]);
     if (command.type === "claim") {
       const sent = flight;
-      sent.claiming = true;
-      void sent.tail.then(() => {
-        sent.claiming = false;
+      const claimed = sent.tail.then(() => {
+        if (sent.claimed === claimed) sent.claimed = undefined;
       });
+      sent.claimed = claimed;
     }
     // A claim that reserves no agent lets the calls in flight go on meanwhile.
     if (command.type === "claim" && overlaps({ entry, decision }))
@@ -363,7 +363,7 @@ export class CampaignRegistry {
       agents: undefined,
       calls: new Set(),
       tail: Promise.resolve(),
-      claiming: false,
+      claimed: undefined,
       sent: 0,
       broken: false,
     };
