@@ -1,6 +1,6 @@
 import { and, count, desc, eq, gte, lt, sql } from "drizzle-orm";
 import type { Executor } from "../client.ts";
-import { cdrs, dncNumbers } from "../schema/index.ts";
+import { cdrs, dncNumbers, dncRequests } from "../schema/index.ts";
 import { paged } from "./paged.ts";
 
 export type CdrRow = typeof cdrs.$inferSelect;
@@ -78,7 +78,11 @@ export const cdrsBefore = (
  */
 export async function addDnc(db: Executor, row: DncRow) {
   const inserted = await db.insert(dncNumbers).values(row).onConflictDoNothing().returning();
-  if (inserted[0]) return { entry: inserted[0], added: true };
+  if (inserted[0]) {
+    const { tenantId, phone, source, createdAt: requestedAt } = inserted[0];
+    await db.insert(dncRequests).values({ tenantId, phone, source, requestedAt });
+    return { entry: inserted[0], added: true };
+  }
   const existing = await db
     .select()
     .from(dncNumbers)

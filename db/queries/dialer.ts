@@ -642,6 +642,9 @@ const SETTLE_DISPOSITION = namedStatement<
     where :add_to_dnc::boolean and exists (select 1 from updated)
     on conflict do nothing
     returning phone),
+  dnc_request as (
+    insert into dnc_requests (tenant_id, phone, source, requested_at)
+    select :tenant_id::uuid, phone, 'disposition', :updated_at::timestamptz from dnc),
   dnc_audit as (
     insert into audit_events (id, tenant_id, actor_type, actor_id, action, target_type, target_id,
       details, created_at)

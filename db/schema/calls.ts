@@ -29,6 +29,21 @@ export const dncNumbers = pgTable(
   ],
 );
 
+/**
+ * Every do-not-call request, kept after the number leaves the list: some rules (Washington's)
+ * bar calls for a time after the request itself.
+ */
+export const dncRequests = pgTable(
+  "dnc_requests",
+  {
+    tenantId: uuid("tenant_id").notNull(),
+    phone: text("phone").notNull(),
+    source: text("source").notNull(),
+    requestedAt: instant("requested_at").notNull(),
+  },
+  (table) => [index("dnc_requests_phone").on(table.tenantId, table.phone, table.requestedAt)],
+);
+
 /** One call detail record per finished call. */
 export const cdrs = pgTable(
   "cdrs",
@@ -54,6 +69,14 @@ export const cdrs = pgTable(
     talkSeconds: integer("talk_seconds").notNull(),
     /** Milliseconds from the answer to the agent's audio, as the node measured it. */
     bridgeMs: integer("bridge_ms"),
+    /** The regulatory profile and version the call was placed under. */
+    profile: text("profile"),
+    profileVersion: text("profile_version"),
+    /** The lead's zone and its source when the call was placed. */
+    zone: text("zone"),
+    zoneSource: text("zone_source"),
+    /** Whether the abandon-rate governor held the campaign to reserved calls. */
+    governorHeld: boolean("governor_held").notNull().default(false),
     createdAt: instant("created_at").notNull(),
   },
   (table) => [
@@ -96,6 +119,14 @@ export const calls = pgTable(
     bridgeMs: integer("bridge_ms"),
     /** The node's `Idempotency-Key` of the claim that placed the call: a retry finds it. */
     claimKey: text("claim_key"),
+    /** The regulatory profile and version the call was placed under. */
+    profile: text("profile"),
+    profileVersion: text("profile_version"),
+    /** The lead's zone and its source when the call was placed. */
+    zone: text("zone"),
+    zoneSource: text("zone_source"),
+    /** Whether the abandon-rate governor held the campaign to reserved calls. */
+    governorHeld: boolean("governor_held").notNull().default(false),
     updatedAt: instant("updated_at").notNull(),
   },
   (table) => [
@@ -109,5 +140,7 @@ export const calls = pgTable(
     index("calls_claim_key")
       .on(table.edgeNodeId, table.claimKey)
       .where(sql`${table.claimKey} is not null`),
+    // A number's recent calls across the workspace: attempt caps and redial cool-downs.
+    index("calls_tenant_phone_claimed").on(table.tenantId, table.phone, table.claimedAt),
   ],
 );

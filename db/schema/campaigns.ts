@@ -30,6 +30,8 @@ export const campaigns = pgTable(
     retryDelaySeconds: integer("retry_delay_seconds").notNull(),
     dialRatio: doublePrecision("dial_ratio").notNull(),
     maxAbandonRate: doublePrecision("max_abandon_rate").notNull(),
+    /** The rules its calls are placed under (`us`, `uk`, `ca`, `none`). */
+    regulatoryProfile: text("regulatory_profile").notNull().default("us"),
     version: integer("version").notNull(),
     createdAt: instant("created_at").notNull(),
     updatedAt: instant("updated_at").notNull(),

@@ -17,6 +17,8 @@ export const tenants = pgTable("tenants", {
   name: text("name").notNull(),
   domain: text("domain").notNull().unique(),
   rateLimitPerMinute: integer("rate_limit_per_minute").notNull(),
+  /** The regulatory profile a new campaign of the workspace starts with. */
+  regulatoryProfile: text("regulatory_profile").notNull().default("us"),
   ...timestamps(),
 });
 

@@ -57,6 +57,10 @@ export const leads = pgTable(
     importRow: integer("import_row").notNull(),
     phone: text("phone").notNull(),
     timezone: text("timezone").notNull(),
+    /** Where the zone came from: the file's `column`, the `number`, or the import's `default`. */
+    zoneSource: text("zone_source", { enum: ["column", "number", "default"] })
+      .notNull()
+      .default("column"),
     state: text("state", { enum: LEAD_STATES }).notNull(),
     attempts: integer("attempts").notNull(),
     fields: jsonb("fields").$type<Record<string, string>>().notNull(),
