@@ -1,4 +1,5 @@
 import { type ActorOptions, assign, createActor, emit, type SnapshotFrom, setup } from "xstate";
+import type { ProfileName } from "../src/compliance/profiles.ts";
 import { applyDialing, type DialingEvent, type DialingState } from "./dialing.ts";
 import { type IdempotencyEntry, IdempotencyWindow, type PersistedWindow } from "./idempotency.ts";
 
@@ -19,6 +20,7 @@ export interface CampaignRecord {
   retryDelaySeconds: number;
   dialRatio: number;
   maxAbandonRate: number;
+  regulatoryProfile: ProfileName;
   version: number;
   createdAt: string;
   updatedAt: string;

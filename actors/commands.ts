@@ -1,5 +1,6 @@
 import type { CampaignSettings } from "../db/queries/campaigns.ts";
 import type { CallRow, LeadNext } from "../db/queries/dialer.ts";
+import type { NumberLimits, ZoneSource } from "../src/compliance/lead-rules.ts";
 import type { AgentPresence } from "../src/dialer/agents.ts";
 import type { DialJob } from "../src/dialer/claim-replies.ts";
 import type { AgentView, CallView, Disposition } from "../src/dialer/model.ts";
@@ -246,7 +247,16 @@ export interface ClaimWrite {
     phone: string;
     callerId: string;
     agentId: string | null;
+    zone: string;
+    zoneSource: ZoneSource;
+    /** The number's limits, checked against the workspace's calls in the same statement. */
+    limits: NumberLimits;
   }[];
+  /** Leads the rules keep from dialling now, each with when it may be tried again. */
+  deferrals: { leadId: string; until: Date }[];
+  /** The profile version the calls are placed under, and whether the governor held them. */
+  profile: { name: string; version: string };
+  governorHeld: boolean;
   maxAttempts: number;
   timeoutSeconds: number;
   now: Date;
@@ -254,6 +264,8 @@ export interface ClaimWrite {
   claimKey: string | null;
   nodeCapacity: number | null;
 }
+
+export type { NumberLimits, ZoneSource };
 
 /** What committing reported, for the steps whose outcome the database decides. */
 export interface CommitFacts {

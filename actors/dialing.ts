@@ -1,7 +1,7 @@
 import type { CallRow } from "../db/queries/dialer.ts";
 import { LEAD_STATES } from "../db/schema/leads.ts";
+import type { ZoneSource } from "../src/compliance/lead-rules.ts";
 import { type RecentCalls, recordEndedCall } from "../src/dialer/call-history.ts";
-import { callingWindow } from "../src/dialer/calling-window.ts";
 import { type ComplianceLedger, ledgerEntryOf } from "../src/dialer/ledger.ts";
 import type { CallOutcome } from "../src/dialer/outcome.ts";
 
@@ -14,6 +14,7 @@ export interface HopperLead {
   leadListId: string;
   phone: string;
   timezone: string;
+  zoneSource: ZoneSource;
   state: DialableState;
   attempts: number;
   callerId: string;
@@ -242,32 +243,54 @@ export function hopperRefill(state: DialingState, now: number): "all" | "due" | 
  * The first `count` hopper leads still dialable at `now` (inside the calling window in their
  * own zone, with attempts left), and the leads to drop from the hopper because they are not.
  */
+/**
+ * Up to `count` leads from the front of the hopper that may be dialled now. The others passed
+ * over leave it: those out of attempts, and those `windowOf` closes, with when it next opens
+ * (null: not within its horizon).
+ */
 export function takeFromHopper(
   state: DialingState,
-  campaign: { callingWindowStart: string; callingWindowEnd: string; maxAttempts: number },
-  now: number,
+  maxAttempts: number,
   count: number,
-): { taken: HopperLead[]; dropped: HopperLead[] } {
+  windowOf: (lead: HopperLead) => { open: boolean; nextOpenAt: number | null },
+): {
+  taken: HopperLead[];
+  dropped: HopperLead[];
+  closed: { lead: HopperLead; opensAt: number | null }[];
+} {
   const taken: HopperLead[] = [];
   const dropped: HopperLead[] = [];
+  const closed: { lead: HopperLead; opensAt: number | null }[] = [];
   for (const lead of state.hopper) {
     if (taken.length >= count) break;
-    const open = callingWindow(
-      lead.timezone,
-      campaign.callingWindowStart,
-      campaign.callingWindowEnd,
-      now,
-    ).open;
-    if (open && lead.attempts < campaign.maxAttempts) taken.push(lead);
-    else dropped.push(lead);
+    if (lead.attempts >= maxAttempts) {
+      dropped.push(lead);
+      continue;
+    }
+    const window = windowOf(lead);
+    if (window.open) taken.push(lead);
+    else {
+      dropped.push(lead);
+      closed.push({ lead, opensAt: window.nextOpenAt });
+    }
   }
-  return { taken, dropped };
+  return { taken, dropped, closed };
 }
 
 /** Calls placed but not yet with an agent: what progressive pacing counts against ready agents. */
 export const unbridgedCalls = (state: DialingState) => {
   let waiting = 0;
   for (const id in state.calls) if (!state.calls[id]?.bridged) waiting++;
+  return waiting;
+};
+
+/** Calls placed with no agent waiting for them and not yet bridged: the ones that may be abandoned. */
+export const unreservedCalls = (state: DialingState) => {
+  let waiting = 0;
+  for (const id in state.calls) {
+    const call = state.calls[id];
+    if (call && !call.bridged && call.agentId === null) waiting++;
+  }
   return waiting;
 };
 

@@ -13,6 +13,7 @@ export type ErrorCode =
   | "payload_too_large"
   | "unsupported_media_type"
   | "idempotency_key_reused"
+  | "validation_failed"
   | "rate_limited"
   | "internal_error"
   | "unavailable"
@@ -51,6 +52,10 @@ export const unauthenticated = (message: string = INVALID_CREDENTIALS) =>
 export const forbidden = (message = "not allowed") => new ApiError(403, "forbidden", message);
 
 export const notFound = (what = "resource") => new ApiError(404, "not_found", `${what} not found`);
+
+/** A well-formed request whose values the service cannot accept: 422 naming the field. */
+export const unprocessable = (field: string, message: string) =>
+  new ApiError(422, "validation_failed", message, [{ field, message }]);
 
 export const conflict = (message: string, fieldErrors?: FieldError[]) =>
   new ApiError(409, "conflict", message, fieldErrors);

@@ -52,12 +52,16 @@ export function hopperQuery(params: HopperParams) {
   // not trust a plan made without their values, and would plan again on every run.
   const limit = sql.raw(String(Math.trunc(params.limit)));
   const pick = (state: "Callback" | "Retry" | "Fresh", rank: number) => sql`
-    (select l.id, l.lead_list_id, l.phone, l.timezone, l.state, l.attempts, l.fields,
-        ${sql.raw(String(rank))} as rank, l.next_attempt_at, l.seq
+    (select l.id, l.lead_list_id, l.phone, l.timezone, l.zone_source, l.state, l.attempts,
+        l.fields, ${sql.raw(String(rank))} as rank, l.next_attempt_at, l.seq
       from leads l
       where l.campaign_id = ${params.campaignId}::uuid and l.state = ${sql.raw(`'${state}'`)}
         and l.attempts < ${params.maxAttempts}
-        ${state === "Fresh" ? sql`` : sql`and l.next_attempt_at <= ${now}::timestamptz`}
+        ${
+          state === "Fresh"
+            ? sql`and (l.next_attempt_at is null or l.next_attempt_at <= ${now}::timestamptz)`
+            : sql`and l.next_attempt_at <= ${now}::timestamptz`
+        }
         and not exists (select 1 from dnc_numbers d where d.tenant_id = l.tenant_id and d.phone = l.phone)
         and case when (timezone(l.timezone, ${now}::timestamptz))::time >= ${params.windowStart}::time
           and (timezone(l.timezone, ${now}::timestamptz))::time < ${params.windowEnd}::time
@@ -65,7 +69,8 @@ export function hopperQuery(params: HopperParams) {
       order by ${state === "Fresh" ? sql`l.seq` : sql`l.next_attempt_at, l.seq`}
       limit ${limit})`;
   return sql`
-    select p.id, p.lead_list_id, p.phone, p.timezone, p.state, p.attempts, p.fields, ll.caller_id
+    select p.id, p.lead_list_id, p.phone, p.timezone, p.zone_source, p.state, p.attempts,
+      p.fields, ll.caller_id
     from (${pick("Callback", 0)} union all ${pick("Retry", 1)}
       ${params.fresh ? sql`union all ${pick("Fresh", 2)}` : sql``}) p
     join lead_lists ll on ll.id = p.lead_list_id
@@ -81,6 +86,7 @@ export async function readHopper(db: Executor, params: HopperParams): Promise<Ho
     lead_list_id: string;
     phone: string;
     timezone: string;
+    zone_source: HopperLead["zoneSource"];
     state: HopperLead["state"];
     attempts: number;
     fields: Record<string, string> | string;
@@ -90,6 +96,7 @@ export async function readHopper(db: Executor, params: HopperParams): Promise<Ho
     leadListId: row.lead_list_id,
     phone: row.phone,
     timezone: row.timezone,
+    zoneSource: row.zone_source,
     state: row.state,
     attempts: row.attempts,
     callerId: row.caller_id,
@@ -111,17 +118,34 @@ export async function claimLeads(
   params: { claim: ClaimWrite; fence: Fence },
 ): Promise<{ id: string; prior: HopperLead["state"]; attempts: number }[]> {
   const { claim, fence } = params;
-  const { candidates } = claim;
-  if (candidates.length === 0) return [];
-  const column = (name: keyof ClaimWrite["candidates"][number]) =>
-    arrayLiteral(candidates.map((candidate) => candidate[name]));
+  const { candidates, deferrals } = claim;
+  if (candidates.length === 0 && deferrals.length === 0) return [];
+  const column = (value: (candidate: ClaimWrite["candidates"][number]) => string | number | null) =>
+    arrayLiteral(
+      candidates.map((candidate) => {
+        const found = value(candidate);
+        return found === null ? null : String(found);
+      }),
+    );
   const values = {
-    lead_ids: column("leadId"),
-    call_ids: column("callId"),
-    agent_ids: column("agentId"),
-    lead_list_ids: column("leadListId"),
-    phones: column("phone"),
-    caller_ids: column("callerId"),
+    lead_ids: column((candidate) => candidate.leadId),
+    call_ids: column((candidate) => candidate.callId),
+    agent_ids: column((candidate) => candidate.agentId),
+    lead_list_ids: column((candidate) => candidate.leadListId),
+    phones: column((candidate) => candidate.phone),
+    caller_ids: column((candidate) => candidate.callerId),
+    zones: column((candidate) => candidate.zone),
+    zone_sources: column((candidate) => candidate.zoneSource),
+    cap_max: column((candidate) => candidate.limits.cap?.max ?? null),
+    cap_hours: column((candidate) => candidate.limits.cap?.hours ?? null),
+    after_abandoned: column((candidate) => candidate.limits.afterAbandoned),
+    after_machine: column((candidate) => candidate.limits.afterMachine),
+    after_dnc_days: column((candidate) => candidate.limits.afterDncRequest),
+    deferred_ids: arrayLiteral(deferrals.map((deferral) => deferral.leadId)),
+    deferred_until: arrayLiteral(deferrals.map((deferral) => deferral.until.toISOString())),
+    profile: claim.profile.name,
+    profile_version: claim.profile.version,
+    governor_held: claim.governorHeld,
     campaign_id: claim.campaignId,
     tenant_id: claim.tenantId,
     edge_node_id: claim.edgeNodeId,
@@ -152,19 +176,49 @@ export async function claimLeads(
 const NODE_CLAIMS_LOCK = 1145652813;
 
 /**
- * Marks the candidates' leads as dialing and places their calls. `capped`: at most
+ * Marks the candidates' leads as dialing and places their calls. A candidate whose number is
+ * over a limit (its attempts in the last hours across the workspace, a recent abandoned or
+ * machine call, a recent do-not-call request) is not dialled: its lead waits until the limit
+ * lifts. The leads the rules closed (`deferred_*`) wait likewise. `capped`: at most
  * `:capacity` minus the node's calls in flight, the first candidates first.
  */
 const claimLeadsStatement = (capped: boolean) => `
   with candidate as (
     select * from unnest(:lead_ids::uuid[], :call_ids::uuid[], :agent_ids::uuid[],
-        :lead_list_ids::uuid[], :phones::text[], :caller_ids::text[])
-      with ordinality as k(lead_id, call_id, agent_id, lead_list_id, phone, caller_id, ord)),
+        :lead_list_ids::uuid[], :phones::text[], :caller_ids::text[], :zones::text[],
+        :zone_sources::text[], :cap_max::int[], :cap_hours::int[], :after_abandoned::int[],
+        :after_machine::int[], :after_dnc_days::int[])
+      with ordinality as k(lead_id, call_id, agent_id, lead_list_id, phone, caller_id, zone,
+        zone_source, cap_max, cap_hours, after_abandoned, after_machine, after_dnc_days, ord)),
+  limited as (
+    select k.lead_id, greatest(
+      (select r.claimed_at + make_interval(hours => k.cap_hours) from calls r
+        where r.tenant_id = :tenant_id::uuid and r.phone = k.phone
+          and r.claimed_at > :now::timestamptz - make_interval(hours => k.cap_hours)
+        order by r.claimed_at desc offset k.cap_max - 1 limit 1),
+      (select max(coalesce(r.ended_at, r.claimed_at)) + make_interval(hours => k.after_abandoned)
+        from calls r
+        where r.tenant_id = :tenant_id::uuid and r.phone = k.phone and r.outcome = 'abandoned'
+          and r.claimed_at > :now::timestamptz - make_interval(hours => k.after_abandoned + 1)),
+      (select max(coalesce(r.ended_at, r.claimed_at)) + make_interval(hours => k.after_machine)
+        from calls r
+        where r.tenant_id = :tenant_id::uuid and r.phone = k.phone and r.outcome = 'machine'
+          and r.claimed_at > :now::timestamptz - make_interval(hours => k.after_machine + 1)),
+      (select max(d.requested_at) + make_interval(days => k.after_dnc_days) from dnc_requests d
+        where d.tenant_id = :tenant_id::uuid and d.phone = k.phone
+          and d.requested_at > :now::timestamptz - make_interval(days => k.after_dnc_days))
+    ) as until
+    from candidate k
+    where k.cap_max is not null or k.after_abandoned is not null or k.after_machine is not null
+      or k.after_dnc_days is not null),
+  blocked as (select lead_id, until from limited where until > :now::timestamptz),
   taken as (
     select c.id, c.state as prior from leads c join candidate k on k.lead_id = c.id
     where c.campaign_id = :campaign_id::uuid and c.attempts < :max_attempts::int
-      and (c.state = 'Fresh' or (c.state in ('Retry', 'Callback') and c.next_attempt_at <= :now::timestamptz))
+      and (c.state = 'Fresh' or c.state in ('Retry', 'Callback'))
+      and (c.next_attempt_at is null or c.next_attempt_at <= :now::timestamptz)
       and not exists (select 1 from dnc_numbers d where d.tenant_id = c.tenant_id and d.phone = c.phone)
+      and not exists (select 1 from blocked b where b.lead_id = c.id)
       and ${fenceCondition(":campaign_id", ":lease_token")}
     ${
       capped
@@ -180,12 +234,24 @@ const claimLeadsStatement = (capped: boolean) => `
   placed as (
     insert into calls (id, tenant_id, campaign_id, lead_list_id, lead_id, edge_node_id, agent_id,
       phone, caller_id, attempt, timeout_seconds, status, bridged, machine, lease_expires_at,
-      claimed_at, updated_at, claim_key)
+      claimed_at, updated_at, claim_key, profile, profile_version, zone, zone_source,
+      governor_held)
     select k.call_id, :tenant_id::uuid, :campaign_id::uuid, k.lead_list_id, k.lead_id,
       :edge_node_id::uuid, k.agent_id, k.phone, k.caller_id, m.attempts, :timeout_seconds::int,
       'claimed', false, false, :lease_expires_at::timestamptz, :now::timestamptz,
-      :now::timestamptz, :claim_key::text
-    from candidate k join marked m on m.id = k.lead_id)
+      :now::timestamptz, :claim_key::text, :profile::text, :profile_version::text, k.zone,
+      k.zone_source, :governor_held::boolean
+    from candidate k join marked m on m.id = k.lead_id),
+  waiting as (
+    select lead_id, until from blocked
+    union all
+    select * from unnest(:deferred_ids::uuid[], :deferred_until::timestamptz[])),
+  deferred as (
+    update leads l set next_attempt_at = w.until, updated_at = :now::timestamptz
+    from waiting w
+    where l.id = w.lead_id and l.campaign_id = :campaign_id::uuid
+      and l.state in ('Fresh', 'Retry', 'Callback')
+      and ${fenceCondition(":campaign_id", ":lease_token")})
   select id, prior, attempts from marked`;
 
 const CLAIM_LEADS = namedStatement<ClaimParams>(claimLeadsStatement(false));
@@ -200,6 +266,18 @@ type ClaimParams = {
   lead_list_ids: string;
   phones: string;
   caller_ids: string;
+  zones: string;
+  zone_sources: string;
+  cap_max: string;
+  cap_hours: string;
+  after_abandoned: string;
+  after_machine: string;
+  after_dnc_days: string;
+  deferred_ids: string;
+  deferred_until: string;
+  profile: string;
+  profile_version: string;
+  governor_held: boolean;
   campaign_id: string;
   tenant_id: string;
   edge_node_id: string;
@@ -524,16 +602,18 @@ const END_CALL = namedStatement<
       ended_at = :ended_at::timestamptz, updated_at = :updated_at::timestamptz,
       bridge_ms = :bridge_ms::int
     where id = :call_id::uuid and ${fenceCondition(":campaign_id", ":lease_token")}
-    returning id),
+    returning id, profile, profile_version, zone, zone_source, governor_held),
   cdr as (
     insert into cdrs (id, tenant_id, call_id, campaign_id, lead_list_id, lead_id, edge_node_id,
       agent_id, phone, caller_id, attempt, outcome, hangup_cause, disposition, started_at,
-      answered_at, ended_at, ring_seconds, talk_seconds, bridge_ms, created_at)
+      answered_at, ended_at, ring_seconds, talk_seconds, bridge_ms, profile, profile_version,
+      zone, zone_source, governor_held, created_at)
     select :cdr_id::uuid, :tenant_id::uuid, id, :campaign_id::uuid, :lead_list_id::uuid,
       :lead_id::uuid, :edge_node_id::uuid, :agent_id::uuid, :phone, :caller_id, :attempt::int,
       :outcome, :hangup_cause, :disposition, :claimed_at::timestamptz,
       :answered_at::timestamptz, :ended_at::timestamptz, :ring_seconds::int,
-      :talk_seconds::int, :bridge_ms::int, :ended_at::timestamptz
+      :talk_seconds::int, :bridge_ms::int, profile, profile_version, zone, zone_source,
+      governor_held, :ended_at::timestamptz
     from ended
     on conflict do nothing)
   update leads set state = :lead_state::text, next_attempt_at = :next_attempt_at::timestamptz,

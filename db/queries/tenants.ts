@@ -31,7 +31,11 @@ export const updateTenant = async (
     id,
     patch,
     now,
-  }: { id: string; patch: Partial<Pick<TenantRow, "name" | "rateLimitPerMinute">>; now: Date },
+  }: {
+    id: string;
+    patch: Partial<Pick<TenantRow, "name" | "rateLimitPerMinute" | "regulatoryProfile">>;
+    now: Date;
+  },
 ) =>
   (
     await db

@@ -29,6 +29,7 @@ import {
 } from "../../db/queries/dialer.ts";
 import { countLeadsByState } from "../../db/queries/leads.ts";
 import { LeaseLostError } from "../cluster/leases.ts";
+import { profileInForce, windowBounds } from "../compliance/lead-rules.ts";
 import type { ServiceDeps } from "../deps.ts";
 import { rowOf } from "../dialer/call-decide.ts";
 import { callView } from "../dialer/model.ts";
@@ -81,11 +82,18 @@ async function gather(
       if (!dialing || !refill) break;
       const agents = deps.dialer.agents.inCampaign(campaign.id);
       if (paceCampaign(campaign, dialing, agents, now, deps.dialer.pacer).calls <= 0) break;
+      // The database cuts by the widest hours the campaign and its profile allow; each lead's
+      // own rules (its states, every zone it may be in) are applied when it is taken.
+      const bounds = windowBounds(profileInForce(campaign.regulatoryProfile, now), {
+        start: campaign.callingWindowStart,
+        end: campaign.callingWindowEnd,
+      });
+      if (!bounds) break;
       const leads = await readHopper(deps.db, {
         campaignId: campaign.id,
         now: new Date(now),
-        windowStart: campaign.callingWindowStart,
-        windowEnd: campaign.callingWindowEnd,
+        windowStart: bounds.start,
+        windowEnd: bounds.end,
         maxAttempts: campaign.maxAttempts,
         limit: HOPPER_SIZE,
         fresh: refill === "all",

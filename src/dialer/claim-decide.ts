@@ -14,6 +14,8 @@ import {
   type LiveCall,
   takeFromHopper,
 } from "../../actors/dialing.ts";
+import { leadWindowAt, numberLimitsOf, placeOf, profileInForce } from "../compliance/lead-rules.ts";
+import type { Profile } from "../compliance/profiles.ts";
 import { leaseFrom, RING_TIMEOUT_SECONDS } from "./call-decide.ts";
 import { type DialJob, jobOf } from "./claim-replies.ts";
 import { paceCampaign } from "./pacing.ts";
@@ -49,15 +51,22 @@ export function decideClaim(
   const paced: CampaignEffect = { type: "paced", campaignId: campaign.id, pacing, at: now };
   const count = Math.min(command.count, pacing.calls);
   const hopper = refill ? applyDialing(dialing, refill, false) : dialing;
-  const { taken, dropped } =
-    count > 0 ? takeFromHopper(hopper, campaign, now, count) : { taken: [], dropped: [] };
+  const profile = profileInForce(campaign.regulatoryProfile, now);
+  const window = { start: campaign.callingWindowStart, end: campaign.callingWindowEnd };
+  const { taken, dropped, closed } =
+    count > 0
+      ? takeFromHopper(hopper, campaign.maxAttempts, count, (lead) =>
+          leadWindowAt(lead, profile, window, now),
+        )
+      : { taken: [], dropped: [], closed: [] };
   const before: CampaignEvent[] = refill ? [refill] : [];
   if (taken.length === 0 && dropped.length === 0) {
     return { writes: [], adopt: () => before, effects: () => [paced], reply: () => [] };
   }
-  const agents =
-    campaign.dialMode === "preview" ? inputs.agents.readyByWait(campaign.id, taken.length) : [];
-  const candidates = taken.map((lead, index) => ({
+  const agents = pacing.reserve ? inputs.agents.readyByWait(campaign.id, taken.length) : [];
+  // Held to reserved calls, a lead waits for an agent rather than being dialled without one.
+  const dialled = pacing.reserve ? taken.slice(0, agents.length) : taken;
+  const candidates = dialled.map((lead, index) => ({
     lead,
     agent: agents[index],
     callId: inputs.newId(),
@@ -66,14 +75,23 @@ export function decideClaim(
     phone: lead.phone,
     callerId: lead.callerId ?? campaign.callerId ?? "",
     agentId: agents[index]?.userId ?? null,
+    zone: lead.timezone,
+    zoneSource: lead.zoneSource,
+    limits: numberLimitsOf(profile, placeOf(lead).states, agents[index] !== undefined),
   }));
   const claim: ClaimWrite = {
     tenantId: campaign.tenantId,
     campaignId: campaign.id,
     edgeNodeId: command.nodeId,
     candidates: candidates.map(({ lead: _lead, agent: _agent, ...candidate }) => candidate),
+    deferrals: closed.map(({ lead, opensAt }) => ({
+      leadId: lead.id,
+      until: new Date(opensAt ?? now + CLOSED_BEYOND_HORIZON_MS),
+    })),
+    profile: { name: profile.name, version: profile.version },
+    governorHeld: pacing.governor?.held ?? false,
     maxAttempts: campaign.maxAttempts,
-    timeoutSeconds: RING_TIMEOUT_SECONDS,
+    timeoutSeconds: ringTimeoutOf(profile),
     now: new Date(now),
     leaseExpiresAt: leaseFrom(now),
     claimKey: command.claimKey,
@@ -88,14 +106,14 @@ export function decideClaim(
     });
   };
   return {
-    writes: candidates.length > 0 ? [{ type: "claim", claim }] : [],
+    writes: candidates.length > 0 || claim.deferrals.length > 0 ? [{ type: "claim", claim }] : [],
     adopt: (facts) => {
       const placed = placedBy(facts);
       return [
         ...before,
         {
           type: "dialing.callsPlaced",
-          removed: [...taken, ...dropped].map((lead) => lead.id),
+          removed: [...dialled, ...dropped].map((lead) => lead.id),
           calls: placed.map(({ call }) => call),
           from: placed.map(({ mark }) => mark.prior),
         },
@@ -125,6 +143,13 @@ export function decideClaim(
   };
 }
 
+/** A lead closed for longer than the window looks ahead is tried again after this. */
+const CLOSED_BEYOND_HORIZON_MS = 86_400_000;
+
+/** A call rings at least as long as the profile's minimum. */
+const ringTimeoutOf = (profile: Profile) =>
+  Math.max(RING_TIMEOUT_SECONDS, profile.minRing?.seconds ?? 0);
+
 const nothing: Decision<DialJob[]> = {
   writes: [],
   adopt: () => [],
@@ -135,7 +160,7 @@ const nothing: Decision<DialJob[]> = {
 /** The call a claim placed for a candidate the database marked. */
 function placedCall(
   claim: ClaimWrite,
-  candidate: { lead: HopperLead; callId: string; agentId: string | null; callerId: string },
+  candidate: ClaimWrite["candidates"][number] & { lead: HopperLead },
   mark: { attempts: number },
 ): LiveCall {
   const { lead } = candidate;
@@ -150,7 +175,7 @@ function placedCall(
     phone: lead.phone,
     callerId: candidate.callerId,
     attempt: mark.attempts,
-    timeoutSeconds: RING_TIMEOUT_SECONDS,
+    timeoutSeconds: claim.timeoutSeconds,
     status: "claimed",
     bridged: false,
     machine: false,
@@ -165,6 +190,11 @@ function placedCall(
     bridgeMs: null,
     updatedAt: claim.now,
     claimKey: claim.claimKey,
+    profile: claim.profile.name,
+    profileVersion: claim.profile.version,
+    zone: candidate.zone,
+    zoneSource: candidate.zoneSource,
+    governorHeld: claim.governorHeld,
     lead: {
       id: lead.id,
       phone: lead.phone,

@@ -1,5 +1,6 @@
 import type { Static } from "elysia";
 import type { CallRow } from "../../db/queries/dialer.ts";
+import { recordedProfile } from "../compliance/lead-rules.ts";
 import type { DialJobSchema } from "./model.ts";
 
 /** How long a claim's key brings back its jobs, as for a campaign's status changes. */
@@ -13,7 +14,15 @@ export type DialJob = Static<typeof DialJobSchema>;
 export const jobOf = (
   call: Pick<
     CallRow,
-    "id" | "campaignId" | "leadId" | "phone" | "callerId" | "timeoutSeconds" | "agentId"
+    | "id"
+    | "campaignId"
+    | "leadId"
+    | "phone"
+    | "callerId"
+    | "timeoutSeconds"
+    | "agentId"
+    | "profile"
+    | "profileVersion"
   >,
 ): DialJob => ({
   call_id: call.id,
@@ -23,6 +32,8 @@ export const jobOf = (
   caller_id: call.callerId,
   timeout_seconds: call.timeoutSeconds,
   agent_id: call.agentId,
+  abandon_message_required:
+    recordedProfile(call.profile, call.profileVersion)?.abandonMessage !== undefined,
 });
 
 /**

@@ -231,7 +231,8 @@ export class ComplianceLedger {
     };
   }
 
-  private view(from: number, to: number, maxRate: number): LedgerView {
+  /** Live answers and abandons over [from, to], with the budget at `maxRate`. */
+  view(from: number, to: number, maxRate: number): LedgerView {
     const liveAnswers = this.countIn(this.answerTimes, this.answersHead, from, to);
     const abandons = this.countIn(this.abandonTimes, this.abandonsHead, from, to);
     return {

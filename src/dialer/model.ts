@@ -55,7 +55,11 @@ export const DialJobSchema = t.Object({
   caller_id: t.String({ maxLength: 32 }),
   timeout_seconds: t.Integer({ minimum: 1, maximum: 600 }),
   agent_id: t.Union([Uuid, t.Null()], {
-    description: "preview: the agent the call is reserved for",
+    description: "the agent the call is reserved for (preview, or held by the governor)",
+  }),
+  abandon_message_required: t.Boolean({
+    description:
+      "the call's regulatory profile requires a recorded message when it is answered and no agent is free",
   }),
 });
 

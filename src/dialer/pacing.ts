@@ -4,8 +4,10 @@ import {
   type recentCounts,
   ringingFor,
   unbridgedCalls,
+  unreservedCalls,
 } from "../../actors/dialing.ts";
 import type { AgentPresence } from "./agents.ts";
+import { type GovernorVerdict, governorOf, heldReason } from "./governor.ts";
 import {
   type BusyAgent,
   PACER_DEFAULTS,
@@ -28,9 +30,16 @@ export interface Pacing {
   reason: string;
   /** Predictive campaigns: what the pacer was given and what it decided. */
   predicted?: { input: PacerInput; decision: PacerDecision } | undefined;
+  /** Each call is placed with an agent reserved for it: preview, or held by the governor. */
+  reserve: boolean;
+  /** The abandon-rate governor's verdict, under a profile that sets a limit. */
+  governor?: GovernorVerdict | undefined;
 }
 
-type PacedCampaign = Pick<CampaignRecord, "id" | "dialMode" | "dialRatio" | "maxAbandonRate">;
+type PacedCampaign = Pick<
+  CampaignRecord,
+  "id" | "dialMode" | "dialRatio" | "maxAbandonRate" | "regulatoryProfile"
+>;
 
 /**
  * The ledger at `now` as the pacer sees it: of the legal window and the last 24 hours, the view
@@ -92,6 +101,26 @@ export function paceCampaign(
   now: number,
   tuning: PacerTuning = PACER_DEFAULTS,
 ): Pacing {
+  const ready = agents.filter((agent) => agent.state === "ready").length;
+  if (campaign.dialMode === "preview")
+    return { calls: ready, ratio: 1, reason: "preview: one call per ready agent", reserve: true };
+  return governed(
+    campaign,
+    dialing,
+    ready,
+    now,
+    configuredPacing(campaign, dialing, agents, ready, now, tuning),
+  );
+}
+
+function configuredPacing(
+  campaign: PacedCampaign,
+  dialing: DialingState,
+  agents: readonly AgentPresence[],
+  ready: number,
+  now: number,
+  tuning: PacerTuning,
+): Pacing {
   if (campaign.dialMode === "predictive") {
     const input = pacerInputOf(campaign, dialing, agents, now);
     const decision = pace(input, tuning);
@@ -100,12 +129,44 @@ export function paceCampaign(
       ratio: decision.ratio,
       reason: decision.reason,
       predicted: { input, decision },
+      reserve: false,
     };
   }
-  const ready = agents.filter((agent) => agent.state === "ready").length;
-  if (campaign.dialMode === "preview")
-    return { calls: ready, ratio: 1, reason: "preview: one call per ready agent" };
   const ratio = campaign.dialRatio;
   const calls = ready === 0 ? 0 : Math.floor(ready * ratio + 1e-9) - unbridgedCalls(dialing);
-  return { calls: Math.max(0, calls), ratio, reason: "progressive: configured dial_ratio" };
+  return {
+    calls: Math.max(0, calls),
+    ratio,
+    reason: "progressive: configured dial_ratio",
+    reserve: false,
+  };
+}
+
+/**
+ * The configured pacing, unless the governor holds the campaign: then only as many calls as
+ * there are ready agents not already awaited by calls in flight, each with its agent reserved.
+ */
+function governed(
+  campaign: PacedCampaign,
+  dialing: DialingState,
+  ready: number,
+  now: number,
+  configured: Pacing,
+): Pacing {
+  const unreserved = unreservedCalls(dialing);
+  const governor = governorOf(
+    campaign,
+    dialing,
+    { calls: configured.calls, unreserved, ready },
+    now,
+  );
+  if (!governor?.held) return { ...configured, governor };
+  return {
+    calls: Math.min(configured.calls, Math.max(0, ready - unreserved)),
+    ratio: 1,
+    reason: heldReason(governor),
+    predicted: configured.predicted,
+    reserve: true,
+    governor,
+  };
 }

@@ -15,12 +15,20 @@ import {
 } from "../../actors/dialing.ts";
 import { type CallRow, hopperQuery, readHopper } from "../../db/queries/dialer.ts";
 import { rowsOf } from "../../db/rows.ts";
+import { leadWindowAt, profileInForce } from "../../src/compliance/lead-rules.ts";
 import { sweepExpiredCalls } from "../../src/dialer/calls.ts";
 import { createWorkspace } from "../helpers/app.ts";
-import { campaignRecord, dialingWith } from "../helpers/campaigns.ts";
+import { campaignRecord, dialingWith, UNTRACED } from "../helpers/campaigns.ts";
 import { importFile } from "../helpers/leads.ts";
 
-const WINDOW = { callingWindowStart: "09:00", callingWindowEnd: "17:00", maxAttempts: 3 };
+const WINDOW = { start: "09:00", end: "17:00" };
+const UNREGULATED = profileInForce("none", 0);
+
+/** The hopper's dialable leads at `at` under a 09:00–17:00 window and no profile's rules. */
+const take = (hopper: HopperLead[], at: number, count: number) =>
+  takeFromHopper(dialingWith(hopper), 3, count, (entry) =>
+    leadWindowAt(entry, UNREGULATED, WINDOW, at),
+  );
 const MINUTE = 60_000;
 
 /** St. John's: NST (−3:30) but NDT (−2:30) from 2026-03-08 02:00 to 2026-11-01 02:00 local. */
@@ -45,6 +53,7 @@ const lead = (id: string, timezone: string): HopperLead => ({
   leadListId: "list",
   phone: "+14155552671",
   timezone,
+  zoneSource: "column",
   state: "Fresh",
   attempts: 0,
   callerId: "+14155550100",
@@ -64,7 +73,7 @@ describe("calling windows on a simulated clock", () => {
       const end = clock.now() + 4 * 24 * 60 * MINUTE;
       let checked = 0;
       for (; clock.now() < end; clock.increment(10 * MINUTE)) {
-        const { taken, dropped } = takeFromHopper(dialingWith(hopper), WINDOW, clock.now(), 10);
+        const { taken, dropped } = take(hopper, clock.now(), 10);
         const expected = ZONES.filter((zone) => insideWindow(zone, clock.now()));
         expect(taken.map((entry) => entry.id).sort()).toEqual(expected.sort());
         expect(taken.length + dropped.length).toBe(ZONES.length);
@@ -77,8 +86,7 @@ describe("calling windows on a simulated clock", () => {
   test("the window opens on its first minute and closes on its last (half-open)", () => {
     // 09:00 in Kathmandu is 03:15 UTC; 17:00 is 11:15 UTC.
     const only = [lead("k", "Asia/Kathmandu")];
-    const at = (iso: string) =>
-      takeFromHopper(dialingWith(only), WINDOW, Date.parse(iso), 1).taken.length;
+    const at = (iso: string) => take(only, Date.parse(iso), 1).taken.length;
     expect(at("2026-03-02T03:14:59Z")).toBe(0);
     expect(at("2026-03-02T03:15:00Z")).toBe(1);
     expect(at("2026-03-02T11:14:59Z")).toBe(1);
@@ -87,12 +95,7 @@ describe("calling windows on a simulated clock", () => {
 
   test("a lead out of attempts is dropped from the hopper, not dialled", () => {
     const spent = { ...lead("spent", "Asia/Kathmandu"), attempts: 3 };
-    const result = takeFromHopper(
-      dialingWith([spent]),
-      WINDOW,
-      Date.parse("2026-03-02T06:00:00Z"),
-      1,
-    );
+    const result = take([spent], Date.parse("2026-03-02T06:00:00Z"), 1);
     expect(result.taken).toEqual([]);
     expect(result.dropped.map((entry) => entry.id)).toEqual(["spent"]);
   });
@@ -368,7 +371,7 @@ describe("dialing through the campaign actor, on a simulated clock", () => {
         limit: 10,
         fresh: true,
       });
-      const fromHopper = takeFromHopper(dialingWith(fromDatabase), WINDOW, at, 10).taken;
+      const fromHopper = take(fromDatabase, at, 10).taken;
       const expected = zones.filter((zone) => insideWindow(zone, at));
       expect(fromDatabase.map((entry) => entry.timezone).sort()).toEqual(expected.sort());
       expect(fromHopper.length).toBe(fromDatabase.length);
@@ -433,6 +436,7 @@ describe("calls in wrap-up", () => {
     endedAt: new Date(2_000),
     bridgeMs: null,
     claimKey: null,
+    ...UNTRACED,
     updatedAt: new Date(2_000),
   });
   const endOf = (id: string, wrapUp?: CallRow) =>

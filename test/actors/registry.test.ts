@@ -16,6 +16,7 @@ import {
   hopperLead,
   inputsWith,
   memoryPort,
+  UNTRACED,
 } from "../helpers/campaigns.ts";
 import { ManualClock } from "../helpers/clock.ts";
 
@@ -255,6 +256,7 @@ describe("a campaign's commands in batches", () => {
     endedAt: null,
     bridgeMs: null,
     claimKey: null,
+    ...UNTRACED,
     updatedAt: new Date(1_000_000),
     lead: { id: `lead-${id}`, phone: "+14155552671", timezone: "UTC", fields: {}, attempts: 1 },
   });
@@ -387,6 +389,7 @@ describe("a campaign's commands in batches", () => {
       capacity: null,
       count,
       claimKey: null,
+      ...UNTRACED,
     });
     hold();
     const placed = registry.run(target, claim(1));

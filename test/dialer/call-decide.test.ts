@@ -18,6 +18,7 @@ import {
   dialingWith,
   hopperLead,
   inputsWith,
+  UNTRACED,
 } from "../helpers/campaigns.ts";
 
 /**
@@ -54,6 +55,7 @@ const liveCall = (overrides: Partial<LiveCall> = {}): LiveCall => ({
   endedAt: null,
   bridgeMs: null,
   claimKey: null,
+  ...UNTRACED,
   updatedAt: new Date(CLAIMED_AT),
   lead: { id: "lead-1", phone: "+14155552671", timezone: "UTC", fields: {}, attempts: 1 },
   ...overrides,

@@ -31,6 +31,8 @@ export const campaignRecord = (overrides: Partial<CampaignRecord> = {}): Campaig
   retryDelaySeconds: 3600,
   dialRatio: 1,
   maxAbandonRate: 0.03,
+  // Tests of the rules choose a profile; the others dial under the campaign's settings alone.
+  regulatoryProfile: "none",
   version: 1,
   createdAt: "2026-03-02T12:00:00.000Z",
   updatedAt: "2026-03-02T12:00:00.000Z",
@@ -46,12 +48,22 @@ export const contextWith = (
   ...overrides,
 });
 
+/** A call's record of the rules it was placed under, for calls placed before there were any. */
+export const UNTRACED = {
+  profile: null,
+  profileVersion: null,
+  zone: null,
+  zoneSource: null,
+  governorHeld: false,
+} as const;
+
 /** A fresh lead in a hopper, dialable in any window in UTC. */
 export const hopperLead = (id: string, overrides: Partial<HopperLead> = {}): HopperLead => ({
   id,
   leadListId: "list-1",
   phone: "+14155552671",
   timezone: "UTC",
+  zoneSource: "column",
   state: "Fresh",
   attempts: 0,
   callerId: "+14155550100",

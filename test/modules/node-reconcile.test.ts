@@ -28,7 +28,7 @@ beforeEach(async () => {
   campaignId = (
     await w.request("POST", "/api/v1/campaigns", {
       token: adminToken,
-      body: { name: "Dial", dial_ratio: 4 },
+      body: { name: "Dial", dial_ratio: 4, regulatory_profile: "none" },
     })
   ).body.data.campaign.id;
   const list = await w.request("POST", `/api/v1/campaigns/${campaignId}/lead-lists`, {

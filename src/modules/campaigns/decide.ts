@@ -30,10 +30,13 @@ import {
   type IdempotencyWindow,
 } from "../../../actors/idempotency.ts";
 import type { CampaignSettings } from "../../../db/queries/campaigns.ts";
+import { profileInForce } from "../../compliance/lead-rules.ts";
+import { isProfileName, PROFILE_NAMES, type ProfileName } from "../../compliance/profiles.ts";
+import { type CampaignWindow, windowAllowed } from "../../compliance/window.ts";
 import { AGENT_STATES } from "../../dialer/agents.ts";
 import { answerRateOf, ledgerNow, paceCampaign } from "../../dialer/pacing.ts";
 import { ok } from "../../envelope.ts";
-import { ApiError, badRequest } from "../../errors.ts";
+import { ApiError, badRequest, unprocessable } from "../../errors.ts";
 import { errorEnvelope } from "../../plugins/errors.ts";
 import { type CampaignStats, campaignView } from "./model.ts";
 
@@ -179,7 +182,33 @@ export function settingsOf(input: SettingsChanges): Partial<CampaignSettings> {
     settings.retryDelaySeconds = input.retry_delay_seconds;
   if (input.dial_ratio !== undefined) settings.dialRatio = input.dial_ratio;
   if (input.max_abandon_rate !== undefined) settings.maxAbandonRate = input.max_abandon_rate;
+  if (input.regulatory_profile !== undefined)
+    settings.regulatoryProfile = input.regulatory_profile as ProfileName;
   return settings;
+}
+
+/** A profile we carry, or 422 naming the field. */
+export function assertKnownProfile(profile: string): asserts profile is ProfileName {
+  if (isProfileName(profile)) return;
+  throw unprocessable(
+    "regulatory_profile",
+    `unknown regulatory profile "${profile}": expected one of ${PROFILE_NAMES.join(", ")}`,
+  );
+}
+
+/**
+ * A campaign's profile and window as they would be after a change: the profile must be one we
+ * carry, and the window must meet the profile's hours on some day (422 naming the field).
+ */
+export function assertLawfulSettings(profile: string, window: CampaignWindow) {
+  assertKnownProfile(profile);
+  const rules = profileInForce(profile, Number.POSITIVE_INFINITY);
+  if (!windowAllowed(rules, window)) {
+    throw unprocessable(
+      "calling_window",
+      `the calling window ${window.start}–${window.end} never meets the ${profile} profile's calling hours`,
+    );
+  }
 }
 
 export function decideSettings(
@@ -196,10 +225,12 @@ export function decideSettings(
     );
   }
   const settings = settingsOf(command.changes);
-  assertWindowOrder(
-    settings.callingWindowStart ?? current.callingWindowStart,
-    settings.callingWindowEnd ?? current.callingWindowEnd,
-  );
+  const window = {
+    start: settings.callingWindowStart ?? current.callingWindowStart,
+    end: settings.callingWindowEnd ?? current.callingWindowEnd,
+  };
+  assertWindowOrder(window.start, window.end);
+  assertLawfulSettings(command.changes.regulatory_profile ?? current.regulatoryProfile, window);
   const written = (facts: CommitFacts) => facts.campaign as CampaignRecord;
   return {
     writes: [

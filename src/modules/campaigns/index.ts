@@ -80,7 +80,8 @@ export const campaignsModule = (deps: ServiceDeps, auth: AuthGuard) =>
       async ({ principal, tenantId, meta, params, body }) =>
         ok(await patchCampaign(deps, principal, tenantId, params.id, body, meta)),
       {
-        auth: "campaigns.write",
+        // Supervisors may change the profile alone; the service asks more for the rest.
+        auth: "campaigns.rules",
         params: CampaignParams,
         query: TenantOnly,
         ...jsonBody(PatchCampaignBody),

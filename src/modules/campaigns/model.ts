@@ -1,6 +1,8 @@
 import { type Static, t } from "elysia";
 import type { CampaignRecord } from "../../../actors/campaign.machine.ts";
 import { CAMPAIGN_STATUSES, DIAL_MODES } from "../../../db/schema/campaigns.ts";
+import { profileInForce } from "../../compliance/lead-rules.ts";
+import { effectiveWindow } from "../../compliance/window.ts";
 import { PageQuery } from "../../pagination.ts";
 
 export { AGENT_STATES } from "../../dialer/agents.ts";
@@ -9,6 +11,25 @@ import { TenantQuery, Timestamp } from "../users/model.ts";
 
 const literals = <T extends string>(values: readonly T[]) =>
   t.Union(values.map((value) => t.Literal<T>(value)));
+
+const DayHours = t.Union([t.Object({ start: t.String(), end: t.String() }), t.Null()]);
+
+/** The calling window cut to the profile's hours, per weekday, in the lead's local time. */
+export const EffectiveWindowSchema = t.Object(
+  {
+    sun: DayHours,
+    mon: DayHours,
+    tue: DayHours,
+    wed: DayHours,
+    thu: DayHours,
+    fri: DayHours,
+    sat: DayHours,
+  },
+  {
+    description:
+      "calling_window ∩ the profile's hours for each weekday (null: no calls); a lead's state may narrow it further",
+  },
+);
 
 export const CampaignStatusSchema = literals(CAMPAIGN_STATUSES);
 export const DialModeSchema = literals(DIAL_MODES);
@@ -35,6 +56,10 @@ const settings = {
   retry_delay_seconds: t.Integer({ minimum: 60, maximum: 2_592_000 }),
   dial_ratio: t.Number({ minimum: 1, maximum: 5 }),
   max_abandon_rate: t.Number({ minimum: 0, maximum: 0.1 }),
+  regulatory_profile: t.String({
+    description:
+      "us, uk, ca or none (admins only): the rules its calls are placed under; a new campaign takes the workspace's default",
+  }),
 };
 
 /** Every setting but the name may be left out: creation fills defaults, a patch keeps values. */
@@ -80,6 +105,8 @@ export const CampaignSchema = t.Object({
   retry_delay_seconds: t.Integer(),
   dial_ratio: t.Number(),
   max_abandon_rate: t.Number(),
+  regulatory_profile: t.String({ description: "us, uk, ca or none" }),
+  effective_calling_window: EffectiveWindowSchema,
   version: t.Integer(),
   created_at: Timestamp,
   updated_at: Timestamp,
@@ -116,6 +143,13 @@ export const StatusChangeSchema = t.Object({
   created_at: Timestamp,
 });
 
+const effectiveCallingWindow = (campaign: CampaignRecord) =>
+  effectiveWindow(
+    // The newest version: what the campaign's next calls are placed under.
+    profileInForce(campaign.regulatoryProfile, Number.POSITIVE_INFINITY),
+    { start: campaign.callingWindowStart, end: campaign.callingWindowEnd },
+  ).days;
+
 export const campaignView = (campaign: CampaignRecord): CampaignView => ({
   id: campaign.id,
   tenant_id: campaign.tenantId,
@@ -128,6 +162,8 @@ export const campaignView = (campaign: CampaignRecord): CampaignView => ({
   retry_delay_seconds: campaign.retryDelaySeconds,
   dial_ratio: campaign.dialRatio,
   max_abandon_rate: campaign.maxAbandonRate,
+  regulatory_profile: campaign.regulatoryProfile,
+  effective_calling_window: effectiveCallingWindow(campaign),
   version: campaign.version,
   created_at: campaign.createdAt,
   updated_at: campaign.updatedAt,

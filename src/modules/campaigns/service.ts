@@ -16,7 +16,8 @@ import { auditedWrite } from "../../identity/audit.ts";
 import { auditActorOf, type Principal } from "../../identity/principal.ts";
 import { isUuid } from "../../identity/tenant-scope.ts";
 import { assertIdempotencyKey } from "../../lib/idempotency-key.ts";
-import { assertWindowOrder, settingsOf } from "./decide.ts";
+import { authorize } from "../../plugins/auth.ts";
+import { assertLawfulSettings, assertWindowOrder, settingsOf } from "./decide.ts";
 import { CAMPAIGN_DEFAULTS } from "./defaults.ts";
 import {
   type CampaignStats,
@@ -28,6 +29,11 @@ import { campaignRecordOf } from "./store.ts";
 
 const campaignNotFound = () => notFound("campaign");
 
+/** `none` turns every rule off: only an admin may choose it. */
+function assertProfileChoice(principal: Principal, profile: string | undefined) {
+  if (profile === "none") authorize(principal, "campaigns.unregulated");
+}
+
 export async function createCampaign(
   deps: ServiceDeps,
   principal: Principal,
@@ -35,8 +41,15 @@ export async function createCampaign(
   input: CreateCampaignInput,
   meta: RequestMeta,
 ) {
-  const complete = { ...CAMPAIGN_DEFAULTS, ...input };
+  assertProfileChoice(principal, input.regulatory_profile);
+  const tenant = await deps.tenants.tenant(tenantId);
+  const complete = {
+    ...CAMPAIGN_DEFAULTS,
+    regulatory_profile: tenant?.regulatoryProfile ?? "us",
+    ...input,
+  };
   assertWindowOrder(complete.calling_window.start, complete.calling_window.end);
+  assertLawfulSettings(complete.regulatory_profile, complete.calling_window);
   const now = new Date(deps.clock.now());
   const row = await auditedWrite(
     deps.db,
@@ -117,6 +130,9 @@ export function patchCampaign(
 ) {
   if (!isUuid(id)) throw campaignNotFound();
   const { version, ...changes } = input;
+  if (Object.keys(changes).some((field) => field !== "regulatory_profile"))
+    authorize(principal, "campaigns.write");
+  assertProfileChoice(principal, changes.regulatory_profile);
   return deps.campaigns.run(
     { tenantId, campaignId: id },
     { type: "settings", version, changes, by: auditActorOf(principal), requestId: meta.requestId },

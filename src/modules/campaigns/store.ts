@@ -19,11 +19,13 @@ import {
   recentCdrs,
 } from "../../../db/queries/dialer.ts";
 import { countLeadsByState } from "../../../db/queries/leads.ts";
+import type { ProfileName } from "../../compliance/profiles.ts";
 import { RecentCalls, recordEndedCall } from "../../dialer/call-history.ts";
 import { ComplianceLedger, entriesFromCdrs, LEGAL_WINDOW_MS } from "../../dialer/ledger.ts";
 
 export const campaignRecordOf = (row: CampaignRow): CampaignRecord => ({
   ...row,
+  regulatoryProfile: row.regulatoryProfile as ProfileName,
   createdAt: row.createdAt.toISOString(),
   updatedAt: row.updatedAt.toISOString(),
 });

@@ -7,7 +7,7 @@ import { csvResponse, csvStream } from "../../lib/csv-export.ts";
 import { documentedList } from "../../openapi-bodies.ts";
 import { parsePage } from "../../pagination.ts";
 import type { AuthGuard } from "../../plugins/auth.ts";
-import { CdrQuery, CdrSchema, type CdrView, cdrView } from "./model.ts";
+import { CDR_CSV_COLUMNS, CdrQuery, CdrSchema, cdrCsvRow, cdrView } from "./model.ts";
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i;
 
@@ -27,11 +27,10 @@ function instantOf(
 }
 
 const CSV_PAGE = 1000;
-const CDR_COLUMNS = Object.keys(CdrSchema.properties) as (keyof CdrView)[];
 
 /** Every CDR matching the filter as CSV, newest first, streamed with keyset paging. */
 const cdrCsv = (deps: ServiceDeps, tenantId: string, filter: CdrFilter) =>
-  csvStream<{ createdAt: Date; id: string }>(CDR_COLUMNS, async (cursor) => {
+  csvStream<{ createdAt: Date; id: string }>([...CDR_CSV_COLUMNS], async (cursor) => {
     const rows = await cdrsBefore(deps.longWorkDb, {
       tenantId,
       filter,
@@ -40,10 +39,7 @@ const cdrCsv = (deps: ServiceDeps, tenantId: string, filter: CdrFilter) =>
     });
     const last = rows[rows.length - 1];
     if (!last) return undefined;
-    const lines = rows.map((row) => {
-      const view = cdrView(row);
-      return CDR_COLUMNS.map((column) => String(view[column] ?? ""));
-    });
+    const lines = rows.map((row) => cdrCsvRow(cdrView(row)));
     return { lines, cursor: { createdAt: last.createdAt, id: last.id } };
   });
 

@@ -42,6 +42,21 @@ export const CdrSchema = t.Object({
       description: "milliseconds from the answer to the agent's audio, as the node reported",
     }),
   ),
+  profile: nullable(
+    t.Object(
+      { name: t.String(), version: t.String() },
+      { description: "the regulatory profile and version the call was placed under" },
+    ),
+  ),
+  zone: nullable(
+    t.Object(
+      { value: t.String(), source: t.String({ description: "column, number or default" }) },
+      { description: "the lead's time zone when the call was placed, and where it came from" },
+    ),
+  ),
+  governor_held: t.Boolean({
+    description: "the abandon-rate governor held the campaign to calls with a reserved agent",
+  }),
   created_at: Timestamp,
 });
 export type CdrView = Static<typeof CdrSchema>;
@@ -66,5 +81,36 @@ export const cdrView = (row: CdrRow): CdrView => ({
   ring_seconds: row.ringSeconds,
   talk_seconds: row.talkSeconds,
   bridge_ms: row.bridgeMs,
+  ...placedUnder(row),
   created_at: row.createdAt.toISOString(),
 });
+
+/** The rules a call was placed under, as a CDR and a call record show them. */
+export const placedUnder = (
+  row: Pick<CdrRow, "profile" | "profileVersion" | "zone" | "zoneSource" | "governorHeld">,
+) => ({
+  profile:
+    row.profile && row.profileVersion ? { name: row.profile, version: row.profileVersion } : null,
+  zone: row.zone && row.zoneSource ? { value: row.zone, source: row.zoneSource } : null,
+  governor_held: row.governorHeld,
+});
+
+/** A CDR as one CSV row: nested values in columns of their own. */
+export const CDR_CSV_COLUMNS = [
+  ...Object.keys(CdrSchema.properties).filter((key) => key !== "profile" && key !== "zone"),
+  "profile",
+  "profile_version",
+  "zone",
+  "zone_source",
+] as const;
+
+export function cdrCsvRow(view: CdrView): string[] {
+  const flat: Record<string, unknown> = {
+    ...view,
+    profile: view.profile?.name,
+    profile_version: view.profile?.version,
+    zone: view.zone?.value,
+    zone_source: view.zone?.source,
+  };
+  return CDR_CSV_COLUMNS.map((column) => String(flat[column] ?? ""));
+}

@@ -10,6 +10,7 @@ export const TenantSchema = t.Object({
   name: t.String(),
   domain: t.String(),
   rate_limit_per_minute: t.Integer(),
+  regulatory_profile: t.String({ description: "the profile a new campaign starts with" }),
   created_at: Timestamp,
   updated_at: Timestamp,
 });
@@ -28,6 +29,9 @@ export const PatchTenantBody = t.Object(
   {
     name: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
     rate_limit_per_minute: t.Optional(t.Integer({ minimum: 1, maximum: 10_000 })),
+    regulatory_profile: t.Optional(
+      t.String({ description: "us, uk, ca or none: the profile new campaigns start with" }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -40,6 +44,7 @@ export const tenantView = memoByIdentity(
     name: row.name,
     domain: row.domain,
     rate_limit_per_minute: row.rateLimitPerMinute,
+    regulatory_profile: row.regulatoryProfile,
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
   }),

@@ -6,6 +6,8 @@ import { conflict, notFound } from "../../errors.ts";
 import { auditedWrite } from "../../identity/audit.ts";
 import { auditActorOf, type Principal } from "../../identity/principal.ts";
 import { isUuid } from "../../identity/tenant-scope.ts";
+import { authorize } from "../../plugins/auth.ts";
+import { assertKnownProfile } from "../campaigns/decide.ts";
 import { type CreateTenantInput, type PatchTenantInput, tenantView } from "./model.ts";
 
 const domainTaken = () =>
@@ -64,13 +66,20 @@ export async function patchTenant(
 ) {
   const visible = principal.role === "platform_admin" || id === principal.tenantId;
   if (!visible || !isUuid(id) || !(await deps.tenants.tenant(id))) throw notFound("tenant");
+  const profile = input.regulatory_profile;
+  if (profile !== undefined) assertKnownProfile(profile);
+  if (profile === "none") authorize(principal, "campaigns.unregulated");
   const now = new Date(deps.clock.now());
   const updated = await auditedWrite(
     deps.db,
     (tx) =>
       updateTenant(tx, {
         id,
-        patch: { name: input.name?.trim(), rateLimitPerMinute: input.rate_limit_per_minute },
+        patch: {
+          name: input.name?.trim(),
+          rateLimitPerMinute: input.rate_limit_per_minute,
+          regulatoryProfile: profile,
+        },
         now,
       }),
     {

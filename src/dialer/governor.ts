@@ -1,0 +1,79 @@
+import type { CampaignRecord } from "../../actors/campaign.machine.ts";
+import type { DialingState } from "../../actors/dialing.ts";
+import { profileInForce } from "../compliance/lead-rules.ts";
+import type { AbandonmentRule } from "../compliance/profile-data.ts";
+import type { ProfileName } from "../compliance/profiles.ts";
+
+/** What the governor allows a campaign's next round. */
+export interface GovernorVerdict {
+  /** Dial only with an agent reserved for each call. */
+  held: boolean;
+  /** The abandon limit applied: the lower of the profile's and the campaign's own. */
+  limit: number;
+  liveAnswers: number;
+  abandons: number;
+  /** limit × live answers − abandons, over the profile's period; may be below zero. */
+  budget: number;
+  /** How the period is counted, for the reason. */
+  period: string;
+}
+
+type GovernedCampaign = Pick<CampaignRecord, "maxAbandonRate"> & {
+  regulatoryProfile: ProfileName;
+};
+
+const HOUR = 3_600_000;
+
+/** The start of the profile's period at `now`, never before the campaign first dialled. */
+function periodStart(rule: AbandonmentRule, now: number, firstStartedAt: number): number {
+  const { period } = rule;
+  if (period.kind === "calendar_month") {
+    const at = new Date(now);
+    return Math.max(firstStartedAt, Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1));
+  }
+  return Math.max(firstStartedAt, now - period.hours * HOUR + 1);
+}
+
+const periodName = (rule: AbandonmentRule) =>
+  rule.period.kind === "calendar_month"
+    ? "this calendar month"
+    : rule.period.hours % 24 === 0 && rule.period.hours > 24
+      ? `${rule.period.hours / 24} days`
+      : `${rule.period.hours} h`;
+
+/**
+ * The abandon-rate governor over every dial mode. A profile with an abandonment rule allows
+ * abandons up to its limit × the live answers of its period; `unreserved` calls (placed
+ * without an agent waiting) can each be abandoned if they are all answered at once while
+ * only `ready` agents are free. When that worst case of the next round would spend more than
+ * the budget left, the round is held to calls with an agent reserved for each, which cannot
+ * be abandoned. Undefined when the profile sets no limit (`none`).
+ */
+export function governorOf(
+  campaign: GovernedCampaign,
+  dialing: DialingState,
+  round: { calls: number; unreserved: number; ready: number },
+  now: number,
+): GovernorVerdict | undefined {
+  const rule = profileInForce(campaign.regulatoryProfile, now).abandonment;
+  if (!rule) return undefined;
+  const limit = Math.min(rule.maxPercent / 100, campaign.maxAbandonRate);
+  const from = periodStart(rule, now, dialing.firstStartedAt ?? now);
+  const view = dialing.ledger.view(from, now, limit);
+  const budget = limit * view.liveAnswers - view.abandons;
+  const worstCase = Math.max(0, round.unreserved + round.calls - round.ready);
+  return {
+    held: worstCase > 0 && worstCase > budget + 1e-9,
+    limit,
+    liveAnswers: view.liveAnswers,
+    abandons: view.abandons,
+    budget,
+    period: periodName(rule),
+  };
+}
+
+/** Why the governor holds a campaign, for `dial_ratio_reason`. */
+export const heldReason = (verdict: GovernorVerdict) =>
+  `governor: abandon budget ${Math.max(0, verdict.budget).toFixed(2)} ` +
+  `(${verdict.abandons} abandoned of ${verdict.liveAnswers} live answers over ${verdict.period}, ` +
+  `limit ${(verdict.limit * 100).toFixed(1)} %); dialing only with an agent reserved for each call`;
