@@ -48,6 +48,7 @@ describe("import results", () => {
     expect(lead).toMatchObject({
       phone: "+14155552671",
       timezone: "America/Chicago",
+      zone_source: "column",
       state: "Fresh",
       attempts: 0,
       fields: { first_name: "Ann", notes: "VIP" },
