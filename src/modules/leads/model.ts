@@ -130,8 +130,21 @@ export const importView = (
 export const ImportForm = t.Object({
   file: t.File({ description: "CSV with a header row (UTF-8; comma, semicolon, tab or pipe)" }),
   phone_column: t.String({ description: "header name of the phone column" }),
-  timezone_column: t.String({ description: "header name of the IANA time-zone column" }),
+  timezone_column: t.Optional(
+    t.String({
+      description:
+        "header name of the IANA time-zone column; optional: without it, or where its cell is " +
+        "empty, a lead's zone is the first zone of its number",
+    }),
+  ),
   default_region: t.Optional(
     t.String({ description: "ISO 3166 alpha-2 region for numbers without +" }),
+  ),
+  default_timezone: t.Optional(
+    t.String({
+      description:
+        "IANA time zone for leads with no zone cell whose number is in no zone (toll-free, " +
+        "non-geographic); without it such rows are rejected as `unknown_timezone`",
+    }),
   ),
 });
