@@ -48,6 +48,7 @@ describe("import results", () => {
     expect(lead).toMatchObject({
       phone: "+14155552671",
       timezone: "America/Chicago",
+      zone_source: "column",
       state: "Fresh",
       attempts: 0,
       fields: { first_name: "Ann", notes: "VIP" },
@@ -69,7 +70,7 @@ describe("import results", () => {
       ",America/New_York,no phone",
       "not a phone,America/New_York,bad phone",
       "4155552672,America/New_York,no region",
-      "+14155552673,,no zone",
+      "+18005550123,,toll-free without a zone",
       "+14155552674,+05:00,offset",
       "+14155552675,EST,abbreviation",
       "+14155552676,Mars/Olympus,unknown",
@@ -86,7 +87,7 @@ describe("import results", () => {
       { row: 2, column: "phone", reason: "missing_phone" },
       { row: 3, column: "phone", reason: "invalid_phone" },
       { row: 4, column: "phone", reason: "invalid_phone" },
-      { row: 5, column: "timezone", reason: "missing_timezone" },
+      { row: 5, column: "phone", reason: "unknown_timezone" },
       { row: 6, column: "timezone", reason: "invalid_timezone" },
       { row: 7, column: "timezone", reason: "invalid_timezone" },
       { row: 8, column: "timezone", reason: "invalid_timezone" },
@@ -130,6 +131,136 @@ describe("import results", () => {
     expect(response.body.data.import.rejected).toBe(150);
     expect(response.body.data.import.errors).toHaveLength(100);
     expect(response.body.data.import.errors[99].row).toBe(100);
+  });
+});
+
+type Lead = { phone: string; timezone: string; zone_source: string };
+const zonesOfLeads = async () =>
+  ((await leads("?limit=100")).data.items as Lead[])
+    .map((lead) => [lead.phone, lead.timezone, lead.zone_source])
+    .sort(([a], [b]) => String(a).localeCompare(String(b)));
+
+describe("zones from the number", () => {
+  const noZoneColumn = [
+    "phone,name",
+    "+12125550123,New York",
+    "+13125550123,Chicago",
+    "+13035550123,Denver",
+    "+14155550123,San Francisco",
+    "+18505550123,Florida panhandle",
+    "+442079460123,London",
+    "+18005550123,toll-free",
+  ].join("\n");
+
+  test("without a zone column, each lead takes its number's first zone; a number in none is rejected", async () => {
+    const response = await upload(noZoneColumn, { phone_column: "phone" });
+    expect(response.status).toBe(200);
+    expect(response.body.data.import).toMatchObject({
+      imported: 6,
+      rejected: 1,
+      errors: [{ row: 7, column: "phone", reason: "unknown_timezone" }],
+    });
+    expect(await zonesOfLeads()).toEqual([
+      ["+12125550123", "America/New_York", "number"],
+      ["+13035550123", "America/Denver", "number"],
+      ["+13125550123", "America/Chicago", "number"],
+      ["+14155550123", "America/Los_Angeles", "number"],
+      // 850 spans Central and Eastern: the first is stored, the claim applies both.
+      ["+18505550123", "America/Chicago", "number"],
+      ["+442079460123", "Europe/London", "number"],
+    ]);
+    const [london] = (await leads("?phone=%2B442079460123")).data.items;
+    expect(london.fields).toEqual({ name: "London" });
+  });
+
+  test("default_timezone places a number in no zone, stored canonical", async () => {
+    const response = await upload(noZoneColumn, { phone_column: "phone", default_timezone: "UTC" });
+    expect(response.body.data.import).toMatchObject({ imported: 7, rejected: 0 });
+    const found = await zonesOfLeads();
+    expect(found).toContainEqual(["+18005550123", "Etc/UTC", "default"]);
+    expect(found).toContainEqual(["+12125550123", "America/New_York", "number"]);
+  });
+
+  test("an empty zone cell is inferred; a filled one is checked and wins", async () => {
+    const csv = [
+      "phone,timezone",
+      "+12125550123,",
+      "+13125550123,  ",
+      "+14155550123,Europe/Paris",
+      "+13035550123,EST",
+      "+18005550123,",
+      "+18005550124,America/Phoenix",
+    ].join("\n");
+    const response = await upload(csv);
+    expect(response.body.data.import).toMatchObject({
+      imported: 4,
+      rejected: 2,
+      errors: [
+        { row: 4, column: "timezone", reason: "invalid_timezone" },
+        { row: 5, column: "phone", reason: "unknown_timezone" },
+      ],
+    });
+    expect(await zonesOfLeads()).toEqual([
+      ["+12125550123", "America/New_York", "number"],
+      ["+13125550123", "America/Chicago", "number"],
+      ["+14155550123", "Europe/Paris", "column"],
+      ["+18005550124", "America/Phoenix", "column"],
+    ]);
+  });
+
+  test("an empty timezone_column is no zone column", async () => {
+    const response = await upload("phone,timezone\n+12125550123,Europe/Paris\n", {
+      phone_column: "phone",
+      timezone_column: "",
+    });
+    expect(response.body.data.import).toMatchObject({ imported: 1, rejected: 0 });
+    const [lead] = (await leads()).data.items;
+    expect(lead).toMatchObject({
+      timezone: "America/New_York",
+      zone_source: "number",
+      fields: { timezone: "Europe/Paris" },
+    });
+  });
+
+  test("the zones the service stores are accepted back, Etc/UTC and Etc/GMT included", async () => {
+    const csv = [
+      "phone,timezone",
+      "+14155550101,Etc/UTC",
+      "+14155550102,UTC",
+      "+14155550103,GMT",
+      "+14155550104,Etc/GMT",
+      "+14155550105,US/Eastern",
+      "+14155550106,",
+    ].join("\n");
+    expect((await upload(csv)).body.data.import).toMatchObject({ imported: 6, rejected: 0 });
+    const stored = await zonesOfLeads();
+    expect(stored.map(([, zone]) => zone)).toEqual([
+      "Etc/UTC",
+      "Etc/UTC",
+      "Etc/GMT",
+      "Etc/GMT",
+      "America/New_York",
+      "America/Los_Angeles",
+    ]);
+    // The leads as stored, imported into another list, keep their zones.
+    const campaignPath = base.split("/lead-lists")[0];
+    const other = await w.request("POST", `${campaignPath}/lead-lists`, {
+      token,
+      body: { name: "Again", caller_id: "+14155550100" },
+    });
+    const otherBase = `${campaignPath}/lead-lists/${other.body.data.lead_list.id}`;
+    const again = await importFile(
+      w,
+      `${otherBase}/import`,
+      token,
+      `phone,timezone\n${stored.map(([phone, zone]) => `${phone},${zone}`).join("\n")}\n`,
+    );
+    expect(again.body.data.import).toMatchObject({ imported: 6, rejected: 0 });
+    const items = (await w.request("GET", `${otherBase}/leads?limit=100`, { token })).body.data
+      .items as Lead[];
+    expect(items.map((lead) => lead.timezone).sort()).toEqual(
+      stored.map(([, zone]) => zone as string).sort(),
+    );
   });
 });
 
@@ -180,8 +311,14 @@ describe("whole-request errors", () => {
   test("missing file", async () => expect400(await upload(null), "file"));
   test("missing phone_column", async () =>
     expect400(await upload("phone,timezone\n", { timezone_column: "timezone" }), "phone_column"));
-  test("missing timezone_column", async () =>
-    expect400(await upload("phone,timezone\n", { phone_column: "phone" }), "timezone_column"));
+  test("a timezone_column absent from the header", async () =>
+    expect400(
+      await upload("phone,zone\n+14155552671,UTC\n", {
+        phone_column: "phone",
+        timezone_column: "timezone",
+      }),
+      "timezone_column",
+    ));
   test("a named column absent from the header", async () =>
     expect400(await upload("tel,timezone\n+14155552671,UTC\n"), "phone_column"));
   test("an empty file", async () => expect400(await upload(""), "file"));
@@ -195,6 +332,21 @@ describe("whole-request errors", () => {
       }),
       "default_region",
     ));
+  test("a bad default_timezone, named with a bad default_region", async () => {
+    for (const zone of ["Mars/Olympus", "EST", "+05:00"]) {
+      const response = await upload("phone\n+18005550123\n", {
+        phone_column: "phone",
+        default_timezone: zone,
+        default_region: "XX",
+      });
+      await expect400(response, "default_timezone");
+      expect(response.body.field_errors.map((e: { field: string }) => e.field).sort()).toEqual([
+        "default_region",
+        "default_timezone",
+      ]);
+    }
+    expect((await w.request("GET", `${base}/imports`, { token })).body.total).toBe(0);
+  });
   test("a binary file", async () => {
     const bytes = new Uint8Array(2048).map((_, i) => (i * 7919) % 256);
     await expect400(await upload(bytes), "file");

@@ -1,7 +1,8 @@
 import type { CountryCode } from "libphonenumber-js/max";
 import { type BulkSession, withBulkTransaction } from "../../../db/bulk.ts";
-import { analyzeLeads, type LeadListRow } from "../../../db/queries/leads.ts";
+import { analyzeLeads, type LeadListRow, type LeadRow } from "../../../db/queries/leads.ts";
 import { namedStatement } from "../../../db/statement.ts";
+import { zonesOf } from "../../compliance/zones.ts";
 import type { RequestMeta, ServiceDeps } from "../../deps.ts";
 import { ApiError, badRequest, type FieldError, INVALID_BODY } from "../../errors.ts";
 import { auditActorOf, type Principal } from "../../identity/principal.ts";
@@ -16,24 +17,34 @@ export type RejectReason =
   | "too_many_cells"
   | "missing_phone"
   | "invalid_phone"
-  | "missing_timezone"
   | "invalid_timezone"
+  | "unknown_timezone"
   | "do_not_call"
   | "duplicate";
 
 export const MAX_REPORTED_ERRORS = 100;
 
+type ZoneSource = LeadRow["zoneSource"];
+
 interface Columns {
   header: string[];
   phone: number;
-  timezone: number;
   phoneName: string;
-  timezoneName: string;
+  /** The zone column, when the request names one. */
+  zone: { index: number; name: string } | undefined;
   region: CountryCode | undefined;
+  /** The zone of a lead whose cell is empty and whose number is in no zone. */
+  defaultZone: string | undefined;
 }
 
 type Verdict =
-  | { ok: true; phone: string; timezone: string; fields: Record<string, string> }
+  | {
+      ok: true;
+      phone: string;
+      timezone: string;
+      zoneSource: ZoneSource;
+      fields: Record<string, string>;
+    }
   | { ok: false; reason: RejectReason; column: string | null };
 
 /** Finds a header cell by name: exact, or ignoring surrounding spaces. */
@@ -50,18 +61,33 @@ function judgeRow(cells: string[], columns: Columns): Verdict {
   if (phoneCell === "") return { ok: false, reason: "missing_phone", column: columns.phoneName };
   const phone = normalisePhone(phoneCell, columns.region);
   if (!phone) return { ok: false, reason: "invalid_phone", column: columns.phoneName };
-  const zoneCell = (cells[columns.timezone] as string).trim();
-  if (zoneCell === "")
-    return { ok: false, reason: "missing_timezone", column: columns.timezoneName };
-  const timezone = canonicalTimeZone(zoneCell);
-  if (!timezone) return { ok: false, reason: "invalid_timezone", column: columns.timezoneName };
+  const { zone } = columns;
+  const zoneCell = zone ? (cells[zone.index] as string).trim() : "";
+  let timezone: string | undefined;
+  let zoneSource: ZoneSource;
+  if (zone && zoneCell !== "") {
+    timezone = canonicalTimeZone(zoneCell);
+    if (!timezone) return { ok: false, reason: "invalid_timezone", column: zone.name };
+    zoneSource = "column";
+  } else {
+    // The first of the number's zones stands for them all: the claim reads every one of them
+    // from the number again and applies the strictest.
+    timezone = zonesOf(phone)?.zones[0];
+    zoneSource = "number";
+    if (timezone === undefined) {
+      timezone = columns.defaultZone;
+      zoneSource = "default";
+    }
+    if (timezone === undefined)
+      return { ok: false, reason: "unknown_timezone", column: columns.phoneName };
+  }
   const fields: Record<string, string> = {};
   for (let index = 0; index < header.length; index++) {
-    if (index !== columns.phone && index !== columns.timezone) {
+    if (index !== columns.phone && index !== zone?.index) {
       fields[(header[index] as string).trim()] = cells[index] as string;
     }
   }
-  return { ok: true, phone, timezone, fields };
+  return { ok: true, phone, timezone, zoneSource, fields };
 }
 
 const STAGING_COLUMNS = [
@@ -69,6 +95,7 @@ const STAGING_COLUMNS = [
   "row_no",
   "phone",
   "timezone",
+  "zone_source",
   "fields",
   "cells",
   "reason",
@@ -97,13 +124,13 @@ async function* stagingLines(
     const verdict = judgeRow(cells, columns);
     const cellsJson = field(JSON.stringify(cells));
     if (!verdict.ok) {
-      yield `,${row},,,,${cellsJson},${field(verdict.reason)},${field(verdict.column)}\n`;
+      yield `,${row},,,,,${cellsJson},${field(verdict.reason)},${field(verdict.column)}\n`;
       continue;
     }
     counted.accepted++;
     // Time-ordered ids keep the leads' indexes appended to, not scattered.
     const id = Bun.randomUUIDv7();
-    yield `${id},${row},${field(verdict.phone)},${field(verdict.timezone)},${field(JSON.stringify(verdict.fields))},${cellsJson},,\n`;
+    yield `${id},${row},${field(verdict.phone)},${field(verdict.timezone)},${verdict.zoneSource},${field(JSON.stringify(verdict.fields))},${cellsJson},,\n`;
   }
 }
 
@@ -121,14 +148,15 @@ async function readHeader(rows: AsyncGenerator<string[]>, upload: ImportUpload) 
   const header = first.value;
   const errors: FieldError[] = [];
   const phoneName = upload.fields.get("phone_column") as string;
-  const timezoneName = upload.fields.get("timezone_column") as string;
+  // Optional: without it (or with an empty value), every lead's zone comes from its number.
+  const zoneName = upload.fields.get("timezone_column") || undefined;
   const phone = columnIndex(header, phoneName);
-  const timezone = columnIndex(header, timezoneName);
+  const zone = zoneName === undefined ? undefined : columnIndex(header, zoneName);
   if (phone === -1)
     errors.push({ field: "phone_column", message: `no column "${phoneName}" in the header` });
-  if (timezone === -1)
-    errors.push({ field: "timezone_column", message: `no column "${timezoneName}" in the header` });
-  if (phone !== -1 && phone === timezone) {
+  if (zone === -1)
+    errors.push({ field: "timezone_column", message: `no column "${zoneName}" in the header` });
+  if (phone !== -1 && phone === zone) {
     errors.push({
       field: "timezone_column",
       message: "must name another column than phone_column",
@@ -138,23 +166,32 @@ async function readHeader(rows: AsyncGenerator<string[]>, upload: ImportUpload) 
   return {
     header,
     phone,
-    timezone,
     phoneName: header[phone] as string,
-    timezoneName: header[timezone] as string,
+    zone: zone === undefined ? undefined : { index: zone, name: header[zone] as string },
   };
 }
 
-/** Reads `default_region`: an ISO 3166 alpha-2 code, for numbers written without `+`. */
-function regionOf(upload: ImportUpload): CountryCode | undefined {
-  const value = upload.fields.get("default_region");
-  if (value === undefined || value === "") return undefined;
-  const region = value.toUpperCase();
-  if (!isRegion(region)) {
-    throw badRequest(INVALID_BODY, [
-      { field: "default_region", message: "must be an ISO 3166 alpha-2 region code" },
-    ]);
+/**
+ * The import's optional fields, or the 400 that names each bad one: `default_region`, an ISO
+ * 3166 alpha-2 code for numbers written without `+`, and `default_timezone`, an IANA zone for
+ * leads whose cell is empty and whose number is in no zone (stored canonical).
+ */
+function optionsOf(upload: ImportUpload) {
+  const errors: FieldError[] = [];
+  const regionValue = upload.fields.get("default_region")?.toUpperCase() || undefined;
+  const region = regionValue !== undefined && isRegion(regionValue) ? regionValue : undefined;
+  if (regionValue !== undefined && region === undefined)
+    errors.push({ field: "default_region", message: "must be an ISO 3166 alpha-2 region code" });
+  const zoneValue = upload.fields.get("default_timezone") || undefined;
+  const defaultZone = zoneValue === undefined ? undefined : canonicalTimeZone(zoneValue);
+  if (zoneValue !== undefined && defaultZone === undefined) {
+    errors.push({
+      field: "default_timezone",
+      message: "must be an IANA time-zone name such as America/New_York",
+    });
   }
-  return region;
+  if (errors.length) throw badRequest(INVALID_BODY, errors);
+  return { region, defaultZone };
 }
 
 /**
@@ -170,8 +207,9 @@ export async function refreshLeadStatistics(deps: ServiceDeps, imported: number)
 }
 
 /**
- * Imports a spooled CSV into a lead list, all or nothing. Rows are judged as they stream and
- * copied into a staging table; duplicates (within the file or already in the list) are then
+ * Imports a spooled CSV into a lead list, all or nothing. Rows are judged as they stream (a
+ * lead's zone is its zone cell's, else its number's, else the import's default) and copied
+ * into a staging table; duplicates (within the file or already in the list) are then
  * found by the database through the list's unique (list, phone) index, numbers on the tenant's
  * do-not-call list are refused, and the accepted rows
  * become `Fresh` leads in file order. Every rejected row is kept with its reason.
@@ -183,11 +221,11 @@ export async function runImport(
   upload: ImportUpload,
   meta: RequestMeta,
 ): Promise<ImportView> {
-  const region = regionOf(upload);
+  const options = optionsOf(upload);
   const file = upload.file as NonNullable<ImportUpload["file"]>;
   const rows = csvRows(file.path);
   try {
-    const columns: Columns = { ...(await readHeader(rows, upload)), region };
+    const columns: Columns = { ...(await readHeader(rows, upload)), ...options };
     const importId = Bun.randomUUIDv7();
     const startedAt = new Date(deps.clock.now());
     const counted = { rows: 0, accepted: 0 };
@@ -211,8 +249,8 @@ export async function runImport(
         }),
       );
       await session.execute(
-        `create temp table lead_import_staging (id uuid, row_no integer not null, phone text, timezone text, fields jsonb,
-           cells jsonb not null, reason text, column_name text) on commit drop`,
+        `create temp table lead_import_staging (id uuid, row_no integer not null, phone text, timezone text,
+           zone_source text, fields jsonb, cells jsonb not null, reason text, column_name text) on commit drop`,
       );
       await session.copyFrom(
         "lead_import_staging",
@@ -260,10 +298,10 @@ async function finishImport(
   );
   // ORDER BY keeps file order in `seq` and lets the first of two equal phones win.
   const imported = await session.execute(
-    `insert into leads (id, tenant_id, campaign_id, lead_list_id, import_id, import_row, phone, timezone, state,
-       attempts, fields, created_at, updated_at)
-     select id, $1::uuid, $2::uuid, $3::uuid, $4::uuid, row_no, phone, timezone, 'Fresh', 0, fields,
-       $5::timestamptz, $5::timestamptz
+    `insert into leads (id, tenant_id, campaign_id, lead_list_id, import_id, import_row, phone, timezone,
+       zone_source, state, attempts, fields, created_at, updated_at)
+     select id, $1::uuid, $2::uuid, $3::uuid, $4::uuid, row_no, phone, timezone, zone_source, 'Fresh', 0,
+       fields, $5::timestamptz, $5::timestamptz
      from lead_import_staging where reason is null order by row_no
      on conflict (lead_list_id, phone) do nothing`,
     [list.tenantId, list.campaignId, list.id, importId, createdAt],

@@ -1,11 +1,20 @@
 import { type Static, t } from "elysia";
 import type { LeadImportRow, LeadListRow, LeadRow } from "../../../db/queries/leads.ts";
-import { LEAD_STATES } from "../../../db/schema/leads.ts";
+import { LEAD_STATES, leads } from "../../../db/schema/leads.ts";
 import { PageQuery } from "../../pagination.ts";
 import { E164 } from "../campaigns/model.ts";
 import { TenantQuery, Timestamp } from "../users/model.ts";
 
 export const LeadStateSchema = t.Union(LEAD_STATES.map((state) => t.Literal(state)));
+
+export const ZoneSourceSchema = t.Union(
+  leads.zoneSource.enumValues.map((source) => t.Literal(source)),
+  {
+    description:
+      "where `timezone` came from: the file's zone `column`; the `number` (its first zone; " +
+      "the dialer applies the strictest of all the number's zones); the import's `default`",
+  },
+);
 
 export const CreateLeadListBody = t.Object(
   { name: t.String({ minLength: 1, maxLength: 200, pattern: "\\S" }), caller_id: E164 },
@@ -58,6 +67,7 @@ export const LeadSchema = t.Object({
   campaign_id: t.String({ format: "uuid" }),
   phone: t.String(),
   timezone: t.String(),
+  zone_source: ZoneSourceSchema,
   state: LeadStateSchema,
   attempts: t.Integer(),
   fields: t.Record(t.String(), t.String()),
@@ -74,6 +84,7 @@ export const leadView = (row: LeadRow): LeadView => ({
   campaign_id: row.campaignId,
   phone: row.phone,
   timezone: row.timezone,
+  zone_source: row.zoneSource,
   state: row.state,
   attempts: row.attempts,
   fields: row.fields,
@@ -119,8 +130,21 @@ export const importView = (
 export const ImportForm = t.Object({
   file: t.File({ description: "CSV with a header row (UTF-8; comma, semicolon, tab or pipe)" }),
   phone_column: t.String({ description: "header name of the phone column" }),
-  timezone_column: t.String({ description: "header name of the IANA time-zone column" }),
+  timezone_column: t.Optional(
+    t.String({
+      description:
+        "header name of the IANA time-zone column; optional: without it, or where its cell is " +
+        "empty, a lead's zone is the first zone of its number",
+    }),
+  ),
   default_region: t.Optional(
     t.String({ description: "ISO 3166 alpha-2 region for numbers without +" }),
+  ),
+  default_timezone: t.Optional(
+    t.String({
+      description:
+        "IANA time zone for leads with no zone cell whose number is in no zone (toll-free, " +
+        "non-geographic); without it such rows are rejected as `unknown_timezone`",
+    }),
   ),
 });

@@ -34,14 +34,29 @@ export function normalisePhone(
   return parsed?.isValid() ? parsed.number : undefined;
 }
 
-/** Lower-cased name → canonical name, for every zone and link this runtime can use. */
+/**
+ * Lower-cased name → canonical name, for every zone and link this runtime can use. Link
+ * targets are added as names of their own: `Intl.supportedValuesOf` leaves some of them out
+ * (`Etc/UTC` and `Etc/GMT` on Bun, which lists `UTC`), and a zone the import stored must be
+ * accepted when a file brings it back.
+ */
 const KNOWN_ZONES = (() => {
   const known = new Map<string, string>();
   for (const zone of Intl.supportedValuesOf("timeZone")) known.set(zone.toLowerCase(), zone);
-  for (const [link, target] of Object.entries(TIME_ZONE_LINKS))
+  for (const [link, target] of Object.entries(TIME_ZONE_LINKS)) {
     known.set(link.toLowerCase(), target);
+    known.set(target.toLowerCase(), target);
+  }
   return known;
 })();
+
+/**
+ * UTC's own zones. Their one-word names (`UTC`, `GMT`, `Zulu`, …) are accepted where other
+ * one-word names are not: they name no local time that a reader could mistake.
+ */
+const UTC_ZONES = new Set(["Etc/UTC", "Etc/GMT"]);
+
+const AREA_LOCATION = /^[A-Za-z]+\/[A-Za-z0-9_+\-/]+$/;
 
 const usable = (zone: string) => {
   try {
@@ -56,16 +71,16 @@ const zones = new Map<string, string | undefined>();
 
 /**
  * The canonical IANA name of a time-zone cell, or undefined. Links such as `US/Eastern` give
- * their target (`America/New_York`); offsets (`+05:00`) and abbreviations (`EST`), which Intl
- * also accepts, do not name a place and are refused: only `Area/Location` names and `UTC`.
+ * their target (`America/New_York`), `UTC` gives `Etc/UTC`, and every name this returns is
+ * accepted again. Offsets (`+05:00`) and abbreviations (`EST`), which Intl also accepts, do
+ * not name a place and are refused: only `Area/Location` names and the names of UTC.
  */
 export function canonicalTimeZone(cell: string): string | undefined {
   if (zones.has(cell)) return zones.get(cell);
-  let canonical: string | undefined;
-  if (cell === "UTC" || /^[A-Za-z]+\/[A-Za-z0-9_+\-/]+$/.test(cell)) {
-    canonical = KNOWN_ZONES.get(cell.toLowerCase());
-    if (canonical !== undefined && !usable(canonical)) canonical = undefined;
-  }
+  let canonical = KNOWN_ZONES.get(cell.toLowerCase());
+  if (canonical !== undefined && !AREA_LOCATION.test(cell) && !UTC_ZONES.has(canonical))
+    canonical = undefined;
+  if (canonical !== undefined && !usable(canonical)) canonical = undefined;
   // Bounded: a file of junk zones must not grow this cache without limit.
   if (zones.size < 10_000) zones.set(cell, canonical);
   return canonical;

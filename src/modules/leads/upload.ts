@@ -83,9 +83,8 @@ export function requestFieldErrors(upload: ImportUpload): FieldError[] {
   const errors: FieldError[] = [];
   if (!upload.file) errors.push({ field: "file", message: "required" });
   else if (upload.file.bytes === 0) errors.push({ field: "file", message: "the file is empty" });
-  for (const field of ["phone_column", "timezone_column"]) {
-    if (!upload.fields.get(field)) errors.push({ field, message: "required" });
-  }
+  if (!upload.fields.get("phone_column"))
+    errors.push({ field: "phone_column", message: "required" });
   // The form's text is held to the same rule as every JSON body (see storable-text.ts).
   for (const [field, value] of upload.fields) {
     if (!isStorableText(value)) errors.push({ field, message: UNSTORABLE_TEXT });
