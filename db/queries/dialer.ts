@@ -14,7 +14,7 @@ import {
   or,
   sql,
 } from "drizzle-orm";
-import type { ClaimWrite } from "../../actors/commands.ts";
+import type { ClaimWrite, NumberLimits } from "../../actors/commands.ts";
 import type { HopperLead, LeadState } from "../../actors/dialing.ts";
 import type { Executor, RawClient } from "../client.ts";
 import { type Fence, fenceCondition } from "../fence.ts";
@@ -190,28 +190,14 @@ const claimLeadsStatement = (capped: boolean) => `
         :after_machine::int[], :after_dnc_days::int[])
       with ordinality as k(lead_id, call_id, agent_id, lead_list_id, phone, caller_id, zone,
         zone_source, cap_max, cap_hours, after_abandoned, after_machine, after_dnc_days, ord)),
-  limited as (
-    select k.lead_id, greatest(
-      (select r.claimed_at + make_interval(hours => k.cap_hours) from calls r
-        where r.tenant_id = :tenant_id::uuid and r.phone = k.phone
-          and r.claimed_at > :now::timestamptz - make_interval(hours => k.cap_hours)
-        order by r.claimed_at desc offset k.cap_max - 1 limit 1),
-      (select max(coalesce(r.ended_at, r.claimed_at)) + make_interval(hours => k.after_abandoned)
-        from calls r
-        where r.tenant_id = :tenant_id::uuid and r.phone = k.phone and r.outcome = 'abandoned'
-          and r.claimed_at > :now::timestamptz - make_interval(hours => k.after_abandoned + 1)),
-      (select max(coalesce(r.ended_at, r.claimed_at)) + make_interval(hours => k.after_machine)
-        from calls r
-        where r.tenant_id = :tenant_id::uuid and r.phone = k.phone and r.outcome = 'machine'
-          and r.claimed_at > :now::timestamptz - make_interval(hours => k.after_machine + 1)),
-      (select max(d.requested_at) + make_interval(days => k.after_dnc_days) from dnc_requests d
-        where d.tenant_id = :tenant_id::uuid and d.phone = k.phone
-          and d.requested_at > :now::timestamptz - make_interval(days => k.after_dnc_days))
-    ) as until
+  blocked as (
+    select k.lead_id, max(n.until) as until
     from candidate k
+    cross join lateral number_limits(:tenant_id::uuid, k.phone, :now::timestamptz, k.cap_max,
+      k.cap_hours, k.after_abandoned, k.after_machine, k.after_dnc_days) n
     where k.cap_max is not null or k.after_abandoned is not null or k.after_machine is not null
-      or k.after_dnc_days is not null),
-  blocked as (select lead_id, until from limited where until > :now::timestamptz),
+      or k.after_dnc_days is not null
+    group by k.lead_id),
   taken as (
     select c.id, c.state as prior from leads c join candidate k on k.lead_id = c.id
     where c.campaign_id = :campaign_id::uuid and c.attempts < :max_attempts::int
@@ -761,3 +747,19 @@ export const runningCampaignIds = async (db: Executor, tenantId: string) =>
       .where(and(eq(campaigns.tenantId, tenantId), eq(campaigns.status, "running")))
       .orderBy(asc(campaigns.createdAt), asc(campaigns.id))
   ).map((row) => row.id);
+
+/** The limits a number is over at `at` across its workspace (`number_limits`), each with when it lifts. */
+export async function numberLimitsAt(
+  db: Executor,
+  params: { tenantId: string; phone: string; at: Date; limits: NumberLimits },
+): Promise<{ code: "attempt_cap" | "cooldown"; reason: string; until: Date }[]> {
+  const { limits } = params;
+  const result = await db.execute(sql`
+    select code, reason, until from number_limits(${params.tenantId}::uuid, ${params.phone},
+      ${params.at.toISOString()}::timestamptz, ${limits.cap?.max ?? null}::int,
+      ${limits.cap?.hours ?? null}::int, ${limits.afterAbandoned}::int,
+      ${limits.afterMachine}::int, ${limits.afterDncRequest}::int)`);
+  return rowsOf<{ code: "attempt_cap" | "cooldown"; reason: string; until: string | Date }>(
+    result,
+  ).map((row) => ({ code: row.code, reason: row.reason, until: new Date(row.until) }));
+}

@@ -72,8 +72,11 @@ export function governorOf(
   };
 }
 
+/** How `dial_ratio_reason` starts while the governor holds a campaign. */
+export const GOVERNOR_REASON_PREFIX = "governor:";
+
 /** Why the governor holds a campaign, for `dial_ratio_reason`. */
 export const heldReason = (verdict: GovernorVerdict) =>
-  `governor: abandon budget ${Math.max(0, verdict.budget).toFixed(2)} ` +
+  `${GOVERNOR_REASON_PREFIX} abandon budget ${Math.max(0, verdict.budget).toFixed(2)} ` +
   `(${verdict.abandons} abandoned of ${verdict.liveAnswers} live answers over ${verdict.period}, ` +
   `limit ${(verdict.limit * 100).toFixed(1)} %); dialing only with an agent reserved for each call`;

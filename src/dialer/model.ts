@@ -63,14 +63,31 @@ export const DialJobSchema = t.Object({
   }),
 });
 
-export const CallableSchema = t.Object({
+export const EligibilitySchema = t.Object({
   lead_id: Uuid,
-  callable: t.Boolean(),
-  reasons: t.Array(t.Object({ code: t.String(), message: t.String() })),
-  next_callable_at: t.Union([t.String({ format: "date-time" }), t.Null()], {
-    description: "null when nothing will change by itself",
+  dialable: t.Boolean({ description: "the next claim may dial it now" }),
+  reasons: t.Array(
+    t.Object({
+      code: t.String({
+        description:
+          "outside_window, legal_hours, state_rule, sunday, holiday, attempt_cap, cooldown, do_not_call, abandon_budget, max_attempts, not_due, campaign_not_running, lead_final, call_in_progress",
+      }),
+      message: t.String(),
+      until: t.Union([t.String({ format: "date-time" }), t.Null()], {
+        description: "when this reason stops holding by itself; null when it does not",
+      }),
+    }),
+  ),
+  next_eligible_at: t.Union([t.String({ format: "date-time" }), t.Null()], {
+    description: "the first instant every rule allows a call; null when none will by itself",
   }),
+  zone: t.Object({
+    value: t.String(),
+    source: t.String({ description: "column, number or default" }),
+  }),
+  profile: t.Object({ name: t.String(), version: t.String() }),
 });
+export type EligibilityView = Static<typeof EligibilitySchema>;
 
 export type CallView = Static<typeof CallViewSchema>;
 

@@ -481,13 +481,13 @@ describe("pacing and windows", () => {
   });
 });
 
-describe("callable explanation", () => {
-  const callable = async (leadId: string) =>
+describe("eligibility", () => {
+  const eligibility = async (leadId: string) =>
     (
-      await w.request("GET", `/api/v1/campaigns/${campaignId}/leads/${leadId}/callable`, {
+      await w.request("GET", `/api/v1/campaigns/${campaignId}/leads/${leadId}/eligibility`, {
         token: adminToken,
       })
-    ).body.data.callable;
+    ).body.data;
 
   test("explains the campaign, the window, the retry time and the do-not-call list", async () => {
     // 23:30 UTC is 18:30 in New York: past a 09:00–17:00 window.
@@ -497,30 +497,35 @@ describe("callable explanation", () => {
       Date.parse("2026-03-02T23:30:00Z"),
     );
     const lead = await leadState();
-    const first = await callable(lead.id);
-    expect(first.callable).toBe(false);
+    const first = await eligibility(lead.id);
+    expect(first.dialable).toBe(false);
     expect(first.reasons.map((r: { code: string }) => r.code)).toEqual([
       "campaign_not_running",
-      "outside_calling_window",
+      "outside_window",
     ]);
-    expect(first.next_callable_at).toBe("2026-03-03T14:00:00.000Z");
+    expect(first.reasons[1].until).toBe("2026-03-03T14:00:00.000Z");
+    expect(first.next_eligible_at).toBe("2026-03-03T14:00:00.000Z");
+    expect(first.zone).toEqual({ value: "America/New_York", source: "column" });
+    expect(first.profile).toEqual({ name: "none", version: "1970-01-01" });
     await start();
     w.clock.advance(Date.parse("2026-03-03T15:00:00Z") - w.clock.now());
     adminToken = await w.login("admin@acme.test");
-    expect(await callable(lead.id)).toMatchObject({
-      callable: true,
+    expect(await eligibility(lead.id)).toMatchObject({
+      dialable: true,
       reasons: [],
-      next_callable_at: "2026-03-03T15:00:00.000Z",
+      next_eligible_at: "2026-03-03T15:00:00.000Z",
     });
     await w.request("POST", "/api/v1/dnc", { token: adminToken, body: { phone: lead.phone } });
-    const blocked = await callable(lead.id);
-    expect(blocked).toMatchObject({ callable: false, next_callable_at: null });
-    expect(blocked.reasons.map((r: { code: string }) => r.code)).toEqual(["do_not_call"]);
+    const blocked = await eligibility(lead.id);
+    expect(blocked).toMatchObject({ dialable: false, next_eligible_at: null });
+    expect(blocked.reasons).toEqual([
+      { code: "do_not_call", message: expect.stringContaining("do-not-call"), until: null },
+    ]);
     expect(
       (
         await w.request(
           "GET",
-          `/api/v1/campaigns/${campaignId}/leads/${crypto.randomUUID()}/callable`,
+          `/api/v1/campaigns/${campaignId}/leads/${crypto.randomUUID()}/eligibility`,
           { token: adminToken },
         )
       ).status,

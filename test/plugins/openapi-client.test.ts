@@ -218,11 +218,11 @@ async function capturePayloads() {
     w.request("GET", `${campaignPath}/compliance`, { token: admin }),
   );
   await take(
-    "callable",
+    "eligibility",
     "get",
-    `${campaignPath}/leads/${job.lead_id}/callable`,
-    "/api/v1/campaigns/{id}/leads/{lead_id}/callable",
-    w.request("GET", `${campaignPath}/leads/${job.lead_id}/callable`, { token: admin }),
+    `${campaignPath}/leads/${job.lead_id}/eligibility`,
+    "/api/v1/campaigns/{id}/leads/{lead_id}/eligibility",
+    w.request("GET", `${campaignPath}/leads/${job.lead_id}/eligibility`, { token: admin }),
   );
 
   const document = await w.request("GET", "/api/v1/openapi.json");

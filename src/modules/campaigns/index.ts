@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import type { ServiceDeps } from "../../deps.ts";
-import { explainCallable } from "../../dialer/callable.ts";
-import { CallableSchema } from "../../dialer/model.ts";
+import { leadEligibility } from "../../dialer/eligibility.ts";
+import { EligibilitySchema } from "../../dialer/model.ts";
 import { jsonText, ok, okList } from "../../envelope.ts";
 import { documented, documentedList } from "../../openapi-bodies.ts";
 import { PageQuery, parsePage } from "../../pagination.ts";
@@ -164,16 +164,16 @@ export const campaignsModule = (deps: ServiceDeps, auth: AuthGuard) =>
       },
     )
     .get(
-      "/:id/leads/:lead_id/callable",
+      "/:id/leads/:lead_id/eligibility",
       async ({ tenantId, params }) =>
-        ok(await explainCallable(deps, tenantId, params.id, params.lead_id)),
+        ok(await leadEligibility(deps, tenantId, params.id, params.lead_id)),
       {
         auth: "leads.read",
         params: t.Object({ id: t.String(), lead_id: t.String() }),
         query: TenantOnly,
         detail: {
-          summary: "Why a lead is or is not callable now, and when it next will be",
-          ...documented({ callable: CallableSchema }),
+          summary: "Why a lead may or may not be dialled now, until when, and when it next may be",
+          ...documented(EligibilitySchema.properties),
         },
       },
     );

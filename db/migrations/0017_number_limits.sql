@@ -1,0 +1,33 @@
+-- The limits a number is over at an instant, across every campaign of its workspace: one row
+-- per limit that holds, with when it lifts. A null argument turns its limit off. The claim
+-- and the eligibility answer both ask this, so the rules live in one place.
+CREATE FUNCTION "number_limits"("tenant" uuid, "number" text, "at" timestamptz, "cap_max" integer,
+  "cap_hours" integer, "after_abandoned" integer, "after_machine" integer, "after_dnc_days" integer)
+RETURNS TABLE ("code" text, "reason" text, "until" timestamptz) LANGUAGE sql STABLE AS $$
+  select 'attempt_cap', 'attempt_cap', c.until from (
+    select r.claimed_at + make_interval(hours => "cap_hours") as until from calls r
+    where r.tenant_id = "tenant" and r.phone = "number"
+      and r.claimed_at > "at" - make_interval(hours => "cap_hours")
+    order by r.claimed_at desc offset "cap_max" - 1 limit 1) c
+  where "cap_max" is not null
+  union all
+  select 'cooldown', 'abandoned', max(coalesce(r.ended_at, r.claimed_at)) + make_interval(hours => "after_abandoned")
+  from calls r
+  where "after_abandoned" is not null and r.tenant_id = "tenant" and r.phone = "number"
+    and r.outcome = 'abandoned'
+    and r.claimed_at > "at" - make_interval(hours => "after_abandoned" + 1)
+  having max(coalesce(r.ended_at, r.claimed_at)) + make_interval(hours => "after_abandoned") > "at"
+  union all
+  select 'cooldown', 'machine', max(coalesce(r.ended_at, r.claimed_at)) + make_interval(hours => "after_machine")
+  from calls r
+  where "after_machine" is not null and r.tenant_id = "tenant" and r.phone = "number"
+    and r.outcome = 'machine'
+    and r.claimed_at > "at" - make_interval(hours => "after_machine" + 1)
+  having max(coalesce(r.ended_at, r.claimed_at)) + make_interval(hours => "after_machine") > "at"
+  union all
+  select 'cooldown', 'do_not_call_request', max(d.requested_at) + make_interval(days => "after_dnc_days")
+  from dnc_requests d
+  where "after_dnc_days" is not null and d.tenant_id = "tenant" and d.phone = "number"
+    and d.requested_at > "at" - make_interval(days => "after_dnc_days")
+  having count(*) > 0
+$$;
