@@ -157,23 +157,49 @@ export async function claimLeads(
     lease_token: fence.token,
   };
   const capacity = claim.nodeCapacity;
-  if (capacity === null) return CLAIM_LEADS.run(raw, values);
-  if (raw.kind === "pglite") return CLAIM_LEADS_CAPPED.run(raw, { ...values, capacity });
-  // The lock makes claims on one node take turns; the claim's own statement then reads the
-  // calls that the one before it committed.
+  // Numbers with limits counted across the workspace, in one order so that claims never wait
+  // on each other in a circle.
+  const limited = [...new Set(candidates.filter(hasLimits).map((c) => c.phone))].sort();
+  if (raw.kind === "pglite" || (capacity === null && limited.length === 0)) {
+    return capacity === null
+      ? CLAIM_LEADS.run(raw, values)
+      : CLAIM_LEADS_CAPPED.run(raw, { ...values, capacity });
+  }
+  // The locks make claims on one node, and claims of one limited number, take turns; the
+  // claim's own statement then reads the calls that the one before it committed.
   return raw.client.begin(async (tx) => {
-    await tx.unsafe("select pg_advisory_xact_lock($1::int, hashtext($2::text))", [
-      NODE_CLAIMS_LOCK,
-      claim.edgeNodeId,
-    ]);
-    return tx.unsafe(CLAIM_LEADS_CAPPED.text, [
-      ...CLAIM_LEADS_CAPPED.values({ ...values, capacity }),
+    if (capacity !== null) {
+      await tx.unsafe("select pg_advisory_xact_lock($1::int, hashtext($2::text))", [
+        NODE_CLAIMS_LOCK,
+        claim.edgeNodeId,
+      ]);
+    }
+    if (limited.length > 0) {
+      await tx.unsafe(
+        `select pg_advisory_xact_lock($1::int, hashtext($2::text || phone))
+         from unnest($3::text[]) with ordinality as p(phone, ord) order by ord`,
+        [NUMBER_CLAIMS_LOCK, claim.tenantId, arrayLiteral(limited)],
+      );
+    }
+    const parameters =
+      capacity === null
+        ? CLAIM_LEADS.values(values)
+        : CLAIM_LEADS_CAPPED.values({ ...values, capacity });
+    return tx.unsafe((capacity === null ? CLAIM_LEADS : CLAIM_LEADS_CAPPED).text, [
+      ...parameters,
     ] as never[]);
   }) as unknown as Promise<{ id: string; prior: HopperLead["state"]; attempts: number }[]>;
 }
 
-/** The advisory lock class of a node's claims (a campaign's lease has its own). */
+const hasLimits = ({ limits }: ClaimWrite["candidates"][number]) =>
+  limits.cap !== null ||
+  limits.afterAbandoned !== null ||
+  limits.afterMachine !== null ||
+  limits.afterDncRequest !== null;
+
+/** The advisory lock classes of a node's claims and of a number's (a campaign's lease has its own). */
 const NODE_CLAIMS_LOCK = 1145652813;
+const NUMBER_CLAIMS_LOCK = 1314212178;
 
 /**
  * Marks the candidates' leads as dialing and places their calls. A candidate whose number is

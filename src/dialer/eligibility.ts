@@ -93,16 +93,6 @@ export async function leadEligibility(
     });
     permanent = true;
   }
-  const due = lead.nextAttemptAt?.getTime();
-  if (due !== undefined && due > now && !FINAL.has(lead.state)) {
-    const what = lead.state === "Fresh" ? "held back by the rules" : lead.state.toLowerCase();
-    reasons.push({
-      code: "not_due",
-      message: `The lead is ${what} until ${iso(due)}`,
-      until: iso(due),
-    });
-    waitFor(due);
-  }
   for (const limit of overLimits) {
     const message =
       limit.code === "attempt_cap"
@@ -124,6 +114,19 @@ export async function leadEligibility(
   const open = leadWindowAt(placed, profile, window, now);
   for (const reason of open.reasons)
     reasons.push({ code: reason.code, message: reason.message, until: iso(reason.until) });
+  // A lead the rules put off carries their time as its own: it is not due for another reason.
+  const due = lead.nextAttemptAt?.getTime();
+  const explained = reasons.some(
+    (reason) => reason.until && Date.parse(reason.until) >= (due ?? 0),
+  );
+  if (due !== undefined && due > now && !FINAL.has(lead.state) && !explained) {
+    reasons.push({
+      code: "not_due",
+      message: `The lead's ${lead.state === "Callback" ? "callback" : "next attempt"} is due at ${iso(due)}`,
+      until: iso(due),
+    });
+  }
+  if (due !== undefined) waitFor(due);
   const opens = earliest === now ? open : leadWindowAt(placed, profile, window, earliest);
   const nextEligible = permanent || opens.nextOpenAt === null ? null : opens.nextOpenAt;
 

@@ -52,7 +52,7 @@ const periodName = (rule: AbandonmentRule) =>
 export function governorOf(
   campaign: GovernedCampaign,
   dialing: DialingState,
-  round: { calls: number; unreserved: number; ready: number },
+  round: { calls: number; unreserved: number; ready: number; dialsAhead: boolean },
   now: number,
 ): GovernorVerdict | undefined {
   const rule = profileInForce(campaign.regulatoryProfile, now).abandonment;
@@ -62,8 +62,12 @@ export function governorOf(
   const view = dialing.ledger.view(from, now, limit);
   const budget = limit * view.liveAnswers - view.abandons;
   const worstCase = Math.max(0, round.unreserved + round.calls - round.ready);
+  // With nothing to dial this round (no agent ready), the campaign is held while its budget
+  // would not cover a single abandon of a mode that dials ahead of its agents.
+  const held =
+    round.calls === 0 ? round.dialsAhead && budget < 1 : worstCase > 0 && worstCase > budget + 1e-9;
   return {
-    held: worstCase > 0 && worstCase > budget + 1e-9,
+    held,
     limit,
     liveAnswers: view.liveAnswers,
     abandons: view.abandons,

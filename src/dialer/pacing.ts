@@ -157,7 +157,12 @@ function governed(
   const governor = governorOf(
     campaign,
     dialing,
-    { calls: configured.calls, unreserved, ready },
+    {
+      calls: configured.calls,
+      unreserved,
+      ready,
+      dialsAhead: campaign.dialMode === "predictive" || campaign.dialRatio > 1,
+    },
     now,
   );
   if (!governor?.held) return { ...configured, governor };
