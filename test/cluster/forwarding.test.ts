@@ -198,6 +198,7 @@ describe.skipIf(!enabled)("a campaign's commands reach its owner", () => {
       await json(
         call(a, "POST", "/api/v1/campaigns", {
           name: "events",
+          regulatory_profile: "none",
           calling_window: { start: "00:00", end: "23:59" },
         }),
       )

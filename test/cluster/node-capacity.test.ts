@@ -39,6 +39,7 @@ describe.skipIf(!enabled)("a node's capacity with a process that has just starte
       const campaign = (
         await on(admin, "POST", "/api/v1/campaigns", {
           name,
+          regulatory_profile: "none",
           calling_window: { start: "00:00", end: "23:59" },
         })
       ).data.campaign;

@@ -188,7 +188,12 @@ describe("an agent signed out at the deadline", () => {
     const preview = (
       await w.request("POST", "/api/v1/campaigns", {
         token: admin,
-        body: { name: "P", dial_mode: "preview", calling_window: { start: "00:00", end: "23:59" } },
+        body: {
+          name: "P",
+          dial_mode: "preview",
+          regulatory_profile: "none",
+          calling_window: { start: "00:00", end: "23:59" },
+        },
       })
     ).body.data.campaign.id;
     const list = await w.request("POST", `/api/v1/campaigns/${preview}/lead-lists`, {

@@ -82,6 +82,7 @@ beforeAll(async () => {
   token = login.body.data.token;
   const campaign = await api("POST", "/api/v1/campaigns", {
     name: "Outage",
+    regulatory_profile: "none",
     dial_ratio: 3,
     calling_window: { start: "00:00", end: "23:59" },
   });

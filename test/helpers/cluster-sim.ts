@@ -104,6 +104,7 @@ export async function createCampaign(
     via: options.via,
     body: {
       name: options.name,
+      regulatory_profile: "none",
       calling_window: { start: "00:00", end: "23:59" },
       max_attempts: options.maxAttempts ?? 2,
       retry_delay_seconds: 60,

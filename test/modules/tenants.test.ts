@@ -20,6 +20,7 @@ describe("tenants", () => {
       name: "Globex",
       domain: "globex.example",
       rate_limit_per_minute: 600,
+      regulatory_profile: "us",
       created_at: expect.stringMatching(/Z$/),
       updated_at: expect.stringMatching(/Z$/),
     });
