@@ -3,7 +3,7 @@
  *
  *   bun bench/dialer.ts [--duration 60] [--nodes 20] [--agents 500] [--campaigns 10]
  *                       [--leads 60000] [--answer-rate 0.3] [--rate 0] [--json FILE]
- *                       [--cpu-prof DIR] [--app DIR]
+ *                       [--cpu-prof DIR] [--app DIR] [--profiles us,uk,ca]
  *
  * A throwaway PostgreSQL cluster and one server process (`bun src/index.ts`, 127.0.0.1) are
  * started. The bootstrap admin creates `--campaigns` progressive campaigns (dial_ratio 3,
@@ -25,6 +25,13 @@
  * round trip of every node event (p50, p99), of claims that returned jobs, and of
  * dispositions, and the lead-to-claim latency: how long a ready agent's campaign waited from
  * the agent becoming free until a claim handed out its next call.
+ *
+ * `--profiles` gives the campaigns regulatory profiles in turn (none are sent without it, as a
+ * revision before profiles would refuse the field). Under a profile the leads' zone is one
+ * where it is now midday-ish, so that its hours are open whenever the benchmark runs; a fifth
+ * of the numbers are Florida's (305), whose attempt cap the claim counts; `uk` campaigns check
+ * their redial cool-downs on every candidate. Their governors start with no abandon budget and
+ * hold the campaigns to calls with an agent reserved for each until answers earn one.
  *
  * `--app DIR` runs the `src/index.ts` of another checkout (`git archive <rev> | tar -x -C DIR`,
  * `node_modules` linked in), for a revision side by side with this one.
@@ -53,6 +60,29 @@ const LEADS = Number(option(args, "leads", "60000"));
 const ANSWER_RATE = Number(option(args, "answer-rate", "0.3"));
 const RATE = Number(option(args, "rate", "0"));
 const JSON_OUT = option(args, "json", "");
+const PROFILES = option(args, "profiles", "")
+  .split(",")
+  .filter((name) => name !== "");
+
+/** A zone where the local hour is now between 10:00 and 18:00: every profile's hours are open. */
+function middayZone(): string {
+  const zones = [
+    "America/New_York",
+    "America/Los_Angeles",
+    "Pacific/Honolulu",
+    "Asia/Tokyo",
+    "Asia/Kolkata",
+    "Europe/London",
+    "Australia/Sydney",
+  ];
+  const hourIn = (zone: string) =>
+    Number(
+      new Intl.DateTimeFormat("en-GB", { timeZone: zone, hour: "2-digit", hour12: false }).format(
+        new Date(),
+      ),
+    );
+  return zones.find((zone) => hourIn(zone) >= 10 && hourIn(zone) < 18) ?? "America/New_York";
+}
 setAppRoot(option(args, "app", ""));
 
 const percentile = (values: number[], p: number) => {
@@ -110,20 +140,25 @@ try {
   progress(`creating ${CAMPAIGNS} campaigns and importing ${LEADS} leads`);
   const campaignIds: string[] = [];
   for (let c = 0; c < CAMPAIGNS; c++) {
+    const profile = PROFILES[c % PROFILES.length];
     const created = await admin.call("POST", "/api/v1/campaigns", {
       name: `Bench ${c}`,
       dial_mode: "progressive",
       dial_ratio: 3,
       calling_window: { start: "00:00", end: "23:59" },
       max_attempts: 1,
+      ...(profile ? { regulatory_profile: profile } : {}),
     });
     const campaignId = created.data.campaign.id as string;
     campaignIds.push(campaignId);
     const listId = await admin.createList(campaignId, `Bench list ${c}`);
     const perCampaign = Math.ceil(LEADS / CAMPAIGNS);
     const rows = ["phone,timezone"];
-    for (let i = 0; i < perCampaign; i++)
-      rows.push(`+1415${2_000_000 + c * perCampaign + i},America/New_York`);
+    const zone = profile ? middayZone() : "America/New_York";
+    for (let i = 0; i < perCampaign; i++) {
+      const areaCode = profile && i % 5 === 0 ? "305" : "415";
+      rows.push(`+1${areaCode}${2_000_000 + c * perCampaign + i},${zone}`);
+    }
     const form = new FormData();
     form.append("phone_column", "phone");
     form.append("timezone_column", "timezone");
@@ -319,6 +354,7 @@ try {
       ["measure", "value"],
       [
         ["target attempts / s (--rate)", RATE > 0 ? RATE : "as fast as jobs come"],
+        ["regulatory profiles (--profiles)", PROFILES.join(", ") || "none sent"],
         ["call attempts started / s", result.attempts_per_s],
         ["calls ended / s", result.ended_per_s],
         ["attempts (answered, abandoned)", `${attempts} (${answered}, ${abandoned})`],
