@@ -57,10 +57,12 @@ export const DialJobSchema = t.Object({
   agent_id: t.Union([Uuid, t.Null()], {
     description: "the agent the call is reserved for (preview, or held by the governor)",
   }),
-  abandon_message_required: t.Boolean({
-    description:
-      "the call's regulatory profile requires a recorded message when it is answered and no agent is free",
-  }),
+  abandon_message_required: t.Optional(
+    t.Boolean({
+      description:
+        "the call's regulatory profile requires a recorded message when it is answered and no agent is free (always sent; a node reads its absence, from an older service, as false)",
+    }),
+  ),
 });
 
 export const EligibilitySchema = t.Object({
