@@ -58,7 +58,7 @@ import {
   stopCluster,
 } from "./lib/postgres-cluster.ts";
 import { freePort } from "./lib/proc.ts";
-import { median, medianOfRoundRatios, round } from "./lib/stats.ts";
+import { median, medianOfRoundRatios, percentile, round } from "./lib/stats.ts";
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string) => {
@@ -108,12 +108,6 @@ process.on("exit", () => {
 });
 process.on("SIGINT", () => process.exit(130));
 process.on("SIGTERM", () => process.exit(143));
-
-const percentile = (values: readonly number[], p: number) => {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;
-};
 
 // ---------------------------------------------------------------- CPU
 

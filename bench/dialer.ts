@@ -43,6 +43,7 @@ import {
   JWT_SECRET,
   median,
   option,
+  percentile,
   progress,
   round,
   setAppRoot,
@@ -85,11 +86,6 @@ function middayZone(): string {
 }
 setAppRoot(option(args, "app", ""));
 
-const percentile = (values: number[], p: number) => {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
-};
 const between = (low: number, high: number) => low + Math.random() * (high - low);
 
 /** An HS256 token as the server issues them: claims sub, tid, email, role, iat, exp. */

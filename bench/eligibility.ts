@@ -17,6 +17,7 @@ import {
   Api,
   median,
   option,
+  percentile,
   progress,
   round,
   startCluster,
@@ -38,11 +39,6 @@ const ZONES = [
   "Australia/Sydney",
   "Asia/Kolkata",
 ];
-
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
-};
 
 const cluster = startCluster();
 const server = await startServer({ databaseUrl: cluster.url("postgres") });

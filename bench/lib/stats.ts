@@ -8,6 +8,15 @@ export function median(values: readonly number[]): number {
     : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 
+/** The nearest-rank percentile `p` (0–100) of the values; NaN for no values. */
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[
+    Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))
+  ] as number;
+}
+
 /**
  * The median of the ratios within each round, `over[i] ÷ under[i]`: two targets measured
  * seconds apart in one round, so a neighbour's load that comes and goes between rounds

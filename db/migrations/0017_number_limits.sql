@@ -11,19 +11,13 @@ RETURNS TABLE ("code" text, "reason" text, "until" timestamptz) LANGUAGE sql STA
     order by r.claimed_at desc offset "cap_max" - 1 limit 1) c
   where "cap_max" is not null
   union all
-  select 'cooldown', 'abandoned', max(coalesce(r.ended_at, r.claimed_at)) + make_interval(hours => "after_abandoned")
-  from calls r
-  where "after_abandoned" is not null and r.tenant_id = "tenant" and r.phone = "number"
-    and r.outcome = 'abandoned'
-    and r.claimed_at > "at" - make_interval(hours => "after_abandoned" + 1)
-  having max(coalesce(r.ended_at, r.claimed_at)) + make_interval(hours => "after_abandoned") > "at"
-  union all
-  select 'cooldown', 'machine', max(coalesce(r.ended_at, r.claimed_at)) + make_interval(hours => "after_machine")
-  from calls r
-  where "after_machine" is not null and r.tenant_id = "tenant" and r.phone = "number"
-    and r.outcome = 'machine'
-    and r.claimed_at > "at" - make_interval(hours => "after_machine" + 1)
-  having max(coalesce(r.ended_at, r.claimed_at)) + make_interval(hours => "after_machine") > "at"
+  select 'cooldown', h.outcome, max(coalesce(r.ended_at, r.claimed_at)) + make_interval(hours => h.hours)
+  from (values ('abandoned', "after_abandoned"), ('machine', "after_machine")) h(outcome, hours)
+  join calls r on r.outcome = h.outcome
+  where h.hours is not null and r.tenant_id = "tenant" and r.phone = "number"
+    and r.claimed_at > "at" - make_interval(hours => h.hours + 1)
+  group by h.outcome, h.hours
+  having max(coalesce(r.ended_at, r.claimed_at)) + make_interval(hours => h.hours) > "at"
   union all
   select 'cooldown', 'do_not_call_request', max(d.requested_at) + make_interval(days => "after_dnc_days")
   from dnc_requests d

@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { boolean, index, integer, pgTable, primaryKey, text, uuid } from "drizzle-orm/pg-core";
-import { instant } from "./columns.ts";
+import { instant, placedUnder } from "./columns.ts";
 
 export const CALL_OUTCOMES = [
   "answered",
@@ -69,14 +69,7 @@ export const cdrs = pgTable(
     talkSeconds: integer("talk_seconds").notNull(),
     /** Milliseconds from the answer to the agent's audio, as the node measured it. */
     bridgeMs: integer("bridge_ms"),
-    /** The regulatory profile and version the call was placed under. */
-    profile: text("profile"),
-    profileVersion: text("profile_version"),
-    /** The lead's zone and its source when the call was placed. */
-    zone: text("zone"),
-    zoneSource: text("zone_source"),
-    /** Whether the abandon-rate governor held the campaign to reserved calls. */
-    governorHeld: boolean("governor_held").notNull().default(false),
+    ...placedUnder(),
     createdAt: instant("created_at").notNull(),
   },
   (table) => [
@@ -119,14 +112,7 @@ export const calls = pgTable(
     bridgeMs: integer("bridge_ms"),
     /** The node's `Idempotency-Key` of the claim that placed the call: a retry finds it. */
     claimKey: text("claim_key"),
-    /** The regulatory profile and version the call was placed under. */
-    profile: text("profile"),
-    profileVersion: text("profile_version"),
-    /** The lead's zone and its source when the call was placed. */
-    zone: text("zone"),
-    zoneSource: text("zone_source"),
-    /** Whether the abandon-rate governor held the campaign to reserved calls. */
-    governorHeld: boolean("governor_held").notNull().default(false),
+    ...placedUnder(),
     updatedAt: instant("updated_at").notNull(),
   },
   (table) => [

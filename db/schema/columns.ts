@@ -1,4 +1,4 @@
-import { timestamp } from "drizzle-orm/pg-core";
+import { boolean, text, timestamp } from "drizzle-orm/pg-core";
 
 /** A UTC instant; every time in the schema is one. */
 export const instant = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
@@ -7,4 +7,16 @@ export const instant = (name: string) => timestamp(name, { withTimezone: true, m
 export const timestamps = () => ({
   createdAt: instant("created_at").notNull(),
   updatedAt: instant("updated_at").notNull(),
+});
+
+/** The rules a call was placed under, on the call and on its CDR. */
+export const placedUnder = () => ({
+  /** The regulatory profile and version. */
+  profile: text("profile"),
+  profileVersion: text("profile_version"),
+  /** The lead's zone and where it came from. */
+  zone: text("zone"),
+  zoneSource: text("zone_source"),
+  /** Whether the abandon-rate governor held the campaign to calls with a reserved agent. */
+  governorHeld: boolean("governor_held").notNull().default(false),
 });
