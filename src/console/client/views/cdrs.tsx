@@ -100,20 +100,23 @@ export function CallRecords() {
                   <td data-label="Agent">{(cdr.agent_id && email.get(cdr.agent_id)) || "–"}</td>
                 )}
                 <td data-label="Hang-up cause">{cdr.hangup_cause ?? "–"}</td>
-                <td data-label="Placed under" class="small">
-                  {cdr.profile ? (
-                    <span title={profileLabel(cdr.profile.name)}>
-                      {cdr.profile.name} {cdr.profile.version}
-                    </span>
-                  ) : (
-                    "–"
-                  )}
-                  {cdr.governor_held && (
-                    <>
-                      <br />
-                      <strong data-governor-held>held by the governor</strong>
-                    </>
-                  )}
+                <td data-label="Placed under">
+                  {/* One element: a stacked table's cell lays out its children as grid items. */}
+                  <span class="small">
+                    {cdr.profile ? (
+                      <span title={profileLabel(cdr.profile.name)}>
+                        {cdr.profile.name} {cdr.profile.version}
+                      </span>
+                    ) : (
+                      "–"
+                    )}
+                    {cdr.governor_held && (
+                      <>
+                        <br />
+                        <strong data-governor-held>held by the governor</strong>
+                      </>
+                    )}
+                  </span>
                 </td>
               </tr>
             ))}
