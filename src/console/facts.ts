@@ -1,8 +1,10 @@
 import { ACTION_EVENTS, campaignMachine } from "../../actors/campaign.machine.ts";
 import { CALL_OUTCOMES } from "../../db/schema/calls.ts";
 import { CAMPAIGN_STATUSES, DIAL_MODES } from "../../db/schema/campaigns.ts";
-import { LEAD_STATES } from "../../db/schema/leads.ts";
+import { LEAD_STATES, leads } from "../../db/schema/leads.ts";
+import { PROFILE_NAMES } from "../compliance/profiles.ts";
 import { AGENT_STATES } from "../dialer/agents.ts";
+import { GOVERNOR_REASON_PREFIX } from "../dialer/governor.ts";
 import { DISPOSITIONS } from "../dialer/model.ts";
 import { PERMISSIONS, SCOPE_LEVELS, SCOPED_RESOURCES } from "../identity/permissions.ts";
 import { ROLES, USER_STATUSES } from "../identity/roles.ts";
@@ -34,6 +36,10 @@ export function consoleFacts() {
     campaignActions: actionsByStatus(),
     dialModes: [...DIAL_MODES],
     leadStates: [...LEAD_STATES],
+    zoneSources: [...leads.zoneSource.enumValues],
+    regulatoryProfiles: [...PROFILE_NAMES],
+    /** How `dial_ratio_reason` starts while the abandon-rate governor holds a campaign. */
+    governorReasonPrefix: GOVERNOR_REASON_PREFIX,
     callOutcomes: [...CALL_OUTCOMES],
     agentStates: [...AGENT_STATES],
     dispositions: [...DISPOSITIONS],

@@ -104,9 +104,14 @@ beforeAll(async () => {
   });
   expect(agent.status).toBe(201);
 
+  // The dialing tests call at any hour: no profile's calling hours, only the campaign's window.
   const campaign = await apiCall<{ campaign: { id: string } }>("POST", "/campaigns", {
     token: world.tokens.admin,
-    body: { name: "Spring renewals", calling_window: { start: "00:00", end: "23:59" } },
+    body: {
+      name: "Spring renewals",
+      calling_window: { start: "00:00", end: "23:59" },
+      regulatory_profile: "none",
+    },
   });
   world.campaignId = campaign.body.data.campaign.id;
   const list = await apiCall<{ lead_list: { id: string } }>(
@@ -287,6 +292,7 @@ describe("preview dialing", () => {
           name: "Preview callbacks",
           dial_mode: "preview",
           calling_window: { start: "00:00", end: "23:59" },
+          regulatory_profile: "none",
         },
       });
       const campaignId = campaign.body.data.campaign.id;
@@ -474,7 +480,10 @@ describe("console for admins", () => {
       await page.goto(`${server.baseUrl}/cdrs`);
       await page.getByLabel("Outcome").selectOption("answered");
       await page.getByRole("button", { name: "Apply" }).click();
-      await page.getByRole("row", { name: /\+14155552671/ }).waitFor({ timeout: 10_000 });
+      const answered = page.getByRole("row", { name: /\+14155552671/ });
+      await answered.waitFor({ timeout: 10_000 });
+      // The rules the call was placed under: the campaign's own settings alone.
+      await answered.getByText("none 1970-01-01").waitFor();
       const [exported] = await Promise.all([
         page.waitForEvent("download"),
         page.getByRole("button", { name: "Export CSV" }).click(),
@@ -560,5 +569,212 @@ describe("console for admins", () => {
       await context.close();
     },
     SERVER_TEST_TIMEOUT_MS,
+  );
+});
+
+describe("regulatory rules in the console", () => {
+  test.skipIf(!haveBrowser)(
+    "a supervisor changes a campaign's profile, sees its window, the governor and a lead's eligibility; an admin chooses none, the workspace's default and imports without zones",
+    async () => {
+      // A campaign under the US rules, pacing two calls per ready agent: with no live answer
+      // yet its abandon budget is nil, so the governor holds it once an agent is ready.
+      const created = await apiCall<{ campaign: { id: string; regulatory_profile: string } }>(
+        "POST",
+        "/campaigns",
+        {
+          token: world.tokens.admin,
+          body: {
+            name: "Rules check",
+            dial_ratio: 2,
+            calling_window: { start: "00:00", end: "23:59" },
+          },
+        },
+      );
+      const campaignId = created.body.data.campaign.id;
+      expect(created.body.data.campaign.regulatory_profile).toBe("us");
+      const list = await apiCall<{ lead_list: { id: string } }>(
+        "POST",
+        `/campaigns/${campaignId}/lead-lists`,
+        { token: world.tokens.admin, body: { name: "Rules leads", caller_id: "+14155550100" } },
+      );
+      const listId = list.body.data.lead_list.id;
+      const form = new FormData();
+      form.append("phone_column", "phone");
+      form.append("file", new Blob(["phone,name\n+12125550123,Nina\n"]), "rules.csv");
+      const imported = await apiCall(
+        "POST",
+        `/campaigns/${campaignId}/lead-lists/${listId}/import`,
+        { token: world.tokens.admin, form },
+      );
+      expect(imported.status).toBe(200);
+      // On the do-not-call list: never dialable, whatever the hour.
+      await apiCall("POST", "/dnc", { token: world.tokens.admin, body: { phone: "+12125550123" } });
+      await apiCall("POST", `/campaigns/${campaignId}/status`, {
+        token: world.tokens.admin,
+        body: { action: "start" },
+      });
+      const agent = await readyUser("rules-agent@acme.test", "agent");
+      const ready = await apiCall("POST", "/agents/me/state", {
+        token: agent,
+        body: { state: "ready", campaign_id: campaignId },
+      });
+      expect(ready.status).toBe(200);
+
+      const supervisorContext = await newContext(browser);
+      const page = await supervisorContext.newPage();
+      await page.goto(`${server.baseUrl}/campaigns/${campaignId}`);
+      await signInPage(page, "super@acme.test", OWN_PASSWORD);
+      await page.getByRole("heading", { name: "Rules check" }).waitFor({ timeout: 10_000 });
+      const profile = page.getByLabel("Regulatory profile");
+      expect(await profile.isEnabled()).toBe(true);
+      expect(await page.getByLabel("Name").isDisabled()).toBe(true);
+      expect(await profile.locator("option").allTextContents()).toEqual([
+        "United States (TSR/TCPA)",
+        "United Kingdom (Ofcom)",
+        "Canada (CRTC)",
+      ]);
+      const window = page.locator("[data-effective-window]");
+      await window.getByText("00:00–23:59 every day").waitFor();
+      await window.getByText("08:00–21:00 every day").waitFor();
+      await window.getByText(/Narrower than the campaign's window on every day/).waitFor();
+      const governor = page.locator("[data-governor]");
+      await governor.waitFor({ timeout: 10_000 });
+      expect(await governor.textContent()).toMatch(
+        /^Held by the abandon-rate governor: abandon budget 0\.00 .*reserved for each call$/,
+      );
+      await captureView(page, "campaign-detail-supervisor");
+
+      await profile.selectOption("ca");
+      await page.getByRole("button", { name: "Save profile" }).click();
+      await window.getByText("Mon–Fri 09:00–21:30, Sat–Sun 10:00–18:00").waitFor({
+        timeout: 10_000,
+      });
+      await page.getByRole("status").getByText("Saved").waitFor();
+      const changed = await apiCall<{ campaign: { regulatory_profile: string; name: string } }>(
+        "GET",
+        `/campaigns/${campaignId}`,
+        { token: world.tokens.supervisor },
+      );
+      expect(changed.body.data.campaign.regulatory_profile).toBe("ca");
+      expect(changed.body.data.campaign.name).toBe("Rules check");
+
+      // The wallboard says so in words, in the row and once for the page.
+      await page.goto(server.baseUrl);
+      const row = page.locator(`tr[data-campaign="${campaignId}"]`);
+      await row.locator("[data-governor]").waitFor({ timeout: 10_000 });
+      await page
+        .getByText("Held by the abandon-rate governor: Rules check.", { exact: true })
+        .waitFor();
+      await captureView(page, "wallboard-governor");
+
+      // A lead's eligibility, from its row.
+      await page.goto(`${server.baseUrl}/campaigns/${campaignId}/lists/${listId}`);
+      const check = page.getByRole("button", { name: "Check the eligibility of +12125550123" });
+      await check.click();
+      const dialog = page.getByRole("dialog", { name: "Eligibility of +12125550123" });
+      await dialog.locator("[data-verdict]").getByText("Not dialable now").waitFor({
+        timeout: 10_000,
+      });
+      const dnc = dialog.locator('[data-reason="do_not_call"]');
+      expect(await dnc.textContent()).toContain("do-not-call list");
+      expect(await dnc.locator("td").last().textContent()).toBe("—");
+      expect(await dialog.locator("[data-next-eligible]").textContent()).toContain("—");
+      expect(await dialog.locator("[data-zone]").textContent()).toBe(
+        "America/New_York (inferred from the number)",
+      );
+      expect(await dialog.locator("[data-profile]").textContent()).toBe(
+        "Canada (CRTC) version 2008-09-30",
+      );
+      await page.keyboard.press("Escape");
+      await dialog.waitFor({ state: "detached" });
+      // Focus goes back to the button that opened it.
+      expect(await check.evaluate((button) => button.ownerDocument.activeElement === button)).toBe(
+        true,
+      );
+
+      // The first test's lead, called back in 2030 on a paused campaign: reasons that end.
+      await page.goto(`${server.baseUrl}/campaigns/${world.campaignId}/lists/${world.listId}`);
+      await page.getByRole("button", { name: "Check the eligibility of +14155552671" }).click();
+      const callback = page.getByRole("dialog", { name: "Eligibility of +14155552671" });
+      const notDue = callback.locator('[data-reason="not_due"]');
+      await notDue.waitFor({ timeout: 10_000 });
+      // 18:30 UTC, 10:30 in Los Angeles, where the lead is.
+      expect(await notDue.locator("td").last().textContent()).toContain(
+        "(Jan 15, 10:30 AM PST for the lead)",
+      );
+      await callback.locator('[data-reason="campaign_not_running"]').waitFor();
+      expect(await callback.locator("[data-profile]").textContent()).toBe(
+        "None: the campaign's own settings only version 1970-01-01",
+      );
+      await captureView(page, "lead-eligibility");
+      await supervisorContext.close();
+
+      const adminContext = await newContext(browser);
+      const admin = await adminContext.newPage();
+      await admin.goto(`${server.baseUrl}/campaigns/new`);
+      await signInPage(admin, "admin@acme.test", OWN_PASSWORD);
+      const choice = admin.getByLabel("Regulatory profile");
+      await choice.waitFor({ timeout: 10_000 });
+      expect(await choice.inputValue()).toBe("us");
+      await choice.selectOption("none");
+      await admin.getByText(/calling hours, state rules, attempt caps and cool-downs/).waitFor();
+      await captureView(admin, "campaign-new-unregulated");
+      // A window the US hours never allow: the API's 422 beside the window's field.
+      await choice.selectOption("us");
+      await admin.getByLabel("Name").fill("Night shift");
+      await admin.getByLabel("Calling window start").fill("22:00");
+      await admin.getByLabel("Calling window end").fill("23:00");
+      await admin.getByRole("button", { name: "Create campaign" }).click();
+      const start = admin.getByLabel("Calling window start");
+      await admin.locator('input[aria-invalid="true"]').waitFor({ timeout: 10_000 });
+      expect(await start.getAttribute("aria-invalid")).toBe("true");
+      const describedBy = (await start.getAttribute("aria-describedby")) ?? "";
+      expect(await admin.locator(`[id="${describedBy}"]`).textContent()).toContain(
+        "never meets the us profile's calling hours",
+      );
+      await captureView(admin, "campaign-new-window-refused");
+
+      // The workspace's default profile for new campaigns.
+      await admin.goto(`${server.baseUrl}/admin/settings`);
+      const fallback = admin.getByLabel("Default regulatory profile");
+      await fallback.waitFor({ timeout: 10_000 });
+      expect(await fallback.inputValue()).toBe("us");
+      await fallback.selectOption("uk");
+      await admin.getByRole("button", { name: "Save settings" }).click();
+      await admin.getByRole("status").getByText("Saved").waitFor({ timeout: 10_000 });
+      const me = await apiCall<{ tenant: { regulatory_profile: string } }>("GET", "/auth/me", {
+        token: world.tokens.admin,
+      });
+      expect(me.body.data.tenant.regulatory_profile).toBe("uk");
+
+      // An import without a zone column: zones from the numbers, else the default zone.
+      await admin.goto(`${server.baseUrl}/campaigns/${campaignId}/lists/${listId}`);
+      await admin.getByLabel("CSV file").setInputFiles({
+        name: "zoneless.csv",
+        mimeType: "text/csv",
+        buffer: Buffer.from("phone,name\n+18005550100,Toll free\n+13125550111,Chicago\n"),
+      });
+      await admin.getByRole("region", { name: "Preview of the first rows" }).waitFor();
+      expect(await admin.getByLabel("Time zone column").inputValue()).toBe("");
+      await admin.getByLabel("Default time zone").fill("America/Denver");
+      await captureView(admin, "lead-list-import-zoneless");
+      await admin.getByRole("button", { name: "Import", exact: true }).click();
+      const report = admin.getByRole("region", { name: "Import report" });
+      await report.waitFor({ timeout: 10_000 });
+      expect(await report.locator("[data-imported]").textContent()).toBe("2");
+      await admin
+        .locator('tr[data-lead="+18005550100"]')
+        .getByText("the import's default zone")
+        .waitFor({ timeout: 10_000 });
+      expect(await admin.locator('tr[data-lead="+18005550100"]').textContent()).toContain(
+        "America/Denver",
+      );
+      await admin
+        .locator('tr[data-lead="+13125550111"]')
+        .getByText("inferred from the number")
+        .waitFor();
+      await adminContext.close();
+    },
+    SERVER_TEST_TIMEOUT_MS * 2,
   );
 });

@@ -4,6 +4,7 @@
  * the server reaches the browser bundle.
  */
 import type { Static, TSchema } from "@sinclair/typebox";
+import type { EligibilitySchema } from "../../dialer/model.ts";
 import type { AgentStateBody, DispositionBody } from "../../modules/agents/index.ts";
 import type { ApiKeySchema, CreateApiKeyBody } from "../../modules/api-keys/model.ts";
 import type {
@@ -57,6 +58,7 @@ export type ApiKey = S<typeof ApiKeySchema>;
 export type EdgeNode = S<typeof EdgeNodeSchema>;
 export type LeadList = S<typeof LeadListSchema>;
 export type Lead = S<typeof LeadSchema>;
+export type Eligibility = S<typeof EligibilitySchema>;
 export type Import = S<typeof ImportSchema>;
 export type Cdr = S<typeof CdrSchema>;
 export type DncEntry = S<typeof DncEntrySchema>;
@@ -264,6 +266,13 @@ export const api = {
     ),
   leads: (campaignId: string, listId: string, query: Paged<typeof LeadsQuery>) =>
     list<Lead>(`${listPath(campaignId, listId)}/leads`, query),
+  eligibility: (campaignId: string, leadId: string) =>
+    one(
+      call<{ data: Eligibility }>(
+        "GET",
+        `${campaignPath(campaignId)}/leads/${encodeURIComponent(leadId)}/eligibility`,
+      ),
+    ),
   importLeads: (
     campaignId: string,
     listId: string,

@@ -23,6 +23,23 @@ export const dateTime = (iso: string | null | undefined, timeZone?: string) =>
       })
     : "–";
 
+/** An instant as the wall clock reads in a zone: "Nov 27, 8:00 AM EST". */
+export const zonedDateTime = (iso: string, timeZone: string) => {
+  try {
+    return new Date(iso).toLocaleString(undefined, {
+      month: "short",
+      day: "numeric",
+      hour: "numeric",
+      minute: "2-digit",
+      timeZone,
+      timeZoneName: "short",
+    });
+  } catch {
+    // A zone this browser does not know: the instant alone is still right.
+    return undefined;
+  }
+};
+
 /** The wall-clock time in a zone, with the zone's short name. */
 export const timeIn = (at: number, timeZone: string) =>
   new Date(at).toLocaleTimeString(undefined, {

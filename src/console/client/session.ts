@@ -73,3 +73,11 @@ export async function signOut(tellServer = true) {
   session.value = undefined;
   pickedTenant.value = undefined;
 }
+
+/** The workspace the user works in: a platform admin's picked one, else the user's own. */
+export async function workspace(): Promise<Tenant> {
+  const picked = pickedTenant.peek();
+  if (session.peek()?.user.role === "platform_admin" && picked)
+    return (await api.tenant(picked)).tenant;
+  return (await api.me()).tenant;
+}

@@ -38,12 +38,15 @@ export function Field(
 export function Select(
   props: {
     label: string;
-    options: readonly (string | { value: string; label: string })[];
+    options: readonly (string | { value: string; label: string; disabled?: boolean })[];
     error?: string | undefined;
+    hint?: ComponentChildren;
+    /** A hint that warns: drawn to stand out, and read with the field. */
+    warning?: boolean;
     empty?: string;
   } & SelectHTMLAttributes<HTMLSelectElement>,
 ) {
-  const { label, options, error, empty, defaultValue, ...select } = props;
+  const { label, options, error, hint, warning, empty, defaultValue, ...select } = props;
   const id = useId();
   // An uncontrolled select takes its first value from its options, rendered after it.
   const chosen = (value: string) =>
@@ -54,7 +57,7 @@ export function Select(
       <select
         id={id}
         aria-invalid={error ? "true" : undefined}
-        aria-describedby={error ? `${id}-error` : undefined}
+        aria-describedby={error ? `${id}-error` : hint ? `${id}-hint` : undefined}
         {...select}
       >
         {empty !== undefined && <option value="">{empty}</option>}
@@ -64,12 +67,22 @@ export function Select(
               {option.replaceAll("_", " ")}
             </option>
           ) : (
-            <option key={option.value} value={option.value} selected={chosen(option.value)}>
+            <option
+              key={option.value}
+              value={option.value}
+              selected={chosen(option.value)}
+              disabled={option.disabled}
+            >
               {option.label}
             </option>
           ),
         )}
       </select>
+      {hint && !error && (
+        <small id={`${id}-hint`} class={warning ? "hint warning" : "hint"}>
+          {hint}
+        </small>
+      )}
       {error && (
         <small id={`${id}-error`} class="field-error">
           {error}

@@ -1,9 +1,10 @@
 import { useEffect, useState } from "preact/hooks";
-import { type ApiKey, api, type Tenant, type User } from "../api.ts";
+import { type ApiKey, api, type User } from "../api.ts";
 import { facts } from "../facts.ts";
 import { dateTime, label } from "../format.ts";
 import { navigate } from "../router.ts";
-import { pickedTenant, session } from "../session.ts";
+import { profileOptions, UNREGULATED_NOTE } from "../rules.ts";
+import { pickedTenant, session, workspace } from "../session.ts";
 import {
   Field,
   Page,
@@ -382,14 +383,12 @@ export function AdminEdgeNodes() {
 }
 
 export function AdminSettings() {
-  const tenant = useLoad(async (): Promise<Tenant> => {
-    if (session.value?.user.role === "platform_admin" && pickedTenant.value)
-      return (await api.tenant(pickedTenant.value)).tenant;
-    return (await api.me()).tenant;
-  }, []);
+  const tenant = useLoad(workspace, []);
   const saving = useAction();
   const [saved, setSaved] = useState(false);
+  const [profile, setProfile] = useState<string | undefined>();
   const current = tenant.data;
+  const chosenProfile = profile ?? current?.regulatory_profile;
   return (
     <Page title="Workspace settings">
       <Problem error={tenant.error} />
@@ -405,6 +404,7 @@ export function AdminSettings() {
               api.patchTenant(current.id, {
                 name: String(data.get("name")),
                 rate_limit_per_minute: Number(data.get("rate_limit_per_minute")),
+                regulatory_profile: String(data.get("regulatory_profile")),
               }),
             );
             if (done) {
@@ -429,6 +429,23 @@ export function AdminSettings() {
             defaultValue={String(current.rate_limit_per_minute)}
             hint="for API keys without a limit of their own"
             error={saving.field("rate_limit_per_minute")}
+          />
+          <Select
+            label="Default regulatory profile"
+            name="regulatory_profile"
+            options={profileOptions(current.regulatory_profile)}
+            value={chosenProfile}
+            onChange={(event) => {
+              setProfile((event.target as HTMLSelectElement).value);
+              setSaved(false);
+            }}
+            hint={
+              chosenProfile === "none"
+                ? `For new campaigns. ${UNREGULATED_NOTE}`
+                : "the profile a new campaign starts with; a campaign's own can be changed"
+            }
+            warning={chosenProfile === "none"}
+            error={saving.field("regulatory_profile")}
           />
           <div class="buttons">
             <button type="submit" class="primary" disabled={saving.busy}>

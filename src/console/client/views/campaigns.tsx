@@ -1,18 +1,34 @@
-import { useState } from "preact/hooks";
+import type { ComponentChildren } from "preact";
+import { useEffect, useState } from "preact/hooks";
 import { CAMPAIGN_DEFAULTS } from "../../../modules/campaigns/defaults.ts";
 import { may } from "../access.ts";
-import { api, type Campaign, type CampaignWithStats, type Compliance } from "../api.ts";
+import {
+  api,
+  type Campaign,
+  type CampaignStats,
+  type CampaignWithStats,
+  type Compliance,
+} from "../api.ts";
 import { facts } from "../facts.ts";
 import { dateTime, label, percent } from "../format.ts";
 import { navigate } from "../router.ts";
+import { governorHold, profileOptions, UNREGULATED_NOTE } from "../rules.ts";
+import { workspace } from "../session.ts";
 import { Field, Page, Pager, Problem, Select, Table, useAction, useLoad } from "../ui.tsx";
+import { EffectiveWindow, GovernorStatus } from "./rules.tsx";
 
 type Settings = Omit<
   Campaign,
-  "id" | "tenant_id" | "status" | "version" | "created_at" | "updated_at"
+  | "id"
+  | "tenant_id"
+  | "status"
+  | "version"
+  | "created_at"
+  | "updated_at"
+  | "effective_calling_window"
 >;
 
-const DEFAULTS: Settings = {
+const DEFAULTS: Omit<Settings, "regulatory_profile"> = {
   name: "",
   ...CAMPAIGN_DEFAULTS,
   calling_window: { ...CAMPAIGN_DEFAULTS.calling_window },
@@ -31,23 +47,41 @@ function settingsOf(form: HTMLFormElement): Settings {
     retry_delay_seconds: number("retry_delay_seconds"),
     dial_ratio: number("dial_ratio"),
     max_abandon_rate: number("max_abandon_rate"),
+    regulatory_profile: text("regulatory_profile"),
   };
 }
 
-/** Every setting of a campaign, with the API's message beside each field. */
+/**
+ * Every setting of a campaign, with the API's message beside each field. Those who may change
+ * only the regulatory profile (supervisors) see the rest read-only.
+ */
 function SettingsForm({
   initial,
   submitLabel,
-  readOnly,
+  canWrite,
+  canChangeProfile,
+  windowSummary,
+  version,
   onSubmit,
 }: {
   initial: Settings;
   submitLabel: string;
-  readOnly: boolean;
+  /** Every setting may be changed. */
+  canWrite: boolean;
+  /** The regulatory profile may be changed, alone when `canWrite` is false. */
+  canChangeProfile: boolean;
+  /** Shown beside the calling window: the hours in force under the profile. */
+  windowSummary?: ComponentChildren;
+  /** The version `initial` is of: a new one resets the fields to it. */
+  version?: number;
   onSubmit: (settings: Settings) => Promise<unknown>;
 }) {
   const action = useAction();
   const [saved, setSaved] = useState(false);
+  const [profile, setProfile] = useState(initial.regulatory_profile);
+  useEffect(() => setProfile(initial.regulatory_profile), [version]);
+  const readOnly = !canWrite;
+  const profileOnly = !canWrite && canChangeProfile;
   return (
     <form
       class="stack"
@@ -59,13 +93,15 @@ function SettingsForm({
         if (done !== undefined) setSaved(true);
       }}
     >
-      <fieldset disabled={readOnly} class="grid2 plain">
+      {/* Keyed by version: the uncontrolled fields take a saved campaign's values again. */}
+      <fieldset class="grid2 plain" key={version}>
         <legend class="sr-only">Campaign settings</legend>
         <Field
           label="Name"
           name="name"
           defaultValue={initial.name}
           required
+          disabled={readOnly}
           error={action.field("name")}
         />
         <Select
@@ -73,6 +109,7 @@ function SettingsForm({
           name="dial_mode"
           options={facts.dialModes}
           defaultValue={initial.dial_mode}
+          disabled={readOnly}
           error={action.field("dial_mode")}
         />
         <Field
@@ -80,7 +117,24 @@ function SettingsForm({
           name="caller_id"
           defaultValue={initial.caller_id ?? ""}
           hint="E.164, e.g. +14155550100; empty: each list's own"
+          disabled={readOnly}
           error={action.field("caller_id")}
+        />
+        <Select
+          label="Regulatory profile"
+          name="regulatory_profile"
+          options={profileOptions(initial.regulatory_profile)}
+          value={profile}
+          onChange={(event) => {
+            setProfile((event.target as HTMLSelectElement).value);
+            setSaved(false);
+          }}
+          disabled={!canChangeProfile}
+          hint={
+            profile === "none" ? UNREGULATED_NOTE : "the rules every call of the campaign follows"
+          }
+          warning={profile === "none"}
+          error={action.field("regulatory_profile")}
         />
         <Field
           label="Calling window start"
@@ -88,6 +142,7 @@ function SettingsForm({
           type="time"
           defaultValue={initial.calling_window.start}
           hint="the lead's local time"
+          disabled={readOnly}
           error={action.field("calling_window.start") ?? action.field("calling_window")}
         />
         <Field
@@ -95,13 +150,16 @@ function SettingsForm({
           name="window_end"
           type="time"
           defaultValue={initial.calling_window.end}
+          disabled={readOnly}
           error={action.field("calling_window.end")}
         />
+        {windowSummary && <div class="span-all">{windowSummary}</div>}
         <Field
           label="Max attempts"
           name="max_attempts"
           type="number"
           defaultValue={String(initial.max_attempts)}
+          disabled={readOnly}
           error={action.field("max_attempts")}
         />
         <Field
@@ -109,6 +167,7 @@ function SettingsForm({
           name="retry_delay_seconds"
           type="number"
           defaultValue={String(initial.retry_delay_seconds)}
+          disabled={readOnly}
           error={action.field("retry_delay_seconds")}
         />
         <Field
@@ -117,6 +176,7 @@ function SettingsForm({
           type="number"
           step="0.1"
           defaultValue={String(initial.dial_ratio)}
+          disabled={readOnly}
           error={action.field("dial_ratio")}
         />
         <Field
@@ -126,15 +186,25 @@ function SettingsForm({
           step="0.001"
           defaultValue={String(initial.max_abandon_rate)}
           hint="a share: 0.03 is 3 %"
+          disabled={readOnly}
           error={action.field("max_abandon_rate")}
         />
       </fieldset>
-      {!readOnly && (
+      {(canWrite || canChangeProfile) && (
         <div class="buttons">
-          <button type="submit" class="primary" disabled={action.busy}>
-            {submitLabel}
+          <button
+            type="submit"
+            class="primary"
+            disabled={action.busy || (profileOnly && profile === initial.regulatory_profile)}
+          >
+            {profileOnly ? "Save profile" : submitLabel}
           </button>
           <span role="status">{saved ? "Saved" : ""}</span>
+          {profileOnly && (
+            <span class="muted small">
+              Only the profile is yours to change; an admin sets the rest.
+            </span>
+          )}
         </div>
       )}
       <Problem error={action.error} />
@@ -210,19 +280,28 @@ export function CampaignList() {
 }
 
 export function CampaignNew() {
+  // A new campaign starts with the workspace's default profile.
+  const tenant = useLoad(workspace, []);
+  const profile = tenant.data?.regulatory_profile ?? (tenant.error ? "us" : undefined);
   return (
     <Page title="New campaign">
+      <Problem error={tenant.error} />
       <section class="card">
-        <SettingsForm
-          initial={DEFAULTS}
-          submitLabel="Create campaign"
-          readOnly={false}
-          onSubmit={async (settings) => {
-            const { campaign } = await api.createCampaign(settings);
-            navigate(`/campaigns/${campaign.id}`);
-            return campaign;
-          }}
-        />
+        {profile === undefined ? (
+          <p>Loading…</p>
+        ) : (
+          <SettingsForm
+            initial={{ ...DEFAULTS, regulatory_profile: profile }}
+            submitLabel="Create campaign"
+            canWrite
+            canChangeProfile
+            onSubmit={async (settings) => {
+              const { campaign } = await api.createCampaign(settings);
+              navigate(`/campaigns/${campaign.id}`);
+              return campaign;
+            }}
+          />
+        )}
       </section>
     </Page>
   );
@@ -344,6 +423,17 @@ export function CampaignDetail({ id }: { id: string }) {
   );
   const compliance = useLoad(() => api.compliance(id), [id]);
   const action = useAction();
+  const [stats, setStats] = useState<CampaignStats | undefined>();
+  useEffect(() => {
+    // The pacing and the governor's hold change as calls go: read again now and then.
+    const timer = setInterval(() => {
+      api.campaign(id).then(
+        (reply) => setStats(reply.campaign.stats),
+        () => {},
+      );
+    }, 10_000);
+    return () => clearInterval(timer);
+  }, [id]);
   const current: CampaignWithStats | undefined = campaign.data?.campaign;
   if (!current)
     return (
@@ -352,6 +442,7 @@ export function CampaignDetail({ id }: { id: string }) {
       </Page>
     );
   const allowed = facts.campaignActions[current.status] ?? [];
+  const pacing = stats ?? current.stats;
   return (
     <Page title={current.name}>
       <section class="card" aria-labelledby="status-title">
@@ -378,19 +469,34 @@ export function CampaignDetail({ id }: { id: string }) {
             ))}
           </div>
         )}
+        {pacing && (
+          <p class="small">
+            Dial ratio <strong>{pacing.dial_ratio.toFixed(2)}</strong>
+            {governorHold(pacing.dial_ratio_reason) === undefined && (
+              <span class="muted"> · {pacing.dial_ratio_reason}</span>
+            )}
+          </p>
+        )}
+        <GovernorStatus reason={pacing?.dial_ratio_reason} />
         <Problem error={action.error} />
       </section>
       <section class="card" aria-labelledby="settings-title">
         <h2 id="settings-title">Settings</h2>
         <SettingsForm
-          key={current.version}
+          version={current.version}
           initial={current}
           submitLabel="Save changes"
-          readOnly={!may("campaigns.write")}
+          canWrite={may("campaigns.write")}
+          canChangeProfile={may("campaigns.rules")}
+          windowSummary={<EffectiveWindow campaign={current} />}
           onSubmit={async (settings) => {
+            // Supervisors may send the profile alone; every other setting is an admin's.
+            const changes = may("campaigns.write")
+              ? settings
+              : { regulatory_profile: settings.regulatory_profile };
             const { campaign: saved } = await api.patchCampaign(id, {
               version: current.version,
-              ...settings,
+              ...changes,
             });
             campaign.setData({ campaign: { ...current, ...saved } });
             return saved;

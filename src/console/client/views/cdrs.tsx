@@ -3,6 +3,7 @@ import { may } from "../access.ts";
 import { api, type Cdr } from "../api.ts";
 import { facts } from "../facts.ts";
 import { dateTime, label } from "../format.ts";
+import { profileLabel } from "../rules.ts";
 import { Field, Page, Pager, Problem, Select, Table, useAction, useLoad } from "../ui.tsx";
 
 interface Filters {
@@ -81,6 +82,7 @@ export function CallRecords() {
               <th scope="col">Talk s</th>
               {email.size > 0 && <th scope="col">Agent</th>}
               <th scope="col">Hang-up cause</th>
+              <th scope="col">Placed under</th>
             </tr>
           </thead>
           <tbody>
@@ -98,6 +100,24 @@ export function CallRecords() {
                   <td data-label="Agent">{(cdr.agent_id && email.get(cdr.agent_id)) || "–"}</td>
                 )}
                 <td data-label="Hang-up cause">{cdr.hangup_cause ?? "–"}</td>
+                <td data-label="Placed under">
+                  {/* One element: a stacked table's cell lays out its children as grid items. */}
+                  <span class="small">
+                    {cdr.profile ? (
+                      <span title={profileLabel(cdr.profile.name)}>
+                        {cdr.profile.name} {cdr.profile.version}
+                      </span>
+                    ) : (
+                      "–"
+                    )}
+                    {cdr.governor_held && (
+                      <>
+                        <br />
+                        <strong data-governor-held>held by the governor</strong>
+                      </>
+                    )}
+                  </span>
+                </td>
               </tr>
             ))}
           </tbody>

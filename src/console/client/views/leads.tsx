@@ -1,9 +1,10 @@
-import { useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { may } from "../access.ts";
-import { api, type Import } from "../api.ts";
+import { api, type Eligibility, type Import, type Lead } from "../api.ts";
 import { previewRows } from "../csv-preview.ts";
 import { facts } from "../facts.ts";
-import { dateTime } from "../format.ts";
+import { dateTime, zonedDateTime } from "../format.ts";
+import { profileLabel, reasonLabel, zoneSourceLabel } from "../rules.ts";
 import { Field, Page, Pager, Problem, Select, Table, useAction, useLoad } from "../ui.tsx";
 
 const PREVIEW_ROWS = 5;
@@ -13,8 +14,17 @@ async function previewOf(file: File): Promise<string[][]> {
   return previewRows(await file.slice(0, 64 * 1024).text(), PREVIEW_ROWS + 1);
 }
 
-const guess = (header: string[], pattern: RegExp) =>
-  header.find((name) => pattern.test(name)) ?? header[0] ?? "";
+const guess = (header: string[], pattern: RegExp, otherwise = header[0] ?? "") =>
+  header.find((name) => pattern.test(name)) ?? otherwise;
+
+/** The zones the browser knows, offered as the default zone's suggestions. */
+const ZONES: readonly string[] = (() => {
+  try {
+    return Intl.supportedValuesOf("timeZone");
+  } catch {
+    return [];
+  }
+})();
 
 function ImportForm({
   campaignId,
@@ -66,7 +76,8 @@ function ImportForm({
             setRows(preview);
             const names = preview[0] ?? [];
             setPhone(guess(names, /phone|number|tel/i));
-            setZone(guess(names, /zone|tz/i));
+            // No zone column: each lead's zone is inferred from its number.
+            setZone(guess(names, /zone|tz/i, ""));
           }}
         />
         {rows.length > 0 && (
@@ -107,8 +118,10 @@ function ImportForm({
             label="Time zone column"
             name="timezone_column"
             options={header}
+            empty="None: infer from the number"
             value={zone}
             onChange={(event) => setZone((event.target as HTMLSelectElement).value)}
+            hint="optional; an empty cell is also inferred from the number"
             error={action.field("timezone_column")}
           />
           <Field
@@ -118,6 +131,20 @@ function ImportForm({
             hint="two letters, e.g. US, for numbers without +"
             error={action.field("default_region")}
           />
+          <Field
+            label="Default time zone"
+            name="default_timezone"
+            list="known-zones"
+            autoComplete="off"
+            spellcheck={false}
+            hint="IANA, e.g. America/Chicago: for numbers no zone is known for (toll-free); without it they are rejected"
+            error={action.field("default_timezone")}
+          />
+          <datalist id="known-zones">
+            {ZONES.map((name) => (
+              <option key={name} value={name} />
+            ))}
+          </datalist>
         </div>
         {progress !== undefined && (
           <div class="field">
@@ -245,6 +272,114 @@ function PastImports({
   );
 }
 
+/** An instant in the reader's own time, with the lead's wall clock beside it; "—" for none. */
+function When({ at, zone }: { at: string | null; zone: string }) {
+  if (!at) return <>—</>;
+  const there = zonedDateTime(at, zone);
+  // One element: a stacked table's cell lays out its children as grid items.
+  return (
+    <span>
+      <time dateTime={at}>{dateTime(at)}</time>
+      {there && <span class="muted small"> ({there} for the lead)</span>}
+    </span>
+  );
+}
+
+function EligibilityDetails({ eligibility }: { eligibility: Eligibility }) {
+  const zone = eligibility.zone.value;
+  return (
+    <>
+      <p class={eligibility.dialable ? "verdict yes" : "verdict no"} data-verdict>
+        {eligibility.dialable ? "Dialable now" : "Not dialable now"}
+      </p>
+      {eligibility.reasons.length > 0 && (
+        <Table label="Why not" stacked>
+          <thead>
+            <tr>
+              <th scope="col">Reason</th>
+              <th scope="col">Why</th>
+              <th scope="col">Until</th>
+            </tr>
+          </thead>
+          <tbody>
+            {eligibility.reasons.map((reason) => (
+              <tr key={reason.code} data-reason={reason.code}>
+                <th scope="row">{reasonLabel(reason.code)}</th>
+                <td data-label="Why">{reason.message}</td>
+                <td data-label="Until">
+                  <When at={reason.until} zone={zone} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </Table>
+      )}
+      <dl class="details narrow-stack">
+        <dt>Next eligible</dt>
+        <dd data-next-eligible>
+          <When at={eligibility.next_eligible_at} zone={zone} />
+          {!eligibility.next_eligible_at && (
+            <span class="muted small"> nothing makes it dialable by itself</span>
+          )}
+        </dd>
+        <dt>Time zone</dt>
+        <dd data-zone>
+          {zone} <span class="muted small">({zoneSourceLabel(eligibility.zone.source)})</span>
+        </dd>
+        <dt>Regulatory profile</dt>
+        <dd data-profile>
+          {profileLabel(eligibility.profile.name)}{" "}
+          <span class="muted small">version {eligibility.profile.version}</span>
+        </dd>
+      </dl>
+    </>
+  );
+}
+
+/** Why a lead may or may not be dialled now, in a dialog opened from its row. */
+function EligibilityDialog({
+  campaignId,
+  lead,
+  onClose,
+}: {
+  campaignId: string;
+  lead: Lead;
+  onClose: () => void;
+}) {
+  const dialog = useRef<HTMLDialogElement>(null);
+  const [checkedAt, setCheckedAt] = useState<number | undefined>();
+  const result = useLoad(async () => {
+    const eligibility = await api.eligibility(campaignId, lead.id);
+    setCheckedAt(Date.now());
+    return eligibility;
+  }, [campaignId, lead.id]);
+  useEffect(() => {
+    dialog.current?.showModal();
+  }, []);
+  return (
+    <dialog ref={dialog} class="panel" aria-labelledby="eligibility-title" onClose={onClose}>
+      <div class="panel-head">
+        <h2 id="eligibility-title">Eligibility of {lead.phone}</h2>
+        <button type="button" onClick={() => dialog.current?.close()}>
+          Close
+        </button>
+      </div>
+      <Problem error={result.error} />
+      {result.data ? <EligibilityDetails eligibility={result.data} /> : <p>Checking…</p>}
+      <div class="buttons">
+        <button type="button" onClick={result.reload}>
+          Check again
+        </button>
+        {checkedAt && (
+          <span class="muted small" role="status">
+            Checked at {new Date(checkedAt).toLocaleTimeString()}
+          </span>
+        )}
+      </div>
+    </dialog>
+  );
+}
+
 export function LeadListView({ campaignId, listId }: { campaignId: string; listId: string }) {
   const list = useLoad(() => api.leadList(campaignId, listId), [campaignId, listId]);
   const [state, setState] = useState("");
@@ -260,6 +395,7 @@ export function LeadListView({ campaignId, listId }: { campaignId: string; listI
   );
   const current = list.data?.lead_list;
   const [imported, setImported] = useState(0);
+  const [checking, setChecking] = useState<Lead | undefined>();
   return (
     <Page title={current ? `Lead list ${current.name}` : "Lead list"}>
       <p>
@@ -297,7 +433,7 @@ export function LeadListView({ campaignId, listId }: { campaignId: string; listI
           }}
         />
         <Problem error={leads.error} />
-        <Table label="Leads">
+        <Table label="Leads" stacked>
           <thead>
             <tr>
               <th scope="col">Phone</th>
@@ -307,26 +443,53 @@ export function LeadListView({ campaignId, listId }: { campaignId: string; listI
               <th scope="col">Next attempt</th>
               <th scope="col">Last outcome</th>
               <th scope="col">Fields</th>
+              <th scope="col">Eligibility</th>
             </tr>
           </thead>
           <tbody>
             {leads.data?.items.map((lead) => (
-              <tr key={lead.id}>
+              <tr key={lead.id} data-lead={lead.phone}>
                 <th scope="row">{lead.phone}</th>
-                <td>{lead.timezone}</td>
-                <td>{lead.state}</td>
-                <td>{lead.attempts}</td>
-                <td>{dateTime(lead.next_attempt_at)}</td>
-                <td>{lead.last_outcome ?? "–"}</td>
-                <td class="small">
-                  {Object.entries(lead.fields)
-                    .map(([name, value]) => `${name}: ${value}`)
-                    .join(" · ")}
+                <td data-label="Time zone">
+                  <span>
+                    {lead.timezone}
+                    <br />
+                    <span class="muted small">{zoneSourceLabel(lead.zone_source)}</span>
+                  </span>
+                </td>
+                <td data-label="State">{lead.state}</td>
+                <td data-label="Attempts">{lead.attempts}</td>
+                <td data-label="Next attempt">{dateTime(lead.next_attempt_at)}</td>
+                <td data-label="Last outcome">{lead.last_outcome ?? "–"}</td>
+                <td data-label="Fields">
+                  <span class="small">
+                    {Object.entries(lead.fields)
+                      .map(([name, value]) => `${name}: ${value}`)
+                      .join(" · ") || "–"}
+                  </span>
+                </td>
+                <td data-label="Eligibility">
+                  <button
+                    type="button"
+                    aria-label={`Check the eligibility of ${lead.phone}`}
+                    aria-haspopup="dialog"
+                    onClick={() => setChecking(lead)}
+                  >
+                    Check
+                  </button>
                 </td>
               </tr>
             ))}
           </tbody>
         </Table>
+        {checking && (
+          <EligibilityDialog
+            key={checking.id}
+            campaignId={campaignId}
+            lead={checking}
+            onClose={() => setChecking(undefined)}
+          />
+        )}
         {leads.data && (
           <Pager
             total={leads.data.total}

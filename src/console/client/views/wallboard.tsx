@@ -4,7 +4,9 @@ import { type Agent, api, type CampaignStats, type CampaignWithStats } from "../
 import { facts } from "../facts.ts";
 import { duration, label, percent } from "../format.ts";
 import { type Link, liveSocket } from "../live.ts";
+import { governorHold } from "../rules.ts";
 import { Page, Problem, Table, useAction } from "../ui.tsx";
+import { GovernorStatus } from "./rules.tsx";
 
 const HOUR = 3_600_000;
 const HISTORY_KEY = "dialer.wallboard.history";
@@ -199,6 +201,7 @@ export function Wallboard() {
     .filter((state) => state !== "offline")
     .map((state) => [state, agentRows.filter((agent) => agent.state === state).length] as const);
   const canAct = may("campaigns.status");
+  const held = rows.filter((campaign) => governorHold(campaign.stats?.dial_ratio_reason));
 
   return (
     <Page title="Wallboard">
@@ -211,6 +214,11 @@ export function Wallboard() {
       </p>
       <section class="card" aria-labelledby="campaigns-title">
         <h2 id="campaigns-title">Campaigns</h2>
+        {/* One announcement when a campaign is held or let go, not one per stats message. */}
+        <p class="small governor-summary" aria-live="polite">
+          {held.length > 0 &&
+            `Held by the abandon-rate governor: ${held.map((campaign) => campaign.name).join(", ")}.`}
+        </p>
         <Table label="Campaigns" stacked>
           <thead>
             <tr>
@@ -249,7 +257,10 @@ export function Wallboard() {
                   <td data-label="Dial ratio">
                     <div>
                       {stats ? stats.dial_ratio.toFixed(2) : "–"}
-                      {stats && <div class="muted small">{stats.dial_ratio_reason}</div>}
+                      {stats && governorHold(stats.dial_ratio_reason) === undefined && (
+                        <div class="muted small">{stats.dial_ratio_reason}</div>
+                      )}
+                      <GovernorStatus reason={stats?.dial_ratio_reason} />
                     </div>
                   </td>
                   <td data-label="Answer rate">{percent(stats?.answer_rate)}</td>
