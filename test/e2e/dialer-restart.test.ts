@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,6 +21,11 @@ const env = {
 beforeAll(async () => {
   await resetDatabase();
 });
+/** Servers still running when a test ends, failed or not, are killed before the next. */
+const running: { process: { kill(signal?: string): void } }[] = [];
+afterEach(() => {
+  for (const server of running.splice(0)) server.process.kill("SIGKILL");
+});
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 const call = callServer;
@@ -30,6 +35,7 @@ describe("kill -9 with calls in flight", () => {
     "calls still take their events by call_id; every lead ends in one state; one CDR per call",
     async () => {
       const first = await startServer(env);
+      running.push(first);
       const login = await call(first.baseUrl, "POST", "/api/v1/auth/login", undefined, {
         email: "ops@example.test",
         password: "a configured password",
@@ -93,6 +99,7 @@ describe("kill -9 with calls in flight", () => {
       await first.process.exited;
 
       const second = await startServer(env);
+      running.push(second);
       try {
         // Each call in flight still takes its events, by its id alone.
         for (const job of jobs) {
