@@ -62,7 +62,32 @@ const AREAS = [
   ["303", "America/Denver"],
   ["415", "America/Los_Angeles"],
   ["206", "America/Los_Angeles"],
+  ["808", "Pacific/Honolulu"],
+  ["671", "Pacific/Guam"],
 ] as const;
+
+const localHour = (zone: string, at: number) =>
+  Number(
+    new Intl.DateTimeFormat("en-GB", { timeZone: zone, hour: "2-digit", hour12: false }).format(at),
+  );
+
+/**
+ * Where the demo's leads are: the US areas where it is now between 08:00 and 20:00, since the
+ * campaign dials under the `us` profile (08:00–21:00 in each lead's own time), from the East
+ * Coast to Guam. For the hours of the day when it is night in all of them (10:00–13:00 UTC),
+ * London numbers from Ofcom's range for drama under the `uk` profile, so that the demo dials
+ * whatever the hour it starts.
+ */
+function demoLeads(at = Date.now()) {
+  const open = AREAS.filter(([, zone]) => localHour(zone, at) >= 8 && localHour(zone, at) < 20);
+  if (open.length > 0) {
+    return {
+      profile: "us",
+      numbers: open.map(([area, zone]) => ({ prefix: `+1${area}5550`, zone })),
+    };
+  }
+  return { profile: "uk", numbers: [{ prefix: "+44207946", zone: "Europe/London" }] };
+}
 const FIRST = [
   "Ada",
   "Grace",
@@ -79,13 +104,13 @@ const LAST = ["Lovelace", "Hopper", "Turing", "Dijkstra", "Liskov", "Knuth", "Al
 const PLANS = ["Basic", "Plus", "Gold"];
 const pick = <T>(values: readonly T[]) => values[Math.floor(random.next() * values.length)] as T;
 
-/** Numbers in each area's 555-01xx block, reserved for fiction. */
-function leadsCsv(): string {
+/** A hundred numbers per area, in blocks reserved for fiction (555-01xx; 020 7946 0xxx). */
+function leadsCsv(numbers: { prefix: string; zone: string }[]): string {
   const rows = ["phone,timezone,first_name,last_name,plan,renewal_month"];
-  for (const [area, zone] of AREAS) {
+  for (const { prefix, zone } of numbers) {
     for (let line = 100; line < 200; line++) {
       rows.push(
-        `+1${area}555${String(line).padStart(4, "0")},${zone},${pick(FIRST)},${pick(LAST)},${pick(PLANS)},${pick(["Dec", "Jan", "Feb"])}`,
+        `${prefix}${line},${zone},${pick(FIRST)},${pick(LAST)},${pick(PLANS)},${pick(["Dec", "Jan", "Feb"])}`,
       );
     }
   }
@@ -145,9 +170,12 @@ async function seed(base: DemoClient) {
     agents.push((await user(admin, `sim${i}@demo.test`, "agent", PASSWORD)) as DemoClient);
   }
 
-  // The calling window spans the whole day so that the demo dials whatever the hour.
+  // The campaign's own window spans the day; the workspace's `us` profile keeps each lead to
+  // its legal hours, and its governor holds the ratio while the abandon budget is low.
+  const leads = demoLeads();
   const { campaign } = await admin.call<{ campaign: { id: string } }>("POST", "/campaigns", {
     name: "Policy renewals",
+    regulatory_profile: leads.profile,
     dial_mode: "progressive",
     dial_ratio: 2,
     calling_window: { start: "00:00", end: "23:59" },
@@ -163,7 +191,7 @@ async function seed(base: DemoClient) {
   const form = new FormData();
   form.append("phone_column", "phone");
   form.append("timezone_column", "timezone");
-  form.append("file", new Blob([leadsCsv()], { type: "text/csv" }), "renewals.csv");
+  form.append("file", new Blob([leadsCsv(leads.numbers)], { type: "text/csv" }), "renewals.csv");
   const report = await admin.call<{ import: { imported: number } }>(
     "POST",
     `/campaigns/${campaign.id}/lead-lists/${list.id}/import`,

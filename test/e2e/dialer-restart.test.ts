@@ -22,7 +22,7 @@ beforeAll(async () => {
   await resetDatabase();
 });
 /** Servers still running when a test ends, failed or not, are killed before the next. */
-const running: { process: { kill(signal?: string): void } }[] = [];
+const running: Awaited<ReturnType<typeof startServer>>[] = [];
 afterEach(() => {
   for (const server of running.splice(0)) server.process.kill("SIGKILL");
 });
