@@ -1,8 +1,11 @@
+import type { ProfileName } from "../compliance/profiles.ts";
 import type { PacingMode } from "./contact-center.ts";
 
 /** What a simulated shift amounted to. */
 export interface DaySummary {
   mode: PacingMode;
+  /** The campaign's regulatory profile. */
+  profile: ProfileName;
   agents: number;
   hours: number;
   seed: number;
@@ -43,7 +46,10 @@ const minute = (ms: number) => String(Math.round(ms / 60_000));
 export function formatSummary(summary: DaySummary): string {
   const ratio = summary.ratioAfterWarmUp;
   const rows: [string, string][] = [
-    ["mode", `${summary.mode}, ${summary.agents} agents, ${summary.hours} h, seed ${summary.seed}`],
+    [
+      "mode",
+      `${summary.mode}, ${summary.profile} profile, ${summary.agents} agents, ${summary.hours} h, seed ${summary.seed}`,
+    ],
     ["calls placed", String(summary.callsPlaced)],
     ["calls ended", String(summary.callsEnded)],
     ["live answers", `${summary.liveAnswers} (answer rate ${pct(summary.answerRate)})`],
