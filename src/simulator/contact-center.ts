@@ -21,6 +21,7 @@ import {
 import type { UserPrincipal } from "../identity/principal.ts";
 import { setAgentState } from "../modules/agents/service.ts";
 import { heartbeat } from "../modules/edge-nodes/service.ts";
+import { abandonLimitOf, checkLimit } from "./abandon-limit.ts";
 import { Agenda } from "./agenda.ts";
 import type { DaySample } from "./chart.ts";
 import {
@@ -404,6 +405,7 @@ export async function simulateDay(options: DayOptions): Promise<DayResult> {
     windowBasis: report.basis,
     occupancy: occupancyOf(shift),
     openingAbandonRate: openingAbandonRate(answered, startAt),
+    limit: checkLimit(answered, startAt, abandonLimitOf(profile, options.maxAbandonRate, startAt)),
     worstAbandonInterval: { from: worst.from, rate: worst.rate },
     lowestOccupancyInterval: lowest ? { from: lowest.from, occupancy: lowest.occupancy } : null,
     ratioAfterWarmUp: ratioSpread,
