@@ -249,7 +249,8 @@ export async function simulateDay(options: DayOptions): Promise<DayResult> {
     const script = drawCall(options.model, random, hourAt(placedAt));
     const callId = job.call_id;
     counts.placed++;
-    if (script.kind !== "failed")
+    // A call answered within the node's first ring reports no ringing.
+    if (script.kind !== "failed" && script.ringMs > RINGING_AFTER_MS)
       agenda.at(placedAt + RINGING_AFTER_MS, async () => {
         await event(callId, "ringing", clock.now());
       });
