@@ -31,6 +31,7 @@ const USAGE = `usage: bun src/simulator/cli.ts [options]
   --talk S              mean talk time, seconds (120)
   --wrap S              mean wrap-up time, seconds (15)
   --ring S              mean ring time before an answer, seconds (12)
+  --no-answer S         how long an unanswered call rings before the node gives up, seconds (30)
   --seed N              random seed (1)
   --start ISO           shift start, within the hours the leads may be called (09:00 in
                         their zone on ${DEFAULT_DATE}, earlier if the shift must end by the close)
@@ -56,6 +57,7 @@ const { values } = parseArgs({
     talk: { type: "string", default: "120" },
     wrap: { type: "string", default: "15" },
     ring: { type: "string", default: "12" },
+    "no-answer": { type: "string", default: String(DEFAULT_MODEL.noAnswerMs / 1000) },
     seed: { type: "string", default: "1" },
     start: { type: "string" },
     timezone: { type: "string" },
@@ -119,6 +121,7 @@ const options = {
     talk: { ...DEFAULT_MODEL.talk, mean: number("talk", 1, 7_200) * 1000 },
     wrap: { ...DEFAULT_MODEL.wrap, mean: number("wrap", 1, 3_600) * 1000 },
     ring: { ...DEFAULT_MODEL.ring, mean: number("ring", 2, 28) * 1000 },
+    noAnswerMs: number("no-answer", 1, 300) * 1000,
   },
   tuning: {
     ...PACER_DEFAULTS,
