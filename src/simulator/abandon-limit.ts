@@ -22,9 +22,9 @@ export interface LimitSpan {
 
 /**
  * Whether a run kept its abandon limit: over the day, over its first 30 minutes, and at every
- * instant, where abandons ≤ limit × live answers + 1 (the one is the abandon a single call can
- * add before any answer is counted). `margin` is limit × live answers + 1 − abandons: below
- * zero, broken.
+ * instant, where abandons ≤ limit × live answers + 1 (one abandon of slack: a bridge later than
+ * 2 s abandons even a call an agent was reserved for). `margin` is limit × live answers + 1 −
+ * abandons: below zero, broken.
  */
 export interface LimitCheck {
   limit: AbandonLimit;
