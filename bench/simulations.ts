@@ -11,12 +11,14 @@
  *
  * `--profiles us,none` runs every row under each regulatory profile (`us` alone by default)
  * and prints, run by run, what the first profile's abandon governor costs in occupancy
- * against the others.
+ * against the others, over the day and over its first and last 30 minutes. `--reuse` reads
+ * the summaries already in `--out` instead of running those again.
  */
-import { mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { type OccupancyInterval, OPENING_MS } from "../src/simulator/intervals.ts";
 import type { DaySummary } from "../src/simulator/summary.ts";
 
 const { values } = parseArgs({
@@ -28,6 +30,7 @@ const { values } = parseArgs({
     out: { type: "string", default: join(tmpdir(), "simulations") },
     grid: { type: "boolean", default: false },
     demo: { type: "boolean", default: false },
+    reuse: { type: "boolean", default: false },
     profiles: { type: "string", default: "us" },
     caps: { type: "string", default: "2,3,4,5" },
     "answer-rates": { type: "string", default: "0.15,0.3,0.5" },
@@ -151,14 +154,40 @@ const allRuns: Run[] = rows.flatMap((row) =>
 const runs = allRuns.filter((run) => run.profile === profiles[0]);
 const commandOf = (run: Run) => `npm run simulate -- ${run.args.join(" ")}`;
 
+/** Occupancy over the 5-minute intervals within [from, to) ms since the start. */
+function occupancyBetween(intervals: OccupancyInterval[], from: number, to: number) {
+  let time = 0;
+  let busy = 0;
+  for (const interval of intervals) {
+    if (interval.from < from || interval.to > to) continue;
+    time += interval.to - interval.from;
+    busy += interval.occupancy * (interval.to - interval.from);
+  }
+  return time === 0 ? 0 : busy / time;
+}
+
+/** Occupancy over the first and the last 30 minutes of each run. */
+const ends = new Map<Run, { first: number; last: number }>();
+
 async function execute(run: Run) {
-  const args = [...run.args, "--json", run.json];
-  const child = Bun.spawn([process.execPath, "src/simulator/cli.ts", ...args], {
-    stdout: "ignore",
-    stderr: "ignore",
+  // --reuse: a run whose summary is already in --out is read, not run again.
+  if (!values.reuse || !existsSync(run.json)) {
+    const args = [...run.args, "--json", run.json];
+    const child = Bun.spawn([process.execPath, "src/simulator/cli.ts", ...args], {
+      stdout: "ignore",
+      stderr: "ignore",
+    });
+    if ((await child.exited) !== 0) throw new Error(`failed: ${commandOf(run)}`);
+  }
+  const { summary, intervals } = JSON.parse(readFileSync(run.json, "utf8")) as {
+    summary: DaySummary;
+    intervals: { occupancy: OccupancyInterval[] };
+  };
+  const span = Number(hours) * 3_600_000;
+  ends.set(run, {
+    first: occupancyBetween(intervals.occupancy, 0, OPENING_MS),
+    last: occupancyBetween(intervals.occupancy, span - OPENING_MS, span),
   });
-  if ((await child.exited) !== 0) throw new Error(`failed: ${commandOf(run)}`);
-  const { summary } = JSON.parse(readFileSync(run.json, "utf8")) as { summary: DaySummary };
   console.error(
     `done: ${run.row.name}, ${run.profile}, seed ${run.seed} in ${summary.realSeconds.toFixed(0)} s`,
   );
@@ -298,7 +327,8 @@ function printGrid() {
 
 /**
  * What the first profile costs against each other one, run by run: the same day (row, seed)
- * under each, its abandons, whether it kept the limit at every moment, and its occupancy.
+ * under each, its abandons, whether it kept the limit at every moment, and its occupancy over
+ * the day and given up over its first and last 30 minutes.
  */
 function printCost() {
   const [first, ...others] = profiles as [string, ...string[]];
@@ -307,48 +337,54 @@ function printCost() {
       (other) => other.row === run.row && other.seed === run.seed && other.profile === profile,
     ) as Run;
   const summaryOf = (run: Run) => results.get(run) as DaySummary;
+  const endsOf = (run: Run) => ends.get(run) as { first: number; last: number };
+  const points = (value: number) => (value * 100).toFixed(2);
+  const mean = (values: number[]) => values.reduce((sum, v) => sum + v, 0) / values.length;
   const kept = (s: DaySummary) =>
     s.limit.everyMoment.kept ? "kept" : `broke (${s.limit.everyMoment.worst.margin.toFixed(1)})`;
   for (const other of others) {
-    console.log(`\nOccupancy given up under ${first} against ${other}, run by run:\n`);
+    console.log(`\nOccupancy given up under ${first} against ${other}, run by run (points):\n`);
     console.log(
-      `| run | seed | abandoned, ${first} | every moment, ${first} | occupancy, ${first} | ` +
-        `abandoned, ${other} | every moment, ${other} | occupancy, ${other} | given up |`,
+      `| run | seed | abandoned, ${first} | every moment, ${first} | abandoned, ${other} | ` +
+        `every moment, ${other} | occupancy, ${first} | occupancy, ${other} | given up | ` +
+        "first 30 min | last 30 min |",
     );
-    console.log("|---|---:|---:|---|---:|---:|---|---:|---:|");
+    console.log("|---|---:|---:|---|---:|---|---:|---:|---:|---:|---:|");
     const given: number[] = [];
     for (const run of runs) {
       const a = summaryOf(run);
       const b = summaryOf(twin(run, other));
+      const [x, y] = [endsOf(run), endsOf(twin(run, other))];
       given.push(b.occupancy - a.occupancy);
       console.log(
-        `| ${run.row.name} | ${run.seed} | ${percent(a.abandonRate)} | ${kept(a)} | ${percent(a.occupancy)} | ` +
-          `${percent(b.abandonRate)} | ${kept(b)} | ${percent(b.occupancy)} | ` +
-          `${((b.occupancy - a.occupancy) * 100).toFixed(2)} |`,
+        `| ${run.row.name} | ${run.seed} | ${percent(a.abandonRate)} | ${kept(a)} | ` +
+          `${percent(b.abandonRate)} | ${kept(b)} | ${percent(a.occupancy)} | ${percent(b.occupancy)} | ` +
+          `${points(b.occupancy - a.occupancy)} | ${points(y.first - x.first)} | ${points(y.last - x.last)} |`,
       );
     }
-    console.log("\nEach row over its seeds (mean):\n");
+    console.log("\nEach row over its seeds (means; given up in points):\n");
     console.log(
-      `| run | abandoned, ${first} | occupancy, ${first} | abandoned, ${other} | occupancy, ${other} | given up, points |`,
+      `| run | abandoned, ${first} | abandoned, ${other} | occupancy, ${first} | occupancy, ${other} | ` +
+        "given up | first 30 min | last 30 min |",
     );
-    console.log("|---|---:|---:|---:|---:|---:|");
+    console.log("|---|---:|---:|---:|---:|---:|---:|---:|");
     for (const row of rows) {
       const mine = runs.filter((run) => run.row === row);
-      const mean = (values: number[]) => values.reduce((sum, v) => sum + v, 0) / values.length;
-      const a = mine.map(summaryOf);
-      const b = mine.map((run) => summaryOf(twin(run, other)));
-      const occupancy = (list: DaySummary[]) => mean(list.map((s) => s.occupancy));
-      const abandoned = (list: DaySummary[]) => mean(list.map((s) => s.abandonRate));
+      const theirs = mine.map((run) => twin(run, other));
+      const over = (list: Run[], f: (run: Run) => number) => mean(list.map(f));
+      const occupancy = (run: Run) => summaryOf(run).occupancy;
       console.log(
-        `| ${row.name} | ${percent(abandoned(a))} | ${percent(occupancy(a))} | ` +
-          `${percent(abandoned(b))} | ${percent(occupancy(b))} | ` +
-          `${((occupancy(b) - occupancy(a)) * 100).toFixed(2)} |`,
+        `| ${row.name} | ${percent(over(mine, (run) => summaryOf(run).abandonRate))} | ` +
+          `${percent(over(theirs, (run) => summaryOf(run).abandonRate))} | ` +
+          `${percent(over(mine, occupancy))} | ${percent(over(theirs, occupancy))} | ` +
+          `${points(over(theirs, occupancy) - over(mine, occupancy))} | ` +
+          `${points(over(theirs, (run) => endsOf(run).first) - over(mine, (run) => endsOf(run).first))} | ` +
+          `${points(over(theirs, (run) => endsOf(run).last) - over(mine, (run) => endsOf(run).last))} |`,
       );
     }
-    const mean = given.reduce((sum, v) => sum + v, 0) / given.length;
     console.log(
-      `\nGiven up: ${(Math.min(...given) * 100).toFixed(2)} to ${(Math.max(...given) * 100).toFixed(2)} points, ` +
-        `mean ${(mean * 100).toFixed(2)}, over ${given.length} runs; ` +
+      `\nGiven up over the day: ${points(Math.min(...given))} to ${points(Math.max(...given))} points, ` +
+        `mean ${points(mean(given))}, over ${given.length} runs; ` +
         `${runs.filter((run) => !summaryOf(run).limit.everyMoment.kept).length} runs under ${first} ` +
         `and ${runs.filter((run) => !summaryOf(twin(run, other)).limit.everyMoment.kept).length} under ${other} ` +
         "broke abandons ≤ limit × live answers + 1",
