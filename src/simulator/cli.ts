@@ -6,10 +6,12 @@ import { writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { isProfileName, PROFILE_NAMES } from "../compliance/profiles.ts";
 import { PACER_DEFAULTS } from "../dialer/predictive.ts";
 import { dayChart } from "./chart.ts";
 import { type PacingMode, simulateDay } from "./contact-center.ts";
 import { WARM_UP_MS } from "./intervals.ts";
+import { DEFAULT_DATE, PROFILE_LEADS } from "./legal-day.ts";
 import { DEFAULT_MODEL, FLAT_DAY } from "./outcome-model.ts";
 import { progressBar } from "./progress.ts";
 import { formatSummary } from "./summary.ts";
@@ -22,15 +24,18 @@ const USAGE = `usage: bun src/simulator/cli.ts [options]
   --ratio R             the campaign's dial_ratio: the fixed ratio (ratio), the cap
                         (predictive), calls per ready agent (progressive) (3)
   --max-abandon-rate F  the campaign's max_abandon_rate (0.03)
+  --profile P           the campaign's regulatory_profile: us | uk | ca | none (us)
   --answer-rate F       share of calls a person answers (0.3)
   --machine-rate F      share answered by a machine (0.1)
   --hourly LIST         24 comma-separated factors on the answer rate by local hour (flat)
   --talk S              mean talk time, seconds (120)
   --wrap S              mean wrap-up time, seconds (15)
   --ring S              mean ring time before an answer, seconds (12)
+  --no-answer S         how long an unanswered call rings before the node gives up, seconds (30)
   --seed N              random seed (1)
-  --start ISO           shift start (2026-03-03T14:00:00Z, 09:00 in New York)
-  --timezone ZONE       the leads' time zone (America/New_York)
+  --start ISO           shift start, within the hours the leads may be called (09:00 in
+                        their zone on ${DEFAULT_DATE}, earlier if the shift must end by the close)
+  --timezone ZONE       the leads' time zone (the profile's: ${PROFILE_NAMES.map((name) => `${name} ${PROFILE_LEADS[name].timezone}`).join(", ")})
   --tick-ms N           how often the edge node claims, simulated ms (1000)
   --chart PATH          where to write the SVG chart (<tmpdir>/simulation-<mode>-<seed>.svg)
   --json PATH           also write the summary and samples as JSON
@@ -45,15 +50,17 @@ const { values } = parseArgs({
     mode: { type: "string", default: "predictive" },
     ratio: { type: "string", default: "3" },
     "max-abandon-rate": { type: "string", default: "0.03" },
+    profile: { type: "string", default: "us" },
     "answer-rate": { type: "string", default: String(DEFAULT_MODEL.answerRate) },
     "machine-rate": { type: "string", default: String(DEFAULT_MODEL.machineRate) },
     hourly: { type: "string" },
     talk: { type: "string", default: "120" },
     wrap: { type: "string", default: "15" },
     ring: { type: "string", default: "12" },
+    "no-answer": { type: "string", default: String(DEFAULT_MODEL.noAnswerMs / 1000) },
     seed: { type: "string", default: "1" },
-    start: { type: "string", default: "2026-03-03T14:00:00Z" },
-    timezone: { type: "string", default: "America/New_York" },
+    start: { type: "string" },
+    timezone: { type: "string" },
     "tick-ms": { type: "string", default: "1000" },
     chart: { type: "string" },
     json: { type: "string" },
@@ -88,8 +95,10 @@ if (!["predictive", "progressive", "ratio"].includes(mode))
 const hourly = values.hourly ? values.hourly.split(",").map(Number) : FLAT_DAY;
 if (hourly.length !== 24 || hourly.some((factor) => !(factor >= 0)))
   fail("--hourly takes 24 non-negative factors");
-const startAt = Date.parse(values.start ?? "");
-if (Number.isNaN(startAt)) fail("--start must be an ISO 8601 instant");
+const startAt = values.start === undefined ? undefined : Date.parse(values.start);
+if (startAt !== undefined && Number.isNaN(startAt)) fail("--start must be an ISO 8601 instant");
+const profile = values.profile ?? "us";
+if (!isProfileName(profile)) fail(`--profile must be one of ${PROFILE_NAMES.join(", ")}`);
 
 const options = {
   agents: number("agents", 1, 5_000),
@@ -98,9 +107,10 @@ const options = {
   mode,
   ratio: number("ratio", 1, 5),
   maxAbandonRate: number("max-abandon-rate", 0, 0.1),
+  profile,
   seed: number("seed", 0, 2 ** 32 - 1),
   startAt,
-  timezone: values.timezone ?? "America/New_York",
+  timezone: values.timezone,
   tickMs: number("tick-ms", 100, 60_000),
   sampleMs: 60_000,
   model: {
@@ -111,6 +121,7 @@ const options = {
     talk: { ...DEFAULT_MODEL.talk, mean: number("talk", 1, 7_200) * 1000 },
     wrap: { ...DEFAULT_MODEL.wrap, mean: number("wrap", 1, 3_600) * 1000 },
     ring: { ...DEFAULT_MODEL.ring, mean: number("ring", 2, 28) * 1000 },
+    noAnswerMs: number("no-answer", 1, 300) * 1000,
   },
   tuning: {
     ...PACER_DEFAULTS,
@@ -126,14 +137,19 @@ const bar = progressBar(`simulating ${options.hours} h`);
 const result = await simulateDay({
   ...options,
   onProgress: (done, detail) => bar.update(done, detail),
+}).catch((error: unknown) => {
+  // A shift out of the leads' hours, or a zone the runtime does not know.
+  if (error instanceof RangeError) fail(error.message);
+  throw error;
 });
 bar.finish();
 process.stdout.write(formatSummary(result.summary));
-const chartPath = values.chart ?? join(tmpdir(), `simulation-${mode}-${options.seed}.svg`);
+const chartPath =
+  values.chart ?? join(tmpdir(), `simulation-${mode}-${profile}-${options.seed}.svg`);
 await writeFile(
   chartPath,
   dayChart(result.samples, {
-    title: `${mode}, ${options.agents} agents, answer rate ${options.model.answerRate}, seed ${options.seed}`,
+    title: `${mode}, ${profile} profile, ${options.agents} agents, answer rate ${options.model.answerRate}, seed ${options.seed}`,
     maxAbandonRate: options.maxAbandonRate,
     intervals: result.intervals,
     warmUpMs: WARM_UP_MS,

@@ -2,6 +2,7 @@ import type { DatabaseHandle } from "../../db/client.ts";
 import { openDatabase } from "../../db/client.ts";
 import { runMigrations } from "../../db/migrate.ts";
 import { countLeadsByState } from "../../db/queries/leads.ts";
+import type { ProfileName } from "../compliance/profiles.ts";
 import {
   applyCallEvent,
   type CallEventType,
@@ -20,6 +21,7 @@ import {
 import type { UserPrincipal } from "../identity/principal.ts";
 import { setAgentState } from "../modules/agents/service.ts";
 import { heartbeat } from "../modules/edge-nodes/service.ts";
+import { abandonLimitOf, checkLimit } from "./abandon-limit.ts";
 import { Agenda } from "./agenda.ts";
 import type { DaySample } from "./chart.ts";
 import {
@@ -31,6 +33,7 @@ import {
   spreadOf,
   WARM_UP_MS,
 } from "./intervals.ts";
+import { assertLegalDay, legalStart, PROFILE_LEADS } from "./legal-day.ts";
 import { OccupancyMeter, occupancyOf } from "./occupancy.ts";
 import { type CallScript, drawCall, type OutcomeModel } from "./outcome-model.ts";
 import { Random } from "./random.ts";
@@ -55,11 +58,18 @@ export interface DayOptions {
   /** The campaign's `dial_ratio`: the fixed ratio in `ratio` mode, a cap in `predictive`. */
   ratio: number;
   maxAbandonRate: number;
+  /** The campaign's `regulatory_profile`: its calling hours and abandon limit (`us`). */
+  profile?: ProfileName;
   seed: number;
   model: OutcomeModel;
-  /** When the shift starts (epoch ms). */
-  startAt: number;
-  timezone: string;
+  /**
+   * When the shift starts (epoch ms); by default 09:00 in the leads' zone on a Tuesday, or
+   * earlier if the shift must start earlier to end within the hours. The whole shift must be
+   * within the hours in which the leads may be called.
+   */
+  startAt?: number;
+  /** The leads' zone; by default the profile's (`PROFILE_LEADS`). */
+  timezone?: string;
   /** How often the edge node asks for jobs (simulated ms). */
   tickMs: number;
   /** How often the chart takes a point (simulated ms). */
@@ -126,6 +136,14 @@ function localHours(timezone: string) {
  */
 export async function simulateDay(options: DayOptions): Promise<DayResult> {
   const realStart = performance.now();
+  const profile = options.profile ?? "us";
+  const place = {
+    ...PROFILE_LEADS[profile],
+    ...(options.timezone ? { timezone: options.timezone } : {}),
+  };
+  const legal = { profile, lead: { timezone: place.timezone, phone: place.phone(0) } };
+  const startAt = options.startAt ?? legalStart(legal, options.hours);
+  assertLegalDay(legal, startAt, options.hours);
   const ownDatabase = options.database === undefined;
   const database =
     options.database ??
@@ -134,13 +152,14 @@ export async function simulateDay(options: DayOptions): Promise<DayResult> {
       await runMigrations(handle);
       return handle;
     })());
-  const clock = new SteppedClock(options.startAt);
+  const clock = new SteppedClock(startAt);
   const world = await buildWorld({
     database,
     clock,
     agents: options.agents,
     leads: options.leads,
-    timezone: options.timezone,
+    place,
+    profile,
     dialMode: options.mode === "progressive" ? "progressive" : "predictive",
     dialRatio: options.ratio,
     maxAbandonRate: options.maxAbandonRate,
@@ -153,15 +172,15 @@ export async function simulateDay(options: DayOptions): Promise<DayResult> {
   };
 
   const random = new Random(options.seed);
-  const hourAt = localHours(options.timezone);
+  const hourAt = localHours(place.timezone);
   const agenda = new Agenda();
   const ledger = new ComplianceLedger();
   const meter = new OccupancyMeter();
   const bridgeTimes = new Map<string, number>();
   const agentsById = new Map(world.agents.map((agent) => [agent.user.id, agent]));
   const counts = { placed: 0, ended: 0, liveAnswers: 0, machines: 0, talkMs: 0 };
-  const firstStartedAt = options.startAt;
-  const endAt = options.startAt + options.hours * 3_600_000;
+  const firstStartedAt = startAt;
+  const endAt = startAt + options.hours * 3_600_000;
   deps.dialer.agents.subscribe((agent) => meter.change(agent.userId, agent.state, agent.since));
 
   const event = (
@@ -230,7 +249,8 @@ export async function simulateDay(options: DayOptions): Promise<DayResult> {
     const script = drawCall(options.model, random, hourAt(placedAt));
     const callId = job.call_id;
     counts.placed++;
-    if (script.kind !== "failed")
+    // A call answered within the node's first ring reports no ringing.
+    if (script.kind !== "failed" && script.ringMs > RINGING_AFTER_MS)
       agenda.at(placedAt + RINGING_AFTER_MS, async () => {
         await event(callId, "ringing", clock.now());
       });
@@ -265,7 +285,7 @@ export async function simulateDay(options: DayOptions): Promise<DayResult> {
     return last?.at === now ? last : undefined;
   };
 
-  let lastSweep = options.startAt;
+  let lastSweep = startAt;
   let lastHeartbeat = Number.NEGATIVE_INFINITY;
   const tick = async () => {
     const now = clock.now();
@@ -292,14 +312,14 @@ export async function simulateDay(options: DayOptions): Promise<DayResult> {
 
   const samples: DaySample[] = [];
   const occupancyIntervals: OccupancyInterval[] = [];
-  let intervalStart = meter.totals(options.startAt);
+  let intervalStart = meter.totals(startAt);
   const closeInterval = () => {
     const now = clock.now();
     const totals = meter.totals(now);
     const from = occupancyIntervals.at(-1)?.to ?? 0;
     occupancyIntervals.push({
       from,
-      to: now - options.startAt,
+      to: now - startAt,
       occupancy: occupancyOf({
         loggedIn: totals.loggedIn - intervalStart.loggedIn,
         busy: totals.busy - intervalStart.busy,
@@ -309,14 +329,14 @@ export async function simulateDay(options: DayOptions): Promise<DayResult> {
     intervalStart = totals;
     if (now < endAt) agenda.at(Math.min(endAt, now + OCCUPANCY_INTERVAL_MS), closeInterval);
   };
-  let previous = meter.totals(options.startAt);
+  let previous = meter.totals(startAt);
   let shift = previous;
   const sample = () => {
     const now = clock.now();
     const totals = meter.totals(now);
     const report = ledger.report(now, { firstStartedAt, maxAbandonRate: options.maxAbandonRate });
     samples.push({
-      at: now - options.startAt,
+      at: now - startAt,
       ratio: ratios.length ? ratios.reduce((sum, value) => sum + value, 0) / ratios.length : 0,
       abandonRate: report.window.abandonRate,
       occupancy: occupancyOf({
@@ -336,20 +356,17 @@ export async function simulateDay(options: DayOptions): Promise<DayResult> {
 
   for (const agent of world.agents)
     await setAgentState(deps, agent, { state: "ready", campaign_id: campaignId });
-  agenda.at(options.startAt, tick);
-  agenda.at(options.startAt + options.sampleMs, sample);
-  agenda.at(Math.min(endAt, options.startAt + OCCUPANCY_INTERVAL_MS), closeInterval);
+  agenda.at(startAt, tick);
+  agenda.at(startAt + options.sampleMs, sample);
+  agenda.at(Math.min(endAt, startAt + OCCUPANCY_INTERVAL_MS), closeInterval);
 
-  const total = endAt - options.startAt;
+  const total = endAt - startAt;
   for (;;) {
     const next = agenda.peek();
     if (next === undefined || next > endAt + DRAIN_LIMIT_MS) break;
     if (next > clock.now()) clock.set(next);
     await agenda.take()?.run();
-    options.onProgress?.(
-      Math.min(1, (clock.now() - options.startAt) / total),
-      `${counts.placed} calls`,
-    );
+    options.onProgress?.(Math.min(1, (clock.now() - startAt) / total), `${counts.placed} calls`);
   }
 
   const leadStates = await countLeadsByState(deps.db, campaignId);
@@ -360,7 +377,7 @@ export async function simulateDay(options: DayOptions): Promise<DayResult> {
   });
   const loggedInHours = shift.loggedIn / 3_600_000;
   const answered = [...ledger.evidence(clock.now(), firstStartedAt)];
-  const abandonsBy15 = abandonIntervals(answered, options.startAt, endAt - options.startAt);
+  const abandonsBy15 = abandonIntervals(answered, startAt, endAt - startAt);
   const worst = abandonsBy15.reduce(
     (most, each) => (each.rate > most.rate ? each : most),
     abandonsBy15[0] as AbandonInterval,
@@ -375,6 +392,7 @@ export async function simulateDay(options: DayOptions): Promise<DayResult> {
   );
   const summary: DaySummary = {
     mode: options.mode,
+    profile,
     agents: options.agents,
     hours: options.hours,
     seed: options.seed,
@@ -387,7 +405,8 @@ export async function simulateDay(options: DayOptions): Promise<DayResult> {
     abandonRate: report.window.abandonRate,
     windowBasis: report.basis,
     occupancy: occupancyOf(shift),
-    openingAbandonRate: openingAbandonRate(answered, options.startAt),
+    openingAbandonRate: openingAbandonRate(answered, startAt),
+    limit: checkLimit(answered, startAt, abandonLimitOf(profile, options.maxAbandonRate, startAt)),
     worstAbandonInterval: { from: worst.from, rate: worst.rate },
     lowestOccupancyInterval: lowest ? { from: lowest.from, occupancy: lowest.occupancy } : null,
     ratioAfterWarmUp: ratioSpread,

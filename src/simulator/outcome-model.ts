@@ -18,7 +18,7 @@ export interface OutcomeModel {
   machineRate: number;
   busyRate: number;
   failedRate: number;
-  /** From placing the call to a person's or a machine's answer (log-normal, 2–28 s). */
+  /** From placing the call to a person's or a machine's answer (log-normal, 2–28 s; 0: at once). */
   ring: Spread;
   /** How long an unanswered call rings before the node gives up. */
   noAnswerMs: number;
@@ -74,7 +74,11 @@ const clamp = (value: number, low: number, high: number) => Math.min(high, Math.
  */
 export function drawCall(model: OutcomeModel, random: Random, localHour: number): CallScript {
   const fate = random.next();
-  const ringMs = Math.round(clamp(random.logNormal(model.ring.mean, model.ring.cv), 2_000, 28_000));
+  // A mean under the 2 s floor lowers the floor with it: a mean of 0 is a node that answers at once.
+  const ringFloor = Math.min(2_000, model.ring.mean);
+  const ringMs = Math.round(
+    clamp(random.logNormal(model.ring.mean, model.ring.cv), ringFloor, 28_000),
+  );
   const talkMs = Math.round(Math.max(5_000, random.logNormal(model.talk.mean, model.talk.cv)));
   const wrapMs = Math.round(Math.max(1_000, random.gamma(model.wrap.mean, model.wrap.cv)));
   const bridgeMs = Math.round(Math.max(20, random.gamma(model.bridge.mean, model.bridge.cv)));

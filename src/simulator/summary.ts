@@ -1,8 +1,12 @@
+import type { ProfileName } from "../compliance/profiles.ts";
+import { type LimitCheck, momentVerdict, spanVerdict } from "./abandon-limit.ts";
 import type { PacingMode } from "./contact-center.ts";
 
 /** What a simulated shift amounted to. */
 export interface DaySummary {
   mode: PacingMode;
+  /** The campaign's regulatory profile. */
+  profile: ProfileName;
   agents: number;
   hours: number;
   seed: number;
@@ -21,6 +25,8 @@ export interface DaySummary {
   occupancy: number;
   /** Abandons over live answers answered in the first 30 minutes (the opening). */
   openingAbandonRate: number;
+  /** Whether the run kept its abandon limit over the day, its opening and at every instant. */
+  limit: LimitCheck;
   /** The 15-minute interval of answer time with the highest abandon rate (ms since start). */
   worstAbandonInterval: { from: number; rate: number };
   /** The 5-minute interval after the 15-minute warm-up with the lowest occupancy, if any. */
@@ -43,7 +49,10 @@ const minute = (ms: number) => String(Math.round(ms / 60_000));
 export function formatSummary(summary: DaySummary): string {
   const ratio = summary.ratioAfterWarmUp;
   const rows: [string, string][] = [
-    ["mode", `${summary.mode}, ${summary.agents} agents, ${summary.hours} h, seed ${summary.seed}`],
+    [
+      "mode",
+      `${summary.mode}, ${summary.profile} profile, ${summary.agents} agents, ${summary.hours} h, seed ${summary.seed}`,
+    ],
     ["calls placed", String(summary.callsPlaced)],
     ["calls ended", String(summary.callsEnded)],
     ["live answers", `${summary.liveAnswers} (answer rate ${pct(summary.answerRate)})`],
@@ -52,7 +61,13 @@ export function formatSummary(summary: DaySummary): string {
       "abandoned",
       `${summary.abandons}: ${pct(summary.abandonRate)} of live answers (${summary.windowBasis.replaceAll("_", " ")} window)`,
     ],
-    ["first 30 min", `${pct(summary.openingAbandonRate)} abandoned`],
+    [
+      "abandon limit",
+      `${pct(summary.limit.limit.rate)} of live answers: ${summary.limit.limit.source}`,
+    ],
+    ["over the day", spanVerdict(summary.limit.day, summary.limit.limit)],
+    ["first 30 min", spanVerdict(summary.limit.opening, summary.limit.limit)],
+    ["at every moment", momentVerdict(summary.limit)],
     [
       "worst 15 min",
       `${pct(summary.worstAbandonInterval.rate)} abandoned, from minute ${minute(summary.worstAbandonInterval.from)}`,

@@ -3,6 +3,7 @@ import type { DatabaseHandle } from "../../db/client.ts";
 import { insertTenant } from "../../db/queries/tenants.ts";
 import { insertUser } from "../../db/queries/users.ts";
 import { createServiceDeps } from "../app.ts";
+import type { ProfileName } from "../compliance/profiles.ts";
 import { loadConfig } from "../config.ts";
 import type { RequestMeta, ServiceDeps } from "../deps.ts";
 import { hashPassword } from "../identity/passwords.ts";
@@ -11,6 +12,7 @@ import { silentLogger } from "../logger.ts";
 import { changeCampaignStatus, createCampaign } from "../modules/campaigns/service.ts";
 import { registerEdgeNode } from "../modules/edge-nodes/service.ts";
 import { createLeadList, importLeadFile } from "../modules/leads/service.ts";
+import type { SimulatedLeads } from "./legal-day.ts";
 
 /** A clock that moves only when the simulation moves it. */
 export class SteppedClock {
@@ -28,8 +30,10 @@ export interface WorldOptions {
   clock: SteppedClock;
   agents: number;
   leads: number;
-  /** IANA zone of every lead: the calling window and the hourly answer factor follow it. */
-  timezone: string;
+  /** The leads' numbers and their zone: the calling hours and the hourly answer factor follow it. */
+  place: SimulatedLeads;
+  /** The campaign's `regulatory_profile`. */
+  profile: ProfileName;
   dialMode: "progressive" | "predictive";
   dialRatio: number;
   maxAbandonRate: number;
@@ -51,9 +55,6 @@ const META: RequestMeta = { requestId: "simulator" };
 const JWT_SECRET = "simulator-secret-that-is-at-least-32-bytes";
 /** Far beyond any simulated day: the principals are built here, not from tokens. */
 const NEVER = Date.parse("2100-01-01T00:00:00Z");
-
-/** The E.164 number of lead `index`: +1 212 200-0000 onwards, all valid and distinct. */
-export const leadPhone = (index: number) => `+1212${2_000_000 + index}`;
 
 async function user(
   deps: ServiceDeps,
@@ -79,7 +80,7 @@ async function user(
 
 /**
  * A workspace with an admin, `agents` agents, one running campaign (in `dialMode` at
- * `dialRatio`) whose leads came in through the real CSV import, and one edge node. Nothing
+ * `dialRatio`, under `profile`) whose leads came in through the real CSV import, and one edge node. Nothing
  * here bypasses the services the routes call.
  */
 export async function buildWorld(options: WorldOptions): Promise<World> {
@@ -120,6 +121,7 @@ export async function buildWorld(options: WorldOptions): Promise<World> {
       dial_mode: options.dialMode,
       dial_ratio: options.dialRatio,
       max_abandon_rate: options.maxAbandonRate,
+      regulatory_profile: options.profile,
     },
     META,
   );
@@ -133,7 +135,7 @@ export async function buildWorld(options: WorldOptions): Promise<World> {
   );
   let csv = "phone,timezone\n";
   for (let index = 0; index < options.leads; index++)
-    csv += `${leadPhone(index)},${options.timezone}\n`;
+    csv += `${options.place.phone(index)},${options.place.timezone}\n`;
   const form = new FormData();
   form.append("phone_column", "phone");
   form.append("timezone_column", "timezone");

@@ -29,6 +29,7 @@ const shortDay = async (
   mode: "ratio" | "predictive",
   minutes: number,
   maxAbandonRate: number,
+  profile: DayOptions["profile"],
   onPace?: DayOptions["onPace"],
 ) =>
   simulateDay({
@@ -38,6 +39,7 @@ const shortDay = async (
     mode,
     ratio: 3,
     maxAbandonRate,
+    profile,
     seed: 5,
     model: DEFAULT_MODEL,
     startAt: NINE_AM,
@@ -70,13 +72,14 @@ describe("a short simulated shift through the real services", () => {
   let fixed: DayResult;
   let predictive: DayResult;
   beforeAll(async () => {
-    fixed = await shortDay("ratio", 4, 0.03);
+    // Under none: under a profile's limit the governor would hold it to reserved calls.
+    fixed = await shortDay("ratio", 4, 0.03, "none");
     await fixed.close();
     const { rows, fed, rebuilt } = await ledgersOf(fixed);
     fixedLedgers = { rows: rows.length, fed, rebuilt };
     // At 10% the budget opens after a few answers; at 3% it takes 33 without an abandon,
     // more than a few minutes of 12 agents give.
-    predictive = await shortDay("predictive", 5, 0.1, (_at, _input, decision) =>
+    predictive = await shortDay("predictive", 5, 0.1, "us", (_at, _input, decision) =>
       decisions.push(decision.mode),
     );
     const { deps, campaignId } = predictive.world;
@@ -161,6 +164,9 @@ describe("a short day of 100 agents at cap 5 meets the day-level goals", () => {
       mode: "predictive",
       ratio: 5,
       maxAbandonRate: 0.03,
+      // The predictive pacer's own goals: under a profile's limit the governor holds a team
+      // this size far below them (docs/PACING.md, "The governor").
+      profile: "none",
       seed: 2,
       model: DEFAULT_MODEL,
       startAt: NINE_AM,
