@@ -149,6 +149,7 @@ describe("zones from the number", () => {
     "+14155550123,San Francisco",
     "+18505550123,Florida panhandle",
     "+442079460123,London",
+    "+14165550123,Toronto",
     "+18005550123,toll-free",
   ].join("\n");
 
@@ -156,15 +157,17 @@ describe("zones from the number", () => {
     const response = await upload(noZoneColumn, { phone_column: "phone" });
     expect(response.status).toBe(200);
     expect(response.body.data.import).toMatchObject({
-      imported: 6,
+      imported: 7,
       rejected: 1,
-      errors: [{ row: 7, column: "phone", reason: "unknown_timezone" }],
+      errors: [{ row: 8, column: "phone", reason: "unknown_timezone" }],
     });
     expect(await zonesOfLeads()).toEqual([
       ["+12125550123", "America/New_York", "number"],
       ["+13035550123", "America/Denver", "number"],
       ["+13125550123", "America/Chicago", "number"],
       ["+14155550123", "America/Los_Angeles", "number"],
+      // A Canadian number shares +1 with the United States: it is valid all the same.
+      ["+14165550123", "America/Toronto", "number"],
       // 850 spans Central and Eastern: the first is stored, the claim applies both.
       ["+18505550123", "America/Chicago", "number"],
       ["+442079460123", "Europe/London", "number"],
@@ -175,7 +178,7 @@ describe("zones from the number", () => {
 
   test("default_timezone places a number in no zone, stored canonical", async () => {
     const response = await upload(noZoneColumn, { phone_column: "phone", default_timezone: "UTC" });
-    expect(response.body.data.import).toMatchObject({ imported: 7, rejected: 0 });
+    expect(response.body.data.import).toMatchObject({ imported: 8, rejected: 0 });
     const found = await zonesOfLeads();
     expect(found).toContainEqual(["+18005550123", "Etc/UTC", "default"]);
     expect(found).toContainEqual(["+12125550123", "America/New_York", "number"]);

@@ -23,9 +23,11 @@ export function normalisePhone(
   defaultRegion: CountryCode | undefined,
 ): string | undefined {
   // Most files already hold E.164: validating it directly skips parsing and formatting (4× faster).
+  // That reads a code that several countries share (+1) as its main country's, so a number it
+  // finds invalid (a Canadian one) is parsed in full before it is refused.
   if (E164.test(cell)) {
     try {
-      return new PhoneNumber(cell as E164Number).isValid() ? cell : undefined;
+      if (new PhoneNumber(cell as E164Number).isValid()) return cell;
     } catch {
       return undefined;
     }
