@@ -44,6 +44,20 @@ export class AgentsAfter implements AgentsAtHand {
     }
   }
 
+  /**
+   * Takes in the agents a claim reserves before its commit says which of its calls were
+   * placed: every one is held until `release`, so that nothing decided meanwhile takes them.
+   */
+  hold(effects: CampaignEffect[]): string[] {
+    this.apply(effects);
+    return effects.flatMap((effect) => (effect.type === "agent" ? [effect.agent.userId] : []));
+  }
+
+  /** The claim is adopted: the board now says which agents it reserved. */
+  release(userIds: readonly string[]): void {
+    for (const userId of userIds) this.changed.delete(userId);
+  }
+
   get(userId: string): AgentPresence | undefined {
     return this.changed.has(userId) ? this.changed.get(userId) : this.base.get(userId);
   }

@@ -56,11 +56,27 @@ const callsWrittenBy = (decision: Decision<unknown>): string[] =>
   });
 
 /**
- * A claim that reserves no agent may commit while the calls already in flight go on: their
- * events cannot name the calls it places, it moves no agent they may take, and the leads it
- * takes are not final, so no completion can be decided meanwhile. Later claims, status
- * changes and settings wait for it.
+ * A claim may commit while the calls already in flight go on: their events cannot name the
+ * calls it places, and the leads it takes are not final, so no completion can be decided
+ * meanwhile. One that reserves no agent moves no agent they may take; one that does has its
+ * agents held meanwhile (`everyCandidatePlaced`). Later claims, status changes and settings
+ * wait for it.
  */
+/** What a claim's commit would report if it placed every call it sent. */
+function everyCandidatePlaced(decision: Decision<unknown>): CommitFacts {
+  return {
+    marked: decision.writes.flatMap((write) =>
+      write.type === "claim"
+        ? write.claim.candidates.map((candidate) => ({
+            id: candidate.leadId,
+            prior: "Fresh" as const,
+            attempts: 0,
+          }))
+        : [],
+    ),
+  };
+}
+
 const overlaps = ({ decision }: Decided) =>
   decision.writes.length === 1 &&
   decision.writes.every(
@@ -82,6 +98,8 @@ interface Flight {
   tail: Promise<void>;
   /** The adoption of a claim sent and not yet adopted: the next claim's pacing counts its calls. */
   claimed: Promise<void> | undefined;
+  /** Agents a claim sent reserves, until it is adopted: their own commands wait for it. */
+  reserving: Set<string>;
   /** Batches sent and not yet adopted. */
   sent: number;
   /** A commit failed: the campaign is decided afresh once the rest have settled. */
@@ -258,6 +276,8 @@ export class CampaignRegistry {
       const { command } = entry.command;
       const callId = "callId" in command ? command.callId : undefined;
       if (callId !== undefined && flight.calls.has(callId)) return stop(index);
+      if (command.type === "agent.state" && flight.reserving.has(command.agent.userId))
+        return stop(index);
       const inputs = gathered[index] as PromiseSettledResult<CommandInputs>;
       if (inputs.status === "rejected") {
         if (isLeaseLost(inputs.reason)) throw inputs.reason;
@@ -339,9 +359,21 @@ export class CampaignRegistry {
       });
       sent.claimed = claimed;
     }
-    // A claim that reserves no agent lets the calls in flight go on meanwhile.
-    if (command.type === "claim" && overlaps({ entry, decision }))
+    // A claim lets the calls in flight go on meanwhile. The agents it reserves are held, as if
+    // every call it sent were placed, until it is adopted: nothing decided meanwhile takes
+    // them, and their own commands wait.
+    if (command.type === "claim") {
+      if (!overlaps({ entry, decision })) {
+        const agents = flight.agents as AgentsAfter;
+        const held = agents.hold(decision.effects(everyCandidatePlaced(decision)));
+        for (const userId of held) flight.reserving.add(userId);
+        void (flight.claimed as Promise<void>).then(() => {
+          agents.release(held);
+          for (const userId of held) flight.reserving.delete(userId);
+        });
+      }
       return { left: [], overlapping: flight.tail };
+    }
     await flight.tail;
     return { left: [], overlapping: flight.tail, blocked: true };
   }
@@ -364,6 +396,7 @@ export class CampaignRegistry {
       calls: new Set(),
       tail: Promise.resolve(),
       claimed: undefined,
+      reserving: new Set(),
       sent: 0,
       broken: false,
     };

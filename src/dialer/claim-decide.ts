@@ -63,9 +63,11 @@ export function decideClaim(
   if (taken.length === 0 && dropped.length === 0) {
     return { writes: [], adopt: () => before, effects: () => [paced], reply: () => [] };
   }
-  const agents = pacing.reserve ? inputs.agents.readyByWait(campaign.id, taken.length) : [];
-  // Held to reserved calls, a lead waits for an agent rather than being dialled without one.
-  const dialled = pacing.reserve ? taken.slice(0, agents.length) : taken;
+  const reserving = Math.min(taken.length, pacing.reserved);
+  const agents = reserving > 0 ? inputs.agents.readyByWait(campaign.id, reserving) : [];
+  // A lead meant for a reserved call waits for an agent rather than being dialled without one.
+  const unreserved = pacing.calls - pacing.reserved;
+  const dialled = taken.slice(0, agents.length + unreserved);
   const candidates = dialled.map((lead, index) => ({
     lead,
     agent: agents[index],

@@ -83,4 +83,4 @@ export const GOVERNOR_REASON_PREFIX = "governor:";
 export const heldReason = (verdict: GovernorVerdict) =>
   `${GOVERNOR_REASON_PREFIX} abandon budget ${Math.max(0, verdict.budget).toFixed(2)} ` +
   `(${verdict.abandons} abandoned of ${verdict.liveAnswers} live answers over ${verdict.period}, ` +
-  `limit ${(verdict.limit * 100).toFixed(1)} %); dialing only with an agent reserved for each call`;
+  `limit ${(verdict.limit * 100).toFixed(1)} %); a reserved agent for each call but those the budget covers`;

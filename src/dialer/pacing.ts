@@ -30,8 +30,11 @@ export interface Pacing {
   reason: string;
   /** Predictive campaigns: what the pacer was given and what it decided. */
   predicted?: { input: PacerInput; decision: PacerDecision } | undefined;
-  /** Each call is placed with an agent reserved for it: preview, or held by the governor. */
-  reserve: boolean;
+  /**
+   * How many of the calls are placed with an agent reserved for each (they cannot be
+   * abandoned): all of them in preview, the ready agents' share when the governor holds.
+   */
+  reserved: number;
   /** The abandon-rate governor's verdict, under a profile that sets a limit. */
   governor?: GovernorVerdict | undefined;
 }
@@ -103,7 +106,7 @@ export function paceCampaign(
 ): Pacing {
   const ready = agents.filter((agent) => agent.state === "ready").length;
   if (campaign.dialMode === "preview")
-    return { calls: ready, ratio: 1, reason: "preview: one call per ready agent", reserve: true };
+    return { calls: ready, ratio: 1, reason: "preview: one call per ready agent", reserved: ready };
   return governed(
     campaign,
     dialing,
@@ -129,7 +132,7 @@ function configuredPacing(
       ratio: decision.ratio,
       reason: decision.reason,
       predicted: { input, decision },
-      reserve: false,
+      reserved: 0,
     };
   }
   const ratio = campaign.dialRatio;
@@ -138,13 +141,14 @@ function configuredPacing(
     calls: Math.max(0, calls),
     ratio,
     reason: "progressive: configured dial_ratio",
-    reserve: false,
+    reserved: 0,
   };
 }
 
 /**
- * The configured pacing, unless the governor holds the campaign: then only as many calls as
- * there are ready agents not already awaited by calls in flight, each with its agent reserved.
+ * The configured pacing, unless the governor holds the campaign: then a call with an agent
+ * reserved for each ready agent not already awaited by a call in flight, and as many calls
+ * beyond them, without an agent, as the budget left covers if every one were abandoned.
  */
 function governed(
   campaign: PacedCampaign,
@@ -166,12 +170,17 @@ function governed(
     now,
   );
   if (!governor?.held) return { ...configured, governor };
+  const reserved = Math.min(configured.calls, Math.max(0, ready - unreserved));
+  // Calls in flight that the agents left free could not answer, should all be answered at once.
+  const exposed = Math.max(0, unreserved - (ready - reserved));
+  const spare = Math.max(0, Math.floor(governor.budget - exposed + 1e-9));
+  const calls = reserved + Math.min(configured.calls - reserved, spare);
   return {
-    calls: Math.min(configured.calls, Math.max(0, ready - unreserved)),
-    ratio: 1,
+    calls,
+    ratio: ready === 0 ? 0 : calls / ready,
     reason: heldReason(governor),
     predicted: configured.predicted,
-    reserve: true,
+    reserved,
     governor,
   };
 }

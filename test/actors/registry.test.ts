@@ -278,9 +278,9 @@ describe("a campaign's commands in batches", () => {
     since,
   });
 
-  function dialingRegistry() {
+  function dialingRegistry(campaign = record) {
     const store: CampaignStore = {
-      load: async () => ({ campaign: record, idempotency: {} }),
+      load: async () => ({ campaign, idempotency: {} }),
       loadActive: async () => [],
       loadDialing: async () => ({
         ...dialingWith(),
@@ -389,7 +389,6 @@ describe("a campaign's commands in batches", () => {
       capacity: null,
       count,
       claimKey: null,
-      ...UNTRACED,
     });
     hold();
     const placed = registry.run(target, claim(1));
@@ -404,5 +403,44 @@ describe("a campaign's commands in batches", () => {
     expect(await placed).toEqual([expect.objectContaining({ lead_id: "fresh-1" })]);
     expect((await ringing).call.status).toBe("ringing");
     expect(await next).toEqual([expect.objectContaining({ lead_id: "fresh-2" })]);
+  });
+
+  test("a claim that reserves agents lets the calls in flight go on; its agents are held until it is adopted", async () => {
+    const { registry, commits, hold, release } = dialingRegistry({
+      ...record,
+      dialMode: "preview",
+    });
+    hold();
+    // Preview: one call for each of the two ready agents, agent-1 (longest ready) first.
+    const placed = registry.run(target, {
+      type: "claim",
+      nodeId: "node-1",
+      capacity: null,
+      count: 1,
+      claimKey: null,
+    });
+    await Bun.sleep(5);
+    // Its commit is held. A call in flight answered meanwhile goes to the agent it left ready,
+    // and the reserved agent's own pause waits for the claim.
+    const order: string[] = [];
+    const answered = registry.run(target, event("a", "answered"));
+    const paused = registry
+      .run(target, {
+        type: "agent.state",
+        agent: { userId: "agent-1", tenantId, email: "one@acme.test" },
+        state: "paused",
+        campaignId: null,
+      })
+      .then(() => order.push("paused"));
+    void placed.then(() => order.push("placed"));
+    await Bun.sleep(5);
+    expect(commits).toEqual([["claim"], ["bridge"]]);
+    expect(order).toEqual([]);
+    release();
+    const [job] = await placed;
+    expect(job?.agent_id).toBe("agent-1");
+    expect((await answered).call.agent_id).toBe("agent-2");
+    await paused;
+    expect(order).toEqual(["placed", "paused"]);
   });
 });
