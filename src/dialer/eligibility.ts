@@ -41,11 +41,11 @@ export async function leadEligibility(
   campaignId: string,
   leadId: string,
 ): Promise<EligibilityView> {
-  const campaign = isUuid(campaignId)
-    ? await findTenantCampaign(deps.db, { tenantId, campaignId })
-    : undefined;
+  const [campaign, lead] = await Promise.all([
+    isUuid(campaignId) ? findTenantCampaign(deps.db, { tenantId, campaignId }) : undefined,
+    isUuid(leadId) ? findLead(deps.db, { tenantId, leadId }) : undefined,
+  ]);
   if (!campaign) throw notFound("campaign");
-  const lead = isUuid(leadId) ? await findLead(deps.db, { tenantId, leadId }) : undefined;
   if (!lead || lead.campaignId !== campaign.id) throw notFound("lead");
   const now = deps.clock.now();
   const profile = profileInForce(campaign.regulatoryProfile as ProfileName, now);
