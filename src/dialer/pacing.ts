@@ -177,7 +177,8 @@ function governed(
   const calls = reserved + Math.min(configured.calls - reserved, spare);
   return {
     calls,
-    ratio: ready === 0 ? 0 : calls / ready,
+    // As the modes count it: calls waiting for an answer per ready agent, these included.
+    ratio: ready === 0 ? 0 : (unreserved + calls) / ready,
     reason: heldReason(governor),
     predicted: configured.predicted,
     reserved,
