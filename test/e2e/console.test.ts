@@ -640,7 +640,7 @@ describe("regulatory rules in the console", () => {
       const governor = page.locator("[data-governor]");
       await governor.waitFor({ timeout: 10_000 });
       expect(await governor.textContent()).toMatch(
-        /^Held by the abandon-rate governor: abandon budget 0\.00 .*reserved for each call$/,
+        /^Held by the abandon-rate governor: abandon budget 0\.00 .*a reserved agent for each call but those the budget covers$/,
       );
       await captureView(page, "campaign-detail-supervisor");
 
