@@ -240,10 +240,6 @@ export function hopperRefill(state: DialingState, now: number): "all" | "due" | 
 }
 
 /**
- * The first `count` hopper leads still dialable at `now` (inside the calling window in their
- * own zone, with attempts left), and the leads to drop from the hopper because they are not.
- */
-/**
  * Up to `count` leads from the front of the hopper that may be dialled now. The others passed
  * over leave it: those out of attempts, and those `windowOf` closes, with when it next opens
  * (null: not within its horizon).
