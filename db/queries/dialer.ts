@@ -160,10 +160,14 @@ export async function claimLeads(
   // Numbers with limits counted across the workspace, in one order so that claims never wait
   // on each other in a circle.
   const limited = [...new Set(candidates.filter(hasLimits).map((c) => c.phone))].sort();
+  const statement = claimStatement({
+    capped: capacity !== null,
+    limited: limited.length > 0,
+    deferring: deferrals.length > 0,
+  });
+  const named = capacity === null ? values : { ...values, capacity };
   if (raw.kind === "pglite" || (capacity === null && limited.length === 0)) {
-    return capacity === null
-      ? CLAIM_LEADS.run(raw, values)
-      : CLAIM_LEADS_CAPPED.run(raw, { ...values, capacity });
+    return statement.run(raw, named);
   }
   // The locks make claims on one node, and claims of one limited number, take turns; the
   // claim's own statement then reads the calls that the one before it committed.
@@ -181,13 +185,7 @@ export async function claimLeads(
         [NUMBER_CLAIMS_LOCK, claim.tenantId, arrayLiteral(limited)],
       );
     }
-    const parameters =
-      capacity === null
-        ? CLAIM_LEADS.values(values)
-        : CLAIM_LEADS_CAPPED.values({ ...values, capacity });
-    return tx.unsafe((capacity === null ? CLAIM_LEADS : CLAIM_LEADS_CAPPED).text, [
-      ...parameters,
-    ] as never[]);
+    return tx.unsafe(statement.text, [...statement.values(named)] as never[]);
   }) as unknown as Promise<{ id: string; prior: HopperLead["state"]; attempts: number }[]>;
 }
 
@@ -201,21 +199,38 @@ const hasLimits = ({ limits }: ClaimWrite["candidates"][number]) =>
 const NODE_CLAIMS_LOCK = 1145652813;
 const NUMBER_CLAIMS_LOCK = 1314212178;
 
+/** Which parts a claim's statement needs; each shape is planned apart. */
+interface ClaimShape {
+  /** At most `:capacity` minus the node's calls in flight, the first candidates first. */
+  capped: boolean;
+  /** Some candidate's number has limits counted across the workspace. */
+  limited: boolean;
+  /** Some leads the rules closed wait (`deferred_*`). */
+  deferring: boolean;
+}
+
 /**
  * Marks the candidates' leads as dialing and places their calls. A candidate whose number is
  * over a limit (its attempts in the last hours across the workspace, a recent abandoned or
  * machine call, a recent do-not-call request) is not dialled: its lead waits until the limit
- * lifts. The leads the rules closed (`deferred_*`) wait likewise. `capped`: at most
- * `:capacity` minus the node's calls in flight, the first candidates first.
+ * lifts. The leads the rules closed wait likewise. The parts a claim does not need are left
+ * out, because PostgreSQL plans the statement at every run: the limits' part alone made a
+ * claim's planning several times dearer.
  */
-const claimLeadsStatement = (capped: boolean) => `
+const claimLeadsStatement = ({ capped, limited, deferring }: ClaimShape) => `
   with candidate as (
     select * from unnest(:lead_ids::uuid[], :call_ids::uuid[], :agent_ids::uuid[],
         :lead_list_ids::uuid[], :phones::text[], :caller_ids::text[], :zones::text[],
-        :zone_sources::text[], :cap_max::int[], :cap_hours::int[], :after_abandoned::int[],
-        :after_machine::int[], :after_dnc_days::int[])
+        :zone_sources::text[]${
+          limited
+            ? `, :cap_max::int[], :cap_hours::int[], :after_abandoned::int[],
+        :after_machine::int[], :after_dnc_days::int[]`
+            : ""
+        })
       with ordinality as k(lead_id, call_id, agent_id, lead_list_id, phone, caller_id, zone,
-        zone_source, cap_max, cap_hours, after_abandoned, after_machine, after_dnc_days, ord)),
+        zone_source, ${limited ? "cap_max, cap_hours, after_abandoned, after_machine, after_dnc_days, " : ""}ord)),${
+          limited
+            ? `
   blocked as (
     select k.lead_id, max(n.until) as until
     from candidate k
@@ -223,14 +238,16 @@ const claimLeadsStatement = (capped: boolean) => `
       k.cap_hours, k.after_abandoned, k.after_machine, k.after_dnc_days) n
     where k.cap_max is not null or k.after_abandoned is not null or k.after_machine is not null
       or k.after_dnc_days is not null
-    group by k.lead_id),
+    group by k.lead_id),`
+            : ""
+        }
   taken as (
     select c.id, c.state as prior from leads c join candidate k on k.lead_id = c.id
     where c.campaign_id = :campaign_id::uuid and c.attempts < :max_attempts::int
       and (c.state = 'Fresh' or c.state in ('Retry', 'Callback'))
       and (c.next_attempt_at is null or c.next_attempt_at <= :now::timestamptz)
       and not exists (select 1 from dnc_numbers d where d.tenant_id = c.tenant_id and d.phone = c.phone)
-      and not exists (select 1 from blocked b where b.lead_id = c.id)
+      ${limited ? "and not exists (select 1 from blocked b where b.lead_id = c.id)" : ""}
       and ${fenceCondition(":campaign_id", ":lease_token")}
     ${
       capped
@@ -253,23 +270,42 @@ const claimLeadsStatement = (capped: boolean) => `
       'claimed', false, false, :lease_expires_at::timestamptz, :now::timestamptz,
       :now::timestamptz, :claim_key::text, :profile::text, :profile_version::text, k.zone,
       k.zone_source, :governor_held::boolean
-    from candidate k join marked m on m.id = k.lead_id),
+    from candidate k join marked m on m.id = k.lead_id)${
+      limited || deferring
+        ? `,
   waiting as (
-    select lead_id, until from blocked
-    union all
-    select * from unnest(:deferred_ids::uuid[], :deferred_until::timestamptz[])),
+    ${[
+      limited ? "select lead_id, until from blocked" : "",
+      deferring
+        ? "select * from unnest(:deferred_ids::uuid[], :deferred_until::timestamptz[]) as d(lead_id, until)"
+        : "",
+    ]
+      .filter((part) => part !== "")
+      .join("\n    union all\n    ")}),
   deferred as (
     update leads l set next_attempt_at = w.until, updated_at = :now::timestamptz
     from waiting w
     where l.id = w.lead_id and l.campaign_id = :campaign_id::uuid
       and l.state in ('Fresh', 'Retry', 'Callback')
-      and ${fenceCondition(":campaign_id", ":lease_token")})
+      and ${fenceCondition(":campaign_id", ":lease_token")})`
+        : ""
+    }
   select id, prior, attempts from marked`;
 
-const CLAIM_LEADS = namedStatement<ClaimParams>(claimLeadsStatement(false));
-const CLAIM_LEADS_CAPPED = namedStatement<ClaimParams & { capacity: number }>(
-  claimLeadsStatement(true),
-);
+const claimStatements = new Map<string, ReturnType<typeof namedStatement<ClaimStatementParams>>>();
+
+/** The claim's statement of a shape, written once. */
+function claimStatement(shape: ClaimShape) {
+  const key = `${shape.capped}/${shape.limited}/${shape.deferring}`;
+  let statement = claimStatements.get(key);
+  if (!statement) {
+    statement = namedStatement<ClaimStatementParams>(claimLeadsStatement(shape));
+    claimStatements.set(key, statement);
+  }
+  return statement;
+}
+
+type ClaimStatementParams = ClaimParams & { capacity?: number };
 
 type ClaimParams = {
   lead_ids: string;
