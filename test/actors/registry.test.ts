@@ -15,8 +15,8 @@ import {
   dialingWith,
   hopperLead,
   inputsWith,
+  liveCall,
   memoryPort,
-  UNTRACED,
 } from "../helpers/campaigns.ts";
 import { ManualClock } from "../helpers/clock.ts";
 
@@ -231,35 +231,18 @@ describe("a campaign's commands in batches", () => {
     callingWindowStart: "00:00",
     callingWindowEnd: "23:59",
   });
-  const claimed = (id: string): LiveCall => ({
-    id,
-    tenantId,
-    campaignId: "c1",
-    leadListId: "list-1",
-    leadId: `lead-${id}`,
-    edgeNodeId: "node-1",
-    agentId: null,
-    phone: "+14155552671",
-    callerId: "+14155550100",
-    attempt: 1,
-    timeoutSeconds: 30,
-    status: "claimed",
-    bridged: false,
-    machine: false,
-    outcome: null,
-    hangupCause: null,
-    disposition: null,
-    leaseExpiresAt: new Date(2_000_000),
-    claimedAt: new Date(1_000_000),
-    ringingAt: new Date(1_000_000),
-    answeredAt: null,
-    endedAt: null,
-    bridgeMs: null,
-    claimKey: null,
-    ...UNTRACED,
-    updatedAt: new Date(1_000_000),
-    lead: { id: `lead-${id}`, phone: "+14155552671", timezone: "UTC", fields: {}, attempts: 1 },
-  });
+  const claimed = (id: string): LiveCall =>
+    liveCall({
+      id,
+      tenantId,
+      campaignId: "c1",
+      leadId: `lead-${id}`,
+      leaseExpiresAt: new Date(2_000_000),
+      claimedAt: new Date(1_000_000),
+      ringingAt: new Date(1_000_000),
+      updatedAt: new Date(1_000_000),
+      lead: { id: `lead-${id}`, phone: "+14155552671", timezone: "UTC", fields: {}, attempts: 1 },
+    });
   const event = (callId: string, type: "answered" | "ringing" | "ended"): CallEventCommand => ({
     type: "call.event",
     nodeId: "node-1",

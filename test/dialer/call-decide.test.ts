@@ -13,12 +13,12 @@ import type { AgentPresence } from "../../src/dialer/agents.ts";
 import { leaseFrom, NODE_LOST_AFTER_MS, rowOf } from "../../src/dialer/call-decide.ts";
 import {
   agentsAtHand,
+  liveCall as aLiveCall,
   campaignRecord,
   contextWith,
   dialingWith,
   hopperLead,
   inputsWith,
-  UNTRACED,
 } from "../helpers/campaigns.ts";
 
 /**
@@ -30,36 +30,15 @@ const CLAIMED_AT = Date.parse("2026-03-02T12:00:00.000Z");
 const AT = CLAIMED_AT + 4_000;
 const campaign = campaignRecord({ status: "running", maxAttempts: 3, retryDelaySeconds: 600 });
 
-const liveCall = (overrides: Partial<LiveCall> = {}): LiveCall => ({
-  id: "call-1",
-  tenantId: campaign.tenantId,
-  campaignId: campaign.id,
-  leadListId: "list-1",
-  leadId: "lead-1",
-  edgeNodeId: "node-1",
-  agentId: null,
-  phone: "+14155552671",
-  callerId: "+14155550100",
-  attempt: 1,
-  timeoutSeconds: 30,
-  status: "claimed",
-  bridged: false,
-  machine: false,
-  outcome: null,
-  hangupCause: null,
-  disposition: null,
-  leaseExpiresAt: leaseFrom(CLAIMED_AT),
-  claimedAt: new Date(CLAIMED_AT),
-  ringingAt: null,
-  answeredAt: null,
-  endedAt: null,
-  bridgeMs: null,
-  claimKey: null,
-  ...UNTRACED,
-  updatedAt: new Date(CLAIMED_AT),
-  lead: { id: "lead-1", phone: "+14155552671", timezone: "UTC", fields: {}, attempts: 1 },
-  ...overrides,
-});
+const liveCall = (overrides: Partial<LiveCall> = {}): LiveCall =>
+  aLiveCall({
+    tenantId: campaign.tenantId,
+    campaignId: campaign.id,
+    leaseExpiresAt: leaseFrom(CLAIMED_AT),
+    claimedAt: new Date(CLAIMED_AT),
+    updatedAt: new Date(CLAIMED_AT),
+    ...overrides,
+  });
 
 /** A call "agent-a" took two seconds after its claim. */
 const bridgedToAgent = (overrides: Partial<LiveCall> = {}) =>

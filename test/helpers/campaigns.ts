@@ -9,7 +9,12 @@ import type {
   CommandInputs,
   CommitFacts,
 } from "../../actors/commands.ts";
-import { type DialingState, type HopperLead, noLeads } from "../../actors/dialing.ts";
+import {
+  type DialingState,
+  type HopperLead,
+  type LiveCall,
+  noLeads,
+} from "../../actors/dialing.ts";
 import { IdempotencyWindow } from "../../actors/idempotency.ts";
 import type { CommandPort } from "../../actors/ports.ts";
 import type { AgentPresence } from "../../src/dialer/agents.ts";
@@ -56,6 +61,41 @@ export const UNTRACED = {
   zoneSource: null,
   governorHeld: false,
 } as const;
+
+/** A call just claimed, on node-1 for lead-1 of the default campaign record; override the rest. */
+export const liveCall = (overrides: Partial<LiveCall> = {}): LiveCall => {
+  const claimedAt = overrides.claimedAt ?? new Date("2026-03-02T12:00:00.000Z");
+  return {
+    id: "call-1",
+    tenantId: campaignRecord().tenantId,
+    campaignId: campaignRecord().id,
+    leadListId: "list-1",
+    leadId: "lead-1",
+    edgeNodeId: "node-1",
+    agentId: null,
+    phone: "+14155552671",
+    callerId: "+14155550100",
+    attempt: 1,
+    timeoutSeconds: 30,
+    status: "claimed",
+    bridged: false,
+    machine: false,
+    outcome: null,
+    hangupCause: null,
+    disposition: null,
+    leaseExpiresAt: new Date(claimedAt.getTime() + 60_000),
+    claimedAt,
+    ringingAt: null,
+    answeredAt: null,
+    endedAt: null,
+    bridgeMs: null,
+    claimKey: null,
+    ...UNTRACED,
+    updatedAt: claimedAt,
+    lead: { id: "lead-1", phone: "+14155552671", timezone: "UTC", fields: {}, attempts: 1 },
+    ...overrides,
+  };
+};
 
 /** A fresh lead in a hopper, dialable in any window in UTC. */
 export const hopperLead = (id: string, overrides: Partial<HopperLead> = {}): HopperLead => ({
