@@ -35,13 +35,16 @@ function randomUint32(): number {
   return crypto.getRandomValues(new Uint32Array(1))[0] as number;
 }
 
+/** How a sound ended: played to the end, or cut off (with the error when a send threw). */
+export type PlaybackDone = (playedToEnd: boolean, error?: unknown) => void;
+
 interface Playback {
   samples: Int16Array;
   count: number;
   sent: number;
   startedAt: number;
   timer: unknown;
-  onDone: (playedToEnd: boolean) => void;
+  onDone: PlaybackDone;
 }
 
 /**
@@ -80,11 +83,11 @@ export class RtpSender {
   /**
    * Sends a talk spurt in real time, one packet every 20 ms, then calls `onDone` with true
    * once the last packet's audio has had its time, or with false when it is cut off by
-   * `stop()` or by another `start()`. Packets and `onDone` go out from timers, never from
-   * within `start()`. Each packet is due at a fixed offset from the first, so late timers do
-   * not add up to drift: a late tick sends every packet that is due.
+   * `stop()`, by another `start()` or by a send that throws. Packets and `onDone` go out
+   * from timers, never from within `start()`. Each packet is due at a fixed offset from the
+   * first, so late timers do not add up to drift: a late tick sends every packet that is due.
    */
-  start(samples: Int16Array, onDone: (playedToEnd: boolean) => void): void {
+  start(samples: Int16Array, onDone: PlaybackDone): void {
     this.stop();
     const now = this.clock.now();
     if (this.lastPacketDueAt !== undefined) {
@@ -105,11 +108,13 @@ export class RtpSender {
 
   /** Cuts the current sound off; nothing happens when none is playing. */
   stop(): void {
-    const playback = this.playback;
-    if (!playback) return;
+    if (this.playback) this.end(this.playback, false);
+  }
+
+  private end(playback: Playback, playedToEnd: boolean, error?: unknown): void {
     this.clock.clearTimeout(playback.timer);
     this.playback = undefined;
-    playback.onDone(false);
+    playback.onDone(playedToEnd, error);
   }
 
   private tick(playback: Playback): void {
@@ -119,15 +124,20 @@ export class RtpSender {
       const packet = this.packet(playback.samples, playback.sent);
       this.lastPacketDueAt = playback.startedAt + playback.sent * PACKET_MS;
       playback.sent++;
-      this.options.send(packet);
+      try {
+        this.options.send(packet);
+      } catch (error) {
+        // A closed socket ends the sound instead of throwing out of a timer.
+        if (this.playback === playback) this.end(playback, false, error);
+        return;
+      }
       // A send that stops this sender or starts another sound ends this playback.
       if (this.playback !== playback) return;
     }
     // The next packet's deadline or, after the last, the end of its audio.
     const next = playback.startedAt + playback.sent * PACKET_MS;
     if (playback.sent === playback.count && now >= next) {
-      this.playback = undefined;
-      playback.onDone(true);
+      this.end(playback, true);
       return;
     }
     playback.timer = this.clock.setTimeout(() => this.tick(playback), Math.max(0, next - now));

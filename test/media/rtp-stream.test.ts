@@ -254,6 +254,41 @@ describe("start", () => {
     expect(done).toEqual([false]);
   });
 
+  test("a send that throws ends the sound with its error, instead of throwing from a timer", () => {
+    const clock = new ManualTimers();
+    const closed = new Error("socket closed");
+    let sends = 0;
+    const done: [boolean, unknown][] = [];
+    const sender = new RtpSender({
+      payloadType: 0,
+      ssrc: 1,
+      clock,
+      send: () => {
+        if (++sends === 3) throw closed;
+      },
+    });
+    sender.start(ramp(8000), (playedToEnd, error) => done.push([playedToEnd, error]));
+    clock.runUntil(1000);
+    expect(sends).toBe(3);
+    expect(done).toEqual([[false, closed]]);
+    expect(sender.playing).toBe(false);
+    expect(clock.pending).toBe(0);
+  });
+
+  test("a sound started when the last one ends follows on without a gap", () => {
+    const { clock, sender, sent } = harness();
+    sender.start(ramp(320), () => sender.start(ramp(320), () => {}));
+    clock.runUntil(1000);
+    expect(sent.map((s) => [s.at, s.packet.marker, s.packet.sequence, s.packet.timestamp])).toEqual(
+      [
+        [0, true, 100, 1000],
+        [20, false, 101, 1160],
+        [40, true, 102, 1320],
+        [60, false, 103, 1480],
+      ],
+    );
+  });
+
   test("an empty sound ends at once, though never within start", () => {
     const { clock, sender, sent, done, onDone } = harness();
     sender.start(new Int16Array(0), onDone);
