@@ -1,4 +1,4 @@
-import { encodeAlaw, encodeMulaw } from "./g711.ts";
+import { encodeAlaw, encodeMulaw } from "../../src/media/g711.ts";
 import { buildRtp } from "./rtp.ts";
 
 /** The static payload types of G.711 (RFC 3551): 0 PCMU (µ-law), 8 PCMA (A-law). */

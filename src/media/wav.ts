@@ -4,7 +4,7 @@
  * uploads, and the node, which plays them.
  */
 
-import { alawToLinear, mulawToLinear } from "../../edge/media/g711.ts";
+import { alawToLinear, mulawToLinear } from "./g711.ts";
 import { resample } from "./resample.ts";
 
 export type WavEncoding = "pcm" | "mulaw" | "alaw" | "float";

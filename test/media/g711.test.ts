@@ -9,7 +9,7 @@ import {
   linearToAlaw,
   linearToMulaw,
   mulawToLinear,
-} from "../../edge/media/g711.ts";
+} from "../../src/media/g711.ts";
 
 /**
  * Digests of the reference implementations' output: the ITU-T G.191 encoders over every

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { encodeAlaw, encodeMulaw } from "../../edge/media/g711.ts";
+import { encodeAlaw, encodeMulaw } from "../../src/media/g711.ts";
 import { parseRtp, type RtpPacket } from "../../edge/media/rtp.ts";
 import {
   PACKET_MS,

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { decodeAlaw, decodeMulaw, encodeAlaw, encodeMulaw } from "../../edge/media/g711.ts";
+import { decodeAlaw, decodeMulaw, encodeAlaw, encodeMulaw } from "../../src/media/g711.ts";
 import { encodeWav, normalizeMessage, parseWav, samples8k } from "../../src/media/wav.ts";
 
 // WAV files are put together byte by byte here, independently of encodeWav.
