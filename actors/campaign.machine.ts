@@ -21,6 +21,15 @@ export interface CampaignRecord {
   dialRatio: number;
   maxAbandonRate: number;
   regulatoryProfile: ProfileName;
+  optOutDigit: string;
+  amdEnabled: boolean;
+  amdBudgetMs: number;
+  machineAction: "hangup" | "voicemail" | "connect";
+  amdSamplePercent: number;
+  /** The version of each recorded message, null while there is none. */
+  abandonMessageVersion: number | null;
+  voicemailMessageVersion: number | null;
+  optOutMessageVersion: number | null;
   version: number;
   createdAt: string;
   updatedAt: string;

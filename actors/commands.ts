@@ -1,5 +1,6 @@
 import type { CampaignSettings } from "../db/queries/campaigns.ts";
 import type { CallRow, LeadNext } from "../db/queries/dialer.ts";
+import type { MessageRow } from "../db/queries/messages.ts";
 import type { NumberLimits, ZoneSource } from "../src/compliance/lead-rules.ts";
 import type { AgentPresence } from "../src/dialer/agents.ts";
 import type { DialJob } from "../src/dialer/claim-replies.ts";
@@ -11,6 +12,7 @@ import type {
   CampaignView,
   PatchCampaignInput,
 } from "../src/modules/campaigns/model.ts";
+import type { MessageView } from "../src/modules/messages/model.ts";
 import type {
   CampaignEvent,
   CampaignRecord,
@@ -28,6 +30,7 @@ import type { IdempotencyEntry } from "./idempotency.ts";
 export type CampaignCommand =
   | StatusCommand
   | SettingsCommand
+  | MessageCommand
   | StatsCommand
   | ClaimCommand
   | CallEventCommand
@@ -64,6 +67,28 @@ export interface SettingsCommand {
 /** The settings a client may change, by their API names. */
 export type SettingsChanges = Omit<PatchCampaignInput, "version">;
 
+export type MessageKind = "abandon" | "voicemail" | "opt_out";
+
+/** A recorded message, checked and normalised, as it crosses to the campaign's owner. */
+export interface MessageAudio {
+  /** The WAV, base64: commands cross between processes as JSON. */
+  base64: string;
+  encoding: string;
+  sampleRate: number;
+  durationMs: number;
+  sha256: string;
+  converted: boolean;
+}
+
+/** A new recording of one of the campaign's messages, or (`audio: null`) its removal. */
+export interface MessageCommand {
+  type: "message";
+  kind: MessageKind;
+  audio: MessageAudio | null;
+  by: ChangeActor;
+  requestId: string;
+}
+
 /** The campaign's live numbers (a read). */
 export interface StatsCommand {
   type: "stats";
@@ -87,11 +112,22 @@ export interface CallEventCommand {
   type: "call.event";
   nodeId: string;
   callId: string;
-  event: "ringing" | "answered" | "machine" | "ended";
+  event: "ringing" | "answered" | "machine" | "ended" | "amd" | "message_played" | "opt_out";
   at: number;
   hangupCause: string | null;
   /** The node's answer-to-bridge time, when it reports one. */
   bridgeMs: number | null;
+  /** `answered` while detection listens: no agent is chosen before its verdict. */
+  detecting?: boolean | undefined;
+  /** Detection's verdict (`amd`). */
+  amd?: { result: "human" | "machine" | "fax" | "unknown"; confidence: number; ms: number };
+  /** A message played, or not (`message_played`). */
+  message?: {
+    kind: MessageKind;
+    played: boolean;
+    completed: boolean;
+    reason: string | null;
+  };
 }
 
 /** An agent's or a supervisor's verdict on a connected call. */
@@ -145,13 +181,18 @@ export interface StatusReply {
 
 /** A call as it now stands; an answer also says whether the node bridges or hangs up. */
 export interface CallReply {
-  call: CallView & { action?: "bridge" | "hangup" };
+  call: CallView & {
+    action?: "bridge" | "hangup" | "detect";
+    /** With `hangup`: the message the node plays first, if the campaign has one. */
+    message?: { kind: "abandon" | "voicemail"; version: number } | null;
+  };
 }
 
 /** What each command answers: plain data, the same whichever process ran it. */
 export interface CommandReplies {
   status: StatusReply;
   settings: { campaign: CampaignView };
+  message: { message: MessageView };
   stats: CampaignStats | null;
   claim: DialJob[];
   "call.event": CallReply;
@@ -219,9 +260,21 @@ export type CampaignWrite =
       requestId: string;
       at: Date;
     }
+  /** A message stored (or removed), the campaign's version of it, and the audit record. */
+  | {
+      type: "message";
+      campaign: CampaignRecord;
+      kind: MessageKind;
+      audio: MessageAudio | null;
+      by: ChangeActor;
+      requestId: string;
+      at: Date;
+    }
   /** Leads marked `Dialing` with their new calls: those still callable when re-checked. */
   | { type: "claim"; claim: ClaimWrite }
   | { type: "save"; row: CallRow }
+  /** The lead pressed the opt-out key: the call's media facts and the number on the list. */
+  | { type: "optOut"; row: CallRow; at: Date }
   /** An answered call given to an agent, its lead `Connected`. */
   | { type: "bridge"; row: CallRow }
   /** An ended call, its CDR and, unless an agent took it, its lead's next state. */
@@ -273,8 +326,10 @@ export interface CommitFacts {
   marked?: { id: string; prior: HopperLead["state"]; attempts: number }[] | undefined;
   /** Whether other processes heard of a status change in its commit. */
   relayed?: boolean | undefined;
-  /** The campaign as a settings change wrote it. */
+  /** The campaign as a settings or message change wrote it. */
   campaign?: CampaignRecord | undefined;
+  /** The message as its change wrote it. */
+  message?: MessageRow | undefined;
 }
 
 /** What follows outside the campaign once its actor has adopted a decision. */

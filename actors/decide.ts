@@ -7,6 +7,7 @@ import {
 import { decideClaim } from "../src/dialer/claim-decide.ts";
 import { decideAgentState } from "../src/modules/agents/decide.ts";
 import { decideSettings, decideStats, decideStatus } from "../src/modules/campaigns/decide.ts";
+import { decideMessage } from "../src/modules/messages/decide.ts";
 import type { CampaignSnapshot } from "./campaign.machine.ts";
 import type { CampaignCommand, CommandInputs, Decision, ReplyOf } from "./commands.ts";
 
@@ -35,6 +36,8 @@ function decideAny(
       return decideStatus(snapshot, command, now);
     case "settings":
       return decideSettings(snapshot, command, now);
+    case "message":
+      return decideMessage(snapshot, command, now);
     case "stats":
       return decideStats(snapshot, inputs, now);
     case "claim":
@@ -57,7 +60,10 @@ function decideAny(
 
 /** Commands that need the campaign's dialing state loaded before they are decided. */
 export const needsDialing = (command: CampaignCommand) =>
-  command.type !== "status" && command.type !== "settings" && command.type !== "leads.recount";
+  command.type !== "status" &&
+  command.type !== "settings" &&
+  command.type !== "message" &&
+  command.type !== "leads.recount";
 
 /** New leads join a live campaign's counts (and its stats) once they are committed. */
 function decideRecount(snapshot: CampaignSnapshot, inputs: CommandInputs): Decision<null> {

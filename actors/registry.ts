@@ -49,7 +49,8 @@ type Decided = { entry: Queued; decision: Decision<unknown> };
 /** The calls a decision writes. */
 const callsWrittenBy = (decision: Decision<unknown>): string[] =>
   decision.writes.flatMap((write) => {
-    if (write.type === "save" || write.type === "bridge") return [write.row.id];
+    if (write.type === "save" || write.type === "bridge" || write.type === "optOut")
+      return [write.row.id];
     if (write.type === "end") return [write.ended.id];
     if (write.type === "settle") return [write.call.id];
     return [];
@@ -323,7 +324,7 @@ export class CampaignRegistry {
     const port = this.port as CommandPort;
     const { command, target } = entry.command;
     let flight = await this.flightOf(campaignId, [entry]);
-    if (command.type === "status" || command.type === "settings") {
+    if (command.type === "status" || command.type === "settings" || command.type === "message") {
       await flight.tail;
       flight = await this.flightOf(campaignId, [entry]);
     } else if (command.type === "claim" && flight.claimed) {

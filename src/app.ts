@@ -32,6 +32,7 @@ import { dncModule } from "./modules/dnc/index.ts";
 import { edgeNodesModule, nodeProtocolModule } from "./modules/edge-nodes/index.ts";
 import { healthModule } from "./modules/health/index.ts";
 import { leadsModule } from "./modules/leads/index.ts";
+import { messagesModule } from "./modules/messages/index.ts";
 import { tenantsModule } from "./modules/tenants/index.ts";
 import { tenantStore } from "./modules/tenants/store.ts";
 import { usersModule } from "./modules/users/index.ts";
@@ -148,6 +149,7 @@ export function createApp(deps: ServiceDeps) {
     .use(tenantsModule(deps, auth))
     .use(usersModule(deps, auth))
     .use(campaignsModule(deps, auth))
+    .use(messagesModule(deps, auth))
     .use(leadsModule(deps, auth))
     .use(apiKeysModule(deps, auth))
     .use(edgeNodesModule(deps, auth))

@@ -495,6 +495,7 @@ export const answeredCdrsSince = (
       outcome: cdrs.outcome,
       answeredAt: cdrs.answeredAt,
       bridgeMs: cdrs.bridgeMs,
+      media: cdrs.media,
     })
     .from(cdrs)
     .where(
@@ -505,6 +506,48 @@ export const answeredCdrsSince = (
       ),
     )
     .orderBy(cdrs.answeredAt);
+
+/**
+ * What a campaign's nodes heard and played on its calls answered since `since`: messages
+ * played, cut off or not played, opt-outs, detection's verdicts, and the machine verdicts put
+ * through to agents with what the agents said.
+ */
+export async function mediaCountsSince(
+  db: Executor,
+  { campaignId, since }: { campaignId: string; since: Date },
+) {
+  const count = (condition: ReturnType<typeof sql>) =>
+    sql<number>`count(*) filter (where ${condition})::int`;
+  const message = sql`${cdrs.media}->'message'`;
+  const amd = sql`${cdrs.media}->'amd'`;
+  const sampled = sql`(${amd}->>'sampled')::boolean`;
+  const [row] = await db
+    .select({
+      abandonPlayed: count(
+        sql`${message}->>'kind' = 'abandon' and (${message}->>'played')::boolean`,
+      ),
+      abandonCompleted: count(
+        sql`${message}->>'kind' = 'abandon' and (${message}->>'completed')::boolean`,
+      ),
+      abandonNotPlayed: count(
+        sql`(${message}->>'kind' = 'abandon' and not (${message}->>'played')::boolean) or (${cdrs.outcome} = 'abandoned' and ${message} is null)`,
+      ),
+      voicemailPlayed: count(
+        sql`${message}->>'kind' = 'voicemail' and (${message}->>'played')::boolean`,
+      ),
+      optOuts: count(sql`(${cdrs.media}->>'opted_out')::boolean`),
+      human: count(sql`${amd}->>'result' = 'human'`),
+      machine: count(sql`${amd}->>'result' = 'machine'`),
+      fax: count(sql`${amd}->>'result' = 'fax'`),
+      unknown: count(sql`${amd}->>'result' = 'unknown'`),
+      sampled: count(sampled),
+      sampledJudged: count(sql`${sampled} and ${cdrs.disposition} is not null`),
+      sampledMachines: count(sql`${sampled} and ${cdrs.disposition} = 'answering_machine'`),
+    })
+    .from(cdrs)
+    .where(and(eq(cdrs.campaignId, campaignId), gte(cdrs.answeredAt, since)));
+  return row as NonNullable<typeof row>;
+}
 
 /** When a campaign first started running, if it ever did: where its legal window begins. */
 export const firstStartOf = async (db: Executor, campaignId: string) =>
@@ -521,6 +564,7 @@ export const firstStartOf = async (db: Executor, campaignId: string) =>
   )[0]?.at ?? null;
 
 const stamp = (at: Date | null) => at?.toISOString() ?? null;
+const mediaText = (call: CallRow) => (call.media ? JSON.stringify(call.media) : null);
 
 /** A lead's next state once a call leaves it: decided by the call's step, written here. */
 export interface LeadNext {
@@ -552,6 +596,7 @@ export async function saveLiveCall(
     lease_expires_at: stamp(call.leaseExpiresAt),
     ringing_at: stamp(call.ringingAt),
     answered_at: stamp(call.answeredAt),
+    media: mediaText(call),
     updated_at: stamp(call.updatedAt),
   });
 }
@@ -566,13 +611,14 @@ const SAVE_LIVE_CALL = namedStatement<
     lease_expires_at: string | null;
     ringing_at: string | null;
     answered_at: string | null;
+    media: string | null;
     updated_at: string | null;
   }
 >(`
   update calls set status = :status, agent_id = :agent_id::uuid, bridged = :bridged::boolean,
     machine = :machine::boolean, lease_expires_at = :lease_expires_at::timestamptz,
     ringing_at = :ringing_at::timestamptz, answered_at = :answered_at::timestamptz,
-    updated_at = :updated_at::timestamptz
+    media = :media::jsonb, updated_at = :updated_at::timestamptz
   where id = :call_id::uuid and ${fenceCondition(":campaign_id", ":lease_token")}`);
 
 /**
@@ -600,6 +646,7 @@ export async function endCall(
     ended_at: stamp(call.endedAt),
     updated_at: stamp(call.updatedAt),
     bridge_ms: call.bridgeMs,
+    media: mediaText(call),
     cdr_id: params.cdrId,
     tenant_id: call.tenantId,
     lead_list_id: call.leadListId,
@@ -627,6 +674,7 @@ const END_CALL = namedStatement<
     ended_at: string | null;
     updated_at: string | null;
     bridge_ms: number | null;
+    media: string | null;
     cdr_id: string;
     tenant_id: string;
     lead_list_id: string;
@@ -648,20 +696,20 @@ const END_CALL = namedStatement<
   with ended as (
     update calls set status = 'ended', outcome = :outcome, hangup_cause = :hangup_cause,
       ended_at = :ended_at::timestamptz, updated_at = :updated_at::timestamptz,
-      bridge_ms = :bridge_ms::int
+      bridge_ms = :bridge_ms::int, media = :media::jsonb
     where id = :call_id::uuid and ${fenceCondition(":campaign_id", ":lease_token")}
-    returning id, profile, profile_version, zone, zone_source, governor_held),
+    returning id, profile, profile_version, zone, zone_source, governor_held, media),
   cdr as (
     insert into cdrs (id, tenant_id, call_id, campaign_id, lead_list_id, lead_id, edge_node_id,
       agent_id, phone, caller_id, attempt, outcome, hangup_cause, disposition, started_at,
       answered_at, ended_at, ring_seconds, talk_seconds, bridge_ms, profile, profile_version,
-      zone, zone_source, governor_held, created_at)
+      zone, zone_source, governor_held, media, created_at)
     select :cdr_id::uuid, :tenant_id::uuid, id, :campaign_id::uuid, :lead_list_id::uuid,
       :lead_id::uuid, :edge_node_id::uuid, :agent_id::uuid, :phone, :caller_id, :attempt::int,
       :outcome, :hangup_cause, :disposition, :claimed_at::timestamptz,
       :answered_at::timestamptz, :ended_at::timestamptz, :ring_seconds::int,
       :talk_seconds::int, :bridge_ms::int, profile, profile_version, zone, zone_source,
-      governor_held, :ended_at::timestamptz
+      governor_held, media, :ended_at::timestamptz
     from ended
     on conflict do nothing)
   update leads set state = :lead_state::text, next_attempt_at = :next_attempt_at::timestamptz,
@@ -683,6 +731,7 @@ export async function bridgeCall(
     answered_at: stamp(call.answeredAt),
     agent_id: call.agentId,
     lease_expires_at: stamp(call.leaseExpiresAt),
+    media: mediaText(call),
     updated_at: stamp(call.updatedAt),
   });
 }
@@ -693,13 +742,14 @@ const BRIDGE_CALL = namedStatement<
     answered_at: string | null;
     agent_id: string | null;
     lease_expires_at: string | null;
+    media: string | null;
     updated_at: string | null;
   }
 >(`
   with answered as (
     update calls set status = 'answered', answered_at = :answered_at::timestamptz,
       agent_id = :agent_id::uuid, bridged = true, lease_expires_at = :lease_expires_at::timestamptz,
-      updated_at = :updated_at::timestamptz
+      media = :media::jsonb, updated_at = :updated_at::timestamptz
     where id = :call_id::uuid and ${fenceCondition(":campaign_id", ":lease_token")}
     returning lead_id)
   update leads set state = 'Connected', last_outcome = 'answered', updated_at = :updated_at::timestamptz
@@ -783,6 +833,60 @@ const SETTLE_DISPOSITION = namedStatement<
   update leads set state = :lead_state::text, next_attempt_at = :next_attempt_at::timestamptz,
     last_outcome = :disposition, updated_at = :updated_at::timestamptz
   where id = :lead_id::uuid and exists (select 1 from updated)`);
+
+/**
+ * A lead pressed the opt-out key during the abandon message: the call's media facts, and its
+ * number on the tenant's do-not-call list (source `keypress`) with its audit record, in one
+ * statement. `call` is the call as it now is.
+ */
+export async function recordOptOut(
+  raw: RawClient,
+  params: { call: CallRow; at: Date; fence: Fence },
+): Promise<void> {
+  const { call } = params;
+  await RECORD_OPT_OUT.run(raw, {
+    ...fenceParams(params.fence),
+    call_id: call.id,
+    media: mediaText(call),
+    tenant_id: call.tenantId,
+    phone: call.phone,
+    node_id: call.edgeNodeId,
+    at: params.at.toISOString(),
+    audit_id: Bun.randomUUIDv7(),
+  });
+}
+
+const RECORD_OPT_OUT = namedStatement<
+  FenceParams & {
+    call_id: string;
+    media: string | null;
+    tenant_id: string;
+    phone: string;
+    node_id: string;
+    at: string;
+    audit_id: string;
+  }
+>(`
+  with updated as (
+    update calls set media = :media::jsonb, updated_at = :at::timestamptz
+    where id = :call_id::uuid and ${fenceCondition(":campaign_id", ":lease_token")}
+    returning id),
+  dnc as (
+    insert into dnc_numbers (tenant_id, phone, source, created_by, created_at)
+    select :tenant_id::uuid, :phone, 'keypress', :node_id, :at::timestamptz
+    where exists (select 1 from updated)
+    on conflict do nothing
+    returning phone),
+  dnc_request as (
+    insert into dnc_requests (tenant_id, phone, source, requested_at)
+    select :tenant_id::uuid, :phone, 'keypress', :at::timestamptz
+    where exists (select 1 from updated))
+  insert into audit_events (id, tenant_id, actor_type, actor_id, action, target_type, target_id,
+    details, created_at)
+  select :audit_id::uuid, :tenant_id::uuid, 'edge_node', :node_id, 'dnc.added', 'dnc_entry', phone,
+    jsonb_build_object('phone', phone, 'source', 'keypress', 'call_id', :call_id::text),
+    :at::timestamptz
+  from dnc`);
 
 /** Calls in flight on a node, whichever process owns their campaigns. */
 export const countLiveCallsOnNode = async (db: Executor, nodeId: string) =>

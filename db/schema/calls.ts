@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { boolean, index, integer, pgTable, primaryKey, text, uuid } from "drizzle-orm/pg-core";
-import { instant, placedUnder } from "./columns.ts";
+import { heardOnCall, instant, placedUnder } from "./columns.ts";
 
 export const CALL_OUTCOMES = [
   "answered",
@@ -70,6 +70,7 @@ export const cdrs = pgTable(
     /** Milliseconds from the answer to the agent's audio, as the node measured it. */
     bridgeMs: integer("bridge_ms"),
     ...placedUnder(),
+    ...heardOnCall(),
     createdAt: instant("created_at").notNull(),
   },
   (table) => [
@@ -113,6 +114,7 @@ export const calls = pgTable(
     /** The node's `Idempotency-Key` of the claim that placed the call: a retry finds it. */
     claimKey: text("claim_key"),
     ...placedUnder(),
+    ...heardOnCall(),
     updatedAt: instant("updated_at").notNull(),
   },
   (table) => [

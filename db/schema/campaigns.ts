@@ -1,4 +1,6 @@
 import {
+  boolean,
+  customType,
   doublePrecision,
   index,
   integer,
@@ -12,6 +14,10 @@ import { tenants } from "./identity.ts";
 
 export const CAMPAIGN_STATUSES = ["draft", "running", "paused", "stopped", "completed"] as const;
 export const DIAL_MODES = ["preview", "progressive", "predictive"] as const;
+/** What a campaign does with a call that answering-machine detection says a machine took. */
+export const MACHINE_ACTIONS = ["hangup", "voicemail", "connect"] as const;
+/** The recorded messages a campaign may have: see `campaign_messages`. */
+export const MESSAGE_KINDS = ["abandon", "voicemail", "opt_out"] as const;
 
 export const campaigns = pgTable(
   "campaigns",
@@ -32,6 +38,18 @@ export const campaigns = pgTable(
     maxAbandonRate: doublePrecision("max_abandon_rate").notNull(),
     /** The rules its calls are placed under (`us`, `uk`, `ca`, `none`). */
     regulatoryProfile: text("regulatory_profile").notNull().default("us"),
+    /** The key a lead presses during the abandon message to be put on the do-not-call list. */
+    optOutDigit: text("opt_out_digit").notNull().default("9"),
+    amdEnabled: boolean("amd_enabled").notNull().default(false),
+    /** How long detection may listen after the answer before it says `unknown`. */
+    amdBudgetMs: integer("amd_budget_ms").notNull().default(3500),
+    machineAction: text("machine_action", { enum: MACHINE_ACTIONS }).notNull().default("hangup"),
+    /** The share of machine verdicts put through to agents anyway, to estimate false positives. */
+    amdSamplePercent: doublePrecision("amd_sample_percent").notNull().default(0),
+    /** The version of each stored message, null while there is none. */
+    abandonMessageVersion: integer("abandon_message_version"),
+    voicemailMessageVersion: integer("voicemail_message_version"),
+    optOutMessageVersion: integer("opt_out_message_version"),
     version: integer("version").notNull(),
     createdAt: instant("created_at").notNull(),
     updatedAt: instant("updated_at").notNull(),
@@ -83,4 +101,34 @@ export const campaignIdempotencyKeys = pgTable(
     primaryKey({ columns: [table.campaignId, table.key] }),
     index("campaign_idempotency_keys_expiry").on(table.expiresAt),
   ],
+);
+
+const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({
+  dataType: () => "bytea",
+});
+
+/**
+ * A campaign's recorded messages, one row per kind. A deleted message keeps its row without
+ * audio, so that versions only grow and a node's cache never mistakes an old one for new.
+ */
+export const campaignMessages = pgTable(
+  "campaign_messages",
+  {
+    campaignId: uuid("campaign_id")
+      .notNull()
+      .references(() => campaigns.id),
+    kind: text("kind", { enum: MESSAGE_KINDS }).notNull(),
+    tenantId: uuid("tenant_id").notNull(),
+    version: integer("version").notNull(),
+    /** The WAV as stored; null once deleted. */
+    audio: bytea("audio"),
+    encoding: text("encoding").notNull(),
+    sampleRate: integer("sample_rate").notNull(),
+    durationMs: integer("duration_ms").notNull(),
+    sha256: text("sha256").notNull(),
+    converted: boolean("converted").notNull(),
+    updatedBy: text("updated_by"),
+    updatedAt: instant("updated_at").notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.campaignId, table.kind] })],
 );

@@ -1,4 +1,4 @@
-import { boolean, text, timestamp } from "drizzle-orm/pg-core";
+import { boolean, jsonb, text, timestamp } from "drizzle-orm/pg-core";
 
 /** A UTC instant; every time in the schema is one. */
 export const instant = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
@@ -20,3 +20,28 @@ export const placedUnder = () => ({
   /** Whether the abandon-rate governor held the campaign to calls with a reserved agent. */
   governorHeld: boolean("governor_held").notNull().default(false),
 });
+
+/** What the node heard and played on an answered call, as it reported it. */
+export interface CallMedia {
+  /** Answered, and the node listens for a machine before anyone is put through. */
+  detecting?: boolean;
+  amd?: {
+    result: "human" | "machine" | "fax" | "unknown";
+    confidence: number;
+    ms: number;
+    /** A machine verdict put through to an agent anyway, to estimate false positives. */
+    sampled: boolean;
+  };
+  message?: {
+    kind: "abandon" | "voicemail" | "opt_out";
+    played: boolean;
+    completed: boolean;
+    started_at: string | null;
+    reason: string | null;
+  };
+  /** The lead pressed the opt-out key during the message. */
+  opted_out?: boolean;
+}
+
+/** The call's media facts, on the call and on its CDR. */
+export const heardOnCall = () => ({ media: jsonb("media").$type<CallMedia>() });

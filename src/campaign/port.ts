@@ -24,10 +24,12 @@ import {
   findNodeCall,
   findTenantCall,
   readHopper,
+  recordOptOut,
   saveLiveCall,
   settleDisposition,
 } from "../../db/queries/dialer.ts";
 import { countLeadsByState } from "../../db/queries/leads.ts";
+import { writeMessage } from "../../db/queries/messages.ts";
 import { LeaseLostError } from "../cluster/leases.ts";
 import { profileInForce, windowBounds } from "../compliance/lead-rules.ts";
 import type { ServiceDeps } from "../deps.ts";
@@ -35,7 +37,7 @@ import { rowOf } from "../dialer/call-decide.ts";
 import { callView } from "../dialer/model.ts";
 import { paceCampaign } from "../dialer/pacing.ts";
 import { ApiError } from "../errors.ts";
-import { auditedWrite } from "../identity/audit.ts";
+import { auditedWrite, recordAudit } from "../identity/audit.ts";
 import { isUuid } from "../identity/tenant-scope.ts";
 import { GroupCommit } from "../lib/group-commit.ts";
 import { campaignRecordOf } from "../modules/campaigns/store.ts";
@@ -157,6 +159,12 @@ async function commitOne(deps: ServiceDeps, write: CampaignWrite, facts: CommitF
     case "settings":
       facts.campaign = await commitSettings(deps, write);
       return;
+    case "message": {
+      const written = await commitMessage(deps, write);
+      facts.campaign = written.campaign;
+      facts.message = written.message;
+      return;
+    }
     case "claim":
       facts.marked = await claimLeads(raw, {
         claim: write.claim,
@@ -168,10 +176,11 @@ async function commitOne(deps: ServiceDeps, write: CampaignWrite, facts: CommitF
   }
 }
 
-type CallWrite = Extract<CampaignWrite, { type: "save" | "bridge" | "end" | "settle" }>;
+type CallWrite = Extract<CampaignWrite, { type: "save" | "bridge" | "end" | "settle" | "optOut" }>;
 
 const isCallWrite = (write: CampaignWrite): write is CallWrite =>
   write.type === "save" ||
+  write.type === "optOut" ||
   write.type === "bridge" ||
   write.type === "end" ||
   write.type === "settle";
@@ -192,6 +201,12 @@ function commitCall(deps: ServiceDeps, raw: RawClient, write: CallWrite): Promis
       });
     case "settle":
       return settleDisposition(raw, { ...write, fence: fenceOf(write.call.campaignId) });
+    case "optOut":
+      return recordOptOut(raw, {
+        call: write.row,
+        at: write.at,
+        fence: fenceOf(write.row.campaignId),
+      });
   }
 }
 
@@ -280,6 +295,47 @@ async function commitSettings(
   );
   if (!row) throw new ApiError(409, "version_conflict", "the campaign changed meanwhile");
   return campaignRecordOf(row);
+}
+
+/**
+ * Stores a message (or removes its audio), sets the campaign's version of it and records the
+ * change, in one transaction; returns both as written.
+ */
+async function commitMessage(
+  deps: ServiceDeps,
+  write: Extract<CampaignWrite, { type: "message" }>,
+) {
+  const { campaign, audio } = write;
+  const written = await deps.db.transaction(async (tx) => {
+    const stored = await writeMessage(tx, {
+      campaignId: campaign.id,
+      tenantId: campaign.tenantId,
+      kind: write.kind,
+      audio: audio && { ...audio, bytes: Buffer.from(audio.base64, "base64") },
+      updatedBy: write.by.actorId,
+      at: write.at,
+      fence: deps.campaigns.leases.fenceOf(campaign.id),
+    });
+    if (!stored) return undefined;
+    await recordAudit(tx, {
+      tenantId: campaign.tenantId,
+      ...write.by,
+      action: audio ? "campaign.message_recorded" : "campaign.message_removed",
+      targetType: "campaign",
+      targetId: campaign.id,
+      requestId: write.requestId,
+      details: {
+        kind: write.kind,
+        version: stored.message.version,
+        ...(audio && { duration_ms: audio.durationMs, sha256: audio.sha256 }),
+      },
+      at: write.at,
+    });
+    return stored;
+  });
+  if (written) return { campaign: campaignRecordOf(written.campaign), message: written.message };
+  if (deps.campaigns.leases.shared) throw new LeaseLostError(campaign.id);
+  throw new Error(`campaign ${campaign.id} changed outside its actor`);
 }
 
 const entryRow = (campaignId: string, entry: IdempotencyEntry) => ({

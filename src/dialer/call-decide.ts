@@ -1,4 +1,8 @@
-import type { CampaignEvent, CampaignSnapshot } from "../../actors/campaign.machine.ts";
+import type {
+  CampaignEvent,
+  CampaignRecord,
+  CampaignSnapshot,
+} from "../../actors/campaign.machine.ts";
 import type {
   AgentsAtHand,
   CallEventCommand,
@@ -17,6 +21,7 @@ import {
   previewDialing,
 } from "../../actors/dialing.ts";
 import type { CallRow } from "../../db/queries/dialer.ts";
+import type { CallMedia } from "../../db/schema/columns.ts";
 import { badRequest, conflict, forbidden, INVALID_BODY, notFound } from "../errors.ts";
 import { completion } from "../modules/campaigns/decide.ts";
 import { callView } from "./model.ts";
@@ -50,9 +55,40 @@ export function rowOf(call: LiveCall): CallRow {
   return row;
 }
 
-const replyOf = (row: CallRow, action?: "bridge" | "hangup"): CallReply => ({
-  call: action ? { ...callView(row), action } : callView(row),
+type NodeAction = NonNullable<CallReply["call"]["action"]>;
+
+const replyOf = (row: CallRow, action?: NodeAction, message?: PlayedMessage | null): CallReply => ({
+  call: action
+    ? { ...callView(row), action, ...(message !== undefined ? { message } : {}) }
+    : callView(row),
 });
+
+type PlayedMessage = { kind: "abandon" | "voicemail"; version: number };
+
+/** The campaign's message of a kind for the node to play before it hangs up, if it has one. */
+function messageOf(campaign: CampaignRecord, kind: "abandon" | "voicemail"): PlayedMessage | null {
+  const version =
+    kind === "abandon" ? campaign.abandonMessageVersion : campaign.voicemailMessageVersion;
+  return version === null ? null : { kind, version };
+}
+
+/** What the node does with a call it asks about again: the answer it was given. */
+function actionOf(call: LiveCall): NodeAction {
+  if (call.bridged) return "bridge";
+  if (call.media?.detecting) return "detect";
+  return "hangup";
+}
+
+/**
+ * Whether a machine verdict goes to an agent anyway, to estimate detection's false
+ * positives: a share of calls chosen by their id, so that a repeat decides the same.
+ */
+export function sampledForAgents(callId: string, percent: number): boolean {
+  if (percent <= 0) return false;
+  let hash = 2166136261;
+  for (let i = 0; i < callId.length; i++) hash = Math.imul(hash ^ callId.charCodeAt(i), 16777619);
+  return (hash >>> 0) % 10_000 < percent * 100;
+}
 
 type CallDecision = Decision<CallReply>;
 
@@ -73,6 +109,7 @@ export function decideCallEvent(
     return unchanged(stored);
   }
   const at = new Date(command.at);
+  const { campaign } = snapshot.context;
   switch (command.event) {
     case "ended":
       return withCompletion(
@@ -97,12 +134,102 @@ export function decideCallEvent(
       if (call.machine) return unchanged(rowOf(call));
       return changed(call, { ...rowOf(call), machine: true, updatedAt: at }, "machine");
     case "answered":
-      if (call.status === "answered") {
-        const action = call.bridged ? "bridge" : "hangup";
-        return { ...unchanged(rowOf(call)), reply: () => replyOf(rowOf(call), action) };
-      }
-      return answerOf(call, inputs.agents, command.at);
+      if (call.status === "answered") return repeatedAnswer(campaign, call);
+      if (command.detecting && campaign.amdEnabled) return detecting(call, command.at);
+      return answerOf(campaign, call, inputs.agents, command.at);
+    case "amd":
+      return verdictOf(campaign, call, command, inputs.agents);
+    case "message_played": {
+      const message = command.message;
+      if (!message) throw badRequest(INVALID_BODY, [{ field: "kind", message: "is required" }]);
+      const media: CallMedia = {
+        ...call.media,
+        message: {
+          kind: message.kind,
+          played: message.played,
+          completed: message.played && message.completed,
+          started_at: message.played ? at.toISOString() : null,
+          reason: message.reason,
+        },
+      };
+      return changed(call, { ...rowOf(call), media, updatedAt: at }, "message_played");
+    }
+    case "opt_out": {
+      if (call.media?.opted_out) return unchanged(rowOf(call));
+      const row: CallRow = {
+        ...rowOf(call),
+        media: { ...call.media, opted_out: true },
+        updatedAt: at,
+      };
+      const live = { ...row, lead: call.lead };
+      return {
+        writes: [{ type: "optOut", row, at }],
+        adopt: () => [{ type: "dialing.callChanged", call: live }],
+        effects: () => [{ type: "announce", call: live, event: "opt_out" }],
+        reply: () => replyOf(row),
+      };
+    }
   }
+}
+
+/** An `answered` heard again: the answer it was given, message included. */
+function repeatedAnswer(campaign: CampaignRecord, call: LiveCall): CallDecision {
+  const action = actionOf(call);
+  const message =
+    action !== "hangup" ? undefined : call.machine ? null : messageOf(campaign, "abandon");
+  return { ...unchanged(rowOf(call)), reply: () => replyOf(rowOf(call), action, message) };
+}
+
+/**
+ * Answered, and the node listens for a machine before anyone is put through: the call is
+ * answered from now (its lease runs on), and its agent is chosen on the verdict.
+ */
+function detecting(call: LiveCall, now: number): CallDecision {
+  const at = new Date(now);
+  const row: CallRow = {
+    ...rowOf(call),
+    status: "answered",
+    answeredAt: at,
+    leaseExpiresAt: leaseFrom(now),
+    media: { ...call.media, detecting: true },
+    updatedAt: at,
+  };
+  const decision = changed(call, row, "answered");
+  return { ...decision, reply: () => replyOf(row, "detect") };
+}
+
+/**
+ * Detection's verdict decides what follows: a person (or no verdict) is put through as any
+ * answer; a machine is hung up on, left the voicemail message after its beep, or put through,
+ * as the campaign says, save a sampled share put through to estimate false positives; a fax
+ * is hung up on.
+ */
+function verdictOf(
+  campaign: CampaignRecord,
+  call: LiveCall,
+  command: CallEventCommand,
+  agents: AgentsAtHand,
+): CallDecision {
+  const verdict = command.amd;
+  if (!verdict) throw badRequest(INVALID_BODY, [{ field: "result", message: "is required" }]);
+  if (call.media?.amd) return repeatedAnswer(campaign, call);
+  if (call.status !== "answered" || !call.media?.detecting)
+    throw conflict("a verdict comes after an `answered` event that said detection was on");
+  const machine = verdict.result === "machine" || verdict.result === "fax";
+  const sampled =
+    verdict.result === "machine" && sampledForAgents(call.id, campaign.amdSamplePercent);
+  const action = verdict.result === "fax" ? "hangup" : sampled ? "connect" : campaign.machineAction;
+  const { detecting: _, ...media } = call.media;
+  const heard: LiveCall = {
+    ...call,
+    media: { ...media, amd: { ...verdict, sampled } },
+    updatedAt: new Date(command.at),
+  };
+  if (!machine || action === "connect") return answerOf(campaign, heard, agents, command.at);
+  const row: CallRow = { ...rowOf(heard), machine: true };
+  const decision = changed(call, row, "machine");
+  const message = action === "voicemail" ? messageOf(campaign, "voicemail") : null;
+  return { ...decision, reply: () => replyOf(row, "hangup", message) };
 }
 
 const unchanged = (row: CallRow): CallDecision => ({
@@ -123,8 +250,16 @@ function changed(call: LiveCall, row: CallRow, event: string = row.status): Call
   };
 }
 
-/** An answered call goes to its reserved agent, else the longest-ready one; with none, it is abandoned. */
-function answerOf(call: LiveCall, agents: AgentsAtHand, now: number): CallDecision {
+/**
+ * An answered call goes to its reserved agent, else the longest-ready one; with none, it is
+ * abandoned, and the node plays the campaign's abandon message before it hangs up.
+ */
+function answerOf(
+  campaign: CampaignRecord,
+  call: LiveCall,
+  agents: AgentsAtHand,
+  now: number,
+): CallDecision {
   const at = new Date(now);
   const reserved = call.agentId ? agents.get(call.agentId) : undefined;
   const agent =
@@ -133,13 +268,16 @@ function answerOf(call: LiveCall, agents: AgentsAtHand, now: number): CallDecisi
   const answered: CallRow = {
     ...rowOf(call),
     status: "answered",
-    answeredAt: at,
+    answeredAt: call.answeredAt ?? at,
     leaseExpiresAt: leaseFrom(now),
     updatedAt: at,
   };
   if (!agent) {
     const decision = changed(call, answered, "answered");
-    return { ...decision, reply: () => replyOf(answered, "hangup") };
+    return {
+      ...decision,
+      reply: () => replyOf(answered, "hangup", messageOf(campaign, "abandon")),
+    };
   }
   const row: CallRow = { ...answered, agentId: agent.userId, bridged: true };
   const live: LiveCall = { ...row, lead: call.lead };
@@ -151,7 +289,7 @@ function answerOf(call: LiveCall, agents: AgentsAtHand, now: number): CallDecisi
       { type: "agent", agent: { ...agent, state: "on_call", callId: call.id }, at: now },
       { type: "announce", call: live, event: "answered", agentMessage: "call.connected" },
     ],
-    reply: () => replyOf(row, "bridge"),
+    reply: () => replyOf(row, "bridge", null),
   };
 }
 
@@ -193,8 +331,13 @@ function endOf(
     updatedAt: new Date(at),
     bridgeMs: end.bridgeMs ?? call.bridgeMs,
   };
-  // A bridged call's lead waits for the agent's disposition (unless it already came).
-  const lead = ended.bridged ? null : retriedOrExhausted(call.attempt, campaign, at);
+  // A bridged call's lead waits for the agent's disposition (unless it already came); a lead
+  // who pressed the opt-out key is never called again.
+  const lead = ended.bridged
+    ? null
+    : call.media?.opted_out
+      ? ({ state: "DoNotCall", nextAttemptAt: null } as const)
+      : retriedOrExhausted(call.attempt, campaign, at);
   const next = ended.bridged && !ended.disposition ? "wrap_up" : "ready";
   return {
     writes: [
@@ -274,7 +417,7 @@ export function decideDisposition(
   const { campaign, dialing } = snapshot.context;
   const row: CallRow = { ...call, disposition, updatedAt: new Date(now) };
   const lead: LeadNext =
-    disposition === "no_contact"
+    disposition === "no_contact" || disposition === "answering_machine"
       ? retriedOrExhausted(call.attempt, campaign, now)
       : { state: SETTLED_LEAD_STATES[disposition], nextAttemptAt: callbackAt ?? null };
   const live = dialing?.calls[call.id];

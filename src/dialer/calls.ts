@@ -13,7 +13,7 @@ import type { NodePrincipal, Principal } from "../identity/principal.ts";
 import { isUuid } from "../identity/tenant-scope.ts";
 import { NODE_OFFLINE_AFTER_MS } from "../modules/edge-nodes/model.ts";
 import type { AgentPresence } from "./agents.ts";
-import { callView, type Disposition } from "./model.ts";
+import { type AMD_RESULTS, type CALL_EVENT_TYPES, callView, type Disposition } from "./model.ts";
 
 /**
  * The ways a call's change comes in, each sent to its campaign as one command: a node's
@@ -21,7 +21,6 @@ import { callView, type Disposition } from "./model.ts";
  * node no longer holds a call. What each does is decided in `call-decide.ts`.
  */
 
-export const CALL_EVENT_TYPES = ["ringing", "answered", "machine", "ended"] as const;
 export type CallEventType = (typeof CALL_EVENT_TYPES)[number];
 
 export interface CallEventInput {
@@ -29,6 +28,40 @@ export interface CallEventInput {
   at: string;
   hangup_cause?: string | undefined;
   node_bridge_ms?: number | undefined;
+  detecting?: boolean | undefined;
+  result?: (typeof AMD_RESULTS)[number] | undefined;
+  confidence?: number | undefined;
+  ms?: number | undefined;
+  kind?: "abandon" | "voicemail" | "opt_out" | undefined;
+  played?: boolean | undefined;
+  completed?: boolean | undefined;
+  reason?: string | undefined;
+  digit?: string | undefined;
+}
+
+/** The fields an event of a type needs, or a 400 naming the first missing. */
+function mediaOf(event: CallEventInput) {
+  const missing = (field: string) =>
+    badRequest(INVALID_BODY, [{ field, message: `is required on ${event.type}` }]);
+  if (event.type === "amd") {
+    if (!event.result) throw missing("result");
+    return {
+      amd: { result: event.result, confidence: event.confidence ?? 0, ms: event.ms ?? 0 },
+    };
+  }
+  if (event.type === "message_played") {
+    if (!event.kind) throw missing("kind");
+    if (event.played === undefined) throw missing("played");
+    return {
+      message: {
+        kind: event.kind,
+        played: event.played,
+        completed: event.completed ?? false,
+        reason: event.reason ?? null,
+      },
+    };
+  }
+  return {};
 }
 
 /**
@@ -46,6 +79,7 @@ export async function applyCallEvent(
   if (Number.isNaN(at))
     throw badRequest(INVALID_BODY, [{ field: "at", message: "must be an RFC 3339 timestamp" }]);
   if (!isUuid(sentId)) throw notFound("call");
+  const media = mediaOf(event);
   const callId = sentId.toLowerCase();
   let campaignId = deps.campaigns.campaignOfCall(callId);
   if (!campaignId) {
@@ -67,6 +101,8 @@ export async function applyCallEvent(
       at,
       hangupCause: event.hangup_cause ?? null,
       bridgeMs: event.node_bridge_ms ?? null,
+      detecting: event.detecting,
+      ...media,
     },
   );
   if (reply.call.action === "hangup") return { call: { ...reply.call, agent_uri: null } };

@@ -141,7 +141,7 @@ export function decideClaim(
         },
       ]),
     ],
-    reply: (facts) => placedBy(facts).map(({ call }) => jobOf(call)),
+    reply: (facts) => placedBy(facts).map(({ call }) => jobOf(call, campaign)),
   };
 }
 
@@ -181,6 +181,7 @@ function placedCall(
     status: "claimed",
     bridged: false,
     machine: false,
+    media: null,
     outcome: null,
     hangupCause: null,
     disposition: null,

@@ -1,4 +1,5 @@
 import type { Static } from "elysia";
+import type { CampaignRecord } from "../../actors/campaign.machine.ts";
 import type { CallRow } from "../../db/queries/dialer.ts";
 import { recordedProfile } from "../compliance/lead-rules.ts";
 import type { DialJobSchema } from "./model.ts";
@@ -10,7 +11,28 @@ const MAX_KEYS = 20_000;
 
 export type DialJob = Static<typeof DialJobSchema>;
 
-/** The job a node is given for a call it claimed. */
+/** What the node plays, listens for and detects on a campaign's calls. */
+export type JobMedia = Pick<
+  CampaignRecord,
+  | "abandonMessageVersion"
+  | "voicemailMessageVersion"
+  | "optOutMessageVersion"
+  | "optOutDigit"
+  | "amdEnabled"
+  | "amdBudgetMs"
+>;
+
+const mediaOfJob = (campaign: JobMedia) => ({
+  messages: {
+    abandon: campaign.abandonMessageVersion,
+    voicemail: campaign.voicemailMessageVersion,
+    opt_out: campaign.optOutMessageVersion,
+  },
+  opt_out_digit: campaign.optOutDigit,
+  amd: campaign.amdEnabled ? { budget_ms: campaign.amdBudgetMs } : null,
+});
+
+/** The job a node is given for a call it claimed, under its campaign's settings. */
 export const jobOf = (
   call: Pick<
     CallRow,
@@ -24,6 +46,7 @@ export const jobOf = (
     | "profile"
     | "profileVersion"
   >,
+  campaign: JobMedia | undefined,
 ): DialJob => ({
   call_id: call.id,
   campaign_id: call.campaignId,
@@ -34,6 +57,7 @@ export const jobOf = (
   agent_id: call.agentId,
   abandon_message_required:
     recordedProfile(call.profile, call.profileVersion)?.abandonMessage !== undefined,
+  ...(campaign ? mediaOfJob(campaign) : {}),
 });
 
 /**

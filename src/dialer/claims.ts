@@ -1,3 +1,4 @@
+import { findCampaign } from "../../db/queries/campaigns.ts";
 import {
   countLiveCallsOnNode,
   findClaimedCalls,
@@ -86,7 +87,14 @@ async function replayedClaim(deps: ServiceDeps, node: NodePrincipal, claimKey: s
     since: new Date(now - CLAIM_REPLAY_MS),
   });
   if (rows.length === 0) return undefined;
-  const jobs = rows.map(jobOf);
+  const campaigns = new Map(
+    await Promise.all(
+      [...new Set(rows.map((row) => row.campaignId))].map(
+        async (id) => [id, await findCampaign(deps.db, id)] as const,
+      ),
+    ),
+  );
+  const jobs = rows.map((row) => jobOf(row, campaigns.get(row.campaignId)));
   deps.dialer.claimReplies.remember(node.nodeId, claimKey, jobs, now);
   return jobs;
 }

@@ -16,9 +16,11 @@ export interface GovernorVerdict {
   budget: number;
   /** How the period is counted, for the reason. */
   period: string;
+  /** The profile requires an abandon message and the campaign has none: no abandon is allowed. */
+  messageMissing: boolean;
 }
 
-type GovernedCampaign = Pick<CampaignRecord, "maxAbandonRate"> & {
+type GovernedCampaign = Pick<CampaignRecord, "maxAbandonRate" | "abandonMessageVersion"> & {
   regulatoryProfile: ProfileName;
 };
 
@@ -55,12 +57,16 @@ export function governorOf(
   round: { calls: number; unreserved: number; ready: number; dialsAhead: boolean },
   now: number,
 ): GovernorVerdict | undefined {
-  const rule = profileInForce(campaign.regulatoryProfile, now).abandonment;
+  const profile = profileInForce(campaign.regulatoryProfile, now);
+  const rule = profile.abandonment;
   if (!rule) return undefined;
   const limit = Math.min(rule.maxPercent / 100, campaign.maxAbandonRate);
   const from = periodStart(rule, now, dialing.firstStartedAt ?? now);
   const view = dialing.ledger.view(from, now, limit);
-  const budget = limit * view.liveAnswers - view.abandons;
+  // An abandoned call without the message the profile requires is unlawful whatever the rate.
+  const messageMissing =
+    profile.abandonMessage !== undefined && campaign.abandonMessageVersion === null;
+  const budget = messageMissing ? 0 : limit * view.liveAnswers - view.abandons;
   const worstCase = Math.max(0, round.unreserved + round.calls - round.ready);
   // With nothing to dial this round (no agent ready), the campaign is held while its budget
   // would not cover a single abandon of a mode that dials ahead of its agents.
@@ -73,6 +79,7 @@ export function governorOf(
     abandons: view.abandons,
     budget,
     period: periodName(rule),
+    messageMissing,
   };
 }
 
@@ -81,6 +88,8 @@ export const GOVERNOR_REASON_PREFIX = "governor:";
 
 /** Why the governor holds a campaign, for `dial_ratio_reason`. */
 export const heldReason = (verdict: GovernorVerdict) =>
-  `${GOVERNOR_REASON_PREFIX} abandon budget ${Math.max(0, verdict.budget).toFixed(2)} ` +
-  `(${verdict.abandons} abandoned of ${verdict.liveAnswers} live answers over ${verdict.period}, ` +
-  `limit ${(verdict.limit * 100).toFixed(1)} %); a reserved agent for each call but those the budget covers`;
+  verdict.messageMissing
+    ? `${GOVERNOR_REASON_PREFIX} the abandon message the profile requires is missing, so no call may be abandoned; a reserved agent for each call until one is recorded`
+    : `${GOVERNOR_REASON_PREFIX} abandon budget ${Math.max(0, verdict.budget).toFixed(2)} ` +
+      `(${verdict.abandons} abandoned of ${verdict.liveAnswers} live answers over ${verdict.period}, ` +
+      `limit ${(verdict.limit * 100).toFixed(1)} %); a reserved agent for each call but those the budget covers`;

@@ -297,9 +297,18 @@ export const evidenceRow = (entry: LedgerEntry): string[] => [
   entry.reason,
 ];
 
-/** The evidence as a CSV document (header, CRLF lines), cells neutralised like every export. */
-export function evidenceCsv(entries: Iterable<LedgerEntry>): string {
-  let csv = csvLine([...EVIDENCE_COLUMNS]);
-  for (const entry of entries) csv += csvLine(evidenceRow(entry));
+/**
+ * The evidence as a CSV document (header, CRLF lines), cells neutralised like every export;
+ * `more` adds columns of each call's own.
+ */
+export function evidenceCsv(
+  entries: Iterable<LedgerEntry>,
+  more: { columns: readonly string[]; cells(callId: string): string[] } = {
+    columns: [],
+    cells: () => [],
+  },
+): string {
+  let csv = csvLine([...EVIDENCE_COLUMNS, ...more.columns]);
+  for (const entry of entries) csv += csvLine([...evidenceRow(entry), ...more.cells(entry.callId)]);
   return csv;
 }

@@ -3,6 +3,20 @@ import type { CallRow } from "../../db/queries/dialer.ts";
 import { AGENT_STATES, type AgentPresence } from "./agents.ts";
 
 const Uuid = t.String({ format: "uuid" });
+
+/** What a node reports of a call. */
+export const CALL_EVENT_TYPES = [
+  "ringing",
+  "answered",
+  "machine",
+  "ended",
+  "amd",
+  "message_played",
+  "opt_out",
+] as const;
+
+/** What answering-machine detection may say answered. */
+export const AMD_RESULTS = ["human", "machine", "fax", "unknown"] as const;
 const NullableTime = t.Union([t.String({ format: "date-time" }), t.Null()]);
 
 /** A call as the node protocol, the sockets and the agent's own view show it (`callView`). */
@@ -23,9 +37,25 @@ export const CallViewSchema = t.Object({
   answered_at: NullableTime,
   ended_at: NullableTime,
   action: t.Optional(
-    t.Union([t.Literal("bridge"), t.Literal("hangup")], {
-      description: "on the reply to `answered`: bridge to `agent_id`, or hang up (no agent free)",
+    t.Union([t.Literal("bridge"), t.Literal("hangup"), t.Literal("detect")], {
+      description:
+        "on the reply to `answered` and `amd`: bridge to `agent_id`, hang up (no agent free, or a machine), or (to `answered` with `detecting`) listen and report `amd`",
     }),
+  ),
+  message: t.Optional(
+    t.Union(
+      [
+        t.Object({
+          kind: t.Union([t.Literal("abandon"), t.Literal("voicemail")]),
+          version: t.Integer(),
+        }),
+        t.Null(),
+      ],
+      {
+        description:
+          "with `hangup`: the campaign's message to play first (the abandon message at once, the voicemail message after the beep), null when it has none",
+      },
+    ),
   ),
   agent_uri: t.Optional(
     t.Union([t.String(), t.Null()], {
@@ -61,6 +91,28 @@ export const DialJobSchema = t.Object({
     t.Boolean({
       description:
         "the call's regulatory profile requires a recorded message when it is answered and no agent is free (always sent; a node reads its absence, from an older service, as false)",
+    }),
+  ),
+  messages: t.Optional(
+    t.Object(
+      {
+        abandon: t.Union([t.Integer(), t.Null()]),
+        voicemail: t.Union([t.Integer(), t.Null()]),
+        opt_out: t.Union([t.Integer(), t.Null()]),
+      },
+      {
+        description:
+          "the version of each of the campaign's messages (null: none), fetched once per version from `GET /api/v1/nodes/campaigns/{campaign_id}/messages/{kind}`",
+      },
+    ),
+  ),
+  opt_out_digit: t.Optional(
+    t.String({ description: "the key that opts the lead out during the abandon message" }),
+  ),
+  amd: t.Optional(
+    t.Union([t.Object({ budget_ms: t.Integer() }), t.Null()], {
+      description:
+        "answering-machine detection on: send `answered` with `detecting: true`, then `amd` within the budget",
     }),
   ),
 });
@@ -134,5 +186,11 @@ export const agentView = (agent: AgentPresence): AgentView => ({
 });
 
 /** An agent's verdict on a connected call. */
-export const DISPOSITIONS = ["completed", "callback", "do_not_call", "no_contact"] as const;
+export const DISPOSITIONS = [
+  "completed",
+  "callback",
+  "do_not_call",
+  "no_contact",
+  "answering_machine",
+] as const;
 export type Disposition = (typeof DISPOSITIONS)[number];

@@ -41,7 +41,7 @@ export interface Pacing {
 
 type PacedCampaign = Pick<
   CampaignRecord,
-  "id" | "dialMode" | "dialRatio" | "maxAbandonRate" | "regulatoryProfile"
+  "id" | "dialMode" | "dialRatio" | "maxAbandonRate" | "regulatoryProfile" | "abandonMessageVersion"
 >;
 
 /**

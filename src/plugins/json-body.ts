@@ -9,20 +9,24 @@ const tooLarge = () =>
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 /**
- * Reads at most `limit` bytes of the body, refusing more before any parsing happens. A body
- * with a declared length is read in one piece (HTTP framing holds it to that length) and
- * measured again, for a caller in the process that declared less than it sent; only a
- * chunked body is streamed and counted, which costs several times more per request.
+ * Reads at most `limit` bytes of the body, refusing more (`tooLarge`) before any parsing
+ * happens. A body with a declared length is read in one piece (HTTP framing holds it to that
+ * length) and measured again, for a caller in the process that declared less than it sent;
+ * only a chunked body is streamed and counted, which costs several times more per request.
  */
-async function readBounded(request: Request, limit: number): Promise<string> {
+export async function readBoundedBytes(
+  request: Request,
+  limit: number,
+  tooLarge: () => Error,
+): Promise<Uint8Array> {
   const declared = request.headers.get("content-length");
   if (declared !== null) {
     if (Number(declared) > limit) throw tooLarge();
-    const bytes = await request.arrayBuffer();
+    const bytes = new Uint8Array(await request.arrayBuffer());
     if (bytes.byteLength > limit) throw tooLarge();
-    return utf8.decode(bytes);
+    return bytes;
   }
-  if (!request.body) return "";
+  if (!request.body) return new Uint8Array();
   const chunks: Uint8Array[] = [];
   let size = 0;
   for await (const chunk of request.body) {
@@ -30,11 +34,16 @@ async function readBounded(request: Request, limit: number): Promise<string> {
     if (size > limit) throw tooLarge();
     chunks.push(chunk);
   }
-  return utf8.decode(Buffer.concat(chunks));
+  return Buffer.concat(chunks);
 }
+
+const readBounded = async (request: Request, limit: number) =>
+  utf8.decode(await readBoundedBytes(request, limit, tooLarge));
 
 const isJson = (contentType: string) => /^application\/([\w.+-]+\+)?json\b/i.test(contentType);
 const isMultipart = (contentType: string) => /^multipart\/form-data\b/i.test(contentType);
+/** Recordings: read by their own routes, which say which of them they take. */
+const isBinary = (contentType: string) => /^audio\/[\w.+-]+\b/i.test(contentType);
 /** A body declared empty: clients such as `curl -d ''` send a form type with nothing in it. */
 const declaredEmpty = (request: Request) => request.headers.get("content-length") === "0";
 
@@ -47,10 +56,13 @@ const unsupported = (type: string) =>
  */
 export const UNREAD_MULTIPART = Object.freeze({ multipart: "unread" as const });
 
+/** A recording's body, likewise left unread for the route that reads it itself. */
+export const UNREAD_BINARY = Object.freeze({ binary: "unread" as const });
+
 /**
  * Parses JSON bodies with a size cap and turns any malformed body into the envelope's 400.
- * Multipart bodies are left unread for streaming (a JSON route then fails validation without
- * having read them); any other media type, forms included, is 415 before a byte is read, so
+ * Multipart bodies and recordings are left unread for the routes that read them (a JSON route
+ * then fails validation without having read them); any other media type, forms included, is 415 before a byte is read, so
  * no body reaches a parser that would buffer it whole. It runs before authentication.
  */
 export const jsonBodyPlugin = new Elysia({ name: "json-body" }).onParse(
@@ -58,6 +70,7 @@ export const jsonBodyPlugin = new Elysia({ name: "json-body" }).onParse(
   async ({ request, contentType }) => {
     const type = contentType ?? "";
     if (isMultipart(type)) return UNREAD_MULTIPART;
+    if (isBinary(type)) return UNREAD_BINARY;
     if (type !== "" && !isJson(type)) {
       if (declaredEmpty(request)) return undefined;
       throw unsupported(type);

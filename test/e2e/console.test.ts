@@ -640,7 +640,7 @@ describe("regulatory rules in the console", () => {
       const governor = page.locator("[data-governor]");
       await governor.waitFor({ timeout: 10_000 });
       expect(await governor.textContent()).toMatch(
-        /^Held by the abandon-rate governor: abandon budget 0\.00 .*a reserved agent for each call but those the budget covers$/,
+        /^Held by the abandon-rate governor: the abandon message the profile requires is missing, so no call may be abandoned; a reserved agent for each call until one is recorded$/,
       );
       await captureView(page, "campaign-detail-supervisor");
 

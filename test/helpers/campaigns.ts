@@ -38,6 +38,14 @@ export const campaignRecord = (overrides: Partial<CampaignRecord> = {}): Campaig
   maxAbandonRate: 0.03,
   // Tests of the rules choose a profile; the others dial under the campaign's settings alone.
   regulatoryProfile: "none",
+  optOutDigit: "9",
+  amdEnabled: false,
+  amdBudgetMs: 3500,
+  machineAction: "hangup",
+  amdSamplePercent: 0,
+  abandonMessageVersion: null,
+  voicemailMessageVersion: null,
+  optOutMessageVersion: null,
   version: 1,
   createdAt: "2026-03-02T12:00:00.000Z",
   updatedAt: "2026-03-02T12:00:00.000Z",
@@ -60,6 +68,7 @@ export const UNTRACED = {
   zone: null,
   zoneSource: null,
   governorHeld: false,
+  media: null,
 } as const;
 
 /** A call just claimed, on node-1 for lead-1 of the default campaign record; override the rest. */

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { encodeWav } from "../../src/media/wav.ts";
 import { createWorkspace, type RequestOptions } from "../helpers/app.ts";
 import { importFile } from "../helpers/leads.ts";
 import { listenOnLoopback, openSocket } from "../helpers/sockets.ts";
@@ -16,6 +17,8 @@ let listening: ReturnType<typeof listenOnLoopback>;
 /** 2026-03-02T17:00Z is noon in New York: inside the default calling window. */
 const NOON_NEW_YORK = Date.parse("2026-03-02T17:00:00Z");
 const B_PHONE = "+12125550123";
+/** A tenth of a second of silence: a recording that would be accepted. */
+const MESSAGE = encodeWav(new Int16Array(800), 8000);
 
 /** B's objects, by the name of the path parameter that takes them. */
 const b: Record<string, string> = {};
@@ -68,6 +71,11 @@ beforeAll(async () => {
   });
   b.node = node.body.data.edge_node.id;
   bNodeKey = node.body.data.key;
+  await asB("PUT", `/api/v1/campaigns/${b.campaign}/messages/abandon`, {
+    headers: { "content-type": "audio/wav" },
+    rawBody: MESSAGE,
+  });
+  b.kind = "abandon";
   await asB("POST", "/api/v1/dnc", { body: { phone: "+12125550199" } });
   b.phone = encodeURIComponent("+12125550199");
 
@@ -131,6 +139,7 @@ async function bState() {
   return Promise.all([
     get(`/api/v1/campaigns/${b.campaign}`),
     get(`/api/v1/campaigns/${b.campaign}/history`),
+    get(`/api/v1/campaigns/${b.campaign}/messages`),
     get(lists),
     get(`${lists}/${b.list}/leads`),
     get(`${lists}/${b.list}/imports`),
@@ -161,6 +170,8 @@ function bodyFor(method: string, path: string): RequestOptions {
     "POST /api/v1/nodes/calls/:call_id/events": { type: "ended", at: at(), hangup_cause: "X" },
     "POST /api/v1/calls/:call_id/disposition": { disposition: "do_not_call" },
   };
+  if (method === "PUT" && path.endsWith("/messages/:kind"))
+    return { headers: { "content-type": "audio/wav" }, rawBody: MESSAGE };
   const body = bodies[`${method} ${path}`];
   return body === undefined ? {} : { body };
 }
@@ -172,6 +183,8 @@ const PARAM_OBJECT: Record<string, string> = {
   import_id: "import",
   call_id: "call",
   phone: "phone",
+  campaign_id: "campaign",
+  kind: "kind",
 };
 
 /** The route's path with B's objects in it; `:id` is the object the route's family names. */

@@ -1,5 +1,4 @@
 import { describe, expect, test } from "bun:test";
-import { encodeAlaw, encodeMulaw } from "../../src/media/g711.ts";
 import { parseRtp, type RtpPacket } from "../../edge/media/rtp.ts";
 import {
   PACKET_MS,
@@ -7,6 +6,7 @@ import {
   RtpSender,
   SAMPLES_PER_PACKET,
 } from "../../edge/media/rtp-stream.ts";
+import { encodeAlaw, encodeMulaw } from "../../src/media/g711.ts";
 
 /** Timers that fire only when the test moves time, each `lateness()` ms after it was due. */
 class ManualTimers implements PacingClock {

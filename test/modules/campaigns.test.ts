@@ -28,6 +28,12 @@ describe("creating campaigns", () => {
       dial_ratio: 1,
       max_abandon_rate: 0.03,
       regulatory_profile: "us",
+      opt_out_digit: "9",
+      amd_enabled: false,
+      amd_budget_ms: 3500,
+      machine_action: "hangup",
+      amd_sample_percent: 0,
+      messages: { abandon: null, voicemail: null, opt_out: null },
       effective_calling_window: {
         sun: { start: "08:00", end: "21:00" },
         mon: { start: "08:00", end: "21:00" },

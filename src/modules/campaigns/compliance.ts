@@ -1,5 +1,8 @@
+import type { CampaignRow } from "../../../db/queries/campaigns.ts";
 import { findTenantCampaign } from "../../../db/queries/campaigns.ts";
-import { answeredCdrsSince, firstStartOf } from "../../../db/queries/dialer.ts";
+import { answeredCdrsSince, firstStartOf, mediaCountsSince } from "../../../db/queries/dialer.ts";
+import { profileInForce } from "../../compliance/lead-rules.ts";
+import type { ProfileName } from "../../compliance/profiles.ts";
 import type { ServiceDeps } from "../../deps.ts";
 import {
   ComplianceLedger,
@@ -10,6 +13,7 @@ import {
 } from "../../dialer/ledger.ts";
 import { notFound } from "../../errors.ts";
 import { isUuid } from "../../identity/tenant-scope.ts";
+import { heardOnCall, MEDIA_CSV_COLUMNS, mediaCsvFields } from "../cdrs/model.ts";
 
 const viewOf = (view: LedgerView) => ({
   from: new Date(view.from).toISOString(),
@@ -37,12 +41,68 @@ async function ledgerOf(deps: ServiceDeps, tenantId: string, campaignId: string)
     campaignId: campaign.id,
     since: new Date(now - LEGAL_WINDOW_MS),
   });
-  return { campaign, now, firstStartedAt, ledger: ComplianceLedger.from(entriesFromCdrs(rows)) };
+  const media = new Map(rows.map((row) => [row.callId, row.media]));
+  return {
+    campaign,
+    now,
+    firstStartedAt,
+    ledger: ComplianceLedger.from(entriesFromCdrs(rows)),
+    media,
+  };
+}
+
+/**
+ * What the nodes heard and played over the window: the abandon message's record, opt-outs,
+ * detection's verdicts, and its false positives estimated from the machine verdicts agents
+ * judged, counted with the abandons as Ofcom counts them.
+ */
+function mediaCompliance(
+  campaign: CampaignRow,
+  counts: Awaited<ReturnType<typeof mediaCountsSince>>,
+  window: LedgerView,
+  now: number,
+) {
+  const people = counts.sampledJudged - counts.sampledMachines;
+  const falsePositiveRate = counts.sampledJudged > 0 ? people / counts.sampledJudged : null;
+  const hungUpMachines = counts.machine - counts.sampled;
+  const estimated = (falsePositiveRate ?? 0) * hungUpMachines;
+  const abandons = window.abandons + estimated;
+  const answers = window.liveAnswers + estimated;
+  return {
+    abandon_message: {
+      required:
+        profileInForce(campaign.regulatoryProfile as ProfileName, now).abandonMessage !== undefined,
+      version: campaign.abandonMessageVersion,
+      played: counts.abandonPlayed,
+      completed: counts.abandonCompleted,
+      not_played: counts.abandonNotPlayed,
+    },
+    voicemail_drops: counts.voicemailPlayed,
+    opt_outs: counts.optOuts,
+    amd: {
+      verdicts: {
+        human: counts.human,
+        machine: counts.machine,
+        fax: counts.fax,
+        unknown: counts.unknown,
+      },
+      sampled: counts.sampled,
+      sampled_judged: counts.sampledJudged,
+      false_positive_rate: falsePositiveRate,
+      estimated_false_positives: estimated,
+    },
+    abandons_with_estimate: abandons,
+    abandon_rate_with_estimate: answers > 0 ? abandons / answers : 0,
+  };
 }
 
 export async function campaignCompliance(deps: ServiceDeps, tenantId: string, campaignId: string) {
   const { campaign, now, firstStartedAt, ledger } = await ledgerOf(deps, tenantId, campaignId);
   const report = ledger.report(now, { firstStartedAt, maxAbandonRate: campaign.maxAbandonRate });
+  const counts = await mediaCountsSince(deps.longWorkDb, {
+    campaignId: campaign.id,
+    since: new Date(report.window.from),
+  });
   return {
     compliance: {
       campaign_id: campaign.id,
@@ -52,12 +112,21 @@ export async function campaignCompliance(deps: ServiceDeps, tenantId: string, ca
       window: viewOf(report.window),
       last_24_hours: viewOf(report.day),
       abandon_budget: report.budget,
+      media: mediaCompliance(campaign, counts, report.window, now),
     },
   };
 }
 
 /** The calls counted in the legal window, one CSV row each: the evidence behind the rates. */
 export async function complianceEvidence(deps: ServiceDeps, tenantId: string, campaignId: string) {
-  const { now, firstStartedAt, ledger } = await ledgerOf(deps, tenantId, campaignId);
-  return evidenceCsv(ledger.evidence(now, firstStartedAt));
+  const { now, firstStartedAt, ledger, media } = await ledgerOf(deps, tenantId, campaignId);
+  return evidenceCsv(ledger.evidence(now, firstStartedAt), {
+    columns: MEDIA_CSV_COLUMNS,
+    cells: (callId) => {
+      const fields: Record<string, unknown> = mediaCsvFields(
+        heardOnCall({ media: media.get(callId) ?? null }),
+      );
+      return MEDIA_CSV_COLUMNS.map((column) => String(fields[column] ?? ""));
+    },
+  });
 }

@@ -184,6 +184,11 @@ export function settingsOf(input: SettingsChanges): Partial<CampaignSettings> {
   if (input.max_abandon_rate !== undefined) settings.maxAbandonRate = input.max_abandon_rate;
   if (input.regulatory_profile !== undefined)
     settings.regulatoryProfile = input.regulatory_profile as ProfileName;
+  if (input.opt_out_digit !== undefined) settings.optOutDigit = input.opt_out_digit;
+  if (input.amd_enabled !== undefined) settings.amdEnabled = input.amd_enabled;
+  if (input.amd_budget_ms !== undefined) settings.amdBudgetMs = input.amd_budget_ms;
+  if (input.machine_action !== undefined) settings.machineAction = input.machine_action;
+  if (input.amd_sample_percent !== undefined) settings.amdSamplePercent = input.amd_sample_percent;
   return settings;
 }
 

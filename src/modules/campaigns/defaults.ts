@@ -10,4 +10,9 @@ export const CAMPAIGN_DEFAULTS = {
   retry_delay_seconds: 3600,
   dial_ratio: 1,
   max_abandon_rate: 0.03,
+  opt_out_digit: "9",
+  amd_enabled: false,
+  amd_budget_ms: 3500,
+  machine_action: "hangup",
+  amd_sample_percent: 0,
 } as const;

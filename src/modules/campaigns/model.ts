@@ -1,6 +1,11 @@
 import { type Static, t } from "elysia";
 import type { CampaignRecord } from "../../../actors/campaign.machine.ts";
-import { CAMPAIGN_STATUSES, DIAL_MODES } from "../../../db/schema/campaigns.ts";
+import {
+  CAMPAIGN_STATUSES,
+  DIAL_MODES,
+  MACHINE_ACTIONS,
+  MESSAGE_KINDS,
+} from "../../../db/schema/campaigns.ts";
 import { profileInForce } from "../../compliance/lead-rules.ts";
 import { effectiveWindow } from "../../compliance/window.ts";
 import { PageQuery } from "../../pagination.ts";
@@ -32,6 +37,8 @@ export const EffectiveWindowSchema = t.Object(
 );
 
 export const CampaignStatusSchema = literals(CAMPAIGN_STATUSES);
+export const MachineActionSchema = literals(MACHINE_ACTIONS);
+export const MessageKindSchema = literals(MESSAGE_KINDS);
 export const DialModeSchema = literals(DIAL_MODES);
 export const E164 = t.String({
   pattern: "^\\+[1-9][0-9]{1,14}$",
@@ -59,6 +66,29 @@ const settings = {
   regulatory_profile: t.String({
     description:
       "us, uk, ca or none (admins only): the rules its calls are placed under; a new campaign takes the workspace's default",
+  }),
+  opt_out_digit: t.String({
+    pattern: "^[0-9*#]$",
+    description: "the key that puts the lead on the do-not-call list during the abandon message",
+  }),
+  amd_enabled: t.Boolean({ description: "answering-machine detection after each answer" }),
+  amd_budget_ms: t.Integer({
+    minimum: 1000,
+    maximum: 10_000,
+    description: "how long detection listens before it says unknown (connected to an agent)",
+  }),
+  machine_action: t.Union(
+    MACHINE_ACTIONS.map((action) => t.Literal(action)),
+    {
+      description:
+        "a machine verdict: hangup, voicemail (the voicemail message after the beep) or connect",
+    },
+  ),
+  amd_sample_percent: t.Number({
+    minimum: 0,
+    maximum: 100,
+    description:
+      "the share of machine verdicts put through to agents anyway, whose dispositions estimate detection's false positives",
   }),
 };
 
@@ -106,6 +136,19 @@ export const CampaignSchema = t.Object({
   dial_ratio: t.Number(),
   max_abandon_rate: t.Number(),
   regulatory_profile: t.String({ description: "us, uk, ca or none" }),
+  opt_out_digit: t.String(),
+  amd_enabled: t.Boolean(),
+  amd_budget_ms: t.Integer(),
+  machine_action: MachineActionSchema,
+  amd_sample_percent: t.Number(),
+  messages: t.Object(
+    {
+      abandon: t.Union([t.Integer(), t.Null()]),
+      voicemail: t.Union([t.Integer(), t.Null()]),
+      opt_out: t.Union([t.Integer(), t.Null()]),
+    },
+    { description: "the version of each recorded message, null while there is none" },
+  ),
   effective_calling_window: EffectiveWindowSchema,
   version: t.Integer(),
   created_at: Timestamp,
@@ -163,6 +206,16 @@ export const campaignView = (campaign: CampaignRecord): CampaignView => ({
   dial_ratio: campaign.dialRatio,
   max_abandon_rate: campaign.maxAbandonRate,
   regulatory_profile: campaign.regulatoryProfile,
+  opt_out_digit: campaign.optOutDigit,
+  amd_enabled: campaign.amdEnabled,
+  amd_budget_ms: campaign.amdBudgetMs,
+  machine_action: campaign.machineAction,
+  amd_sample_percent: campaign.amdSamplePercent,
+  messages: {
+    abandon: campaign.abandonMessageVersion,
+    voicemail: campaign.voicemailMessageVersion,
+    opt_out: campaign.optOutMessageVersion,
+  },
   effective_calling_window: effectiveCallingWindow(campaign),
   version: campaign.version,
   created_at: campaign.createdAt,
@@ -178,6 +231,41 @@ const LedgerViewSchema = t.Object({
   abandon_budget: t.Integer({ description: "abandons still allowed in this view" }),
 });
 
+const MediaComplianceSchema = t.Object(
+  {
+    abandon_message: t.Object({
+      required: t.Boolean({ description: "the campaign's profile requires one" }),
+      version: t.Union([t.Integer(), t.Null()], { description: "null: none is recorded" }),
+      played: t.Integer(),
+      completed: t.Integer({ description: "played to the end" }),
+      not_played: t.Integer({
+        description:
+          "abandoned calls that did not hear it (none recorded, or it could not be fetched)",
+      }),
+    }),
+    voicemail_drops: t.Integer(),
+    opt_outs: t.Integer({ description: "numbers put on the do-not-call list by key press" }),
+    amd: t.Object({
+      verdicts: t.Record(t.String(), t.Integer(), { description: "human, machine, fax, unknown" }),
+      sampled: t.Integer({ description: "machine verdicts put through to agents anyway" }),
+      sampled_judged: t.Integer({ description: "of those, the ones agents dispositioned" }),
+      false_positive_rate: t.Union([t.Number(), t.Null()], {
+        description:
+          "people among the judged samples (disposition other than answering_machine); null before any",
+      }),
+      estimated_false_positives: t.Number({
+        description:
+          "machine verdicts hung up on × the false-positive rate: people hung up on, which Ofcom counts as abandoned calls",
+      }),
+    }),
+    abandons_with_estimate: t.Number({
+      description: "the window's abandons plus the estimated false positives",
+    }),
+    abandon_rate_with_estimate: t.Number(),
+  },
+  { description: "over the legal window" },
+);
+
 export const ComplianceSchema = t.Object({
   campaign_id: t.String({ format: "uuid" }),
   at: Timestamp,
@@ -186,4 +274,5 @@ export const ComplianceSchema = t.Object({
   window: LedgerViewSchema,
   last_24_hours: LedgerViewSchema,
   abandon_budget: t.Integer({ description: "the smaller of the two views' budgets" }),
+  media: MediaComplianceSchema,
 });

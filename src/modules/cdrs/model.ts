@@ -18,6 +18,36 @@ export const CdrQuery = t.Object({
   outcome: t.Optional(OutcomeSchema),
 });
 
+/** What the node heard and played on the call, as a CDR and the compliance evidence show it. */
+export const HeardOnCallSchema = {
+  amd: nullable(
+    t.Object(
+      {
+        result: t.String({ description: "human, machine, fax or unknown" }),
+        confidence: t.Number(),
+        ms: t.Integer({ description: "milliseconds from the answer to the verdict" }),
+        sampled: t.Boolean({
+          description: "a machine verdict put through to an agent to estimate false positives",
+        }),
+      },
+      { description: "answering-machine detection's verdict" },
+    ),
+  ),
+  message: nullable(
+    t.Object(
+      {
+        kind: t.String({ description: "abandon, voicemail or opt_out" }),
+        played: t.Boolean(),
+        completed: t.Boolean({ description: "played to its end" }),
+        started_at: nullable(Timestamp),
+        reason: nullable(t.String({ description: "why it was not played, or was cut off" })),
+      },
+      { description: "the recorded message the node played" },
+    ),
+  ),
+  opted_out: t.Boolean({ description: "the lead pressed the opt-out key" }),
+};
+
 export const CdrSchema = t.Object({
   id: t.String({ format: "uuid" }),
   call_id: t.String({ format: "uuid" }),
@@ -57,6 +87,7 @@ export const CdrSchema = t.Object({
   governor_held: t.Boolean({
     description: "the abandon-rate governor held the campaign to calls with a reserved agent",
   }),
+  ...HeardOnCallSchema,
   created_at: Timestamp,
 });
 export type CdrView = Static<typeof CdrSchema>;
@@ -82,7 +113,15 @@ export const cdrView = (row: CdrRow): CdrView => ({
   talk_seconds: row.talkSeconds,
   bridge_ms: row.bridgeMs,
   ...placedUnder(row),
+  ...heardOnCall(row),
   created_at: row.createdAt.toISOString(),
+});
+
+/** What the node heard and played, as a CDR and a call record show it. */
+export const heardOnCall = (row: Pick<CdrRow, "media">) => ({
+  amd: row.media?.amd ?? null,
+  message: row.media?.message ?? null,
+  opted_out: row.media?.opted_out ?? false,
 });
 
 /** The rules a call was placed under, as a CDR and a call record show them. */
@@ -96,12 +135,40 @@ export const placedUnder = (
 });
 
 /** A CDR as one CSV row: nested values in columns of their own. */
+/** The media facts' CSV columns, on CDRs and on the compliance evidence. */
+export const MEDIA_CSV_COLUMNS = [
+  "amd_result",
+  "amd_confidence",
+  "amd_ms",
+  "amd_sampled",
+  "message_kind",
+  "message_played",
+  "message_completed",
+  "message_started_at",
+  "message_reason",
+] as const;
+
+export const mediaCsvFields = (view: Pick<CdrView, "amd" | "message">) => ({
+  amd_result: view.amd?.result,
+  amd_confidence: view.amd?.confidence,
+  amd_ms: view.amd?.ms,
+  amd_sampled: view.amd?.sampled,
+  message_kind: view.message?.kind,
+  message_played: view.message?.played,
+  message_completed: view.message?.completed,
+  message_started_at: view.message?.started_at,
+  message_reason: view.message?.reason,
+});
+
+const NESTED = new Set(["profile", "zone", "amd", "message"]);
+
 export const CDR_CSV_COLUMNS = [
-  ...Object.keys(CdrSchema.properties).filter((key) => key !== "profile" && key !== "zone"),
+  ...Object.keys(CdrSchema.properties).filter((key) => !NESTED.has(key)),
   "profile",
   "profile_version",
   "zone",
   "zone_source",
+  ...MEDIA_CSV_COLUMNS,
 ] as const;
 
 export function cdrCsvRow(view: CdrView): string[] {
@@ -111,6 +178,7 @@ export function cdrCsvRow(view: CdrView): string[] {
     profile_version: view.profile?.version,
     zone: view.zone?.value,
     zone_source: view.zone?.source,
+    ...mediaCsvFields(view),
   };
   return CDR_CSV_COLUMNS.map((column) => String(flat[column] ?? ""));
 }

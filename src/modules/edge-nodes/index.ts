@@ -8,6 +8,7 @@ import { documented, documentedList } from "../../openapi-bodies.ts";
 import { PageQuery, parsePage } from "../../pagination.ts";
 import { type AuthGuard, asUser } from "../../plugins/auth.ts";
 import { jsonBody } from "../../plugins/json-body.ts";
+import { messageTarget, readMessage, wavResponse } from "../messages/service.ts";
 import { IdParams, TenantQuery } from "../users/model.ts";
 import {
   CallEventBody,
@@ -132,6 +133,31 @@ export const nodeProtocolModule = (deps: ServiceDeps, auth: AuthGuard) =>
           summary:
             "Report a call event; on answered the reply names the agent to bridge or says hangup",
           ...documented({ call: CallViewSchema }),
+        },
+      },
+    )
+    .get(
+      "/campaigns/:campaign_id/messages/:kind",
+      async ({ node, params }) =>
+        wavResponse(
+          await readMessage(
+            deps,
+            node.tenantId,
+            messageTarget({ id: params.campaign_id, kind: params.kind }),
+          ),
+        ),
+      {
+        nodeAuth: true,
+        params: t.Object({ campaign_id: t.String(), kind: t.String() }),
+        detail: {
+          summary:
+            "A campaign's recorded message for the node to play: the WAV, its version in `X-Message-Version`",
+          responses: {
+            200: {
+              description: "the WAV",
+              content: { "audio/wav": { schema: { type: "string", format: "binary" } } },
+            },
+          },
         },
       },
     );

@@ -1,6 +1,7 @@
 import { type Static, t } from "elysia";
 import type { NodeRow } from "../../../db/queries/access.ts";
-import { DialJobSchema } from "../../dialer/model.ts";
+import { MESSAGE_KINDS } from "../../../db/schema/campaigns.ts";
+import { AMD_RESULTS, CALL_EVENT_TYPES, DialJobSchema } from "../../dialer/model.ts";
 import { Timestamp } from "../users/model.ts";
 
 /** A node that has not sent a heartbeat for this long is offline. */
@@ -48,13 +49,56 @@ export const ClaimBody = t.Object(
 
 export const CallEventBody = t.Object(
   {
-    type: t.Union([
-      t.Literal("ringing"),
-      t.Literal("answered"),
-      t.Literal("machine"),
-      t.Literal("ended"),
-    ]),
-    at: t.String({ description: "RFC 3339 time of the event at the node" }),
+    type: t.Union(CALL_EVENT_TYPES.map((type) => t.Literal(type))),
+    at: t.String({
+      description:
+        "RFC 3339 time of the event at the node (for `message_played`, when the message started)",
+    }),
+    detecting: t.Optional(
+      t.Boolean({
+        description:
+          "On `answered`: the node listens for a machine (the job's `amd`); the reply says `detect` and the agent is chosen on the `amd` verdict",
+      }),
+    ),
+    result: t.Optional(
+      t.Union(
+        AMD_RESULTS.map((result) => t.Literal(result)),
+        {
+          description: "On `amd` (required): what answered",
+        },
+      ),
+    ),
+    confidence: t.Optional(t.Number({ minimum: 0, maximum: 1, description: "On `amd`" })),
+    ms: t.Optional(
+      t.Integer({
+        minimum: 0,
+        maximum: 600_000,
+        description: "On `amd`: milliseconds of audio from the answer to the verdict",
+      }),
+    ),
+    kind: t.Optional(
+      t.Union(
+        MESSAGE_KINDS.map((kind) => t.Literal(kind)),
+        {
+          description: "On `message_played` (required): which message",
+        },
+      ),
+    ),
+    played: t.Optional(
+      t.Boolean({ description: "On `message_played`: false when it could not be played" }),
+    ),
+    completed: t.Optional(
+      t.Boolean({ description: "On `message_played`: whether it played to its end" }),
+    ),
+    reason: t.Optional(
+      t.String({
+        maxLength: 200,
+        description: "On `message_played`: why it was not played, or was cut off",
+      }),
+    ),
+    digit: t.Optional(
+      t.String({ pattern: "^[0-9*#A-D]$", description: "On `opt_out`: the key pressed" }),
+    ),
     hangup_cause: t.Optional(
       t.String({ maxLength: 64, description: "Q.850 cause name, e.g. NO_ANSWER" }),
     ),
@@ -116,7 +160,16 @@ export const CallReplySchema = t.Object({
   id: t.String({ format: "uuid" }),
   status: t.String(),
   agent_id: t.Union([t.String({ format: "uuid" }), t.Null()]),
-  action: t.Optional(t.Union([t.Literal("bridge"), t.Literal("hangup")])),
+  action: t.Optional(t.Union([t.Literal("bridge"), t.Literal("hangup"), t.Literal("detect")])),
   agent_uri: t.Optional(t.Union([t.String({ maxLength: 512 }), t.Null()])),
+  message: t.Optional(
+    t.Union([
+      t.Object({
+        kind: t.Union([t.Literal("abandon"), t.Literal("voicemail")]),
+        version: t.Integer({ minimum: 1 }),
+      }),
+      t.Null(),
+    ]),
+  ),
 });
 export type CallReplyView = Static<typeof CallReplySchema>;
