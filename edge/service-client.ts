@@ -45,6 +45,27 @@ export interface RetryPolicy {
 
 const DEFAULT_RETRY: RetryPolicy = { firstMs: 250, maxMs: 15_000, giveUpAfterMs: 10 * 60_000 };
 
+/** How a claim's caller cuts it short. */
+export interface ClaimSignals {
+  /** No attempt starts after this fires: a failure is then final, and no back-off is waited out. */
+  stop?: AbortSignal;
+  /** The attempt in flight is given up too, with whatever jobs it would have brought. */
+  abandon?: AbortSignal;
+}
+
+/** Waits `ms`, or less if `signal` fires first. */
+function pause(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener("abort", done, { once: true });
+  });
+}
+
 /**
  * The node's side of the node protocol. Every reply is checked against the service's
  * published schemas before the node acts on it; failed posts are retried with back-off.
@@ -61,8 +82,9 @@ export class ServiceClient {
     path: string,
     body: unknown,
     schema: T,
-    options: { headers?: Record<string, string>; timeoutMs?: number } = {},
+    options: { headers?: Record<string, string>; timeoutMs?: number; signal?: AbortSignal } = {},
   ): Promise<Static<T>> {
+    const timeout = AbortSignal.timeout(options.timeoutMs ?? 15_000);
     const response = await fetch(`${this.baseUrl}/api/v1/nodes${path}`, {
       method: "POST",
       headers: {
@@ -71,7 +93,7 @@ export class ServiceClient {
         ...options.headers,
       },
       body: JSON.stringify(body),
-      signal: AbortSignal.timeout(options.timeoutMs ?? 15_000),
+      signal: options.signal ? AbortSignal.any([timeout, options.signal]) : timeout,
     });
     const text = await response.text();
     if (!response.ok) {
@@ -100,7 +122,10 @@ export class ServiceClient {
     return parsed as Static<T>;
   }
 
-  /** Runs `attempt` until it succeeds, it fails for good, the policy gives up or `signal` fires. */
+  /**
+   * Runs `attempt` until it succeeds, it fails for good, the policy gives up or `signal` fires
+   * (which also ends a back-off under way).
+   */
   async withRetry<R>(what: string, attempt: () => Promise<R>, signal?: AbortSignal): Promise<R> {
     const started = performance.now();
     let wait = this.retry.firstMs;
@@ -113,7 +138,8 @@ export class ServiceClient {
           throw error;
         if (signal?.aborted) throw error;
         this.onRetry(what, error);
-        await Bun.sleep(wait * (0.5 + Math.random() / 2));
+        await pause(wait * (0.5 + Math.random() / 2), signal);
+        if (signal?.aborted) throw error;
         wait = Math.min(this.retry.maxMs, wait * 2);
       }
     }
@@ -123,16 +149,19 @@ export class ServiceClient {
    * Claims up to `max` jobs, waiting up to `waitMs`. A retry carries the same
    * `Idempotency-Key`, so a claim whose reply was lost hands out the same jobs again.
    */
-  async claim(max: number, waitMs: number, signal?: AbortSignal): Promise<DialJob[]> {
+  async claim(max: number, waitMs: number, signals: ClaimSignals = {}): Promise<DialJob[]> {
     const key = crypto.randomUUID();
+    const { stop, abandon } = signals;
+    const noMore = stop && abandon ? AbortSignal.any([stop, abandon]) : (stop ?? abandon);
     const reply = await this.withRetry(
       "claim",
       () =>
         this.post("/jobs/claim", { max, wait_ms: waitMs }, ClaimEnvelope, {
           headers: { "idempotency-key": key },
           timeoutMs: waitMs + 15_000,
+          ...(abandon ? { signal: abandon } : {}),
         }),
-      signal,
+      noMore,
     );
     return reply.data.jobs;
   }

@@ -1,8 +1,11 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { ServiceClient, ServiceError } from "../../edge/service-client.ts";
+import { type RetryPolicy, ServiceClient, ServiceError } from "../../edge/service-client.ts";
 
 /** A stand-in service on loopback whose replies each test scripts. */
-function standIn(reply: (request: Request, body: unknown, n: number) => Response) {
+function standIn(
+  reply: (request: Request, body: unknown, n: number) => Response | Promise<Response>,
+  retry: RetryPolicy = { firstMs: 10, maxMs: 50, giveUpAfterMs: 2_000 },
+) {
   const seen: { path: string; headers: Headers; body: unknown }[] = [];
   const server = Bun.serve({
     hostname: "127.0.0.1",
@@ -14,11 +17,7 @@ function standIn(reply: (request: Request, body: unknown, n: number) => Response
     },
   });
   stops.push(() => server.stop(true));
-  const client = new ServiceClient(`http://127.0.0.1:${server.port}`, "svc_node_test", {
-    firstMs: 10,
-    maxMs: 50,
-    giveUpAfterMs: 2_000,
-  });
+  const client = new ServiceClient(`http://127.0.0.1:${server.port}`, "svc_node_test", retry);
   return { client, seen };
 }
 const stops: (() => void)[] = [];
@@ -115,8 +114,35 @@ describe("service client", () => {
     const { client, seen } = standIn(() => json({}, 503));
     const stop = new AbortController();
     setTimeout(() => stop.abort(), 100);
-    await expect(client.claim(1, 0, stop.signal)).rejects.toThrow(/503/);
+    await expect(client.claim(1, 0, { stop: stop.signal })).rejects.toThrow(/503/);
     expect(seen.length).toBeGreaterThan(1);
     expect(seen.length).toBeLessThan(20);
+  });
+
+  test("a stop during a claim's back-off ends it at once", async () => {
+    const { client, seen } = standIn(() => json({}, 503), {
+      firstMs: 10_000,
+      maxMs: 10_000,
+      giveUpAfterMs: 60_000,
+    });
+    const stop = new AbortController();
+    setTimeout(() => stop.abort(), 100);
+    const started = performance.now();
+    await expect(client.claim(1, 0, { stop: stop.signal })).rejects.toThrow(/503/);
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(seen).toHaveLength(1);
+  });
+
+  test("a claim given up is abandoned while it waits, and not tried again", async () => {
+    const { client, seen } = standIn(async (_r, body) => {
+      await Bun.sleep((body as { wait_ms: number }).wait_ms);
+      return json({ status: "success", data: { jobs: [] } });
+    });
+    const abandon = new AbortController();
+    setTimeout(() => abandon.abort(), 100);
+    const started = performance.now();
+    await expect(client.claim(1, 3_000, { abandon: abandon.signal })).rejects.toThrow(/abort/i);
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(seen).toHaveLength(1);
   });
 });
