@@ -49,7 +49,7 @@ const node = new EdgeNode({
   placer,
   maxRingSeconds: config.maxRingSeconds,
   heartbeatMs: config.heartbeatMs,
-  claimWaitMs: 5_000,
+  claimWaitMs: config.claimWaitMs,
   log,
 });
 
