@@ -188,9 +188,21 @@ export class EdgeNode {
     return this.capacity;
   }
 
-  /** The first heartbeat checks the key and tells the node its `max_concurrent_calls`. */
-  async start(): Promise<void> {
-    const { maxConcurrentCalls } = await this.options.client.heartbeat([]);
+  /**
+   * The first heartbeat checks the key and tells the node its `max_concurrent_calls`; a
+   * service that cannot be reached is waited for (see `ServiceClient.firstHeartbeat`) until
+   * `signal` fires. Rejects when the service refuses the node, or once `signal` fired.
+   */
+  async start(signal: AbortSignal = new AbortController().signal): Promise<void> {
+    const { client, log } = this.options;
+    const { maxConcurrentCalls } = await client.firstHeartbeat({
+      signal,
+      onRetry: (error, waitMs) =>
+        log(
+          `the service at ${client.baseUrl} is unreachable: ${String(error)}; ` +
+            `trying again in ${(waitMs / 1000).toFixed(1)} s`,
+        ),
+    });
     this.capacity = maxConcurrentCalls;
     this.heartbeatTimer = setInterval(() => void this.beat(), this.options.heartbeatMs);
     this.claiming = this.claimLoop();

@@ -45,6 +45,13 @@ export interface RetryPolicy {
 
 const DEFAULT_RETRY: RetryPolicy = { firstMs: 250, maxMs: 15_000, giveUpAfterMs: 10 * 60_000 };
 
+/** A node may start before its service, or while the service restarts: it waits, however long. */
+const FIRST_HEARTBEAT_RETRY: RetryPolicy = {
+  firstMs: 1_000,
+  maxMs: 30_000,
+  giveUpAfterMs: Number.POSITIVE_INFINITY,
+};
+
 /** How a claim's caller cuts it short. */
 export interface ClaimSignals {
   /** No attempt starts after this fires: a failure is then final, and no back-off is waited out. */
@@ -72,7 +79,7 @@ function pause(ms: number, signal?: AbortSignal): Promise<void> {
  */
 export class ServiceClient {
   constructor(
-    private readonly baseUrl: string,
+    readonly baseUrl: string,
     private readonly nodeKey: string,
     private readonly retry: RetryPolicy = DEFAULT_RETRY,
     private readonly onRetry: (what: string, error: unknown) => void = () => {},
@@ -124,23 +131,34 @@ export class ServiceClient {
 
   /**
    * Runs `attempt` until it succeeds, it fails for good, the policy gives up or `signal` fires
-   * (which also ends a back-off under way).
+   * (which also ends a back-off under way). Each wait is drawn between half and all of the
+   * policy's step, so that nodes that failed together do not retry together.
    */
-  async withRetry<R>(what: string, attempt: () => Promise<R>, signal?: AbortSignal): Promise<R> {
+  async withRetry<R>(
+    what: string,
+    attempt: () => Promise<R>,
+    options: {
+      signal?: AbortSignal | undefined;
+      policy?: RetryPolicy;
+      onRetry?: (error: unknown, waitMs: number) => void;
+    } = {},
+  ): Promise<R> {
+    const { signal, policy = this.retry } = options;
+    const onRetry = options.onRetry ?? ((error: unknown) => this.onRetry(what, error));
     const started = performance.now();
-    let wait = this.retry.firstMs;
+    let step = policy.firstMs;
     for (;;) {
       try {
         return await attempt();
       } catch (error) {
         const retryable = !(error instanceof ServiceError) || error.retryable;
-        if (!retryable || performance.now() - started + wait > this.retry.giveUpAfterMs)
-          throw error;
+        if (!retryable || performance.now() - started + step > policy.giveUpAfterMs) throw error;
         if (signal?.aborted) throw error;
-        this.onRetry(what, error);
-        await pause(wait * (0.5 + Math.random() / 2), signal);
+        const wait = Math.round(step * (0.5 + Math.random() / 2));
+        onRetry(error, wait);
+        await pause(wait, signal);
         if (signal?.aborted) throw error;
-        wait = Math.min(this.retry.maxMs, wait * 2);
+        step = Math.min(policy.maxMs, step * 2);
       }
     }
   }
@@ -161,7 +179,7 @@ export class ServiceClient {
           timeoutMs: waitMs + 15_000,
           ...(abandon ? { signal: abandon } : {}),
         }),
-      noMore,
+      { signal: noMore },
     );
     return reply.data.jobs;
   }
@@ -175,12 +193,33 @@ export class ServiceClient {
   }
 
   /** Tells the service the node is alive and which calls it holds; returns its capacity. */
-  async heartbeat(activeCallIds: string[]): Promise<{ maxConcurrentCalls: number }> {
+  async heartbeat(
+    activeCallIds: string[],
+    signal?: AbortSignal,
+  ): Promise<{ maxConcurrentCalls: number }> {
     const reply = await this.post(
       "/heartbeat",
       { active_calls: activeCallIds.length, active_call_ids: activeCallIds },
       HeartbeatEnvelope,
+      signal ? { signal } : {},
     );
     return { maxConcurrentCalls: reply.data.edge_node.max_concurrent_calls };
+  }
+
+  /**
+   * The node's first heartbeat, sent until the service answers: while it cannot be reached
+   * (or answers 5xx) it is tried again, 1 s apart doubling to 30 s, for as long as it takes. A
+   * refusal (4xx: a revoked or unknown key) is final. Once `signal` fires it stops, in the
+   * middle of an attempt too, and rejects with the last error.
+   */
+  firstHeartbeat(o: {
+    signal: AbortSignal;
+    onRetry: (error: unknown, waitMs: number) => void;
+  }): Promise<{ maxConcurrentCalls: number }> {
+    return this.withRetry("the first heartbeat", () => this.heartbeat([], o.signal), {
+      signal: o.signal,
+      policy: FIRST_HEARTBEAT_RETRY,
+      onRetry: o.onRetry,
+    });
   }
 }

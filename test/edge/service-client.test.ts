@@ -34,6 +34,25 @@ const callReply = {
   },
 };
 
+const heartbeatReply = {
+  status: "success",
+  data: {
+    edge_node: {
+      id: CALL,
+      tenant_id: CALL,
+      name: "edge",
+      prefix: "svc_node_abcd",
+      max_concurrent_calls: 42,
+      active_calls: 1,
+      online: true,
+      last_heartbeat_at: "2026-11-25T10:00:00.000Z",
+      created_at: "2026-11-25T10:00:00.000Z",
+      updated_at: "2026-11-25T10:00:00.000Z",
+      revoked_at: null,
+    },
+  },
+};
+
 describe("service client", () => {
   test("a failed post is retried with back-off, the event's `at` unchanged", async () => {
     const { client, seen } = standIn((_r, _b, n) =>
@@ -86,29 +105,32 @@ describe("service client", () => {
   });
 
   test("heartbeats carry the ids of the calls held and return the node's capacity", async () => {
-    const { client, seen } = standIn(() =>
-      json({
-        status: "success",
-        data: {
-          edge_node: {
-            id: CALL,
-            tenant_id: CALL,
-            name: "edge",
-            prefix: "svc_node_abcd",
-            max_concurrent_calls: 42,
-            active_calls: 1,
-            online: true,
-            last_heartbeat_at: "2026-11-25T10:00:00.000Z",
-            created_at: "2026-11-25T10:00:00.000Z",
-            updated_at: "2026-11-25T10:00:00.000Z",
-            revoked_at: null,
-          },
-        },
-      }),
-    );
+    const { client, seen } = standIn(() => json(heartbeatReply));
     expect(await client.heartbeat([CALL])).toEqual({ maxConcurrentCalls: 42 });
     expect(seen[0]?.body).toEqual({ active_calls: 1, active_call_ids: [CALL] });
   });
+
+  test("the first heartbeat is sent until the service answers; a refused key is final", async () => {
+    const { client, seen } = standIn((_r, _b, n) =>
+      n < 3 ? json({ status: "error" }, 503) : json(heartbeatReply),
+    );
+    const waits: number[] = [];
+    const never = new AbortController().signal;
+    const onRetry = (_error: unknown, waitMs: number) => waits.push(waitMs);
+    expect(await client.firstHeartbeat({ signal: never, onRetry })).toEqual({
+      maxConcurrentCalls: 42,
+    });
+    expect(seen).toHaveLength(3);
+    // 1 s, then 2 s, each drawn between half and all of it.
+    expect(waits[0]).toBeWithin(500, 1_001);
+    expect(waits[1]).toBeWithin(1_000, 2_001);
+
+    const refused = standIn(() => json({ status: "error", code: "unauthenticated" }, 401));
+    const error = await refused.client.firstHeartbeat({ signal: never, onRetry }).catch((e) => e);
+    expect(error).toBeInstanceOf(ServiceError);
+    expect((error as ServiceError).status).toBe(401);
+    expect(refused.seen).toHaveLength(1);
+  }, 10_000);
 
   test("a claim stops retrying once its signal fires (the node is stopping)", async () => {
     const { client, seen } = standIn(() => json({}, 503));
