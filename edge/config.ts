@@ -21,6 +21,8 @@ export interface EdgeConfig {
   /** How long `SIGTERM` waits for live calls before hanging them up. */
   drainSeconds: number;
   heartbeatMs: number;
+  /** How long one claim waits for jobs when there are none yet (the service allows 30 s). */
+  claimWaitMs: number;
   dryRun: boolean;
 }
 
@@ -127,6 +129,12 @@ export function loadEdgeConfig(
   if (drainSeconds === undefined)
     errors.push(`EDGE_DRAIN_SECONDS must be 0–86400 seconds, not ${drainText}`);
 
+  // At least a second: a claim that returned at once with nothing would be sent again at once.
+  const claimWaitText = read("EDGE_CLAIM_WAIT_SECONDS") ?? "5";
+  const claimWaitSeconds = integer(claimWaitText, 1, 30);
+  if (claimWaitSeconds === undefined)
+    errors.push(`EDGE_CLAIM_WAIT_SECONDS must be 1–30 seconds, not ${claimWaitText}`);
+
   if (errors.length > 0) return { config: null, errors };
   return {
     config: {
@@ -140,6 +148,7 @@ export function loadEdgeConfig(
       maxRingSeconds: maxRingSeconds ?? null,
       drainSeconds: drainSeconds as number,
       heartbeatMs: 10_000,
+      claimWaitMs: (claimWaitSeconds as number) * 1000,
       dryRun,
     },
     errors: [],

@@ -7,7 +7,7 @@ import { DryRunPlacer } from "./dry-run-placer.ts";
 import { EdgeNode } from "./node.ts";
 import type { Placer } from "./placer.ts";
 import { RtpPorts } from "./rtp-ports.ts";
-import { ServiceClient } from "./service-client.ts";
+import { ServiceClient, ServiceError } from "./service-client.ts";
 import { SipAdapter } from "./sip-adapter.ts";
 import { SipPlacer } from "./sip-placer.ts";
 
@@ -49,31 +49,52 @@ const node = new EdgeNode({
   placer,
   maxRingSeconds: config.maxRingSeconds,
   heartbeatMs: config.heartbeatMs,
-  claimWaitMs: 5_000,
+  claimWaitMs: config.claimWaitMs,
   log,
 });
 
-try {
-  await node.start();
-} catch (error) {
-  console.error(`the service refused the node: ${String(error)}`);
-  adapter?.stop();
-  process.exit(1);
-}
-log(
-  `edge node up: ${config.dryRun ? "dry run (no SIP)" : `SIP on ${config.sipAddress}:${config.sipPort}`}, ` +
-    `up to ${node.maxConcurrentCalls} calls`,
-);
-
-let stopping = false;
-const stop = async (signal: string) => {
-  if (stopping) return;
-  stopping = true;
+const drainAndExit = async (signal: string) => {
   log(`${signal}: no more claims; waiting up to ${config.drainSeconds} s for live calls`);
   await node.stop(config.drainSeconds * 1000);
   adapter?.stop();
   log("every call ended and reported; exiting");
   process.exit(0);
 };
-process.on("SIGTERM", () => void stop("SIGTERM"));
-process.on("SIGINT", () => void stop("SIGINT"));
+
+// Signals are heard from the start: a node still waiting for its service stops as cleanly.
+const starting = new AbortController();
+let up = false;
+let signalled: string | undefined;
+const onSignal = (signal: string) => {
+  if (signalled) return;
+  signalled = signal;
+  if (up) void drainAndExit(signal);
+  else starting.abort();
+};
+process.on("SIGTERM", () => onSignal("SIGTERM"));
+process.on("SIGINT", () => onSignal("SIGINT"));
+
+try {
+  await node.start(starting.signal);
+} catch (error) {
+  adapter?.stop();
+  if (signalled) {
+    log(`${signalled} before the service answered; exiting`);
+    process.exit(0);
+  }
+  const keyRefused =
+    error instanceof ServiceError && (error.status === 401 || error.status === 403);
+  console.error(
+    keyRefused
+      ? `the service at ${config.apiUrl} refused the node key (EDGE_NODE_KEY): ${String(error)}`
+      : `the service at ${config.apiUrl} refused the node: ${String(error)}`,
+  );
+  process.exit(1);
+}
+up = true;
+log(
+  `edge node up: ${config.dryRun ? "dry run (no SIP)" : `SIP on ${config.sipAddress}:${config.sipPort}`}, ` +
+    `up to ${node.maxConcurrentCalls} calls`,
+);
+// A signal heard as the first heartbeat got through: the node is up, so it drains.
+if (signalled) await drainAndExit(signalled);

@@ -9,7 +9,7 @@ export interface NodeOptions {
   /** Caps each job's `timeout_seconds` when set. */
   maxRingSeconds: number | null;
   heartbeatMs: number;
-  /** How long a claim waits for jobs; short, so that a stop is not held up by it. */
+  /** How long a claim waits for jobs. A stop's drain limit cuts it short. */
   claimWaitMs: number;
   log: (line: string) => void;
   now?: () => number;
@@ -172,6 +172,8 @@ export class EdgeNode {
   private stopping = false;
   /** Fires at stop: a claim that keeps failing is not retried past it. */
   private readonly stopped = new AbortController();
+  /** Fires at the drain limit: a claim still waiting then is given up. */
+  private readonly drainOver = new AbortController();
   private heartbeatTimer: ReturnType<typeof setInterval> | undefined;
   private claiming: Promise<void> | undefined;
   private wake: (() => void) | undefined;
@@ -186,9 +188,21 @@ export class EdgeNode {
     return this.capacity;
   }
 
-  /** The first heartbeat checks the key and tells the node its `max_concurrent_calls`. */
-  async start(): Promise<void> {
-    const { maxConcurrentCalls } = await this.options.client.heartbeat([]);
+  /**
+   * The first heartbeat checks the key and tells the node its `max_concurrent_calls`; a
+   * service that cannot be reached is waited for (see `ServiceClient.firstHeartbeat`) until
+   * `signal` fires. Rejects when the service refuses the node, or once `signal` fired.
+   */
+  async start(signal: AbortSignal = new AbortController().signal): Promise<void> {
+    const { client, log } = this.options;
+    const { maxConcurrentCalls } = await client.firstHeartbeat({
+      signal,
+      onRetry: (error, waitMs) =>
+        log(
+          `the service at ${client.baseUrl} is unreachable: ${String(error)}; ` +
+            `trying again in ${(waitMs / 1000).toFixed(1)} s`,
+        ),
+    });
     this.capacity = maxConcurrentCalls;
     this.heartbeatTimer = setInterval(() => void this.beat(), this.options.heartbeatMs);
     this.claiming = this.claimLoop();
@@ -221,8 +235,15 @@ export class EdgeNode {
       }
       let jobs: DialJob[] = [];
       try {
-        jobs = await this.options.client.claim(free, this.options.claimWaitMs, this.stopped.signal);
+        jobs = await this.options.client.claim(free, this.options.claimWaitMs, {
+          stop: this.stopped.signal,
+          abandon: this.drainOver.signal,
+        });
       } catch (error) {
+        if (this.drainOver.signal.aborted) {
+          this.options.log("the claim in flight was given up at the drain limit");
+          break;
+        }
         this.options.log(`claim failed: ${String(error)}`);
         if (!this.stopping) await Bun.sleep(1_000);
         continue;
@@ -238,20 +259,29 @@ export class EdgeNode {
   }
 
   /**
-   * Stops claiming, waits up to `drainMs` for live calls to end, hangs up the rest, waits for
-   * every `ended` to be reported, and sends a last heartbeat.
+   * Stops claiming, waits up to `drainMs` from now for live calls to end, hangs up the rest,
+   * waits for every `ended` to be reported, and sends a last heartbeat. A claim in flight
+   * places the jobs it brings back within the same limit, and is given up at the limit.
    */
   async stop(drainMs: number): Promise<void> {
     this.stopping = true;
     this.stopped.abort();
     this.wake?.();
-    await this.claiming;
     const all = () => Promise.all([...this.live.values()].map((call) => call.finished));
+    let limit: ReturnType<typeof setTimeout> | undefined;
     const drained = await Promise.race([
-      all().then(() => true),
-      Bun.sleep(drainMs).then(() => false),
+      // The claim first: the calls it places are only known once it is back.
+      Promise.resolve(this.claiming)
+        .then(all)
+        .then(() => true),
+      new Promise<false>((resolve) => {
+        limit = setTimeout(() => resolve(false), drainMs);
+      }),
     ]);
+    clearTimeout(limit);
     if (!drained) {
+      this.drainOver.abort();
+      await this.claiming;
       this.options.log(`hanging up ${this.live.size} call(s) still live after the drain limit`);
       for (const call of this.live.values()) call.hangUp();
       await all();

@@ -45,13 +45,41 @@ export interface RetryPolicy {
 
 const DEFAULT_RETRY: RetryPolicy = { firstMs: 250, maxMs: 15_000, giveUpAfterMs: 10 * 60_000 };
 
+/** A node may start before its service, or while the service restarts: it waits, however long. */
+const FIRST_HEARTBEAT_RETRY: RetryPolicy = {
+  firstMs: 1_000,
+  maxMs: 30_000,
+  giveUpAfterMs: Number.POSITIVE_INFINITY,
+};
+
+/** How a claim's caller cuts it short. */
+export interface ClaimSignals {
+  /** No attempt starts after this fires: a failure is then final, and no back-off is waited out. */
+  stop?: AbortSignal;
+  /** The attempt in flight is given up too, with whatever jobs it would have brought. */
+  abandon?: AbortSignal;
+}
+
+/** Waits `ms`, or less if `signal` fires first. */
+function pause(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener("abort", done, { once: true });
+  });
+}
+
 /**
  * The node's side of the node protocol. Every reply is checked against the service's
  * published schemas before the node acts on it; failed posts are retried with back-off.
  */
 export class ServiceClient {
   constructor(
-    private readonly baseUrl: string,
+    readonly baseUrl: string,
     private readonly nodeKey: string,
     private readonly retry: RetryPolicy = DEFAULT_RETRY,
     private readonly onRetry: (what: string, error: unknown) => void = () => {},
@@ -61,8 +89,9 @@ export class ServiceClient {
     path: string,
     body: unknown,
     schema: T,
-    options: { headers?: Record<string, string>; timeoutMs?: number } = {},
+    options: { headers?: Record<string, string>; timeoutMs?: number; signal?: AbortSignal } = {},
   ): Promise<Static<T>> {
+    const timeout = AbortSignal.timeout(options.timeoutMs ?? 15_000);
     const response = await fetch(`${this.baseUrl}/api/v1/nodes${path}`, {
       method: "POST",
       headers: {
@@ -71,7 +100,7 @@ export class ServiceClient {
         ...options.headers,
       },
       body: JSON.stringify(body),
-      signal: AbortSignal.timeout(options.timeoutMs ?? 15_000),
+      signal: options.signal ? AbortSignal.any([timeout, options.signal]) : timeout,
     });
     const text = await response.text();
     if (!response.ok) {
@@ -100,21 +129,36 @@ export class ServiceClient {
     return parsed as Static<T>;
   }
 
-  /** Runs `attempt` until it succeeds, it fails for good, the policy gives up or `signal` fires. */
-  async withRetry<R>(what: string, attempt: () => Promise<R>, signal?: AbortSignal): Promise<R> {
+  /**
+   * Runs `attempt` until it succeeds, it fails for good, the policy gives up or `signal` fires
+   * (which also ends a back-off under way). Each wait is drawn between half and all of the
+   * policy's step, so that nodes that failed together do not retry together.
+   */
+  async withRetry<R>(
+    what: string,
+    attempt: () => Promise<R>,
+    options: {
+      signal?: AbortSignal | undefined;
+      policy?: RetryPolicy;
+      onRetry?: (error: unknown, waitMs: number) => void;
+    } = {},
+  ): Promise<R> {
+    const { signal, policy = this.retry } = options;
+    const onRetry = options.onRetry ?? ((error: unknown) => this.onRetry(what, error));
     const started = performance.now();
-    let wait = this.retry.firstMs;
+    let step = policy.firstMs;
     for (;;) {
       try {
         return await attempt();
       } catch (error) {
         const retryable = !(error instanceof ServiceError) || error.retryable;
-        if (!retryable || performance.now() - started + wait > this.retry.giveUpAfterMs)
-          throw error;
+        if (!retryable || performance.now() - started + step > policy.giveUpAfterMs) throw error;
         if (signal?.aborted) throw error;
-        this.onRetry(what, error);
-        await Bun.sleep(wait * (0.5 + Math.random() / 2));
-        wait = Math.min(this.retry.maxMs, wait * 2);
+        const wait = Math.round(step * (0.5 + Math.random() / 2));
+        onRetry(error, wait);
+        await pause(wait, signal);
+        if (signal?.aborted) throw error;
+        step = Math.min(policy.maxMs, step * 2);
       }
     }
   }
@@ -123,16 +167,19 @@ export class ServiceClient {
    * Claims up to `max` jobs, waiting up to `waitMs`. A retry carries the same
    * `Idempotency-Key`, so a claim whose reply was lost hands out the same jobs again.
    */
-  async claim(max: number, waitMs: number, signal?: AbortSignal): Promise<DialJob[]> {
+  async claim(max: number, waitMs: number, signals: ClaimSignals = {}): Promise<DialJob[]> {
     const key = crypto.randomUUID();
+    const { stop, abandon } = signals;
+    const noMore = stop && abandon ? AbortSignal.any([stop, abandon]) : (stop ?? abandon);
     const reply = await this.withRetry(
       "claim",
       () =>
         this.post("/jobs/claim", { max, wait_ms: waitMs }, ClaimEnvelope, {
           headers: { "idempotency-key": key },
           timeoutMs: waitMs + 15_000,
+          ...(abandon ? { signal: abandon } : {}),
         }),
-      signal,
+      { signal: noMore },
     );
     return reply.data.jobs;
   }
@@ -146,12 +193,33 @@ export class ServiceClient {
   }
 
   /** Tells the service the node is alive and which calls it holds; returns its capacity. */
-  async heartbeat(activeCallIds: string[]): Promise<{ maxConcurrentCalls: number }> {
+  async heartbeat(
+    activeCallIds: string[],
+    signal?: AbortSignal,
+  ): Promise<{ maxConcurrentCalls: number }> {
     const reply = await this.post(
       "/heartbeat",
       { active_calls: activeCallIds.length, active_call_ids: activeCallIds },
       HeartbeatEnvelope,
+      signal ? { signal } : {},
     );
     return { maxConcurrentCalls: reply.data.edge_node.max_concurrent_calls };
+  }
+
+  /**
+   * The node's first heartbeat, sent until the service answers: while it cannot be reached
+   * (or answers 5xx) it is tried again, 1 s apart doubling to 30 s, for as long as it takes. A
+   * refusal (4xx: a revoked or unknown key) is final. Once `signal` fires it stops, in the
+   * middle of an attempt too, and rejects with the last error.
+   */
+  firstHeartbeat(o: {
+    signal: AbortSignal;
+    onRetry: (error: unknown, waitMs: number) => void;
+  }): Promise<{ maxConcurrentCalls: number }> {
+    return this.withRetry("the first heartbeat", () => this.heartbeat([], o.signal), {
+      signal: o.signal,
+      policy: FIRST_HEARTBEAT_RETRY,
+      onRetry: o.onRetry,
+    });
   }
 }

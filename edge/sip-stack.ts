@@ -71,7 +71,11 @@ export function createSipStack(
     });
   };
 
-  /** Tries the resolved addresses in turn while the answer is a 503 (RFC 3263 §4.3). */
+  /**
+   * Tries the resolved addresses in turn while the answer is a 503 (RFC 3263 §4.3). The last
+   * address's answer is the request's, as it came: a trunk's own 503, with its Reason header,
+   * is its verdict on the call, and only a 503 the transport made up stands for the network.
+   */
   function searchAddresses(
     rq: sip.Message,
     addresses: sip.Address[],
@@ -81,11 +85,9 @@ export function createSipStack(
       rq.headers.via = rq.headers.via ?? [];
       rq.headers.via.unshift({ params: {} });
     }
-    let lastStatus: number | undefined;
     let onResponse: (rs: sip.Message) => void;
     const searching = (rs: sip.Message) => {
-      lastStatus = rs.status;
-      if (rs.status === 503) return next();
+      if (rs.status === 503 && addresses.length > 0) return next();
       if ((rs.status ?? 0) > 100) onResponse = callback;
       callback(rs);
     };
@@ -93,8 +95,9 @@ export function createSipStack(
       onResponse = searching;
       const address = addresses.shift();
       if (!address) {
+        // Nothing resolved: no address was ever tried.
         onResponse = callback;
-        callback(sip.makeResponse(rq, lastStatus ?? 404));
+        callback(sip.makeResponse(rq, 404));
         return;
       }
       try {

@@ -21,6 +21,7 @@ describe("edge node settings", () => {
       maxRingSeconds: null,
       drainSeconds: 300,
       heartbeatMs: 10_000,
+      claimWaitMs: 5_000,
       dryRun: false,
     });
   });
@@ -48,6 +49,7 @@ describe("edge node settings", () => {
         EDGE_RTP_PORTS: "30000-20000",
         EDGE_MAX_RING_SECONDS: "0",
         EDGE_DRAIN_SECONDS: "-1",
+        EDGE_CLAIM_WAIT_SECONDS: "31",
       },
       [],
     );
@@ -62,7 +64,20 @@ describe("edge node settings", () => {
       "EDGE_RTP_PORTS",
       "EDGE_MAX_RING_SECONDS",
       "EDGE_DRAIN_SECONDS",
+      "EDGE_CLAIM_WAIT_SECONDS",
     ]);
+  });
+
+  test("a claim's wait: whole seconds from 1 to the service's 30", () => {
+    const wait = (value: string) =>
+      loadEdgeConfig({ ...good, EDGE_CLAIM_WAIT_SECONDS: value }, []).config?.claimWaitMs;
+    expect(wait("1")).toBe(1_000);
+    expect(wait(" 30 ")).toBe(30_000);
+    for (const bad of ["0", "31", "2.5", "-1", "5s"]) {
+      const { config, errors } = loadEdgeConfig({ ...good, EDGE_CLAIM_WAIT_SECONDS: bad }, []);
+      expect(config).toBeNull();
+      expect(errors).toEqual([`EDGE_CLAIM_WAIT_SECONDS must be 1–30 seconds, not ${bad}`]);
+    }
   });
 
   test("the dry run needs no trunk; missing settings are named", () => {

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { readdirSync, readFileSync } from "node:fs";
 import { DryRunPlacer } from "../../edge/dry-run-placer.ts";
 import { EdgeNode } from "../../edge/node.ts";
 import { ServiceClient } from "../../edge/service-client.ts";
@@ -6,6 +7,55 @@ import { DEFAULT_MODEL } from "../../src/simulator/outcome-model.ts";
 import { dialerOnLoopback, until } from "../helpers/edge.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
+
+/** A process's parent, from /proc/<pid>/stat (Linux); undefined once it is gone. */
+function parentOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // The fields after the command name, which is in parentheses and may hold spaces.
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+const commandLine = (pid: number) => {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
+  } catch {
+    return "";
+  }
+};
+
+/** A zombie has exited: only its parent's wait is missing. */
+const alive = (pid: number) => {
+  try {
+    return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, "utf8"));
+  } catch {
+    return false;
+  }
+};
+
+/** The processes started under `root`, its children's children too. */
+function descendants(root: number): number[] {
+  const pids = readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .map(Number);
+  const found: number[] = [];
+  const under = new Set([root]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const pid of pids) {
+      const parent = parentOf(pid);
+      if (parent !== undefined && under.has(parent) && !under.has(pid)) {
+        under.add(pid);
+        found.push(pid);
+        grew = true;
+      }
+    }
+  }
+  return found;
+}
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -51,20 +101,28 @@ describe("edge node, dry run", () => {
     await until(() => node.liveCallIds.length === 0 || undefined, "no call left on the node");
   }, 60_000);
 
-  test("npm run edge-node -- --dry-run: starts, and on SIGTERM reports and exits 0", async () => {
+  test("npm run edge-node -- --dry-run: starts, and on SIGTERM to npm the node reports, exits 0 and is gone", async () => {
     const service = await dialerOnLoopback({ phones: ["+14155552671"], agentUri: null });
     cleanups.push(() => service.server.stop(true));
-    const child = Bun.spawn([process.execPath, "edge/index.ts", "--dry-run"], {
+    // npm as an operator or a supervisor runs it, not this test's own bun.
+    const npm = Bun.spawn(["npm", "run", "--silent", "edge-node", "--", "--dry-run"], {
       cwd: ROOT,
-      env: { ...process.env, EDGE_API_URL: service.baseUrl, EDGE_NODE_KEY: service.nodeKey },
+      env: {
+        ...process.env,
+        EDGE_API_URL: service.baseUrl,
+        EDGE_NODE_KEY: service.nodeKey,
+        // A stop waits for the claim in flight: a short one keeps the test short.
+        EDGE_CLAIM_WAIT_SECONDS: "1",
+      },
       stdout: "pipe",
       stderr: "pipe",
     });
+    let started: number[] = [];
     cleanups.push(() => {
-      if (child.exitCode === null) child.kill(9);
+      for (const pid of [npm.pid, ...started]) if (alive(pid)) process.kill(pid, "SIGKILL");
     });
     let printed = "";
-    const reader = child.stdout.getReader();
+    const reader = npm.stdout.getReader();
     void (async () => {
       for (;;) {
         const { value, done } = await reader.read();
@@ -74,9 +132,13 @@ describe("edge node, dry run", () => {
     })();
     await until(() => printed.includes("edge node up") || undefined, "the node to start");
     expect(printed).toContain("dry run (no SIP), up to 10 calls");
-    child.kill("SIGTERM");
-    expect(await child.exited).toBe(0);
+    started = descendants(npm.pid);
+    const node = started.find((pid) => commandLine(pid).includes("edge/index.ts"));
+    expect(node).toBeNumber();
+    npm.kill("SIGTERM");
+    expect(await npm.exited).toBe(0);
     expect(printed).toContain("every call ended and reported");
+    await until(() => !alive(node as number) || undefined, "the node to be gone", 5_000);
   }, 60_000);
 
   test("bad settings: one line each, exit 2", async () => {

@@ -120,6 +120,29 @@ describe("edge node over SIP", () => {
     expect(await service.inFlight()).toBe(0);
   }, 60_000);
 
+  test("a 503 from the trunk is its verdict, not a network fault; a Q.850 Reason decides the cause", async () => {
+    const phones = ["+14155552671", "+14155552672"];
+    const { trunk, service, edge } = await scene(phones, { dialRatio: 5 });
+    trunk.behaviours.set("+14155552671", { kind: "reject", status: 503 });
+    trunk.behaviours.set("+14155552672", {
+      kind: "reject",
+      status: 503,
+      reason: 'Q.850;cause=34;text="No circuit available"',
+    });
+    await service.start();
+    const rows = await until(async () => {
+      const all = await service.cdrs();
+      return all.length === 2 ? all : undefined;
+    }, "two CDRs");
+    const byPhone = Object.fromEntries(rows.map((r) => [r.phone, r]));
+    // RFC 3398: 503 → 41; the Reason header's cause, when there is one, wins (RFC 3326).
+    expect(byPhone["+14155552671"]).toMatchObject({ hangup_cause: "NORMAL_TEMPORARY_FAILURE" });
+    expect(byPhone["+14155552672"]).toMatchObject({ hangup_cause: "NORMAL_CIRCUIT_CONGESTION" });
+    // One INVITE each: the trunk's 503 is not retried against the same address.
+    expect(trunk.calls.map((c) => c.user).sort()).toEqual(phones);
+    await until(() => edge.node.liveCallIds.length === 0 || undefined, "no call left on the node");
+  }, 60_000);
+
   test("an unreachable trunk: nothing answers the INVITE, the call fails at the ring limit", async () => {
     const service = await dialerOnLoopback({ phones: ["+14155552671"], agentUri: null });
     cleanups.push(() => service.server.stop(true));
@@ -138,6 +161,28 @@ describe("edge node over SIP", () => {
       return rows.length > 0 ? rows : undefined;
     }, "the CDR");
     expect(cdr).toMatchObject({ outcome: "failed", hangup_cause: "RECOVERY_ON_TIMER_EXPIRE" });
+    await until(() => edge.node.liveCallIds.length === 0 || undefined, "no call left on the node");
+  }, 60_000);
+
+  test("a TCP trunk that refuses the connection: the node's own 503 is a network fault", async () => {
+    const service = await dialerOnLoopback({ phones: ["+14155552671"], agentUri: null });
+    cleanups.push(() => service.server.stop(true));
+    // Nothing listens on the trunk's port: the connection is refused at once.
+    const edge = await startSipNode({
+      baseUrl: service.baseUrl,
+      nodeKey: service.nodeKey,
+      port: sipPort(),
+      trunkPort: sipPort(),
+      trunkTransport: "tcp",
+      maxRingSeconds: 5,
+    });
+    cleanups.push(() => edge.stop(1_000));
+    await service.start();
+    const [cdr] = await until(async () => {
+      const rows = await service.cdrs();
+      return rows.length > 0 ? rows : undefined;
+    }, "the CDR");
+    expect(cdr).toMatchObject({ outcome: "failed", hangup_cause: "NETWORK_OUT_OF_ORDER" });
     await until(() => edge.node.liveCallIds.length === 0 || undefined, "no call left on the node");
   }, 60_000);
 

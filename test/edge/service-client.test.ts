@@ -1,8 +1,11 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { ServiceClient, ServiceError } from "../../edge/service-client.ts";
+import { type RetryPolicy, ServiceClient, ServiceError } from "../../edge/service-client.ts";
 
 /** A stand-in service on loopback whose replies each test scripts. */
-function standIn(reply: (request: Request, body: unknown, n: number) => Response) {
+function standIn(
+  reply: (request: Request, body: unknown, n: number) => Response | Promise<Response>,
+  retry: RetryPolicy = { firstMs: 10, maxMs: 50, giveUpAfterMs: 2_000 },
+) {
   const seen: { path: string; headers: Headers; body: unknown }[] = [];
   const server = Bun.serve({
     hostname: "127.0.0.1",
@@ -14,11 +17,7 @@ function standIn(reply: (request: Request, body: unknown, n: number) => Response
     },
   });
   stops.push(() => server.stop(true));
-  const client = new ServiceClient(`http://127.0.0.1:${server.port}`, "svc_node_test", {
-    firstMs: 10,
-    maxMs: 50,
-    giveUpAfterMs: 2_000,
-  });
+  const client = new ServiceClient(`http://127.0.0.1:${server.port}`, "svc_node_test", retry);
   return { client, seen };
 }
 const stops: (() => void)[] = [];
@@ -32,6 +31,25 @@ const callReply = {
   status: "success",
   data: {
     call: { id: CALL, status: "answered", agent_id: null, action: "hangup", agent_uri: null },
+  },
+};
+
+const heartbeatReply = {
+  status: "success",
+  data: {
+    edge_node: {
+      id: CALL,
+      tenant_id: CALL,
+      name: "edge",
+      prefix: "svc_node_abcd",
+      max_concurrent_calls: 42,
+      active_calls: 1,
+      online: true,
+      last_heartbeat_at: "2026-11-25T10:00:00.000Z",
+      created_at: "2026-11-25T10:00:00.000Z",
+      updated_at: "2026-11-25T10:00:00.000Z",
+      revoked_at: null,
+    },
   },
 };
 
@@ -87,36 +105,66 @@ describe("service client", () => {
   });
 
   test("heartbeats carry the ids of the calls held and return the node's capacity", async () => {
-    const { client, seen } = standIn(() =>
-      json({
-        status: "success",
-        data: {
-          edge_node: {
-            id: CALL,
-            tenant_id: CALL,
-            name: "edge",
-            prefix: "svc_node_abcd",
-            max_concurrent_calls: 42,
-            active_calls: 1,
-            online: true,
-            last_heartbeat_at: "2026-11-25T10:00:00.000Z",
-            created_at: "2026-11-25T10:00:00.000Z",
-            updated_at: "2026-11-25T10:00:00.000Z",
-            revoked_at: null,
-          },
-        },
-      }),
-    );
+    const { client, seen } = standIn(() => json(heartbeatReply));
     expect(await client.heartbeat([CALL])).toEqual({ maxConcurrentCalls: 42 });
     expect(seen[0]?.body).toEqual({ active_calls: 1, active_call_ids: [CALL] });
   });
+
+  test("the first heartbeat is sent until the service answers; a refused key is final", async () => {
+    const { client, seen } = standIn((_r, _b, n) =>
+      n < 3 ? json({ status: "error" }, 503) : json(heartbeatReply),
+    );
+    const waits: number[] = [];
+    const never = new AbortController().signal;
+    const onRetry = (_error: unknown, waitMs: number) => waits.push(waitMs);
+    expect(await client.firstHeartbeat({ signal: never, onRetry })).toEqual({
+      maxConcurrentCalls: 42,
+    });
+    expect(seen).toHaveLength(3);
+    // 1 s, then 2 s, each drawn between half and all of it.
+    expect(waits[0]).toBeWithin(500, 1_001);
+    expect(waits[1]).toBeWithin(1_000, 2_001);
+
+    const refused = standIn(() => json({ status: "error", code: "unauthenticated" }, 401));
+    const error = await refused.client.firstHeartbeat({ signal: never, onRetry }).catch((e) => e);
+    expect(error).toBeInstanceOf(ServiceError);
+    expect((error as ServiceError).status).toBe(401);
+    expect(refused.seen).toHaveLength(1);
+  }, 10_000);
 
   test("a claim stops retrying once its signal fires (the node is stopping)", async () => {
     const { client, seen } = standIn(() => json({}, 503));
     const stop = new AbortController();
     setTimeout(() => stop.abort(), 100);
-    await expect(client.claim(1, 0, stop.signal)).rejects.toThrow(/503/);
+    await expect(client.claim(1, 0, { stop: stop.signal })).rejects.toThrow(/503/);
     expect(seen.length).toBeGreaterThan(1);
     expect(seen.length).toBeLessThan(20);
+  });
+
+  test("a stop during a claim's back-off ends it at once", async () => {
+    const { client, seen } = standIn(() => json({}, 503), {
+      firstMs: 10_000,
+      maxMs: 10_000,
+      giveUpAfterMs: 60_000,
+    });
+    const stop = new AbortController();
+    setTimeout(() => stop.abort(), 100);
+    const started = performance.now();
+    await expect(client.claim(1, 0, { stop: stop.signal })).rejects.toThrow(/503/);
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(seen).toHaveLength(1);
+  });
+
+  test("a claim given up is abandoned while it waits, and not tried again", async () => {
+    const { client, seen } = standIn(async (_r, body) => {
+      await Bun.sleep((body as { wait_ms: number }).wait_ms);
+      return json({ status: "success", data: { jobs: [] } });
+    });
+    const abandon = new AbortController();
+    setTimeout(() => abandon.abort(), 100);
+    const started = performance.now();
+    await expect(client.claim(1, 3_000, { abandon: abandon.signal })).rejects.toThrow(/abort/i);
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(seen).toHaveLength(1);
   });
 });
