@@ -4,10 +4,12 @@
  * and a small client for the HTTP API. Everything listens on 127.0.0.1 only, and everything
  * started here is stopped on exit.
  */
+
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
+import { standInMessage } from "../src/media/stand-in-message.ts";
 
 export const ROOT = new URL("..", import.meta.url).pathname;
 
@@ -406,6 +408,14 @@ export class Api {
 
   async createCampaign(name: string): Promise<string> {
     return (await this.call("POST", "/api/v1/campaigns", { name })).data.campaign.id as string;
+  }
+
+  /** The stand-in abandon message: a campaign under a profile that requires one has it. */
+  async recordAbandonMessage(campaignId: string): Promise<void> {
+    await this.call("PUT", `/api/v1/campaigns/${campaignId}/messages/abandon`, undefined, {
+      headers: { ...this.headers, "content-type": "audio/wav" },
+      body: standInMessage(),
+    });
   }
 
   async createList(campaignId: string, name: string): Promise<string> {

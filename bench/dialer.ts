@@ -147,6 +147,7 @@ try {
     });
     const campaignId = created.data.campaign.id as string;
     campaignIds.push(campaignId);
+    if (profile) await admin.recordAbandonMessage(campaignId);
     const listId = await admin.createList(campaignId, `Bench list ${c}`);
     const perCampaign = Math.ceil(LEADS / CAMPAIGNS);
     const rows = ["phone,timezone"];

@@ -53,6 +53,7 @@ try {
       calling_window: { start: "00:00", end: "23:59" },
     });
     const campaignId = created.data.campaign.id as string;
+    await admin.recordAbandonMessage(campaignId);
     const listId = await admin.createList(campaignId, "Leads");
     const rows = ["phone,timezone"];
     for (let i = 0; i < LEADS; i++) {

@@ -13,15 +13,20 @@ export class DemoClient {
     method: string,
     path: string,
     body?: unknown,
-    form?: FormData,
+    form?: FormData | { type: string; bytes: Uint8Array },
   ): Promise<T> {
+    const raw = form && !(form instanceof FormData) ? form : undefined;
     const response = await fetch(`${this.baseUrl}/api/v1${path}`, {
       method,
       headers: {
         ...(this.token ? { authorization: `Bearer ${this.token}` } : {}),
         ...(body === undefined ? {} : { "content-type": "application/json" }),
+        ...(raw ? { "content-type": raw.type } : {}),
       },
-      body: form ?? (body === undefined ? undefined : JSON.stringify(body)),
+      body: raw
+        ? raw.bytes
+        : ((form as FormData | undefined) ??
+          (body === undefined ? undefined : JSON.stringify(body))),
     });
     const reply = (await response.json()) as { data: T; message?: string };
     if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${reply.message}`);

@@ -5,6 +5,7 @@
  * clock. Sign in as you@demo.test to take calls in the browser beside them.
  */
 import { randomBytes } from "node:crypto";
+import { standInMessage } from "../media/stand-in-message.ts";
 import { Random } from "../simulator/random.ts";
 import { SimulatedAgent } from "./agents.ts";
 import { SimulatedEdgeNode } from "./edge-node.ts";
@@ -181,6 +182,10 @@ async function seed(base: DemoClient) {
     calling_window: { start: "00:00", end: "23:59" },
     max_attempts: 3,
     retry_delay_seconds: 300,
+  });
+  await admin.call("PUT", `/campaigns/${campaign.id}/messages/abandon`, undefined, {
+    type: "audio/wav",
+    bytes: standInMessage(),
   });
   await admin.call("POST", "/campaigns", { name: "Winter outreach (draft)", dial_mode: "preview" });
   const { lead_list: list } = await admin.call<{ lead_list: { id: string } }>(

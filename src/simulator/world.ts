@@ -9,9 +9,11 @@ import type { RequestMeta, ServiceDeps } from "../deps.ts";
 import { hashPassword } from "../identity/passwords.ts";
 import type { NodePrincipal, UserPrincipal } from "../identity/principal.ts";
 import { silentLogger } from "../logger.ts";
+import { standInMessage } from "../media/stand-in-message.ts";
 import { changeCampaignStatus, createCampaign } from "../modules/campaigns/service.ts";
 import { registerEdgeNode } from "../modules/edge-nodes/service.ts";
 import { createLeadList, importLeadFile } from "../modules/leads/service.ts";
+import { storeMessage } from "../modules/messages/service.ts";
 import type { SimulatedLeads } from "./legal-day.ts";
 
 /** A clock that moves only when the simulation moves it. */
@@ -123,6 +125,18 @@ export async function buildWorld(options: WorldOptions): Promise<World> {
       max_abandon_rate: options.maxAbandonRate,
       regulatory_profile: options.profile,
     },
+    META,
+  );
+  await storeMessage(
+    deps,
+    admin,
+    tenant.id,
+    { campaignId: campaign.id, kind: "abandon" },
+    new Request("http://simulator/message", {
+      method: "PUT",
+      headers: { "content-type": "audio/wav" },
+      body: standInMessage(),
+    }),
     META,
   );
   const { lead_list: list } = await createLeadList(
