@@ -14,13 +14,26 @@ const ErrorBody = t.Object({
   field_errors: t.Optional(t.Array(t.Object({ field: t.String(), message: t.String() }))),
 });
 
+const REFUSED = {
+  description: "Refused: the error envelope, its code one of the documented ones",
+  content: { "application/json": { schema: ErrorBody } },
+};
+
 const body = (status: number, description: string, schema: TSchema) => ({
   responses: {
     [status]: { description, content: { "application/json": { schema } } },
-    "4XX": {
-      description: "Refused: the error envelope, its code one of the documented ones",
-      content: { "application/json": { schema: ErrorBody } },
+    "4XX": REFUSED,
+  },
+});
+
+/** A file in the body of the reply (a recording), or the error envelope. */
+export const documentedFile = (type: string, description: string) => ({
+  responses: {
+    200: {
+      description,
+      content: { [type]: { schema: { type: "string" as const, format: "binary" } } },
     },
+    "4XX": REFUSED,
   },
 });
 

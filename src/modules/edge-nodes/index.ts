@@ -4,7 +4,7 @@ import { applyCallEvent } from "../../dialer/calls.ts";
 import { claimJobs } from "../../dialer/claims.ts";
 import { CallViewSchema, DialJobSchema } from "../../dialer/model.ts";
 import { ok, okList } from "../../envelope.ts";
-import { documented, documentedList } from "../../openapi-bodies.ts";
+import { documented, documentedFile, documentedList } from "../../openapi-bodies.ts";
 import { PageQuery, parsePage } from "../../pagination.ts";
 import { type AuthGuard, asUser } from "../../plugins/auth.ts";
 import { jsonBody } from "../../plugins/json-body.ts";
@@ -152,12 +152,7 @@ export const nodeProtocolModule = (deps: ServiceDeps, auth: AuthGuard) =>
         detail: {
           summary:
             "A campaign's recorded message for the node to play: the WAV, its version in `X-Message-Version`",
-          responses: {
-            200: {
-              description: "the WAV",
-              content: { "audio/wav": { schema: { type: "string", format: "binary" } } },
-            },
-          },
+          ...documentedFile("audio/wav", "The WAV"),
         },
       },
     );

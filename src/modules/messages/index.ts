@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import type { ServiceDeps } from "../../deps.ts";
 import { ok } from "../../envelope.ts";
-import { documented } from "../../openapi-bodies.ts";
+import { documented, documentedFile } from "../../openapi-bodies.ts";
 import type { AuthGuard } from "../../plugins/auth.ts";
 import { CampaignParams } from "../campaigns/model.ts";
 import { TenantQuery } from "../users/model.ts";
@@ -72,12 +72,7 @@ export const messagesModule = (deps: ServiceDeps, auth: AuthGuard) =>
         query: TenantOnly,
         detail: {
           summary: "The stored WAV of a message, with its version in `X-Message-Version`",
-          responses: {
-            200: {
-              description: "the WAV",
-              content: { "audio/wav": { schema: { type: "string", format: "binary" } } },
-            },
-          },
+          ...documentedFile("audio/wav", "The WAV"),
         },
       },
     )
