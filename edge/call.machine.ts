@@ -9,10 +9,24 @@ import type { CallReport } from "./service-client.ts";
  * BYEs, the service's reply) arrives as events stamped with the time they happened.
  */
 
+/** A message the service says to play before hanging up. */
+export interface MessageToPlay {
+  kind: "abandon" | "voicemail";
+  version: number;
+}
+
+export interface AmdVerdictReport {
+  result: "human" | "machine" | "fax" | "unknown";
+  confidence: number;
+  ms: number;
+}
+
 export interface CallContext {
   callId: string;
   ringTimeoutMs: number;
   startedAt: number;
+  /** Answering-machine detection runs on the answer (the campaign has it on). */
+  detect: boolean;
   /** A response (even 100 Trying) came back, so the INVITE may be cancelled. */
   heardBack: boolean;
   ringing: boolean;
@@ -28,7 +42,13 @@ export type CallEvent =
   | { type: "sip.answered"; at: number }
   | { type: "sip.failed"; at: number; status: number; reason?: string | undefined }
   | { type: "service.bridge"; at: number; agentUri: string | null }
-  | { type: "service.hangup"; at: number }
+  | { type: "service.hangup"; at: number; message?: MessageToPlay | null | undefined }
+  /** The service waits for detection's verdict. */
+  | { type: "service.detect"; at: number }
+  /** Detection's verdict (or, at the end of its budget, its best guess). */
+  | { type: "media.verdict"; at: number; verdict: AmdVerdictReport }
+  /** The message has been played, cut off, or could not be. */
+  | { type: "media.done"; at: number }
   | { type: "agent.connected"; at: number }
   | { type: "agent.failed"; at: number }
   | { type: "lead.bye"; at: number }
@@ -47,7 +67,13 @@ export type CallCommand =
   | { type: "sip.hangupLead" }
   /** Bridge to the agent's phone; without one (`null`) the bridge fails, save in the dry run. */
   | { type: "sip.callAgent"; agentUri: string | null }
-  | { type: "sip.hangupAgent" };
+  | { type: "sip.hangupAgent" }
+  /** Listen to the lead for a machine; the verdict comes back as `media.verdict`. */
+  | { type: "media.detect" }
+  /** Play a message (reporting it and any opt-out); `media.done` comes back. */
+  | { type: "media.play"; message: MessageToPlay }
+  /** Stop listening and playing: the call is over. */
+  | { type: "media.stop" };
 
 const iso = (at: number) => new Date(at).toISOString();
 const endAt = (cause: string) => ({ type: "end" as const, params: { cause } });
@@ -57,7 +83,7 @@ export const callMachine = setup({
     context: {} as CallContext,
     events: {} as CallEvent,
     emitted: {} as CallCommand,
-    input: {} as { callId: string; ringTimeoutMs: number; startedAt: number },
+    input: {} as { callId: string; ringTimeoutMs: number; startedAt: number; detect: boolean },
   },
   delays: {
     ringTimeout: ({ context }) => context.ringTimeoutMs,
@@ -70,10 +96,22 @@ export const callMachine = setup({
       cause: params.cause,
       endedAt: event.at,
     })),
+    /** Bridge to the agent's phone the service named. */
+    callAgent: emit(({ event }) => ({
+      type: "sip.callAgent" as const,
+      agentUri: (event as { agentUri: string | null }).agentUri,
+    })),
+    /** Play the message the service named. */
+    play: emit(({ event }) => ({
+      type: "media.play" as const,
+      message: (event as { message: MessageToPlay }).message,
+    })),
   },
   guards: {
     heardBack: ({ context }) => context.heardBack,
     notRinging: ({ context }) => !context.ringing,
+    detect: ({ context }) => context.detect,
+    withMessage: ({ event }) => event.type === "service.hangup" && !!event.message,
   },
 }).createMachine({
   id: "call",
@@ -117,16 +155,30 @@ export const callMachine = setup({
             })),
           ],
         },
-        "sip.answered": {
-          target: "answered",
-          actions: [
-            assign({ answeredAt: ({ event }) => event.at }),
-            emit(({ event }) => ({
-              type: "report" as const,
-              report: { type: "answered" as const, at: iso(event.at) },
-            })),
-          ],
-        },
+        "sip.answered": [
+          {
+            guard: "detect",
+            target: "detecting",
+            actions: [
+              assign({ answeredAt: ({ event }) => event.at }),
+              emit(({ event }) => ({
+                type: "report" as const,
+                report: { type: "answered" as const, at: iso(event.at), detecting: true },
+              })),
+              emit({ type: "media.detect" }),
+            ],
+          },
+          {
+            target: "answered",
+            actions: [
+              assign({ answeredAt: ({ event }) => event.at }),
+              emit(({ event }) => ({
+                type: "report" as const,
+                report: { type: "answered" as const, at: iso(event.at) },
+              })),
+            ],
+          },
+        ],
         "sip.failed": {
           target: "ended",
           actions: assign({
@@ -181,23 +233,89 @@ export const callMachine = setup({
         },
       },
     },
-    answered: {
+    // Listening for a machine; the service chooses nobody before the verdict.
+    detecting: {
       on: {
-        "service.bridge": {
-          target: "bridging",
+        "media.verdict": {
+          target: "answered",
           actions: emit(({ event }) => ({
-            type: "sip.callAgent" as const,
-            agentUri: (event as { agentUri: string | null }).agentUri,
+            type: "report" as const,
+            report: {
+              type: "amd" as const,
+              at: iso(event.at),
+              ...(event as { verdict: AmdVerdictReport }).verdict,
+            },
           })),
         },
-        "service.hangup": {
-          target: "ended",
-          actions: [endAt("NORMAL_CLEARING"), emit({ type: "sip.hangupLead" })],
+        // A service that does not wait for the verdict (detection turned off meanwhile).
+        "service.bridge": {
+          target: "bridging",
+          actions: [emit({ type: "media.stop" }), "callAgent"],
         },
+        "service.hangup": [
+          {
+            guard: "withMessage",
+            target: "playing",
+            actions: [emit({ type: "media.stop" }), "play"],
+          },
+          {
+            target: "ended",
+            actions: [
+              emit({ type: "media.stop" }),
+              endAt("NORMAL_CLEARING"),
+              emit({ type: "sip.hangupLead" }),
+            ],
+          },
+        ],
+        "lead.bye": {
+          target: "ended",
+          actions: [emit({ type: "media.stop" }), endAt("NORMAL_CLEARING")],
+        },
+        "node.hangup": {
+          target: "ended",
+          actions: [
+            emit({ type: "media.stop" }),
+            endAt("NORMAL_CLEARING"),
+            emit({ type: "sip.hangupLead" }),
+          ],
+        },
+      },
+    },
+    answered: {
+      on: {
+        "service.bridge": { target: "bridging", actions: "callAgent" },
+        "service.hangup": [
+          { guard: "withMessage", target: "playing", actions: "play" },
+          {
+            target: "ended",
+            actions: [endAt("NORMAL_CLEARING"), emit({ type: "sip.hangupLead" })],
+          },
+        ],
         "lead.bye": { target: "ended", actions: [endAt("NORMAL_CLEARING")] },
         "node.hangup": {
           target: "ended",
           actions: [endAt("NORMAL_CLEARING"), emit({ type: "sip.hangupLead" })],
+        },
+      },
+    },
+    // The abandon message (or a voicemail drop after the beep), then the hang-up.
+    playing: {
+      on: {
+        "media.done": {
+          target: "ended",
+          actions: [endAt("NORMAL_CLEARING"), emit({ type: "sip.hangupLead" })],
+        },
+        "lead.bye": {
+          target: "ended",
+          actions: [emit({ type: "media.stop" }), endAt("NORMAL_CLEARING")],
+        },
+        "node.hangup": {
+          target: "ended",
+          actions: [
+            emit({ type: "media.stop" }),
+            endAt("NORMAL_CLEARING"),
+            emit({ type: "sip.hangupLead" }),
+          ],
         },
       },
     },

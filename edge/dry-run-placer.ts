@@ -1,6 +1,28 @@
 import { DEFAULT_MODEL, drawCall, type OutcomeModel } from "../src/simulator/outcome-model.ts";
 import { Random } from "../src/simulator/random.ts";
+import type { LeadMedia } from "./media/lead-media.ts";
 import type { AgentLeg, LeadEvents, LeadLeg, Placer } from "./placer.ts";
+
+/**
+ * The dry run's line: nothing is heard (detection finds no verdict), and a message plays for
+ * as long as it lasts.
+ */
+function silentLine(later: (ms: number, run: () => void) => void): LeadMedia {
+  let stop: (() => void) | undefined;
+  return {
+    start: () => {},
+    onFrame: () => {},
+    onDigit: () => {},
+    keyPressed: () => {},
+    play: (samples) =>
+      new Promise((resolve) => {
+        stop = () => resolve(false);
+        later(samples.length / 8, () => resolve(true));
+      }),
+    stopPlaying: () => stop?.(),
+    close: () => stop?.(),
+  };
+}
 
 interface DryLead extends LeadLeg {
   talkMs: number;
@@ -40,6 +62,7 @@ export class DryRunPlacer implements Placer {
       talkMs: script.kind === "person" ? script.talkMs : 0,
       bridgeMs: script.kind === "person" ? script.bridgeMs : 0,
       timers,
+      media: silentLine(later),
       cancel: () => {
         stop();
         later(20, () => events.failed(487, undefined));

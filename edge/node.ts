@@ -1,5 +1,7 @@
 import { type Actor, createActor } from "xstate";
 import { type CallCommand, callMachine } from "./call.machine.ts";
+import { CallAudio } from "./call-audio.ts";
+import { MessageCache } from "./messages.ts";
 import type { AgentLeg, LeadLeg, Placer } from "./placer.ts";
 import type { CallReport, DialJob, ServiceClient } from "./service-client.ts";
 
@@ -21,6 +23,7 @@ class LiveCall {
   private lead: LeadLeg | null = null;
   private agent: AgentLeg | null = null;
   private readonly bridgeAbort = new AbortController();
+  private readonly audio: CallAudio;
   /** Reports go out one after another, so the service hears them in the order they happened. */
   private reports: Promise<unknown> = Promise.resolve();
   /** Settles once `ended` was delivered (or given up on). */
@@ -38,8 +41,25 @@ class LiveCall {
       this.finish = resolve;
     });
     this.actor = createActor(callMachine, {
-      input: { callId: job.call_id, ringTimeoutMs: ringSeconds * 1000, startedAt: now() },
+      input: {
+        callId: job.call_id,
+        ringTimeoutMs: ringSeconds * 1000,
+        startedAt: now(),
+        detect: !!job.amd,
+      },
     });
+    this.audio = new CallAudio(
+      {
+        job,
+        media: () => this.lead?.media ?? null,
+        report: (report) => void this.report(report).catch(() => {}),
+        verdict: (verdict) => this.actor.send({ type: "media.verdict", at: this.now(), verdict }),
+        played: () => this.send("media.done"),
+        now: () => this.now(),
+        log: options.log,
+      },
+      node.messages,
+    );
     this.actor.on("*", (command) => this.carryOut(command as CallCommand));
     this.actor.subscribe({
       error: (error) => {
@@ -105,21 +125,21 @@ class LiveCall {
     switch (command.type) {
       case "report": {
         const delivered = this.report(command.report);
-        if (command.report.type === "answered") {
+        if (command.report.type === "answered" || command.report.type === "amd") {
           delivered.then(
-            (call) =>
-              call.action === "bridge"
-                ? this.actor.send({
-                    type: "service.bridge",
-                    at: this.now(),
-                    agentUri: call.agent_uri ?? null,
-                  })
-                : this.send("service.hangup"),
+            (call) => {
+              const at = this.now();
+              if (call.action === "bridge")
+                this.actor.send({ type: "service.bridge", at, agentUri: call.agent_uri ?? null });
+              else if (call.action === "detect") this.actor.send({ type: "service.detect", at });
+              else this.actor.send({ type: "service.hangup", at, message: call.message ?? null });
+            },
             // No verdict from the service: nobody waits for this lead, so let it go.
             () => this.send("service.hangup"),
           );
         }
         if (command.report.type === "ended") {
+          this.audio.stop();
           if (this.lead) this.options.placer.release(this.lead);
           this.reports.then(() => {
             this.node.forget(this);
@@ -136,6 +156,15 @@ class LiveCall {
         return;
       case "sip.hangupLead":
         this.lead?.hangUp();
+        return;
+      case "media.detect":
+        this.audio.detect();
+        return;
+      case "media.play":
+        this.audio.play(command.message);
+        return;
+      case "media.stop":
+        this.audio.stop();
         return;
       case "sip.hangupAgent":
         this.bridgeAbort.abort();
@@ -177,8 +206,15 @@ export class EdgeNode {
   private heartbeatTimer: ReturnType<typeof setInterval> | undefined;
   private claiming: Promise<void> | undefined;
   private wake: (() => void) | undefined;
+  /** The campaigns' recorded messages, fetched once per version. */
+  readonly messages: MessageCache;
 
-  constructor(private readonly options: NodeOptions) {}
+  constructor(private readonly options: NodeOptions) {
+    this.messages = new MessageCache(
+      (campaignId, kind) => options.client.fetchMessage(campaignId, kind),
+      options.log,
+    );
+  }
 
   get liveCallIds(): string[] {
     return [...this.live.keys()];
@@ -251,6 +287,7 @@ export class EdgeNode {
       // Jobs handed out by a claim already in flight at a stop are still this node's: placed.
       for (const job of jobs) {
         if (this.live.has(job.call_id)) continue;
+        if (job.messages) this.messages.prefetch(job.campaign_id, job.messages);
         const call = new LiveCall(job, this, this.options);
         this.live.set(job.call_id, call);
         void call.start();

@@ -1,3 +1,4 @@
+import type { LeadMedia } from "./media/lead-media.ts";
 import type { LegEvents } from "./sip-adapter.ts";
 
 /** The lead's leg as the node's calls see it, over SIP or in the dry run. */
@@ -5,6 +6,8 @@ export interface LeadLeg {
   cancel(): void;
   abandon(): void;
   hangUp(): void;
+  /** The lead's audio until the bridge; null where the node has none (the dry run). */
+  media: LeadMedia | null;
 }
 
 /** The agent's leg, once the bridge is up or on its way. */

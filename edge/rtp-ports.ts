@@ -3,12 +3,14 @@ import { createSocket, type Socket } from "node:dgram";
 /** A bound RTP port the node offers a lead until the bridge takes the media elsewhere. */
 export interface MediaSink {
   port: number;
+  /** The bound socket: the lead's media is read and sent on it. */
+  socket: Socket;
   close(): void;
 }
 
 /**
  * Hands out even RTP ports of `EDGE_RTP_PORTS` and binds them, so that a lead's early RTP
- * lands on an open socket (and is dropped) instead of drawing ICMP errors.
+ * lands on an open socket (read, or dropped) instead of drawing ICMP errors.
  */
 export class RtpPorts {
   private next: number;
@@ -39,6 +41,7 @@ export class RtpPorts {
       let open = true;
       return {
         port,
+        socket,
         close: () => {
           if (!open) return;
           open = false;

@@ -43,3 +43,21 @@ export function audioTarget(sdp: string): { address: string; port: number } | un
   const port = /^m=audio (\d+)/m.exec(sdp)?.[1];
   return address && port ? { address, port: Number(port) } : undefined;
 }
+
+/**
+ * How the node sends to and hears a lead, from the lead's answer: its address, the first
+ * G.711 format it accepted, and the payload type of its telephone events, if any.
+ */
+export function mediaAnswerOf(sdp: string | undefined) {
+  if (!sdp) return undefined;
+  const target = audioTarget(sdp);
+  const formats = /^m=audio \d+ RTP\/AVP ([\d ]+)/m.exec(sdp)?.[1]?.trim().split(/\s+/).map(Number);
+  const payloadType = formats?.find((format) => format === 0 || format === 8);
+  if (!target || payloadType === undefined) return undefined;
+  const event = /^a=rtpmap:(\d+) telephone-event\/8000/im.exec(sdp)?.[1];
+  return {
+    ...target,
+    payloadType: payloadType as 0 | 8,
+    telephoneEvent: event === undefined ? null : Number(event),
+  };
+}

@@ -12,11 +12,24 @@ export type DialJob = DialJobView;
 export type CallReply = CallReplyView;
 
 export interface CallReport {
-  type: "ringing" | "answered" | "machine" | "ended";
+  type: "ringing" | "answered" | "machine" | "ended" | "amd" | "message_played" | "opt_out";
   /** When it happened at the node; kept as it was through every retry. */
   at: string;
   hangup_cause?: string;
   node_bridge_ms?: number;
+  /** On `answered`: detection listens before anyone is put through. */
+  detecting?: boolean;
+  /** On `amd`. */
+  result?: "human" | "machine" | "fax" | "unknown";
+  confidence?: number;
+  ms?: number;
+  /** On `message_played`. */
+  kind?: "abandon" | "voicemail" | "opt_out";
+  played?: boolean;
+  completed?: boolean;
+  reason?: string;
+  /** On `opt_out`. */
+  digit?: string;
 }
 
 /** A reply the service gave that the node refuses to act on, or a final refusal (4xx). */
@@ -182,6 +195,36 @@ export class ServiceClient {
       { signal: noMore },
     );
     return reply.data.jobs;
+  }
+
+  /**
+   * A campaign's recorded message: its version and the WAV. Tried twice at most and quickly:
+   * an abandoned call cannot wait for it.
+   */
+  async fetchMessage(
+    campaignId: string,
+    kind: string,
+  ): Promise<{ version: number; wav: Uint8Array }> {
+    const path = `/campaigns/${encodeURIComponent(campaignId)}/messages/${encodeURIComponent(kind)}`;
+    let lastError: unknown;
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        const response = await fetch(`${this.baseUrl}/api/v1/nodes${path}`, {
+          headers: { authorization: `Bearer ${this.nodeKey}` },
+          signal: AbortSignal.timeout(5_000),
+        });
+        if (!response.ok) {
+          lastError = new ServiceError(`${path}: HTTP ${response.status}`, response.status, false);
+          if (response.status < 500) break;
+          continue;
+        }
+        const version = Number(response.headers.get("x-message-version"));
+        return { version, wav: new Uint8Array(await response.arrayBuffer()) };
+      } catch (error) {
+        lastError = error;
+      }
+    }
+    throw lastError;
   }
 
   /** Reports one event of a call, retried with its original `at`. */

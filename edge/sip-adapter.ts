@@ -19,6 +19,20 @@ export interface LegEvents {
   answered(): void;
   failed(status: number, reason: string | undefined): void;
   bye(): void;
+  /** A key the peer pressed, sent as SIP INFO (for phones without RFC 4733 events). */
+  keyPressed?(digit: string): void;
+}
+
+/** The key in an INFO body: `application/dtmf-relay` (`Signal=9`) or `application/dtmf` (`9`). */
+export function infoDigit(contentType: string | undefined, body: string): string | null {
+  const type = contentType?.split(";")[0]?.trim().toLowerCase();
+  const value =
+    type === "application/dtmf-relay"
+      ? /^\s*signal\s*=\s*(\S)/im.exec(body)?.[1]
+      : type === "application/dtmf"
+        ? body.trim()[0]
+        : undefined;
+  return value && /^[0-9*#A-D]$/i.test(value) ? value.toUpperCase() : null;
 }
 
 interface Dialog {
@@ -302,6 +316,10 @@ export class Leg {
       );
       return;
     }
+    if (rq.method === "INFO") {
+      const digit = infoDigit(header(rq, "content-type"), rq.content ?? "");
+      if (digit) this.events.keyPressed?.(digit);
+    }
     if (rq.method !== "ACK") this.adapter.stack.send(sip.makeResponse(rq, 200, "OK"));
   }
 
@@ -397,7 +415,7 @@ export class SipAdapter {
         contact: [{ uri: `${this.contactUri}${o.tcp ? ";transport=tcp" : ""}`, params: {} }],
         "max-forwards": 70,
         "p-asserted-identity": `<${fromUri}>`,
-        allow: "INVITE, ACK, CANCEL, BYE, OPTIONS",
+        allow: "INVITE, ACK, CANCEL, BYE, OPTIONS, INFO",
         ...(o.content ? { "content-type": "application/sdp" } : {}),
       },
       ...(o.content ? { content: o.content } : {}),

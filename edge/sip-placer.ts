@@ -1,6 +1,8 @@
+import { CoalescingClock } from "./media/coalescing-clock.ts";
+import { type MediaCounters, newMediaCounters, RtpLeadMedia } from "./media/lead-media.ts";
 import type { AgentLeg, LeadEvents, LeadLeg, Placer } from "./placer.ts";
 import type { MediaSink, RtpPorts } from "./rtp-ports.ts";
-import { withOrigin } from "./sdp.ts";
+import { mediaAnswerOf, withOrigin } from "./sdp.ts";
 import type { Leg, SipAdapter } from "./sip-adapter.ts";
 
 /** How long an agent's phone may take to answer before the bridge fails. */
@@ -18,17 +20,32 @@ export class SipPlacer implements Placer {
   constructor(
     private readonly adapter: SipAdapter,
     private readonly ports: RtpPorts,
+    /** What the leads' media dropped, across the node's calls. */
+    readonly mediaCounters: MediaCounters = newMediaCounters(),
   ) {}
+
+  /** One clock paces every call's packets. */
+  private readonly mediaClock = new CoalescingClock();
 
   async callLead(job: { phone: string; callerId: string }, events: LeadEvents): Promise<LeadLeg> {
     const sink = await this.ports.open();
+    const media = new RtpLeadMedia(sink.socket, this.mediaCounters, this.mediaClock);
     const leg = this.adapter.callLead(
       { phone: job.phone, callerId: job.callerId, rtpPort: sink.port },
-      events,
+      {
+        ...events,
+        // The answer names where the lead's media goes: the node hears and plays from then on.
+        answered: () => {
+          media.start(mediaAnswerOf(leg.remoteSdp));
+          events.answered();
+        },
+        keyPressed: (digit) => media.keyPressed(digit),
+      },
     );
     const lead: SipLead = {
       leg,
       sink,
+      media,
       phone: job.phone,
       cancel: () => leg.cancel(),
       abandon: () => leg.abandon(),
@@ -84,6 +101,7 @@ export class SipPlacer implements Placer {
                 if (settled) return;
                 settled = true;
                 connected = true;
+                lead.media?.close();
                 sink.close();
                 resolve({ hangUp: () => agent.hangUp() });
               })
@@ -100,6 +118,7 @@ export class SipPlacer implements Placer {
   }
 
   release(lead: LeadLeg): void {
+    lead.media?.close();
     (lead as SipLead).sink.close();
   }
 }

@@ -143,21 +143,50 @@ export class RtpSender {
     playback.timer = this.clock.setTimeout(() => this.tick(playback), Math.max(0, next - now));
   }
 
+  private encoded(samples: Int16Array): Uint8Array {
+    return encodedOnce(samples, this.options.payloadType, this.encode);
+  }
+
   private packet(samples: Int16Array, index: number): Uint8Array {
-    const chunk = new Int16Array(SAMPLES_PER_PACKET);
-    chunk.set(samples.subarray(index * SAMPLES_PER_PACKET, (index + 1) * SAMPLES_PER_PACKET));
+    const encoded = this.encoded(samples);
     const packet = buildRtp({
       payloadType: this.options.payloadType,
       marker: index === 0,
       sequence: this.sequence,
       timestamp: this.timestamp,
       ssrc: this.options.ssrc,
-      payload: this.encode(chunk),
+      payload: encoded.subarray(index * SAMPLES_PER_PACKET, (index + 1) * SAMPLES_PER_PACKET),
     });
     this.sequence = (this.sequence + 1) & 0xffff;
     this.timestamp = (this.timestamp + SAMPLES_PER_PACKET) >>> 0;
     return packet;
   }
+}
+
+/**
+ * A sound encoded once per payload type, padded with silence to whole packets: the same
+ * message plays on many calls at once.
+ */
+const encodings = new WeakMap<Int16Array, Map<G711PayloadType, Uint8Array>>();
+
+function encodedOnce(
+  samples: Int16Array,
+  payloadType: G711PayloadType,
+  encode: (samples: Int16Array) => Uint8Array,
+): Uint8Array {
+  let byType = encodings.get(samples);
+  if (!byType) {
+    byType = new Map();
+    encodings.set(samples, byType);
+  }
+  let encoded = byType.get(payloadType);
+  if (!encoded) {
+    const padded = new Int16Array(packetCount(samples) * SAMPLES_PER_PACKET);
+    padded.set(samples);
+    encoded = encode(padded);
+    byType.set(payloadType, encoded);
+  }
+  return encoded;
 }
 
 function packetCount(samples: Int16Array): number {

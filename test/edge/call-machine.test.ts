@@ -10,33 +10,38 @@ type Step =
       status?: number;
       reason?: string;
       agentUri?: string | null;
+      message?: { kind: string; version: number } | null;
+      verdict?: { result: string; confidence: number; ms: number };
     }
   | { wait: number };
 
 const START = 1_000_000;
 
-function play(steps: Step[]) {
+function play(steps: Step[], detect = false) {
   const clock = new SimulatedClock();
   const actor = createActor(callMachine, {
     clock,
-    input: { callId: "c1", ringTimeoutMs: 30_000, startedAt: START },
+    input: { callId: "c1", ringTimeoutMs: 30_000, startedAt: START, detect },
   });
   const commands: string[] = [];
   actor.on("*", (command) => {
     const c = command as CallCommand;
     if (c.type === "report") {
-      const { type, at, hangup_cause, node_bridge_ms } = c.report;
+      const { type, at, hangup_cause, node_bridge_ms, detecting, result } = c.report;
       const offset = Date.parse(at) - START;
       commands.push(
         [
           `report ${type}@${offset}`,
           hangup_cause,
           node_bridge_ms === undefined ? undefined : `bridge=${node_bridge_ms}`,
+          detecting ? "detecting" : undefined,
+          result,
         ]
           .filter(Boolean)
           .join(" "),
       );
     } else if (c.type === "sip.callAgent") commands.push(`callAgent ${c.agentUri}`);
+    else if (c.type === "media.play") commands.push(`play ${c.message.kind}`);
     else commands.push(c.type);
   });
   actor.start();
@@ -50,7 +55,109 @@ function play(steps: Step[]) {
   return { state: String(actor.getSnapshot().value), commands };
 }
 
-const rows: { name: string; steps: Step[]; state: string; commands: string[] }[] = [
+const ABANDON = { kind: "abandon", version: 1 };
+const VOICEMAIL = { kind: "voicemail", version: 2 };
+const VERDICT = (result: string) => ({ result, confidence: 0.9, ms: 1_800 });
+
+const rows: {
+  name: string;
+  detect?: boolean;
+  steps: Step[];
+  state: string;
+  commands: string[];
+}[] = [
+  {
+    name: "abandoned: the message plays, then the node hangs up",
+    steps: [
+      { send: "sip.answered", at: 1_000 },
+      { send: "service.hangup", at: 1_050, message: ABANDON },
+      { send: "media.done", at: 9_000 },
+    ],
+    state: "ended",
+    commands: [
+      "report answered@1000",
+      "play abandon",
+      "sip.hangupLead",
+      "report ended@9000 NORMAL_CLEARING",
+    ],
+  },
+  {
+    name: "abandoned: the lead hangs up during the message, which stops",
+    steps: [
+      { send: "sip.answered", at: 1_000 },
+      { send: "service.hangup", at: 1_050, message: ABANDON },
+      { send: "lead.bye", at: 3_000 },
+    ],
+    state: "ended",
+    commands: [
+      "report answered@1000",
+      "play abandon",
+      "media.stop",
+      "report ended@3000 NORMAL_CLEARING",
+    ],
+  },
+  {
+    name: "abandoned without a message: hung up at once",
+    steps: [
+      { send: "sip.answered", at: 1_000 },
+      { send: "service.hangup", at: 1_050, message: null },
+    ],
+    state: "ended",
+    commands: ["report answered@1000", "sip.hangupLead", "report ended@1050 NORMAL_CLEARING"],
+  },
+  {
+    name: "detection: a person is put through after the verdict",
+    detect: true,
+    steps: [
+      { send: "sip.answered", at: 1_000 },
+      { send: "service.detect", at: 1_040 },
+      { send: "media.verdict", at: 2_800, verdict: VERDICT("human") },
+      { send: "service.bridge", at: 2_850, agentUri: "sip:agent@pbx" },
+      { send: "agent.connected", at: 3_100 },
+    ],
+    state: "bridged",
+    commands: [
+      "report answered@1000 detecting",
+      "media.detect",
+      "report amd@2800 human",
+      "callAgent sip:agent@pbx",
+    ],
+  },
+  {
+    name: "detection: a machine gets the voicemail message, then the hang-up",
+    detect: true,
+    steps: [
+      { send: "sip.answered", at: 1_000 },
+      { send: "media.verdict", at: 2_800, verdict: VERDICT("machine") },
+      { send: "service.hangup", at: 2_850, message: VOICEMAIL },
+      { send: "media.done", at: 20_000 },
+    ],
+    state: "ended",
+    commands: [
+      "report answered@1000 detecting",
+      "media.detect",
+      "report amd@2800 machine",
+      "play voicemail",
+      "sip.hangupLead",
+      "report ended@20000 NORMAL_CLEARING",
+    ],
+  },
+  {
+    name: "detection: the lead hangs up before the verdict, and detection stops",
+    detect: true,
+    steps: [
+      { send: "sip.answered", at: 1_000 },
+      { send: "lead.bye", at: 1_500 },
+      { send: "media.verdict", at: 2_800, verdict: VERDICT("human") },
+    ],
+    state: "ended",
+    commands: [
+      "report answered@1000 detecting",
+      "media.detect",
+      "media.stop",
+      "report ended@1500 NORMAL_CLEARING",
+    ],
+  },
   {
     name: "answered, bridged, the lead hangs up",
     steps: [
@@ -235,7 +342,7 @@ const rows: { name: string; steps: Step[]; state: string; commands: string[] }[]
 describe("call machine", () => {
   for (const row of rows) {
     test(row.name, () => {
-      const { state, commands } = play(row.steps);
+      const { state, commands } = play(row.steps, row.detect);
       expect(state).toBe(row.state);
       expect(commands).toEqual(row.commands);
     });

@@ -80,6 +80,7 @@ const ringing: Placer = {
       cancel: () => setTimeout(() => events.failed(487, undefined), 10),
       abandon: () => {},
       hangUp: () => {},
+      media: null,
     };
   },
   bridge: () => Promise.reject(new Error("no bridge here")),

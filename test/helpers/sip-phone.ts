@@ -3,6 +3,7 @@ import * as sip from "sip";
 import * as digest from "sip/digest";
 import { audioTarget } from "../../edge/sdp.ts";
 import { createSipStack } from "../../edge/sip-stack.ts";
+import { encodeMulaw } from "../../src/media/g711.ts";
 
 /**
  * A small scripted SIP user agent on loopback, written on the same `sip` package: it plays
@@ -12,7 +13,13 @@ import { createSipStack } from "../../edge/sip-stack.ts";
  */
 
 export type Behaviour =
-  | { kind: "answer"; afterMs?: number; hangUpAfterMs?: number }
+  | {
+      kind: "answer";
+      afterMs?: number;
+      hangUpAfterMs?: number;
+      /** What the phone says once answered (8 kHz samples, sent as PCMU); silence after it. */
+      speaks?: Int16Array;
+    }
   | { kind: "busy"; afterMs?: number }
   | { kind: "reject"; status: number; afterMs?: number; reason?: string }
   | { kind: "ring" };
@@ -26,6 +33,12 @@ export interface PhoneCall {
   target: { address: string; port: number } | undefined;
   /** RTP packets received, by sender `address:port`. */
   received: Map<string, number>;
+  /** The RTP packets received, with `performance.now()` of their arrival and their sender `address:port` (the first 10,000). */
+  heard: { at: number; from: string; packet: Buffer }[];
+  /** `performance.now()` of the 200 OK that answered the call. */
+  answeredAt: number | null;
+  /** Presses a key as RFC 4733 telephone events (payload type 101) on the call's media. */
+  pressKey(digit: string): void;
   invites: number;
   /** The CSeq of the last INVITE handled in this dialog. */
   lastSeq: number;
@@ -38,6 +51,17 @@ export interface PhoneCall {
 }
 
 type Message = sip.Message;
+
+/** A bare RTP header (RFC 3550) for the phone's own packets. */
+function rtpHeader(payloadType: number, sequence: number, timestamp: number, marker: boolean) {
+  const header = Buffer.alloc(12);
+  header[0] = 0x80;
+  header[1] = (marker ? 0x80 : 0) | payloadType;
+  header.writeUInt16BE(sequence & 0xffff, 2);
+  header.writeUInt32BE(timestamp >>> 0, 4);
+  header.writeUInt32BE(0x5eed, 8);
+  return header;
+}
 
 let nextRtp = 31_000 + Math.floor(Math.random() * 2_000) * 2;
 
@@ -66,8 +90,9 @@ const sdpOf = (port: number, version: number) =>
     "s=phone",
     "c=IN IP4 127.0.0.1",
     "t=0 0",
-    `m=audio ${port} RTP/AVP 0`,
+    `m=audio ${port} RTP/AVP 0 101`,
     "a=rtpmap:0 PCMU/8000",
+    "a=rtpmap:101 telephone-event/8000",
     "a=sendrecv",
     "",
   ].join("\r\n");
@@ -106,6 +131,8 @@ export class SipPhone {
   }
   /** Off, the phone answers but sends no RTP (a benchmark of signalling alone). */
   sendRtp = true;
+  /** Off, the phone keeps no copy of the RTP it hears (a benchmark's hundreds of calls). */
+  recordRtp = true;
 
   private constructor(port: number) {
     this.port = port;
@@ -211,6 +238,23 @@ export class SipPhone {
       rtpPort: port,
       target: rq.content ? audioTarget(rq.content) : undefined,
       received: new Map(),
+      heard: [],
+      answeredAt: null,
+      pressKey: (digit) => {
+        const target = call.target;
+        if (!target) return;
+        const event = "0123456789*#".indexOf(digit);
+        // Three packets of the event, then three of its end, all with the event's timestamp.
+        for (let i = 0; i < 6; i++) {
+          const end = i >= 3;
+          const payload = Buffer.alloc(4);
+          payload[0] = event;
+          payload[1] = end ? 0x8a : 0x0a;
+          payload.writeUInt16BE((i + 1) * 160, 2);
+          const packet = Buffer.concat([rtpHeader(101, sequence++, 160_000, i === 0), payload]);
+          socket.send(packet, target.port, target.address);
+        }
+      },
       invites: 1,
       lastSeq: rq.headers.cseq.seq,
       answered: false,
@@ -243,10 +287,13 @@ export class SipPhone {
         } catch {}
       },
     };
-    socket.on("message", (_data, from) => {
+    socket.on("message", (data, from) => {
       const key = `${from.address}:${from.port}`;
       call.received.set(key, (call.received.get(key) ?? 0) + 1);
+      if (call.heard.length < 10_000)
+        call.heard.push({ at: performance.now(), from: key, packet: data });
     });
+    let sequence = 1;
     this.calls.push(call);
     this.byCallId.set(call.callId, call);
     this.stack.send(sip.makeResponse(rq, 100, "Trying"));
@@ -271,6 +318,7 @@ export class SipPhone {
         after(behaviour.afterMs, () => {
           if (call.ended !== null) return;
           call.answered = true;
+          call.answeredAt = performance.now();
           this.send2xx(
             sip.makeResponse(rq, 200, "OK", {
               headers: {
@@ -280,11 +328,25 @@ export class SipPhone {
               content: sdpOf(port, 1),
             }),
           );
-          const packet = Buffer.alloc(172);
+          const silence = Buffer.alloc(172);
+          const speech = behaviour.speaks ? encodeMulaw(behaviour.speaks) : undefined;
+          let frame = 0;
           if (this.sendRtp)
             timer = setInterval(() => {
-              if (call.target && call.target.port > 0)
-                socket.send(packet, call.target.port, call.target.address);
+              if (!call.target || call.target.port <= 0) return;
+              // A greeting goes out as PCMU, then µ-law silence; without one, zeros that are no
+              // RTP at all.
+              let packet = silence;
+              if (speech) {
+                const payload = Buffer.alloc(160, 0xff);
+                payload.set(speech.subarray(frame * 160, frame * 160 + 160));
+                packet = Buffer.concat([
+                  rtpHeader(0, sequence++, frame * 160, frame === 0),
+                  payload,
+                ]);
+              }
+              frame++;
+              socket.send(packet, call.target.port, call.target.address);
             }, 20);
           if (behaviour.hangUpAfterMs !== undefined) after(behaviour.hangUpAfterMs, call.hangUp);
         });
