@@ -19,8 +19,18 @@
  * Reported: calls set up per second (first INVITE to the last bridge), calls held at once,
  * the node's CPU (share of one core while holding, and per call set up) and its memory per
  * live call (RSS while holding minus RSS idle, over the calls held).
+ *
+ * With media (`--media`), the leads' phones send RTP (20 ms of PCMU every 20 ms) and the node
+ * handles it:
+ * - `--media amd`: the campaign detects answering machines; each lead says "Hello?" (espeak-ng)
+ *   and the node listens until its verdict, then bridges. Reported: CPU per call set up, to
+ *   set beside a run without media (the difference is the detection's).
+ * - `--media message`: every agent steps away once the INVITEs are out, so every answer is
+ *   abandoned and hears the abandon message, `--talk` seconds long, which the node plays.
+ *   "Held" are the calls playing at once; reported: the node's CPU share while they play.
  */
 import { readFileSync, writeFileSync } from "node:fs";
+import { encodeWav, samples8k } from "../src/media/wav.ts";
 import { dialerOnLoopback, sipPort, until } from "../test/helpers/edge.ts";
 import { SipPhone } from "../test/helpers/sip-phone.ts";
 
@@ -33,6 +43,7 @@ const CALLS = Number(option("calls", "200"));
 const TALK_S = Number(option("talk", "20"));
 const LIMIT_S = Number(option("limit", "120"));
 const JSON_OUT = option("json", "");
+const MEDIA = option("media", "none") as "none" | "amd" | "message";
 const ROOT = new URL("..", import.meta.url).pathname;
 const TICKS = 100; // clock ticks a second (USER_HZ)
 
@@ -55,9 +66,27 @@ function rssMiB(pid: number): number {
 
 const trunk = await SipPhone.start(sipPort());
 const agentPhones = await SipPhone.start(sipPort());
-trunk.sendRtp = false;
+trunk.sendRtp = MEDIA !== "none";
+trunk.recordRtp = false;
 agentPhones.sendRtp = false;
-trunk.defaultBehaviour = { kind: "answer", afterMs: 200, hangUpAfterMs: TALK_S * 1000 };
+agentPhones.recordRtp = false;
+trunk.defaultBehaviour = {
+  kind: "answer",
+  // Time for every agent to step away before the answers, when they are to be abandoned.
+  afterMs: MEDIA === "message" ? 5_000 : 200,
+  hangUpAfterMs: MEDIA === "message" ? (TALK_S + 30) * 1000 : TALK_S * 1000,
+  ...(MEDIA === "amd" ? { speaks: hello() } : {}),
+};
+
+/** "Hello?" by espeak-ng at 8 kHz, and a second of silence: a person's greeting. */
+function hello(): Int16Array {
+  const file = `/tmp/edge-bench-hello-${process.pid}.wav`;
+  Bun.spawnSync(["espeak-ng", "-v", "en-us", "-w", file, "Hello?"]);
+  const speech = samples8k(new Uint8Array(readFileSync(file)));
+  const greeting = new Int16Array(speech.length + 8_000);
+  greeting.set(speech, 1_600);
+  return greeting;
+}
 
 const phones = Array.from(
   { length: CALLS },
@@ -87,6 +116,28 @@ for (let i = 1; i < CALLS; i++) {
   );
 }
 
+if (MEDIA !== "none") {
+  const settings =
+    MEDIA === "amd"
+      ? { amd_enabled: true, machine_action: "hangup" }
+      : { regulatory_profile: "none" };
+  await w.request("PATCH", `/api/v1/campaigns/${service.campaignId}`, {
+    token: service.adminToken,
+    body: { version: 1, ...settings },
+  });
+}
+if (MEDIA === "message") {
+  // A tone as long as the talk time: every abandoned call hears it to its end.
+  const samples = new Int16Array(TALK_S * 8000);
+  for (let i = 0; i < samples.length; i++)
+    samples[i] = Math.round(4_000 * Math.sin((2 * Math.PI * 440 * i) / 8000));
+  await w.request("PUT", `/api/v1/campaigns/${service.campaignId}/messages/abandon`, {
+    token: service.adminToken,
+    headers: { "content-type": "audio/wav" },
+    rawBody: encodeWav(samples, 8000),
+  });
+}
+
 console.error("starting the node");
 const nodePort = sipPort();
 const node = Bun.spawn([process.execPath, "edge/index.ts"], {
@@ -114,6 +165,11 @@ await Bun.sleep(1_000);
 const idle = { rss: rssMiB(node.pid), cpu: cpuSeconds(node.pid) };
 
 await service.start();
+if (MEDIA === "message") {
+  await until(() => trunk.calls.length >= CALLS || undefined, "every INVITE", 60_000);
+  for (const agent of w.deps.dialer.agents.inCampaign(service.campaignId))
+    w.deps.dialer.agents.set({ ...agent, state: "paused", campaignId: null }, Date.now());
+}
 let lastCpu = cpuSeconds(node.pid);
 const progress = setInterval(() => {
   const cpu = cpuSeconds(node.pid);
@@ -125,16 +181,23 @@ const progress = setInterval(() => {
   lastCpu = cpu;
 }, 5_000);
 const bridged = () => agentPhones.calls.filter((c) => c.answerAckedAt !== null).length;
-// Every call bridged, or as many as were by half the talk time.
+// A call is set up once bridged, or with `--media message` once answered (and played to).
+const setUpCalls = () => (MEDIA === "message" ? trunk.live().length : bridged());
+// Every call set up, or as many as were by half the talk time.
 const started = performance.now();
-while (bridged() < CALLS && performance.now() - started < (TALK_S * 1000) / 2) await Bun.sleep(50);
+const answerDelayMs = MEDIA === "message" ? 5_000 : 0;
+while (setUpCalls() < CALLS && performance.now() - started < answerDelayMs + (TALK_S * 1000) / 2)
+  await Bun.sleep(50);
 const setUp = { cpu: cpuSeconds(node.pid), at: performance.now() };
 const firstInvite = Math.min(...trunk.calls.map((c) => c.invitedAt));
-const lastBridge = Math.max(...agentPhones.calls.map((c) => c.answerAckedAt ?? 0));
+const lastBridge =
+  MEDIA === "message"
+    ? Math.max(...trunk.calls.map((c) => c.answeredAt ?? 0))
+    : Math.max(...agentPhones.calls.map((c) => c.answerAckedAt ?? 0));
 
 // Holding: every call live, nothing set up or torn down; sample for a few seconds.
-const holdS = Math.max(1, Math.min(5, TALK_S - (performance.now() - firstInvite) / 1000 - 2));
-const bridgedCalls = bridged();
+const holdS = Math.max(1, Math.min(5, TALK_S - (performance.now() - lastBridge) / 1000 - 2));
+const bridgedCalls = setUpCalls();
 const heldAtStart = trunk.live().length;
 const holdCpu0 = cpuSeconds(node.pid);
 await Bun.sleep(holdS * 1000);
@@ -156,12 +219,17 @@ clearInterval(progress);
 node.kill("SIGTERM");
 const exit = await node.exited;
 
-const answered = rows.filter((r) => r.outcome === "answered").length;
+const answered = rows.filter((r) =>
+  MEDIA === "message"
+    ? r.outcome === "abandoned" && r.message?.completed === true
+    : r.outcome === "answered",
+).length;
 const bridgeMs = rows
   .filter((r) => r.bridge_ms !== null)
   .map((r) => r.bridge_ms as number)
   .sort((a, b) => a - b);
 const result = {
+  media: MEDIA,
   calls: CALLS,
   talk_s: TALK_S,
   bridged: bridgedCalls,
@@ -175,7 +243,8 @@ const result = {
   node_kib_per_live_call: Math.round(((holding.rss - idle.rss) * 1024) / Math.max(1, holding.held)),
   bridge_ms_p50: bridgeMs[Math.floor(bridgeMs.length / 2)],
   bridge_ms_p99: bridgeMs[Math.min(bridgeMs.length - 1, Math.floor(bridgeMs.length * 0.99))],
-  cdrs_answered: answered,
+  // Answered and bridged; with `--media message`, abandoned with the message played whole.
+  cdrs_as_expected: answered,
   node_exit: exit,
 };
 console.table(result);
