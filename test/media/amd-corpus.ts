@@ -88,11 +88,13 @@ async function callFile(seed: number, index: number, dir: string): Promise<Corpu
     return { file, ...JSON.parse(readFileSync(manifest, "utf8")) };
   }
   const { samples, ...call } = await render(planCall(seed, index));
-  // Written under another name and renamed, so an interrupted run leaves no half file behind.
-  const partial = `${file}.partial.wav`;
-  await writeTelephoneWav(samples, partial);
-  renameSync(partial, file);
-  writeFileSync(manifest, JSON.stringify(call));
+  // Written under names of this process's and renamed, so that an interrupted run leaves no
+  // half file behind and two runs at once (the tests and the bench) do not mix their writes.
+  const partial = `${file}.${process.pid}.partial`;
+  await writeTelephoneWav(samples, `${partial}.wav`);
+  renameSync(`${partial}.wav`, file);
+  writeFileSync(`${partial}.json`, JSON.stringify(call));
+  renameSync(`${partial}.json`, manifest);
   return { file, ...call };
 }
 
