@@ -400,8 +400,11 @@ async function render(plan: CallPlan): Promise<Omit<CorpusCall, "file"> & { samp
     }
   }
   const length = Math.max(cursor, (plan.durationMs * RATE) / 1000);
-  const mix = await noise(plan.noise.color, length / RATE);
-  scaleToRms(mix, plan.noise.rmsDb);
+  const underneath = await noise(plan.noise.color, length / RATE);
+  scaleToRms(underneath, plan.noise.rmsDb);
+  // sox rounds the noise's length; the call's is the parts'.
+  const mix = new Float32Array(length);
+  mix.set(underneath.subarray(0, length));
   for (const { at, samples } of placed) {
     for (let i = 0; i < samples.length; i++) mix[at + i] = (mix[at + i] ?? 0) + (samples[i] ?? 0);
   }
