@@ -94,6 +94,7 @@ function report(result: Score): void {
   const percent = (share: number) => `${(100 * share).toFixed(1)} %`;
   const goal = (met: boolean) => (met ? "goal met" : "GOAL MISSED");
   const { afterGreeting: after, cues, cueDelay } = result;
+  const { human: people, machine: machines } = result.afterGreetingOf;
   console.log();
   console.log(
     `- machines found: ${percent(result.machinesFound)} (${goal(result.machinesFound >= 0.9)}: ≥ 90 %)`,
@@ -103,7 +104,7 @@ function report(result: Score): void {
   );
   console.log(`- verdicts as expected: ${percent(result.accuracy)} of ${result.calls} calls`);
   console.log(
-    `- verdict after the greeting starts: p50 ${ms(after.p50)}, p95 ${ms(after.p95)} (${goal(after.p50 < 2500)}: p50 < 2.5 s)`,
+    `- verdict after the greeting starts: p50 ${ms(after.p50)}, p95 ${ms(after.p95)} (${goal(after.p50 < 2500)}: p50 < 2.5 s); people p50 ${ms(people.p50)}, p95 ${ms(people.p95)}; machines p50 ${ms(machines.p50)}, p95 ${ms(machines.p95)}`,
   );
   console.log(`- CPU per detection: ${result.cpuMsPerCall.toFixed(2)} ms`);
   console.log(

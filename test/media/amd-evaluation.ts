@@ -66,8 +66,9 @@ export interface Score {
   peopleTakenForMachines: number;
   /** Share of calls whose verdict is the expected one, 0..1. */
   accuracy: number;
-  /** Verdict time after the greeting's start, people and machines, ms. */
+  /** Verdict time after the greeting's start, people and machines, ms; then each apart. */
   afterGreeting: { p50: number; p95: number };
+  afterGreetingOf: Record<"human" | "machine", { p50: number; p95: number }>;
   cpuMsPerCall: number;
   /** Machines found: their cue, and the starts before the recorder was ready. */
   cues: { beep: number; silence: number; timeout: number; none: number; early: number };
@@ -82,6 +83,7 @@ export function score(detections: Detection[]): Score {
     labels.map((label) => [label, Object.fromEntries(results.map((result) => [result, 0]))]),
   ) as Score["confusion"];
   const afterGreeting: number[] = [];
+  const afterGreetingOf = { human: [] as number[], machine: [] as number[] };
   const cueDelays: number[] = [];
   const cues = { beep: 0, silence: 0, timeout: 0, none: 0, early: 0 };
   let cpuMs = 0;
@@ -92,6 +94,7 @@ export function score(detections: Detection[]): Score {
     if (verdict.result === EXPECTED[call.label]) right++;
     if ((call.label === "human" || call.label === "machine") && call.greetingStartMs !== null) {
       afterGreeting.push(verdict.ms - call.greetingStartMs);
+      afterGreetingOf[call.label].push(verdict.ms - call.greetingStartMs);
     }
     if (call.label === "machine" && verdict.result === "machine") {
       if (!cue) cues.none++;
@@ -110,10 +113,14 @@ export function score(detections: Detection[]): Score {
     machinesFound: ratio(confusion.machine.machine, count("machine")),
     peopleTakenForMachines: ratio(confusion.human.machine, count("human")),
     accuracy: ratio(right, detections.length),
-    afterGreeting: { p50: percentile(afterGreeting, 50), p95: percentile(afterGreeting, 95) },
+    afterGreeting: quantiles(afterGreeting),
+    afterGreetingOf: {
+      human: quantiles(afterGreetingOf.human),
+      machine: quantiles(afterGreetingOf.machine),
+    },
     cpuMsPerCall: cpuMs / Math.max(1, detections.length),
     cues,
-    cueDelay: { p50: percentile(cueDelays, 50), p95: percentile(cueDelays, 95) },
+    cueDelay: quantiles(cueDelays),
   };
 }
 
@@ -121,6 +128,11 @@ const sum = (counts: Record<string, number>) =>
   Object.values(counts).reduce((total, value) => total + value, 0);
 
 const ratio = (part: number, whole: number) => (whole > 0 ? part / whole : Number.NaN);
+
+const quantiles = (values: readonly number[]) => ({
+  p50: percentile(values, 50),
+  p95: percentile(values, 95),
+});
 
 /** The nearest-rank percentile `p` (0–100); NaN for no values. */
 function percentile(values: readonly number[], p: number): number {
