@@ -279,6 +279,15 @@ describe("voicemail cue", () => {
     expect(event?.at).toBeLessThanOrEqual(beepEnd + 60);
   });
 
+  test("a long beep late after the greeting is still a beep, not the silence before it", () => {
+    const greetingEnd = 500 + 4000;
+    const call = concat(silence(500), talk(4000, 600, 200), silence(700), tone(600, 1000));
+    const { cue, rest } = machineHeard(concat(call, silence(3000)));
+    const event = cueOf(rest, cue);
+    expect(event?.cue).toBe("beep");
+    expect(event?.at).toBeGreaterThanOrEqual(greetingEnd + 700 + 1000);
+  });
+
   test("without a beep, the cue is 1.5 s of silence after the greeting", () => {
     const speech = talk(4000, 600, 200);
     const { cue, rest } = machineHeard(concat(silence(500), speech, silence(4000)));
