@@ -27,7 +27,9 @@ export const DEFAULT_VOICEMAIL_CUE: VoicemailCueSettings = {
   silenceMs: 1500,
   maxWaitMs: 20_000,
   beepMinMs: 200,
-  minWordMs: 100,
+  // As short as the detector's words (amd.ts): a soft syllable of a greeting still going on
+  // must hold the cue back.
+  minWordMs: 60,
 };
 
 export interface VoicemailCueEvent {
@@ -51,7 +53,8 @@ export class VoicemailCue {
   private readonly listener: LineListener;
   private readonly startMs: number;
   private greetingHeard: boolean;
-  private lastSpeechMs: number;
+  /** The latest speech or tone. */
+  private lastSoundMs: number;
   private speechRunMs = 0;
   private done = false;
 
@@ -60,7 +63,7 @@ export class VoicemailCue {
     this.listener = from?.listener ?? new LineListener(DEFAULT_LINE_LISTENER);
     this.startMs = this.listener.ms;
     this.greetingHeard = from?.greetingHeard ?? false;
-    this.lastSpeechMs = from?.lastSpeechMs ?? this.startMs;
+    this.lastSoundMs = from?.lastSpeechMs ?? this.startMs;
   }
 
   /** Feeds one frame; returns the cue once, when it is reached, and null before and after. */
@@ -71,13 +74,17 @@ export class VoicemailCue {
     let event: VoicemailCueEvent | null = null;
     if (heard.toneEnded && toneDuration(heard.toneEnded) >= s.beepMinMs) {
       event = { at: heard.ms, cue: "beep" };
-    } else if (!heard.tonal) {
+    } else if (heard.tone) {
+      // A tone, or a lost packet within one, is not the silence after a greeting: a long beep
+      // would otherwise pass for it a frame before the beep's end is known.
+      this.lastSoundMs = heard.ms;
+    } else {
       this.speechRunMs = heard.speech ? this.speechRunMs + heard.frameMs : 0;
       if (this.speechRunMs >= s.minWordMs) {
         this.greetingHeard = true;
-        this.lastSpeechMs = heard.ms;
+        this.lastSoundMs = heard.ms;
       }
-      if (this.greetingHeard && heard.ms - this.lastSpeechMs >= s.silenceMs) {
+      if (this.greetingHeard && heard.ms - this.lastSoundMs >= s.silenceMs) {
         event = { at: heard.ms, cue: "silence" };
       }
     }

@@ -88,11 +88,13 @@ async function callFile(seed: number, index: number, dir: string): Promise<Corpu
     return { file, ...JSON.parse(readFileSync(manifest, "utf8")) };
   }
   const { samples, ...call } = await render(planCall(seed, index));
-  // Written under another name and renamed, so an interrupted run leaves no half file behind.
-  const partial = `${file}.partial.wav`;
-  await writeTelephoneWav(samples, partial);
-  renameSync(partial, file);
-  writeFileSync(manifest, JSON.stringify(call));
+  // Written under names of this process's and renamed, so that an interrupted run leaves no
+  // half file behind and two runs at once (the tests and the bench) do not mix their writes.
+  const partial = `${file}.${process.pid}.partial`;
+  await writeTelephoneWav(samples, `${partial}.wav`);
+  renameSync(`${partial}.wav`, file);
+  writeFileSync(`${partial}.json`, JSON.stringify(call));
+  renameSync(`${partial}.json`, manifest);
   return { file, ...call };
 }
 
@@ -360,6 +362,8 @@ function planCall(seed: number, index: number): CallPlan {
 
 // ---------------------------------------------------------------- rendering
 
+/** `-R` seeds sox's random generators (noise, dither) the same way at every run. */
+const SOX = ["sox", "-R"];
 const RAW = ["-t", "raw", "-e", "signed", "-b", "16", "-r", String(RATE), "-c", "1"];
 /** The telephone band, as a G.711 line passes it. */
 const TELEPHONE_BAND = ["highpass", "300", "lowpass", "3400"];
@@ -396,8 +400,11 @@ async function render(plan: CallPlan): Promise<Omit<CorpusCall, "file"> & { samp
     }
   }
   const length = Math.max(cursor, (plan.durationMs * RATE) / 1000);
-  const mix = await noise(plan.noise.color, length / RATE);
-  scaleToRms(mix, plan.noise.rmsDb);
+  const underneath = await noise(plan.noise.color, length / RATE);
+  scaleToRms(underneath, plan.noise.rmsDb);
+  // sox rounds the noise's length; the call's is the parts'.
+  const mix = new Float32Array(length);
+  mix.set(underneath.subarray(0, length));
   for (const { at, samples } of placed) {
     for (let i = 0; i < samples.length; i++) mix[at + i] = (mix[at + i] ?? 0) + (samples[i] ?? 0);
   }
@@ -436,7 +443,7 @@ async function speech(text: string, voice: Voice): Promise<Float32Array> {
   return floats(
     await run(
       [
-        "sox",
+        ...SOX,
         "-t",
         "wav",
         "-",
@@ -458,7 +465,7 @@ async function tone(hz: number, ms: number): Promise<Float32Array> {
   const seconds = String(ms / 1000);
   return floats(
     await run([
-      "sox",
+      ...SOX,
       "-n",
       ...RAW,
       "-",
@@ -477,17 +484,17 @@ async function tone(hz: number, ms: number): Promise<Float32Array> {
   );
 }
 
-/** Band-limited noise; `-R` seeds sox's generator the same way each time. */
+/** Band-limited noise. */
 async function noise(color: string, seconds: number): Promise<Float32Array> {
-  const args = ["sox", "-R", "-n", ...RAW, "-", "synth", String(seconds), color, "vol", "0.5"];
+  const args = [...SOX, "-n", ...RAW, "-", "synth", String(seconds), color, "vol", "0.5"];
   return floats(await run([...args, ...TELEPHONE_BAND]));
 }
 
 /** The mix as a G.711 μ-law line delivers it, decoded back to 16-bit linear samples. */
 async function writeTelephoneWav(samples: Int16Array, file: string): Promise<void> {
   const bytes = new Uint8Array(samples.buffer, samples.byteOffset, samples.byteLength);
-  const ulaw = await run(["sox", ...RAW, "-", "-t", "raw", "-e", "u-law", "-"], bytes);
-  const decode = ["sox", "-t", "raw", "-e", "u-law", "-r", String(RATE), "-c", "1", "-"];
+  const ulaw = await run([...SOX, ...RAW, "-", "-t", "raw", "-e", "u-law", "-"], bytes);
+  const decode = [...SOX, "-t", "raw", "-e", "u-law", "-r", String(RATE), "-c", "1", "-"];
   await run([...decode, "-e", "signed", "-b", "16", file], ulaw);
 }
 
