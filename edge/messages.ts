@@ -8,6 +8,12 @@ export interface FetchedMessage {
   wav: Uint8Array;
 }
 
+/**
+ * Silence sent after each message, as packets: a phone whose jitter buffer plays only as
+ * packets arrive would otherwise keep the message's last tenths of a second when it stops.
+ */
+const TAIL_SAMPLES = 2_400;
+
 /** Messages kept at most; the one used longest ago goes first. */
 const MAX_MESSAGES = 64;
 
@@ -40,8 +46,10 @@ export class MessageCache {
     const loading = this.fetchMessage(campaignId, kind).then((fetched) => {
       if (fetched.version < version)
         throw new Error(`the service has version ${fetched.version}, not ${version}`);
-      const samples = samples8k(fetched.wav);
-      if (samples.length === 0) throw new Error("the message is not a WAV the node can play");
+      const message = samples8k(fetched.wav);
+      if (message.length === 0) throw new Error("the message is not a WAV the node can play");
+      const samples = new Int16Array(message.length + TAIL_SAMPLES);
+      samples.set(message);
       return samples;
     });
     this.entries.set(key, loading);

@@ -145,9 +145,10 @@ describe("the node's media", () => {
     const heard = heardFromNode(call, nodePort);
     expect(heard.firstAt).not.toBeNull();
     expect((heard.firstAt as number) - (call.answeredAt as number)).toBeLessThan(2_000);
-    // Every 20 ms of the message arrived, and it is the message: a 440 Hz tone.
-    expect(heard.packets).toBe(75);
-    expect(powerShareAt(heard.samples, 440)).toBeGreaterThan(0.8);
+    // Every 20 ms of the message arrived (and 300 ms of silence after it), and it is the
+    // message: a 440 Hz tone.
+    expect(heard.packets).toBe(75 + 15);
+    expect(powerShareAt(heard.samples.slice(0, 75 * 160), 440)).toBeGreaterThan(0.8);
     const cdr = await s.cdr();
     expect(cdr).toMatchObject({
       outcome: "abandoned",
@@ -199,8 +200,8 @@ describe("the node's media", () => {
       expect(heard.firstAt).not.toBeNull();
       // Not a packet before the beep ended: the box records the message from its first word.
       expect((heard.firstAt as number) - (call.answeredAt as number)).toBeGreaterThan(beepEndsMs);
-      expect(heard.packets).toBe(50);
-      expect(powerShareAt(heard.samples, 620)).toBeGreaterThan(0.8);
+      expect(heard.packets).toBe(50 + 15);
+      expect(powerShareAt(heard.samples.slice(0, 50 * 160), 620)).toBeGreaterThan(0.8);
       expect(s.agentPhone.calls).toHaveLength(0);
       const cdr = await s.cdr();
       expect(cdr).toMatchObject({

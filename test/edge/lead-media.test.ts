@@ -158,7 +158,10 @@ describe("the message cache", () => {
     );
     await expect(cache.get("c", "abandon", 3)).rejects.toThrow("503");
     fail = false;
-    expect((await cache.get("c", "abandon", 3)).length).toBe(1600);
+    // The message, and 300 ms of silence to push it through the lead's jitter buffer.
+    const samples = await cache.get("c", "abandon", 3);
+    expect(samples.length).toBe(1600 + 2400);
+    expect(samples.subarray(1600).every((sample) => sample === 0)).toBe(true);
     await cache.get("c", "abandon", 3);
     expect(fetches).toBe(2);
     for (let i = 0; i < 70; i++) await cache.get(`campaign-${i}`, "abandon", 3);

@@ -44,6 +44,10 @@ export class Baresip {
     ctrlPort: number;
     rtpPorts: [number, number];
     accounts: BaresipAccount[];
+    /** A WAV the phone says once answered (`aufile`), instead of a 440 Hz tone. */
+    says?: string;
+    /** A directory where the phone records what it hears (`sndfile`: `dump-…-dec.wav`). */
+    recordsTo?: string;
   }): Promise<Baresip> {
     const dir = mkdtempSync(join(tmpdir(), "baresip-"));
     writeFileSync(
@@ -55,16 +59,20 @@ export class Baresip {
         "net_interface 127.0.0.1",
         "audio_player aubridge,nil",
         "audio_alert aubridge,nil",
-        "audio_source ausine,440",
+        o.says ? `audio_source aufile,${o.says}` : "audio_source ausine,440",
         // ausine makes 48 kHz stereo only; baresip resamples it to the 8 kHz of PCMU.
-        "ausrc_srate 48000",
-        "ausrc_channels 2",
+        // aufile reads the file at its own rate (8 kHz mono here).
+        ...(o.says
+          ? ["ausrc_srate 8000", "ausrc_channels 1"]
+          : ["ausrc_srate 48000", "ausrc_channels 2"]),
         "auplay_srate 48000",
         `rtp_ports ${o.rtpPorts[0]}-${o.rtpPorts[1]}`,
         "module_path /usr/lib/baresip/modules",
         "module g711.so",
         "module aubridge.so",
         "module ausine.so",
+        "module aufile.so",
+        ...(o.recordsTo ? ["module sndfile.so", `snd_path ${o.recordsTo}`] : []),
         "module_app account.so",
         "module_app menu.so",
         "module_app ctrl_tcp.so",
