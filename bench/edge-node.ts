@@ -228,6 +228,11 @@ const bridgeMs = rows
   .filter((r) => r.bridge_ms !== null)
   .map((r) => r.bridge_ms as number)
   .sort((a, b) => a - b);
+// From the 200 OK to the message's first packet, by the node's clock (the CDR has both).
+const messageStartMs = rows
+  .filter((r) => r.message?.started_at && r.answered_at)
+  .map((r) => Date.parse(r.message.started_at) - Date.parse(r.answered_at as string))
+  .sort((a, b) => a - b);
 const result = {
   media: MEDIA,
   calls: CALLS,
@@ -243,6 +248,9 @@ const result = {
   node_kib_per_live_call: Math.round(((holding.rss - idle.rss) * 1024) / Math.max(1, holding.held)),
   bridge_ms_p50: bridgeMs[Math.floor(bridgeMs.length / 2)],
   bridge_ms_p99: bridgeMs[Math.min(bridgeMs.length - 1, Math.floor(bridgeMs.length * 0.99))],
+  message_start_ms_p50: messageStartMs[Math.floor(messageStartMs.length / 2)],
+  message_start_ms_p99:
+    messageStartMs[Math.min(messageStartMs.length - 1, Math.floor(messageStartMs.length * 0.99))],
   // Answered and bridged; with `--media message`, abandoned with the message played whole.
   cdrs_as_expected: answered,
   node_exit: exit,
