@@ -68,6 +68,17 @@ function heardTone(samples: Int16Array, hz: number) {
   return first < 0 ? null : { startMs: first * 20, endMs: (last + 1) * 20 };
 }
 
+/** "Hello?" by espeak-ng, after 300 ms and before 3 s of silence: a person answering. */
+function hello(): Int16Array {
+  const file = join(mkdtempSync(join(tmpdir(), "hello-")), "hello.wav");
+  Bun.spawnSync(["espeak-ng", "-v", "en-us", "-w", file, "Hello?"]);
+  const speech = samples8k(new Uint8Array(readFileSync(file)));
+  rmSync(file);
+  const says = new Int16Array(speech.length + 26_400);
+  says.set(speech, 2_400);
+  return says;
+}
+
 /** From the answer to the message's first packet, by the node's clock, as the CDR has them. */
 const startedAfterAnswer = (cdr: { answered_at: string; message: { started_at: string } }) =>
   Date.parse(cdr.message.started_at) - Date.parse(cdr.answered_at);
@@ -77,6 +88,8 @@ async function scene(o: {
   messages: Record<string, Int16Array>;
   says?: Int16Array;
   answer?: "auto" | "manual";
+  /** The agent's own baresip, to bridge to. */
+  agentPhone?: boolean;
 }) {
   const dir = mkdtempSync(join(tmpdir(), "baresip-media-"));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
@@ -94,7 +107,19 @@ async function scene(o: {
     ...(says ? { says } : {}),
   });
   cleanups.push(() => lead.stop());
-  const service = await dialerOnLoopback({ phones: [LEAD], agentUri: null });
+  const agent = o.agentPhone
+    ? await Baresip.start({
+        sipPort: sipPort(),
+        ctrlPort: sipPort(),
+        rtpPorts: rtpRange(),
+        accounts: [{ user: "agent", answer: "auto" }],
+      })
+    : undefined;
+  if (agent) cleanups.push(() => agent.stop());
+  const service = await dialerOnLoopback({
+    phones: [LEAD],
+    agentUri: agent ? `sip:agent@127.0.0.1:${agent.sipPort}` : null,
+  });
   cleanups.push(() => service.server.stop(true));
   const { w, adminToken, campaignId } = service;
   for (const [kind, samples] of Object.entries(o.messages)) {
@@ -128,7 +153,7 @@ async function scene(o: {
     return samples8k(new Uint8Array(readFileSync(join(dir, file))));
   };
   const cdr = async () => until(async () => (await service.cdrs())[0], "the CDR", 20_000);
-  return { lead, service, recording, cdr };
+  return { lead, agent, service, recording, cdr };
 }
 
 describe.skipIf(!installed)("the node's media against baresip", () => {
@@ -221,5 +246,32 @@ describe.skipIf(!installed)("the node's media against baresip", () => {
     // Not before the beep had ended: the box records the message from its first word.
     expect(startedAfterAnswer(cdr)).toBeGreaterThan(beepEndsMs);
     expect(startedAfterAnswer(cdr)).toBeLessThan(beepEndsMs + 1_000);
+  });
+
+  test("a person is put through to the agent's phone with nothing played", async () => {
+    const s = await scene({
+      settings: { amd_enabled: true, amd_budget_ms: 4_000, machine_action: "voicemail" },
+      messages: { voicemail: tone(620, 1_500), abandon: tone(880, 1_500) },
+      says: hello(),
+      agentPhone: true,
+    });
+    await s.service.start();
+    await until(
+      () => s.agent?.events.find((e) => e.type === "CALL_ESTABLISHED"),
+      "the agent's phone to answer",
+      20_000,
+    );
+    await Bun.sleep(1_000);
+    s.lead.command("hangup");
+    const heard = await s.recording();
+    // What the lead heard is the agent's phone (baresip's 440 Hz), never a message.
+    expect(heardTone(heard, 440)).not.toBeNull();
+    expect(heardTone(heard, 620)).toBeNull();
+    expect(heardTone(heard, 880)).toBeNull();
+    expect(await s.cdr()).toMatchObject({
+      outcome: "answered",
+      amd: { result: "human" },
+      message: null,
+    });
   });
 });
