@@ -3,6 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { encodeWav, samples8k } from "../../src/media/wav.ts";
+import { espeakInstalled, powerShareAt, spoken, tone } from "../helpers/audio.ts";
 import { Baresip, baresipInstalled } from "../helpers/baresip.ts";
 import { dialerOnLoopback, sipPort, startSipNode, until } from "../helpers/edge.ts";
 
@@ -16,7 +17,7 @@ import { dialerOnLoopback, sipPort, startSipNode, until } from "../helpers/edge.
  * start), and what was heard from the recording.
  */
 
-const installed = baresipInstalled() && Bun.which("espeak-ng") !== null;
+const installed = baresipInstalled() && espeakInstalled();
 if (!installed)
   console.warn("baresip or espeak-ng is not installed: the baresip media tests are skipped");
 
@@ -31,28 +32,6 @@ const rtpRange = (): [number, number] => {
   return [base, base + 98];
 };
 
-function tone(hz: number, ms: number, level = 8_000): Int16Array {
-  const samples = new Int16Array((ms * 8000) / 1000);
-  for (let i = 0; i < samples.length; i++)
-    samples[i] = Math.round(level * Math.sin((2 * Math.PI * hz * i) / 8000));
-  return samples;
-}
-
-/** The share of a stretch's power at `hz`. */
-function shareAt(samples: Int16Array, hz: number): number {
-  const k = 2 * Math.cos((2 * Math.PI * hz) / 8000);
-  let s1 = 0;
-  let s2 = 0;
-  let energy = 0;
-  for (const x of samples) {
-    const s0 = x + k * s1 - s2;
-    s2 = s1;
-    s1 = s0;
-    energy += x * x;
-  }
-  return energy === 0 ? 0 : (2 * (s1 * s1 + s2 * s2 - k * s1 * s2)) / (samples.length * energy);
-}
-
 /** Where, in 20 ms steps, a tone of `hz` is heard in a recording: its first and last frame. */
 function heardTone(samples: Int16Array, hz: number) {
   let first = -1;
@@ -61,19 +40,16 @@ function heardTone(samples: Int16Array, hz: number) {
     const stretch = samples.subarray(frame * 160, (frame + 1) * 160);
     let energy = 0;
     for (const x of stretch) energy += x * x;
-    if (energy / 160 < 1e4 || shareAt(stretch, hz) < 0.6) continue;
+    if (energy / 160 < 1e4 || powerShareAt(stretch, hz) < 0.6) continue;
     if (first < 0) first = frame;
     last = frame;
   }
   return first < 0 ? null : { startMs: first * 20, endMs: (last + 1) * 20 };
 }
 
-/** "Hello?" by espeak-ng, after 300 ms and before 3 s of silence: a person answering. */
+/** "Hello?", after 300 ms and before 3 s of silence: a person answering. */
 function hello(): Int16Array {
-  const file = join(mkdtempSync(join(tmpdir(), "hello-")), "hello.wav");
-  Bun.spawnSync(["espeak-ng", "-v", "en-us", "-w", file, "Hello?"]);
-  const speech = samples8k(new Uint8Array(readFileSync(file)));
-  rmSync(file);
+  const speech = spoken("Hello?");
   const says = new Int16Array(speech.length + 26_400);
   says.set(speech, 2_400);
   return says;
@@ -156,6 +132,17 @@ async function scene(o: {
   return { lead, agent, service, recording, cdr };
 }
 
+/** The lead rings, its agent steps away, then it answers: nobody is free for it. */
+async function answeredWithNobodyFree(s: Awaited<ReturnType<typeof scene>>) {
+  await s.service.start();
+  await until(() => s.lead.events.find((e) => e.type === "CALL_INCOMING"), "the INVITE");
+  await s.service.w.request("POST", "/api/v1/agents/me/state", {
+    token: s.service.agentToken,
+    body: { state: "paused" },
+  });
+  s.lead.command("accept");
+}
+
 describe.skipIf(!installed)("the node's media against baresip", () => {
   test("the abandon message is heard from within 2 s of the answer, whole", async () => {
     const s = await scene({
@@ -163,16 +150,8 @@ describe.skipIf(!installed)("the node's media against baresip", () => {
       messages: { abandon: tone(880, 2_000) },
       answer: "manual",
     });
-    // Nobody is ready once the lead answers: the agent steps away while it rings.
-    await s.service.start();
-    await until(() => s.lead.events.find((e) => e.type === "CALL_INCOMING"), "the INVITE");
-    await s.service.w.request("POST", "/api/v1/agents/me/state", {
-      token: s.service.agentToken,
-      body: { state: "paused" },
-    });
-    s.lead.command("accept");
-    const rec = await s.recording();
-    const heard = heardTone(rec, 880);
+    await answeredWithNobodyFree(s);
+    const heard = heardTone(await s.recording(), 880);
     // Heard from its first packet to its end.
     expect(heard?.startMs).toBeLessThan(100);
     expect((heard?.endMs ?? 0) - (heard?.startMs ?? 0)).toBeGreaterThanOrEqual(1_960);
@@ -190,18 +169,11 @@ describe.skipIf(!installed)("the node's media against baresip", () => {
       messages: { abandon: tone(880, 8_000) },
       answer: "manual",
     });
-    await s.service.start();
-    await until(() => s.lead.events.find((e) => e.type === "CALL_INCOMING"), "the INVITE");
-    await s.service.w.request("POST", "/api/v1/agents/me/state", {
-      token: s.service.agentToken,
-      body: { state: "paused" },
-    });
-    s.lead.command("accept");
+    await answeredWithNobodyFree(s);
     await until(() => s.lead.events.find((e) => e.type === "CALL_ESTABLISHED"), "the answer");
     await Bun.sleep(1_000);
     s.lead.command("sndcode", "9");
-    const rec = await s.recording();
-    const heard = heardTone(rec, 880);
+    const heard = heardTone(await s.recording(), 880);
     // Cut off by the key: far less than the 8 s the message lasts.
     expect((heard?.endMs ?? 0) - (heard?.startMs ?? 0)).toBeLessThan(5_000);
     expect(await s.cdr()).toMatchObject({ opted_out: true, message: { completed: false } });
@@ -212,17 +184,9 @@ describe.skipIf(!installed)("the node's media against baresip", () => {
   });
 
   test("a machine's greeting and beep get the voicemail message after the beep, heard from its start", async () => {
-    const file = join(mkdtempSync(join(tmpdir(), "greeting-")), "greeting.wav");
-    Bun.spawnSync([
-      "espeak-ng",
-      "-v",
-      "en-us",
-      "-w",
-      file,
+    const greeting = spoken(
       "Hi, you have reached Jordan Smith. I cannot take your call right now. Please leave a message after the tone.",
-    ]);
-    const greeting = samples8k(new Uint8Array(readFileSync(file)));
-    rmSync(file);
+    );
     const says = new Int16Array(greeting.length + 16_000 + 48_000);
     says.set(greeting, 2_400);
     const beepAt = greeting.length + 5_600;

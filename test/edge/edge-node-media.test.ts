@@ -1,10 +1,8 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { parseRtp } from "../../edge/media/rtp.ts";
 import { mulawToLinear } from "../../src/media/g711.ts";
-import { encodeWav, samples8k } from "../../src/media/wav.ts";
+import { encodeWav } from "../../src/media/wav.ts";
+import { concat, espeakInstalled, powerShareAt, spoken, tone } from "../helpers/audio.ts";
 import { dialerOnLoopback, sipPort, startSipNode, until } from "../helpers/edge.ts";
 import { type PhoneCall, SipPhone } from "../helpers/sip-phone.ts";
 
@@ -20,37 +18,7 @@ afterEach(async () => {
 });
 
 const LEAD = "+14155552671";
-const espeakInstalled = Bun.which("espeak-ng") !== null;
-
-/** A tone of `hz` for `ms` at 8 kHz. */
-function tone(hz: number, ms: number, level = 8_000): Int16Array {
-  const samples = new Int16Array((ms * 8000) / 1000);
-  for (let i = 0; i < samples.length; i++)
-    samples[i] = Math.round(level * Math.sin((2 * Math.PI * hz * i) / 8000));
-  return samples;
-}
-
-const concat = (...parts: Int16Array[]) => {
-  const all = new Int16Array(parts.reduce((n, part) => n + part.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    all.set(part, at);
-    at += part.length;
-  }
-  return all;
-};
-
-/** Speech by espeak-ng, at 8 kHz. */
-function spoken(text: string, voice = "en-us"): Int16Array {
-  const dir = mkdtempSync(join(tmpdir(), "speech-"));
-  try {
-    const file = join(dir, "speech.wav");
-    Bun.spawnSync(["espeak-ng", "-v", voice, "-s", "160", "-w", file, text]);
-    return samples8k(new Uint8Array(readFileSync(file)));
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
+const speaks = espeakInstalled();
 
 async function scene(settings: Record<string, unknown>, messages: Record<string, Int16Array>) {
   const trunk = await SipPhone.start(sipPort());
@@ -107,22 +75,6 @@ function heardFromNode(call: PhoneCall, nodePort: number) {
   return { packets: fromNode.length, firstAt: fromNode[0]?.at ?? null, samples };
 }
 
-/** The share of a signal's power at `hz` (Goertzel over the whole of it). */
-function powerShareAt(samples: number[], hz: number): number {
-  const k = 2 * Math.cos((2 * Math.PI * hz) / 8000);
-  let s1 = 0;
-  let s2 = 0;
-  let energy = 0;
-  for (const x of samples) {
-    const s0 = x + k * s1 - s2;
-    s2 = s1;
-    s1 = s0;
-    energy += x * x;
-  }
-  const power = s1 * s1 + s2 * s2 - k * s1 * s2;
-  return energy === 0 ? 0 : (2 * power) / (samples.length * energy);
-}
-
 /** Pauses the agent once the lead's phone rings: its answer then finds nobody free. */
 async function agentStepsAway(s: Awaited<ReturnType<typeof scene>>) {
   await until(() => s.trunk.calls[0], "the INVITE to the lead");
@@ -177,7 +129,7 @@ describe("the node's media", () => {
     ]);
   });
 
-  test.skipIf(!espeakInstalled)(
+  test.skipIf(!speaks)(
     "a machine's greeting with a beep gets the voicemail message after the beep, from its first packet",
     async () => {
       const greeting = spoken(
@@ -212,7 +164,7 @@ describe("the node's media", () => {
     },
   );
 
-  test.skipIf(!espeakInstalled)(
+  test.skipIf(!speaks)(
     "a person is put through to the agent's phone, and hears nothing from the node",
     async () => {
       const s = await scene(
