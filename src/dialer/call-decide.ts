@@ -24,6 +24,7 @@ import type { CallRow } from "../../db/queries/dialer.ts";
 import type { CallMedia } from "../../db/schema/columns.ts";
 import { badRequest, conflict, forbidden, INVALID_BODY, notFound } from "../errors.ts";
 import { completion } from "../modules/campaigns/decide.ts";
+import { messageVersionOf } from "../modules/messages/decide.ts";
 import { callView } from "./model.ts";
 import { outcomeOf } from "./outcome.ts";
 
@@ -67,8 +68,7 @@ type PlayedMessage = { kind: "abandon" | "voicemail"; version: number };
 
 /** The campaign's message of a kind for the node to play before it hangs up, if it has one. */
 function messageOf(campaign: CampaignRecord, kind: "abandon" | "voicemail"): PlayedMessage | null {
-  const version =
-    kind === "abandon" ? campaign.abandonMessageVersion : campaign.voicemailMessageVersion;
+  const version = messageVersionOf(campaign, kind);
   return version === null ? null : { kind, version };
 }
 

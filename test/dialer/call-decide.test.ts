@@ -10,7 +10,12 @@ import type {
 import { decide } from "../../actors/decide.ts";
 import { type HopperLead, type LiveCall, noLeads } from "../../actors/dialing.ts";
 import type { AgentPresence } from "../../src/dialer/agents.ts";
-import { leaseFrom, NODE_LOST_AFTER_MS, rowOf } from "../../src/dialer/call-decide.ts";
+import {
+  leaseFrom,
+  NODE_LOST_AFTER_MS,
+  rowOf,
+  sampledForAgents,
+} from "../../src/dialer/call-decide.ts";
 import {
   agentsAtHand,
   liveCall as aLiveCall,
@@ -628,5 +633,212 @@ describe("a recount after an import, decided", () => {
     expect(decision.effects({})).toEqual([
       { type: "statsChanged", tenantId: campaign.tenantId, campaignId: campaign.id },
     ]);
+  });
+});
+
+describe("what the node hears and plays, decided", () => {
+  const heard = campaignRecord({
+    status: "running",
+    amdEnabled: true,
+    machineAction: "voicemail",
+    abandonMessageVersion: 3,
+    voicemailMessageVersion: 5,
+  });
+  const snapshotOf = (call: LiveCall, overrides: Partial<typeof heard> = {}) =>
+    restoredSnapshot(
+      contextWith("running", {
+        campaign: { ...heard, ...overrides },
+        dialing: {
+          ...dialingWith(),
+          calls: { [call.id]: call },
+          leads: { ...noLeads(), Dialing: 1 },
+        },
+      }),
+    );
+  const detecting = () =>
+    liveCall({
+      campaignId: heard.id,
+      tenantId: heard.tenantId,
+      status: "answered",
+      answeredAt: new Date(AT - 1_000),
+      media: { detecting: true },
+    });
+  const verdict = (result: "human" | "machine" | "fax" | "unknown"): CallEventCommand => ({
+    ...event("answered"),
+    event: "amd",
+    amd: { result, confidence: 0.9, ms: 1_800 },
+  });
+  const ready = agent("agent-a", { campaignId: heard.id });
+
+  test("an answer while detection listens chooses nobody and says detect; without detection on, it is any answer", () => {
+    const call = liveCall({ campaignId: heard.id, status: "ringing" });
+    const decision = callStep(
+      snapshotOf(call),
+      { ...event("answered"), detecting: true },
+      agentsOf([], ready),
+    );
+    expect(decision.writes).toEqual([
+      {
+        type: "save",
+        row: expect.objectContaining({
+          status: "answered",
+          agentId: null,
+          media: { detecting: true },
+        }),
+      },
+    ]);
+    expect(decision.reply({}).call).toMatchObject({ action: "detect" });
+    const off = callStep(
+      snapshotOf(call, { amdEnabled: false }),
+      { ...event("answered"), detecting: true },
+      agentsOf([], ready),
+    );
+    expect(off.reply({}).call).toMatchObject({ action: "bridge", agent_id: "agent-a" });
+  });
+
+  test("a person, or no verdict, is put through; a machine gets the voicemail message or is hung up on; a fax is hung up on", () => {
+    for (const result of ["human", "unknown"] as const) {
+      const decision = callStep(snapshotOf(detecting()), verdict(result), agentsOf([], ready));
+      expect(decision.writes).toEqual([
+        {
+          type: "bridge",
+          row: expect.objectContaining({
+            agentId: "agent-a",
+            answeredAt: new Date(AT - 1_000),
+            media: { amd: { result, confidence: 0.9, ms: 1_800, sampled: false } },
+          }),
+        },
+      ]);
+      expect(decision.reply({}).call).toMatchObject({ action: "bridge", message: null });
+    }
+    const machine = callStep(snapshotOf(detecting()), verdict("machine"), agentsOf([], ready));
+    expect(machine.writes).toEqual([
+      { type: "save", row: expect.objectContaining({ machine: true, agentId: null }) },
+    ]);
+    expect(machine.reply({}).call).toMatchObject({
+      action: "hangup",
+      message: { kind: "voicemail", version: 5 },
+    });
+    const hungUp = callStep(
+      snapshotOf(detecting(), { machineAction: "hangup" }),
+      verdict("machine"),
+    );
+    expect(hungUp.reply({}).call).toMatchObject({ action: "hangup", message: null });
+    const fax = callStep(snapshotOf(detecting(), { machineAction: "connect" }), verdict("fax"));
+    expect(fax.reply({}).call).toMatchObject({ action: "hangup", message: null });
+    const connected = callStep(
+      snapshotOf(detecting(), { machineAction: "connect" }),
+      verdict("machine"),
+      agentsOf([], ready),
+    );
+    expect(connected.reply({}).call).toMatchObject({ action: "bridge" });
+  });
+
+  test("a sampled share of machine verdicts is put through, the same calls each time", () => {
+    const sampled = callStep(
+      snapshotOf(detecting(), { amdSamplePercent: 100 }),
+      verdict("machine"),
+      agentsOf([], ready),
+    );
+    expect(sampled.writes[0]).toMatchObject({
+      type: "bridge",
+      row: { media: { amd: { sampled: true } } },
+    });
+    const ids = Array.from({ length: 2_000 }, (_, i) => `call-${i}`);
+    const share = ids.filter((id) => sampledForAgents(id, 10)).length / ids.length;
+    expect(share).toBeGreaterThan(0.07);
+    expect(share).toBeLessThan(0.13);
+    expect(ids.filter((id) => sampledForAgents(id, 10))).toEqual(
+      ids.filter((id) => sampledForAgents(id, 10)),
+    );
+    expect(ids.some((id) => sampledForAgents(id, 0))).toBe(false);
+  });
+
+  test("nobody free: the reply names the abandon message; the message played and an opt-out are recorded", () => {
+    const call = liveCall({ campaignId: heard.id, status: "ringing" });
+    const abandoned = callStep(snapshotOf(call), event("answered"));
+    expect(abandoned.reply({}).call).toMatchObject({
+      action: "hangup",
+      message: { kind: "abandon", version: 3 },
+    });
+    const answered = liveCall({
+      campaignId: heard.id,
+      status: "answered",
+      answeredAt: new Date(AT),
+    });
+    const played = callStep(snapshotOf(answered), {
+      ...event("answered"),
+      event: "message_played",
+      message: { kind: "abandon", played: true, completed: false, reason: "cut off" },
+    });
+    expect(played.writes).toEqual([
+      {
+        type: "save",
+        row: expect.objectContaining({
+          media: {
+            message: {
+              kind: "abandon",
+              played: true,
+              completed: false,
+              started_at: new Date(AT).toISOString(),
+              reason: "cut off",
+            },
+          },
+        }),
+      },
+    ]);
+    const optOut = callStep(snapshotOf(answered), { ...event("answered"), event: "opt_out" });
+    expect(optOut.writes).toEqual([
+      {
+        type: "optOut",
+        row: expect.objectContaining({ media: { opted_out: true } }),
+        at: new Date(AT),
+      },
+    ]);
+    const ended = callStep(
+      snapshotOf(liveCall({ ...answered, media: { opted_out: true } })),
+      event("ended", "NORMAL_CLEARING"),
+    );
+    expect(ended.writes[0]).toMatchObject({
+      type: "end",
+      lead: { state: "DoNotCall", nextAttemptAt: null },
+    });
+  });
+});
+
+describe("a campaign's messages, decided", () => {
+  const audio = {
+    base64: "UklGRg==",
+    encoding: "pcm",
+    sampleRate: 8000,
+    durationMs: 1000,
+    sha256: "ab",
+    converted: false,
+  };
+  const by = { actorType: "user" as const, actorId: "admin" };
+
+  test("a recording is written with the campaign, adopted as the campaign written; removing none is 404", () => {
+    const snapshot = restoredSnapshot(contextWith("running", { campaign }));
+    const decision = decide(
+      snapshot,
+      { type: "message", kind: "abandon", audio, by, requestId: "r" },
+      inputsWith({}),
+      AT,
+    );
+    expect(decision.writes).toEqual([
+      expect.objectContaining({ type: "message", kind: "abandon", audio, at: new Date(AT) }),
+    ]);
+    const written = { ...campaign, abandonMessageVersion: 1 };
+    expect(decision.adopt({ campaign: written })).toEqual([
+      { type: "campaign.updated", campaign: written },
+    ]);
+    expect(() =>
+      decide(
+        snapshot,
+        { type: "message", kind: "voicemail", audio: null, by, requestId: "r" },
+        inputsWith({}),
+        AT,
+      ),
+    ).toThrow("message not found");
   });
 });
