@@ -2,7 +2,7 @@ import type { CallRow } from "../db/queries/dialer.ts";
 import { LEAD_STATES } from "../db/schema/leads.ts";
 import type { ZoneSource } from "../src/compliance/lead-rules.ts";
 import { type RecentCalls, recordEndedCall } from "../src/dialer/call-history.ts";
-import { type ComplianceLedger, ledgerEntryOf } from "../src/dialer/ledger.ts";
+import { type ComplianceLedger, ledgerEntryOf, type VerdictEntry } from "../src/dialer/ledger.ts";
 import type { CallOutcome } from "../src/dialer/outcome.ts";
 
 export type LeadState = (typeof LEAD_STATES)[number];
@@ -116,9 +116,11 @@ export type DialingEvent =
       bridgeMs: number | null;
       /** The call as it ended, when its agent now owes a disposition. */
       wrapUp?: CallRow | undefined;
+      /** A machine verdict hung up on, for the ledger's estimate of false positives. */
+      verdict?: VerdictEntry | undefined;
     }
-  /** A disposition was given for a call in wrap-up. */
-  | { type: "dialing.dispositioned"; callId: string }
+  /** A disposition was given for a call in wrap-up (a sampled machine verdict: judged). */
+  | { type: "dialing.dispositioned"; callId: string; verdict?: VerdictEntry | undefined }
   /** An agent dispositioned a call `wrapMs` after it hung up, at `at`. */
   | { type: "dialing.wrappedUp"; wrapMs: number; at: number }
   | { type: "dialing.started"; at: number }
@@ -186,6 +188,7 @@ export function applyDialing(
         recordEndedCall(state.history, event);
         const entry = ledgerEntryOf(event);
         if (entry) state.ledger.record(entry);
+        if (event.verdict) state.ledger.recordVerdict(event.verdict);
       }
       return {
         ...state,
@@ -196,6 +199,7 @@ export function applyDialing(
       };
     }
     case "dialing.dispositioned": {
+      if (record && event.verdict) state.ledger.recordVerdict(event.verdict);
       if (!state.wrapping.has(event.callId)) return state;
       const wrapping = new Map(state.wrapping);
       wrapping.delete(event.callId);

@@ -484,7 +484,10 @@ export const dispositionTimes = (db: Executor, callIds: string[]) =>
         .where(and(inArray(calls.id, callIds), isNotNull(calls.disposition)))
         .orderBy(calls.endedAt);
 
-/** Calls of a campaign a person answered since `since`, as the compliance ledger counts them. */
+/**
+ * Calls of a campaign answered since `since`, as the compliance ledger counts them: by a
+ * person, or by what detection took for a machine.
+ */
 export const answeredCdrsSince = (
   db: Executor,
   { campaignId, since }: { campaignId: string; since: Date },
@@ -496,12 +499,14 @@ export const answeredCdrsSince = (
       answeredAt: cdrs.answeredAt,
       bridgeMs: cdrs.bridgeMs,
       media: cdrs.media,
+      disposition: cdrs.disposition,
     })
     .from(cdrs)
     .where(
       and(
         eq(cdrs.campaignId, campaignId),
-        inArray(cdrs.outcome, ["answered", "abandoned"]),
+        // Machines answered too: detection's verdicts, whose false positives the ledger counts.
+        inArray(cdrs.outcome, ["answered", "abandoned", "machine"]),
         gte(cdrs.answeredAt, since),
       ),
     )

@@ -25,6 +25,7 @@ import type { CallMedia } from "../../db/schema/columns.ts";
 import { badRequest, conflict, forbidden, INVALID_BODY, notFound } from "../errors.ts";
 import { completion } from "../modules/campaigns/decide.ts";
 import { messageVersionOf } from "../modules/messages/decide.ts";
+import type { VerdictEntry } from "./ledger.ts";
 import { callView } from "./model.ts";
 import { outcomeOf } from "./outcome.ts";
 
@@ -360,6 +361,7 @@ function endOf(
         endedAt: at,
         bridgeMs: ended.bridgeMs,
         ...(next === "wrap_up" ? { wrapUp: ended } : {}),
+        ...(outcome === "machine" ? { verdict: machineVerdictOf(ended) } : {}),
       },
     ],
     effects: () => [
@@ -377,6 +379,24 @@ function endOf(
       { type: "announce", call: ended, event: "ended", agentMessage: "call.ended" },
     ],
     reply: () => replyOf(ended),
+  };
+}
+
+/** A machine verdict hung up on, as the ledger counts it; undefined for other machines. */
+function machineVerdictOf(call: CallRow): VerdictEntry | undefined {
+  const amd = call.media?.amd;
+  if (amd?.result !== "machine" || amd.sampled || !call.answeredAt) return undefined;
+  return { kind: "machine", callId: call.id, answeredAt: call.answeredAt.getTime() };
+}
+
+/** A sampled machine verdict an agent judged: a person unless `answering_machine`. */
+function judgedSampleOf(call: CallRow): VerdictEntry | undefined {
+  if (!call.media?.amd?.sampled || !call.answeredAt) return undefined;
+  return {
+    kind: "sample",
+    callId: call.id,
+    answeredAt: call.answeredAt.getTime(),
+    person: call.disposition !== "answering_machine",
   };
 }
 
@@ -425,7 +445,7 @@ export function decideDisposition(
   const wrapping = agent?.callId === call.id && agent.state === "wrap_up";
   const events: CampaignEvent[] = [
     { type: "dialing.leadsMoved", moves: [{ from: "Connected", to: lead.state }] },
-    { type: "dialing.dispositioned", callId: call.id },
+    { type: "dialing.dispositioned", callId: call.id, verdict: judgedSampleOf(row) },
     ...(live ? [{ type: "dialing.callChanged" as const, call: { ...row, lead: live.lead } }] : []),
     ...(wrapping && call.endedAt
       ? [{ type: "dialing.wrappedUp" as const, wrapMs: now - call.endedAt.getTime(), at: now }]

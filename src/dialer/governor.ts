@@ -66,7 +66,11 @@ export function governorOf(
   // An abandoned call without the message the profile requires is unlawful whatever the rate.
   const messageMissing =
     profile.abandonMessage !== undefined && campaign.abandonMessageVersion === null;
-  const budget = messageMissing ? 0 : limit * view.liveAnswers - view.abandons;
+  // People detection took for machines and hung up on count as answered and abandoned.
+  const estimated = view.estimatedFalsePositives;
+  const budget = messageMissing
+    ? 0
+    : limit * (view.liveAnswers + estimated) - (view.abandons + estimated);
   const worstCase = Math.max(0, round.unreserved + round.calls - round.ready);
   // With nothing to dial this round (no agent ready), the campaign is held while its budget
   // would not cover a single abandon of a mode that dials ahead of its agents.

@@ -81,6 +81,33 @@ export function entriesFromCdrs(
   return entries;
 }
 
+/**
+ * Detection's verdicts among CDR rows: machines hung up on (outcome `machine` with a machine
+ * verdict), and sampled verdicts put through that agents judged.
+ */
+export function verdictsFromCdrs(
+  rows: Iterable<
+    Pick<CdrRow, "callId" | "outcome" | "answeredAt" | "media"> & { disposition?: string | null }
+  >,
+): VerdictEntry[] {
+  const verdicts: VerdictEntry[] = [];
+  for (const row of rows) {
+    const amd = row.media?.amd;
+    if (amd?.result !== "machine" || row.answeredAt === null) continue;
+    const answeredAt = row.answeredAt.getTime();
+    if (!amd.sampled && row.outcome === "machine")
+      verdicts.push({ kind: "machine", callId: row.callId, answeredAt });
+    else if (amd.sampled && row.disposition)
+      verdicts.push({
+        kind: "sample",
+        callId: row.callId,
+        answeredAt,
+        person: row.disposition !== "answering_machine",
+      });
+  }
+  return verdicts;
+}
+
 /** Counts over one span of time; `from` and `to` are both counted (millisecond instants). */
 export interface LedgerView {
   from: number;
@@ -88,7 +115,13 @@ export interface LedgerView {
   /** Calls a person answered, abandoned ones included: the rate's denominator. */
   liveAnswers: number;
   abandons: number;
-  /** Abandons over live answers; 0 before the first answer. */
+  /**
+   * People answering-machine detection hung up on, estimated: the machine verdicts hung up on
+   * × the share of people among the sampled verdicts agents judged (0 before any). Ofcom
+   * counts them as abandoned calls, and so do the rate and the budget.
+   */
+  estimatedFalsePositives: number;
+  /** Abandons (estimated false positives included) over live answers; 0 before the first. */
   abandonRate: number;
   /** How many more abandons keep the rate ≤ the limit with no further answer; never negative. */
   budget: number;
@@ -140,6 +173,35 @@ function insertSorted(sorted: number[], value: number, start: number): number {
   return at;
 }
 
+/** Instants, kept sorted and for 30 days, counted over a span. */
+class Instants {
+  private readonly times: number[] = [];
+  private head = 0;
+
+  add(at: number): void {
+    insertSorted(this.times, at, this.head);
+  }
+
+  prune(cutoff: number): void {
+    while (this.head < this.times.length && (this.times[this.head] as number) <= cutoff)
+      this.head++;
+    if (this.head > 1024 && this.head * 2 > this.times.length) {
+      this.times.splice(0, this.head);
+      this.head = 0;
+    }
+  }
+
+  countIn(from: number, to: number): number {
+    if (to < from) return 0;
+    return upperBound(this.times, to, this.head) - upperBound(this.times, from - 1, this.head);
+  }
+}
+
+/** What detection's verdicts add to the ledger: machines hung up on, and samples judged. */
+export type VerdictEntry =
+  | { kind: "machine"; callId: string; answeredAt: number }
+  | { kind: "sample"; callId: string; answeredAt: number; person: boolean };
+
 /**
  * A campaign's compliance ledger: every live answer and every abandoned call with its answer
  * instant, kept for 30 days, counted over the legal window and the last 24 hours. It does no
@@ -162,11 +224,33 @@ export class ComplianceLedger {
   /** Instants at or before this have been pruned and are no longer accepted. */
   private prunedThrough = Number.NEGATIVE_INFINITY;
   private newest = Number.NEGATIVE_INFINITY;
+  /** Machine verdicts hung up on; sampled verdicts agents judged, and the people among them. */
+  private readonly machines = new Instants();
+  private readonly samples = new Instants();
+  private readonly people = new Instants();
+  private readonly verdictIds = new Set<string>();
 
-  static from(entries: Iterable<LedgerEntry>): ComplianceLedger {
+  static from(
+    entries: Iterable<LedgerEntry>,
+    verdicts: Iterable<VerdictEntry> = [],
+  ): ComplianceLedger {
     const ledger = new ComplianceLedger();
     for (const entry of entries) ledger.record(entry);
+    for (const verdict of verdicts) ledger.recordVerdict(verdict);
     return ledger;
+  }
+
+  /** Counts a machine verdict hung up on, or a sampled one an agent judged; once per call. */
+  recordVerdict(verdict: VerdictEntry): boolean {
+    if (verdict.answeredAt <= this.prunedThrough || this.verdictIds.has(verdict.callId))
+      return false;
+    this.verdictIds.add(verdict.callId);
+    if (verdict.kind === "machine") this.machines.add(verdict.answeredAt);
+    else {
+      this.samples.add(verdict.answeredAt);
+      if (verdict.person) this.people.add(verdict.answeredAt);
+    }
+    return true;
   }
 
   /** Entries held (within 30 days of the newest). */
@@ -219,6 +303,7 @@ export class ComplianceLedger {
       this.abandonTimes.splice(0, this.abandonsHead);
       this.abandonsHead = 0;
     }
+    for (const instants of [this.machines, this.samples, this.people]) instants.prune(cutoff);
   }
 
   /** The legal window at `now` for a campaign first started at `firstStartedAt`. */
@@ -235,13 +320,19 @@ export class ComplianceLedger {
   view(from: number, to: number, maxRate: number): LedgerView {
     const liveAnswers = this.countIn(this.answerTimes, this.answersHead, from, to);
     const abandons = this.countIn(this.abandonTimes, this.abandonsHead, from, to);
+    const judged = this.samples.countIn(from, to);
+    const estimated =
+      judged === 0 ? 0 : (this.machines.countIn(from, to) * this.people.countIn(from, to)) / judged;
+    // A person taken for a machine is a live answer, and an abandoned one.
+    const answers = liveAnswers + estimated;
     return {
       from,
       to,
       liveAnswers,
       abandons,
-      abandonRate: liveAnswers === 0 ? 0 : abandons / liveAnswers,
-      budget: abandonBudget(liveAnswers, abandons, maxRate),
+      estimatedFalsePositives: estimated,
+      abandonRate: answers === 0 ? 0 : (abandons + estimated) / answers,
+      budget: abandonBudget(answers, abandons + estimated, maxRate),
     };
   }
 

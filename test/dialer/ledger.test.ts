@@ -8,6 +8,7 @@ import {
   LEGAL_WINDOW_MS,
   type LedgerEntry,
   ledgerEntryOf,
+  verdictsFromCdrs,
 } from "../../src/dialer/ledger.ts";
 import { ManualClock } from "../helpers/clock.ts";
 
@@ -212,4 +213,80 @@ test("the evidence CSV has one row per counted call", () => {
     "0190c0de-0000-7000-8000-000000000003,2026-03-02T12:00:03.000Z,,abandon,no_agent",
     "",
   ]);
+});
+
+describe("detection's false positives, estimated", () => {
+  test("machine verdicts hung up on × the people among the judged samples count as answered and abandoned", () => {
+    const at = FIRST_START + 1_000;
+    const ledger = ComplianceLedger.from(
+      [answer("a1", at), answer("a2", at), answer("a3", at)],
+      [
+        ...Array.from({ length: 10 }, (_, i) => ({
+          kind: "machine" as const,
+          callId: `m${i}`,
+          answeredAt: at,
+        })),
+        { kind: "sample", callId: "s1", answeredAt: at, person: true },
+        { kind: "sample", callId: "s2", answeredAt: at, person: false },
+        // A repeat of a call already counted changes nothing.
+        { kind: "sample", callId: "s2", answeredAt: at, person: true },
+      ],
+    );
+    const view = ledger.view(FIRST_START, at, 0.5);
+    // Half the judged samples were people: 5 of the 10 machines hung up on.
+    expect(view).toMatchObject({
+      liveAnswers: 3,
+      abandons: 0,
+      estimatedFalsePositives: 5,
+      abandonRate: 5 / 8,
+      budget: 0,
+    });
+    // Without a judged sample there is no estimate.
+    const unjudged = ComplianceLedger.from(
+      [answer("a1", at)],
+      [{ kind: "machine", callId: "m", answeredAt: at }],
+    );
+    expect(unjudged.view(FIRST_START, at, 0.03).estimatedFalsePositives).toBe(0);
+  });
+
+  test("from CDRs: a machine hung up on, a sampled verdict judged; others are not verdicts", () => {
+    const answeredAt = new Date(FIRST_START);
+    const amd = (sampled: boolean) => ({
+      result: "machine" as const,
+      confidence: 1,
+      ms: 1,
+      sampled,
+    });
+    expect(
+      verdictsFromCdrs([
+        { callId: "m", outcome: "machine", answeredAt, media: { amd: amd(false) } },
+        {
+          callId: "s",
+          outcome: "answered",
+          answeredAt,
+          media: { amd: amd(true) },
+          disposition: "answering_machine",
+        },
+        {
+          callId: "p",
+          outcome: "answered",
+          answeredAt,
+          media: { amd: amd(true) },
+          disposition: "completed",
+        },
+        {
+          callId: "u",
+          outcome: "answered",
+          answeredAt,
+          media: { amd: amd(true) },
+          disposition: null,
+        },
+        { callId: "h", outcome: "answered", answeredAt, media: null },
+      ]),
+    ).toEqual([
+      { kind: "machine", callId: "m", answeredAt: FIRST_START },
+      { kind: "sample", callId: "s", answeredAt: FIRST_START, person: false },
+      { kind: "sample", callId: "p", answeredAt: FIRST_START, person: true },
+    ]);
+  });
 });

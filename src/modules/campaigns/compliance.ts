@@ -10,6 +10,7 @@ import {
   evidenceCsv,
   LEGAL_WINDOW_MS,
   type LedgerView,
+  verdictsFromCdrs,
 } from "../../dialer/ledger.ts";
 import { notFound } from "../../errors.ts";
 import { isUuid } from "../../identity/tenant-scope.ts";
@@ -20,6 +21,7 @@ const viewOf = (view: LedgerView) => ({
   to: new Date(view.to).toISOString(),
   live_answers: view.liveAnswers,
   abandons: view.abandons,
+  estimated_false_positives: view.estimatedFalsePositives,
   abandon_rate: view.abandonRate,
   abandon_budget: view.budget,
 });
@@ -46,7 +48,7 @@ async function ledgerOf(deps: ServiceDeps, tenantId: string, campaignId: string)
     campaign,
     now,
     firstStartedAt,
-    ledger: ComplianceLedger.from(entriesFromCdrs(rows)),
+    ledger: ComplianceLedger.from(entriesFromCdrs(rows), verdictsFromCdrs(rows)),
     media,
   };
 }
@@ -64,10 +66,6 @@ function mediaCompliance(
 ) {
   const people = counts.sampledJudged - counts.sampledMachines;
   const falsePositiveRate = counts.sampledJudged > 0 ? people / counts.sampledJudged : null;
-  const hungUpMachines = counts.machine - counts.sampled;
-  const estimated = (falsePositiveRate ?? 0) * hungUpMachines;
-  const abandons = window.abandons + estimated;
-  const answers = window.liveAnswers + estimated;
   return {
     abandon_message: {
       required:
@@ -89,10 +87,8 @@ function mediaCompliance(
       sampled: counts.sampled,
       sampled_judged: counts.sampledJudged,
       false_positive_rate: falsePositiveRate,
-      estimated_false_positives: estimated,
+      estimated_false_positives: window.estimatedFalsePositives,
     },
-    abandons_with_estimate: abandons,
-    abandon_rate_with_estimate: answers > 0 ? abandons / answers : 0,
   };
 }
 

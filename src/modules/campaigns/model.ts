@@ -227,6 +227,10 @@ const LedgerViewSchema = t.Object({
   to: Timestamp,
   live_answers: t.Integer(),
   abandons: t.Integer(),
+  estimated_false_positives: t.Number({
+    description:
+      "people answering-machine detection hung up on, estimated from the sampled verdicts agents judged; counted as live answers and abandons in the rate and the budget",
+  }),
   abandon_rate: t.Number(),
   abandon_budget: t.Integer({ description: "abandons still allowed in this view" }),
 });
@@ -258,10 +262,6 @@ const MediaComplianceSchema = t.Object(
           "machine verdicts hung up on × the false-positive rate: people hung up on, which Ofcom counts as abandoned calls",
       }),
     }),
-    abandons_with_estimate: t.Number({
-      description: "the window's abandons plus the estimated false positives",
-    }),
-    abandon_rate_with_estimate: t.Number(),
   },
   { description: "over the legal window" },
 );

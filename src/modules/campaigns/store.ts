@@ -21,7 +21,12 @@ import {
 import { countLeadsByState } from "../../../db/queries/leads.ts";
 import type { ProfileName } from "../../compliance/profiles.ts";
 import { RecentCalls, recordEndedCall } from "../../dialer/call-history.ts";
-import { ComplianceLedger, entriesFromCdrs, LEGAL_WINDOW_MS } from "../../dialer/ledger.ts";
+import {
+  ComplianceLedger,
+  entriesFromCdrs,
+  LEGAL_WINDOW_MS,
+  verdictsFromCdrs,
+} from "../../dialer/ledger.ts";
 
 export const campaignRecordOf = (row: CampaignRow): CampaignRecord => ({
   ...row,
@@ -76,7 +81,7 @@ async function loadDialing(db: Database, campaignId: string, now: number): Promi
     leads,
     recent: recent.map((row) => row.outcome),
     history,
-    ledger: ComplianceLedger.from(entriesFromCdrs(answered)),
+    ledger: ComplianceLedger.from(entriesFromCdrs(answered), verdictsFromCdrs(answered)),
     firstStartedAt: started ? new Date(started).getTime() : null,
   };
 }
