@@ -1,6 +1,6 @@
 import { ACTION_EVENTS, campaignMachine } from "../../actors/campaign.machine.ts";
 import { CALL_OUTCOMES } from "../../db/schema/calls.ts";
-import { CAMPAIGN_STATUSES, DIAL_MODES } from "../../db/schema/campaigns.ts";
+import { CAMPAIGN_STATUSES, DIAL_MODES, MACHINE_ACTIONS } from "../../db/schema/campaigns.ts";
 import { LEAD_STATES, leads } from "../../db/schema/leads.ts";
 import { PROFILE_NAMES } from "../compliance/profiles.ts";
 import { AGENT_STATES } from "../dialer/agents.ts";
@@ -35,6 +35,7 @@ export function consoleFacts() {
     campaignStatuses: [...CAMPAIGN_STATUSES],
     campaignActions: actionsByStatus(),
     dialModes: [...DIAL_MODES],
+    machineActions: [...MACHINE_ACTIONS],
     leadStates: [...LEAD_STATES],
     zoneSources: [...leads.zoneSource.enumValues],
     regulatoryProfiles: [...PROFILE_NAMES],

@@ -26,7 +26,14 @@ type Settings = Omit<
   | "created_at"
   | "updated_at"
   | "effective_calling_window"
+  | "messages"
 >;
+
+const MACHINE_ACTION_LABELS: Record<string, string> = {
+  hangup: "Hang up",
+  voicemail: "Leave the voicemail message after the beep",
+  connect: "Put through to an agent",
+};
 
 const DEFAULTS: Omit<Settings, "regulatory_profile"> = {
   name: "",
@@ -48,6 +55,11 @@ function settingsOf(form: HTMLFormElement): Settings {
     dial_ratio: number("dial_ratio"),
     max_abandon_rate: number("max_abandon_rate"),
     regulatory_profile: text("regulatory_profile"),
+    opt_out_digit: text("opt_out_digit"),
+    amd_enabled: text("amd_enabled") === "on",
+    amd_budget_ms: number("amd_budget_ms"),
+    machine_action: text("machine_action") as Settings["machine_action"],
+    amd_sample_percent: number("amd_sample_percent"),
   };
 }
 
@@ -188,6 +200,55 @@ function SettingsForm({
           hint="a share: 0.03 is 3 %"
           disabled={readOnly}
           error={action.field("max_abandon_rate")}
+        />
+        <Field
+          label="Opt-out key"
+          name="opt_out_digit"
+          defaultValue={initial.opt_out_digit}
+          hint="pressed during the abandon message, puts the number on the do-not-call list"
+          disabled={readOnly}
+          error={action.field("opt_out_digit")}
+        />
+        <Select
+          label="Answering-machine detection"
+          name="amd_enabled"
+          options={[
+            { value: "off", label: "Off" },
+            { value: "on", label: "On" },
+          ]}
+          defaultValue={initial.amd_enabled ? "on" : "off"}
+          disabled={readOnly}
+          error={action.field("amd_enabled")}
+        />
+        <Field
+          label="Detection budget (ms)"
+          name="amd_budget_ms"
+          type="number"
+          defaultValue={String(initial.amd_budget_ms)}
+          hint="no verdict by then: put through to an agent"
+          disabled={readOnly}
+          error={action.field("amd_budget_ms")}
+        />
+        <Select
+          label="On a machine"
+          name="machine_action"
+          options={facts.machineActions.map((value) => ({
+            value,
+            label: MACHINE_ACTION_LABELS[value] ?? value,
+          }))}
+          defaultValue={initial.machine_action}
+          disabled={readOnly}
+          error={action.field("machine_action")}
+        />
+        <Field
+          label="Machine verdicts sent to agents (%)"
+          name="amd_sample_percent"
+          type="number"
+          step="0.1"
+          defaultValue={String(initial.amd_sample_percent)}
+          hint="their dispositions estimate how often detection hangs up on a person"
+          disabled={readOnly}
+          error={action.field("amd_sample_percent")}
         />
       </fieldset>
       {(canWrite || canChangeProfile) && (
