@@ -18,7 +18,10 @@ export const dncNumbers = pgTable(
   {
     tenantId: uuid("tenant_id").notNull(),
     phone: text("phone").notNull(),
-    /** `api` (added by hand or integration) or `disposition` (an agent's do_not_call). */
+    /**
+     * `api` (added by hand or integration), `disposition` (an agent's do_not_call) or
+     * `keypress` (the lead's opt-out key during the abandon message).
+     */
     source: text("source").notNull(),
     createdBy: text("created_by"),
     createdAt: instant("created_at").notNull(),

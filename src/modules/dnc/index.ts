@@ -13,7 +13,9 @@ import { addToDnc, removeFromDnc } from "./service.ts";
 
 export const DncEntrySchema = t.Object({
   phone: t.String({ description: "E.164" }),
-  source: t.String({ description: "api or disposition" }),
+  source: t.String({
+    description: "api, disposition, or keypress (the opt-out key during the abandon message)",
+  }),
   created_at: Timestamp,
 });
 
