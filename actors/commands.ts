@@ -137,6 +137,8 @@ export interface DispositionCommand {
   disposition: Disposition;
   /** As the client sent it, for a callback. */
   callbackAt: string | null;
+  /** The agent's notes on the call. */
+  notes?: string | null | undefined;
   /** Who gives it: the call's agent, or a supervisor (or a key) for any call. */
   by: { actorType: "user" | "api_key"; actorId: string; supervising: boolean };
 }

@@ -65,6 +65,8 @@ export const cdrs = pgTable(
     outcome: text("outcome", { enum: CALL_OUTCOMES }).notNull(),
     hangupCause: text("hangup_cause"),
     disposition: text("disposition"),
+    /** What the agent wrote about the call, saved with the disposition. */
+    notes: text("notes"),
     startedAt: instant("started_at").notNull(),
     answeredAt: instant("answered_at"),
     endedAt: instant("ended_at"),
@@ -107,6 +109,7 @@ export const calls = pgTable(
     outcome: text("outcome", { enum: CALL_OUTCOMES }),
     hangupCause: text("hangup_cause"),
     disposition: text("disposition"),
+    notes: text("notes"),
     leaseExpiresAt: instant("lease_expires_at").notNull(),
     claimedAt: instant("claimed_at").notNull(),
     ringingAt: instant("ringing_at"),

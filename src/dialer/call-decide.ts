@@ -435,7 +435,12 @@ export function decideDisposition(
     }
   }
   const { campaign, dialing } = snapshot.context;
-  const row: CallRow = { ...call, disposition, updatedAt: new Date(now) };
+  const row: CallRow = {
+    ...call,
+    disposition,
+    notes: command.notes ?? null,
+    updatedAt: new Date(now),
+  };
   const lead: LeadNext =
     disposition === "no_contact" || disposition === "answering_machine"
       ? retriedOrExhausted(call.attempt, campaign, now)

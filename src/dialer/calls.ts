@@ -112,7 +112,11 @@ export async function applyCallEvent(
   return { call: { ...reply.call, agent_uri: agent?.phoneUri ?? null } };
 }
 
-export type DispositionInput = { disposition: Disposition; callback_at?: string | undefined };
+export type DispositionInput = {
+  disposition: Disposition;
+  callback_at?: string | undefined;
+  notes?: string | undefined;
+};
 
 /**
  * The agent's verdict on a connected call moves its lead (Completed, Callback, DoNotCall, or
@@ -145,6 +149,7 @@ export async function dispositionCall(
       callId,
       disposition: input.disposition,
       callbackAt: input.callback_at ?? null,
+      notes: input.notes?.trim() || null,
       by: { ...by, supervising: principal.kind === "api_key" || principal.role !== "agent" },
     },
   );

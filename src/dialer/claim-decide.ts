@@ -182,6 +182,7 @@ function placedCall(
     bridged: false,
     machine: false,
     media: null,
+    notes: null,
     outcome: null,
     hangupCause: null,
     disposition: null,

@@ -88,6 +88,7 @@ export const AgentMessageSchema = t.Union([
       call_id: t.String(),
       disposition: t.Union(DISPOSITIONS.map((value) => t.Literal(value))),
       callback_at: t.Optional(t.String()),
+      notes: t.Optional(t.String({ maxLength: 2000 })),
     },
     { additionalProperties: false },
   ),

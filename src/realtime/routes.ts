@@ -439,6 +439,7 @@ export function realtimeModule(deps: ServiceDeps) {
             call_id: string;
             disposition: Disposition;
             callback_at?: string;
+            notes?: string;
           }
       >(ws, AgentMessageSchema, raw);
       if (!message) return;

@@ -69,6 +69,7 @@ export const UNTRACED = {
   zoneSource: null,
   governorHeld: false,
   media: null,
+  notes: null,
 } as const;
 
 /** A call just claimed, on node-1 for lead-1 of the default campaign record; override the rest. */

@@ -462,3 +462,27 @@ describe("the governor and the message", () => {
     expect((await stats()).dial_ratio_reason).not.toContain("abandon message");
   });
 });
+
+describe("the agent's notes", () => {
+  test("notes given with the disposition are on the CDR; longer than 2,000 characters is 400", async () => {
+    const campaign = await runningCampaign({ regulatory_profile: "none" });
+    const [job] = await claim();
+    await event(job.call_id, "answered");
+    await event(job.call_id, "ended", { hangup_cause: "NORMAL_CLEARING" });
+    const path = `/api/v1/calls/${job.call_id}/disposition`;
+    const tooLong = await w.request("POST", path, {
+      token: campaign.tokens[0],
+      body: { disposition: "completed", notes: "x".repeat(2001) },
+    });
+    expect(tooLong.status).toBe(400);
+    const settled = await w.request("POST", path, {
+      token: campaign.tokens[0],
+      body: { disposition: "completed", notes: "  Wants the premium plan; call after 5 pm.  " },
+    });
+    expect(settled.status).toBe(200);
+    expect(await cdrOf(job.call_id)).toMatchObject({
+      disposition: "completed",
+      notes: "Wants the premium plan; call after 5 pm.",
+    });
+  });
+});

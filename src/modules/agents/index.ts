@@ -30,6 +30,9 @@ export const DispositionBody = t.Object(
   {
     disposition: t.Union(DISPOSITIONS.map((value) => t.Literal(value))),
     callback_at: t.Optional(t.String({ description: "RFC 3339; required for callback" })),
+    notes: t.Optional(
+      t.String({ maxLength: 2000, description: "the agent's notes on the call, kept on its CDR" }),
+    ),
   },
   { additionalProperties: false },
 );
