@@ -246,9 +246,18 @@ describe("console", () => {
       expect(ended.status).toBe(200);
       await desk.getByRole("heading", { name: "Wrap-up" }).waitFor({ timeout: 10_000 });
       await desk.getByLabel("Callback time").fill("2030-01-15T10:30");
+      await desk.getByLabel("Notes").fill("Call back about the renewal; prefers mornings.");
       await captureView(desk, "agent-desktop-wrap-up");
       await desk.getByRole("button", { name: /^Callback/ }).click();
       await state.getByText("ready").waitFor({ timeout: 10_000 });
+      const records = await apiCall<{ items: { call_id: string; notes: string | null }[] }>(
+        "GET",
+        "/cdrs",
+        { token: world.tokens.admin },
+      );
+      expect(records.body.data.items.find((cdr) => cdr.call_id === callId)?.notes).toBe(
+        "Call back about the renewal; prefers mornings.",
+      );
 
       // The keyboard alone: p pauses, r makes the agent ready again.
       await desk.locator("h1").click();

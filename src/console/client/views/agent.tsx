@@ -19,6 +19,7 @@ const SHORTCUTS: Record<string, string> = {
   "2": "callback",
   "3": "do_not_call",
   "4": "no_contact",
+  "5": "answering_machine",
 };
 const DISPOSITION_KEYS = Object.fromEntries(
   Object.entries(SHORTCUTS).map(([key, action]) => [action, key]),
@@ -70,6 +71,7 @@ function WrapUp({
   const action = useAction();
   const zone = info?.lead.timezone ?? browserZone;
   const [when, setWhen] = useState(() => instantToZoned(Date.now() + 3_600_000, zone));
+  const [notes, setNotes] = useState("");
   const at = zonedToInstant(when, zone);
   const submit = async (disposition: string) => {
     const callbackAt =
@@ -78,6 +80,7 @@ function WrapUp({
       api.disposition(callId, {
         disposition: disposition as "completed",
         ...(callbackAt ? { callback_at: callbackAt } : {}),
+        ...(notes.trim() ? { notes } : {}),
       }),
     );
     if (done) onDone();
@@ -86,6 +89,7 @@ function WrapUp({
     const onKey = (event: KeyboardEvent) => {
       if (
         event.target instanceof HTMLInputElement ||
+        event.target instanceof HTMLTextAreaElement ||
         event.altKey ||
         event.ctrlKey ||
         event.metaKey
@@ -117,6 +121,20 @@ function WrapUp({
           In the lead's zone ({zone}).
           {at !== undefined &&
             ` That is ${new Date(at).toLocaleString(undefined, { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", timeZoneName: "short" })} for you (${browserZone}).`}
+        </small>
+      </div>
+      <div class="field">
+        <label for="call-notes">Notes</label>
+        <textarea
+          id="call-notes"
+          rows={3}
+          maxLength={2000}
+          value={notes}
+          onInput={(event) => setNotes((event.target as HTMLTextAreaElement).value)}
+          aria-describedby="call-notes-hint"
+        />
+        <small id="call-notes-hint" class="hint">
+          Kept on the call record with the disposition.
         </small>
       </div>
       <div class="buttons">
