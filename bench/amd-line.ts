@@ -21,16 +21,13 @@ import { Baresip, baresipInstalled } from "../test/helpers/baresip.ts";
 import { dialerOnLoopback, sipPort, startSipNode, until } from "../test/helpers/edge.ts";
 import { type CorpusCall, generateCorpus } from "../test/media/amd-corpus.ts";
 import { score } from "../test/media/amd-evaluation.ts";
+import { option } from "./campaigns-import-common.ts";
 
 const args = process.argv.slice(2);
-const option = (name: string, fallback: string) => {
-  const at = args.indexOf(`--${name}`);
-  return at >= 0 ? (args[at + 1] ?? fallback) : fallback;
-};
-const SEED = Number(option("seed", "1"));
-const COUNT = Number(option("count", "240"));
-const PAIRS = Number(option("pairs", "4"));
-const JSON_OUT = option("json", "");
+const SEED = Number(option(args, "seed", "1"));
+const COUNT = Number(option(args, "count", "240"));
+const PAIRS = Number(option(args, "pairs", "4"));
+const JSON_OUT = option(args, "json", "");
 
 if (!baresipInstalled()) {
   console.error("baresip is not installed (apt-get install baresip-core)");
