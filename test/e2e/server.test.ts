@@ -3,6 +3,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { resetDatabase } from "../helpers/database.ts";
+import { until } from "../helpers/edge.ts";
+import { alive, commandLine, descendants } from "../helpers/processes.ts";
 import {
   SERVER_TEST_TIMEOUT_MS,
   startExpectingFailure,
@@ -99,6 +101,22 @@ describe("the server process", () => {
         expect(lines[0]).toContain(name);
         if (name === "AUTH_JWT_SECRET") expect(lines[0]).not.toContain(value);
       }
+    },
+    SERVER_TEST_TIMEOUT_MS,
+  );
+
+  test(
+    // Last: a start that is not the first (the first start's own test comes before).
+    "npm start: SIGTERM to npm reaches the server, which drains and is gone",
+    async () => {
+      const npm = await startServer(env, 60_000, ["npm", "start", "--silent"]);
+      const server = descendants(npm.process.pid).find((pid) =>
+        commandLine(pid).includes("src/index.ts"),
+      );
+      expect(server).toBeNumber();
+      npm.process.kill("SIGTERM");
+      expect(await npm.process.exited).toBe(0);
+      await until(() => !alive(server as number) || undefined, "the server to be gone", 5_000);
     },
     SERVER_TEST_TIMEOUT_MS,
   );

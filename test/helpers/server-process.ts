@@ -12,12 +12,16 @@ export interface ServerProcess {
   output(): string;
 }
 
-/** Starts `bun src/index.ts` on a free loopback port and waits until it says it listens. */
+/**
+ * Starts `bun src/index.ts` (or `command`, e.g. `npm start`) on a free loopback port and waits
+ * until it says it listens.
+ */
 export async function startServer(
   env: Record<string, string>,
   timeoutMs = 30_000,
+  command: string[] = [process.execPath, "src/index.ts"],
 ): Promise<ServerProcess> {
-  const child = Bun.spawn([process.execPath, "src/index.ts"], {
+  const child = Bun.spawn(command, {
     cwd: ROOT,
     env: { ...process.env, HOST: "127.0.0.1", PORT: "0", LOG_LEVEL: "info", ...env },
     stdout: "pipe",
