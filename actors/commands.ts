@@ -1,6 +1,6 @@
 import type { CampaignSettings } from "../db/queries/campaigns.ts";
 import type { CallRow, LeadNext } from "../db/queries/dialer.ts";
-import type { MessageRow } from "../db/queries/messages.ts";
+import type { MessageKind, MessageRow } from "../db/queries/messages.ts";
 import type { NumberLimits, ZoneSource } from "../src/compliance/lead-rules.ts";
 import type { AgentPresence } from "../src/dialer/agents.ts";
 import type { DialJob } from "../src/dialer/claim-replies.ts";
@@ -67,7 +67,7 @@ export interface SettingsCommand {
 /** The settings a client may change, by their API names. */
 export type SettingsChanges = Omit<PatchCampaignInput, "version">;
 
-export type MessageKind = "abandon" | "voicemail" | "opt_out";
+export type { MessageKind };
 
 /** A recorded message, checked and normalised, as it crosses to the campaign's owner. */
 export interface MessageAudio {

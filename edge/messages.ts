@@ -1,6 +1,7 @@
+import type { MessageKind } from "../db/queries/messages.ts";
 import { samples8k } from "../src/media/wav.ts";
 
-export type MessageKind = "abandon" | "voicemail" | "opt_out";
+export type { MessageKind };
 
 /** A message as the service sends it: its version, and the WAV. */
 export interface FetchedMessage {

@@ -1,3 +1,4 @@
+import type { Static } from "elysia";
 import type { CallReply } from "../../actors/commands.ts";
 import {
   failedCalls,
@@ -11,9 +12,9 @@ import type { ServiceDeps } from "../deps.ts";
 import { badRequest, INVALID_BODY, notFound } from "../errors.ts";
 import type { NodePrincipal, Principal } from "../identity/principal.ts";
 import { isUuid } from "../identity/tenant-scope.ts";
-import { NODE_OFFLINE_AFTER_MS } from "../modules/edge-nodes/model.ts";
+import { type CallEventBody, NODE_OFFLINE_AFTER_MS } from "../modules/edge-nodes/model.ts";
 import type { AgentPresence } from "./agents.ts";
-import { type AMD_RESULTS, type CALL_EVENT_TYPES, callView, type Disposition } from "./model.ts";
+import { callView, type Disposition } from "./model.ts";
 
 /**
  * The ways a call's change comes in, each sent to its campaign as one command: a node's
@@ -21,23 +22,9 @@ import { type AMD_RESULTS, type CALL_EVENT_TYPES, callView, type Disposition } f
  * node no longer holds a call. What each does is decided in `call-decide.ts`.
  */
 
-export type CallEventType = (typeof CALL_EVENT_TYPES)[number];
-
-export interface CallEventInput {
-  type: CallEventType;
-  at: string;
-  hangup_cause?: string | undefined;
-  node_bridge_ms?: number | undefined;
-  detecting?: boolean | undefined;
-  result?: (typeof AMD_RESULTS)[number] | undefined;
-  confidence?: number | undefined;
-  ms?: number | undefined;
-  kind?: "abandon" | "voicemail" | "opt_out" | undefined;
-  played?: boolean | undefined;
-  completed?: boolean | undefined;
-  reason?: string | undefined;
-  digit?: string | undefined;
-}
+/** A node's report of one of its calls, as the protocol's schema has it. */
+export type CallEventInput = Static<typeof CallEventBody>;
+export type CallEventType = CallEventInput["type"];
 
 /** The fields an event of a type needs, or a 400 naming the first missing. */
 function mediaOf(event: CallEventInput) {
