@@ -31,7 +31,8 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { encodeWav, samples8k } from "../src/media/wav.ts";
-import { dialerOnLoopback, sipPort, until } from "../test/helpers/edge.ts";
+import { dialerOnLoopback, until } from "../test/helpers/edge.ts";
+import { sipPort } from "../test/helpers/ports.ts";
 import { SipPhone } from "../test/helpers/sip-phone.ts";
 
 const args = process.argv.slice(2);

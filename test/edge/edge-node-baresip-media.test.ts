@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { encodeWav, samples8k } from "../../src/media/wav.ts";
 import { espeakInstalled, powerShareAt, spoken, tone } from "../helpers/audio.ts";
 import { Baresip, baresipInstalled } from "../helpers/baresip.ts";
-import { dialerOnLoopback, sipPort, startSipNode, until } from "../helpers/edge.ts";
+import { dialerOnLoopback, startSipNode, until } from "../helpers/edge.ts";
+import { portBlock, sipPort } from "../helpers/ports.ts";
 
 /**
  * The node's media against Debian's baresip as the called phone, recording what it hears
@@ -27,10 +28,7 @@ afterEach(async () => {
 });
 
 const LEAD = "+14155552673";
-const rtpRange = (): [number, number] => {
-  const base = 46_000 + Math.floor(Math.random() * 150) * 100;
-  return [base, base + 98];
-};
+const rtpRange = (): [number, number] => portBlock(100);
 
 /** Where, in 20 ms steps, a tone of `hz` is heard in a recording: its first and last frame. */
 function heardTone(samples: Int16Array, hz: number) {

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { Baresip, baresipInstalled } from "../helpers/baresip.ts";
-import { dialerOnLoopback, sipPort, startSipNode, until } from "../helpers/edge.ts";
+import { dialerOnLoopback, startSipNode, until } from "../helpers/edge.ts";
+import { portBlock, sipPort } from "../helpers/ports.ts";
 
 /**
  * The node against Debian's baresip: one instance behind the "trunk" holds the leads (one
@@ -19,10 +20,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-const rtpRange = (): [number, number] => {
-  const base = 46_000 + Math.floor(Math.random() * 150) * 100;
-  return [base, base + 98];
-};
+const rtpRange = (): [number, number] => portBlock(100);
 
 describe.skipIf(!installed)("edge node against baresip", () => {
   test("busy, no answer, then an answer bridged to the agent's baresip: RTP both ways between the phones", async () => {

@@ -3,7 +3,8 @@ import { parseRtp } from "../../edge/media/rtp.ts";
 import { mulawToLinear } from "../../src/media/g711.ts";
 import { encodeWav } from "../../src/media/wav.ts";
 import { concat, espeakInstalled, powerShareAt, spoken, tone } from "../helpers/audio.ts";
-import { dialerOnLoopback, sipPort, startSipNode, until } from "../helpers/edge.ts";
+import { dialerOnLoopback, startSipNode, until } from "../helpers/edge.ts";
+import { sipPort } from "../helpers/ports.ts";
 import { type PhoneCall, SipPhone } from "../helpers/sip-phone.ts";
 
 /**

@@ -4,7 +4,8 @@ import { RtpPorts } from "../../edge/rtp-ports.ts";
 import { ServiceClient } from "../../edge/service-client.ts";
 import { SipAdapter } from "../../edge/sip-adapter.ts";
 import { SipPlacer } from "../../edge/sip-placer.ts";
-import { sipPort, until } from "../helpers/edge.ts";
+import { until } from "../helpers/edge.ts";
+import { portBlock, sipPort } from "../helpers/ports.ts";
 import { SipPhone } from "../helpers/sip-phone.ts";
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -79,7 +80,7 @@ test("a restarted node reports nothing it does not hold: no event for the call i
     adapter.start();
     const node = new EdgeNode({
       client: new ServiceClient(`http://127.0.0.1:${server.port}`, "svc_node_test"),
-      placer: new SipPlacer(adapter, new RtpPorts("127.0.0.1", 24_000, 24_200)),
+      placer: new SipPlacer(adapter, new RtpPorts("127.0.0.1", ...portBlock(200))),
       maxRingSeconds: 30,
       heartbeatMs: 200,
       claimWaitMs: 100,

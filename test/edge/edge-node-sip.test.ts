@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { dialerOnLoopback, sipPort, startSipNode, until } from "../helpers/edge.ts";
+import { dialerOnLoopback, startSipNode, until } from "../helpers/edge.ts";
+import { sipPort } from "../helpers/ports.ts";
 import { SipPhone } from "../helpers/sip-phone.ts";
 
 /**

@@ -6,13 +6,7 @@ import { SipAdapter } from "../../edge/sip-adapter.ts";
 import { SipPlacer } from "../../edge/sip-placer.ts";
 import { createWorkspace, type TestResponse } from "./app.ts";
 import { importFile } from "./leads.ts";
-
-/** A loopback port for a SIP endpoint, away from the usual 5060 and from each other. */
-let nextPort = 40_000 + Math.floor(Math.random() * 500) * 4;
-export const sipPort = () => {
-  nextPort += 4;
-  return nextPort;
-};
+import { portBlock } from "./ports.ts";
 
 export async function until<T>(
   probe: () => T | undefined | Promise<T | undefined>,
@@ -136,14 +130,14 @@ export async function startSipNode(o: {
     log,
   });
   adapter.start();
-  const rtpBase = 21_000 + (o.port % 1_000) * 8;
+  const [rtpFirst, rtpLast] = portBlock(400);
   const node = new EdgeNode({
     client: new ServiceClient(o.baseUrl, o.nodeKey, {
       firstMs: 50,
       maxMs: 500,
       giveUpAfterMs: 5_000,
     }),
-    placer: new SipPlacer(adapter, new RtpPorts("127.0.0.1", rtpBase, rtpBase + 400)),
+    placer: new SipPlacer(adapter, new RtpPorts("127.0.0.1", rtpFirst, rtpLast)),
     maxRingSeconds: o.maxRingSeconds ?? 3,
     heartbeatMs: 10_000,
     claimWaitMs: 500,

@@ -4,6 +4,7 @@ import * as digest from "sip/digest";
 import { audioTarget } from "../../edge/sdp.ts";
 import { createSipStack } from "../../edge/sip-stack.ts";
 import { encodeMulaw } from "../../src/media/g711.ts";
+import { portBlock } from "./ports.ts";
 
 /**
  * A small scripted SIP user agent on loopback, written on the same `sip` package: it plays
@@ -63,14 +64,10 @@ function rtpHeader(payloadType: number, sequence: number, timestamp: number, mar
   return header;
 }
 
-let nextRtp = 31_000 + Math.floor(Math.random() * 2_000) * 2;
-
 function bindRtp(): Promise<{ socket: Socket; port: number }> {
   return new Promise((resolve, reject) => {
     const tryPort = (attempt: number) => {
-      const port = nextRtp;
-      nextRtp += 2;
-      if (nextRtp > 39_000) nextRtp = 31_000;
+      const [port] = portBlock(2);
       const socket = createSocket("udp4");
       socket.once("error", () => {
         socket.close();
