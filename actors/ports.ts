@@ -41,7 +41,7 @@ export interface TenantStore {
 }
 
 /**
- * What a campaign's commands need of the world around the pure step (`actors/decide.ts`):
+ * What a campaign's commands need of the world around the pure step (`decide` in `actors/registry.ts`):
  * the reads a command decides on, the one port its writes commit through (a decision's
  * writes, all or none), and what follows outside the campaign once the actor has adopted
  * them (pushes, agents' next states). `carryOut` may return what the reply waits for.

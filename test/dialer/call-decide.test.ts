@@ -7,8 +7,8 @@ import type {
   CommandInputs,
   DispositionCommand,
 } from "../../actors/commands.ts";
-import { decide } from "../../actors/decide.ts";
 import { type HopperLead, type LiveCall, noLeads } from "../../actors/dialing.ts";
+import { decide } from "../../actors/registry.ts";
 import type { AgentPresence } from "../../src/dialer/agents.ts";
 import {
   leaseFrom,

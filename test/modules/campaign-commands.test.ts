@@ -12,9 +12,9 @@ import type {
   SettingsCommand,
   StatusCommand,
 } from "../../actors/commands.ts";
-import { decide } from "../../actors/decide.ts";
 import { noLeads } from "../../actors/dialing.ts";
 import { bodyHashOf, IdempotencyWindow } from "../../actors/idempotency.ts";
+import { decide } from "../../actors/registry.ts";
 import { ApiError } from "../../src/errors.ts";
 import { completion } from "../../src/modules/campaigns/decide.ts";
 import {

@@ -284,3 +284,15 @@ export function decideStats(
     dial_ratio_reason: pacing.reason,
   });
 }
+
+/** New leads join a live campaign's counts (and its stats) once they are committed. */
+export function decideRecount(snapshot: CampaignSnapshot, inputs: CommandInputs): Decision<null> {
+  const { campaign, dialing } = snapshot.context;
+  const { leads } = inputs;
+  return {
+    writes: [],
+    adopt: () => (leads && dialing ? [{ type: "dialing.leadsCounted", leads }] : []),
+    effects: () => [{ type: "statsChanged", tenantId: campaign.tenantId, campaignId: campaign.id }],
+    reply: () => null,
+  };
+}
