@@ -39,7 +39,9 @@ export class AgentsAfter implements AgentsAtHand {
       if (!next) continue;
       this.changed.set(
         userId,
-        next.state === "offline" ? undefined : { ...next, since: effect.at },
+        next.state === "offline"
+          ? undefined
+          : { ...next, since: next.keepSince ? (next.since ?? effect.at) : effect.at },
       );
     }
   }

@@ -7,6 +7,7 @@ export type CampaignStatus = "draft" | "running" | "paused" | "stopped" | "compl
 export type StatusAction = "start" | "pause" | "stop";
 
 /** The campaign as its actor holds it: the committed row, in domain terms. */
+import type { AutomaticDisposition } from "../src/dialer/model.ts";
 export interface CampaignRecord {
   id: string;
   tenantId: string;
@@ -26,6 +27,11 @@ export interface CampaignRecord {
   amdBudgetMs: number;
   machineAction: "hangup" | "voicemail" | "connect";
   amdSamplePercent: number;
+  /** How long a wrap-up may last before the default disposition is recorded; 0: no limit. */
+  wrapUpSeconds: number;
+  defaultDisposition: AutomaticDisposition;
+  /** The agent's breath between a disposition and the next call. */
+  afterCallPauseSeconds: number;
   /** The version of each recorded message, null while there is none. */
   abandonMessageVersion: number | null;
   voicemailMessageVersion: number | null;

@@ -2,7 +2,7 @@ import type { CampaignSettings } from "../db/queries/campaigns.ts";
 import type { CallRow, LeadNext } from "../db/queries/dialer.ts";
 import type { MessageKind, MessageRow } from "../db/queries/messages.ts";
 import type { NumberLimits, ZoneSource } from "../src/compliance/lead-rules.ts";
-import type { AgentPresence } from "../src/dialer/agents.ts";
+import { AFTER_CALL_REASON, type AgentPresence } from "../src/dialer/agents.ts";
 import type { DialJob } from "../src/dialer/claim-replies.ts";
 import type { AgentView, CallView, Disposition } from "../src/dialer/model.ts";
 import type { Pacing } from "../src/dialer/pacing.ts";
@@ -139,8 +139,13 @@ export interface DispositionCommand {
   callbackAt: string | null;
   /** The agent's notes on the call. */
   notes?: string | null | undefined;
-  /** Who gives it: the call's agent, or a supervisor (or a key) for any call. */
-  by: { actorType: "user" | "api_key"; actorId: string; supervising: boolean };
+  /**
+   * Who gives it: the call's agent, or a supervisor (or a key) for any call; `system` when
+   * the agent's wrap-up ran out and the campaign's default disposition is recorded.
+   */
+  by:
+    | { actorType: "user" | "api_key"; actorId: string; supervising: boolean }
+    | { actorType: "system"; actorId: null; supervising: true };
 }
 
 /**
@@ -154,6 +159,10 @@ export interface AgentStateCommand {
   state: "ready" | "paused" | "offline";
   /** The campaign named in the request, if any. */
   campaignId: string | null;
+  /** Why the agent pauses: one of the workspace's not-ready reasons, checked before it runs. */
+  reason?: string | null | undefined;
+  /** Who asks, when not the agent: the service ending an agent's breath after a call. */
+  bySystem?: boolean | undefined;
 }
 
 /** Leads arrived by import: the campaign counts its leads by state again. */
@@ -287,7 +296,7 @@ export type CampaignWrite =
       call: CallRow;
       lead: LeadNext;
       addToDnc: boolean;
-      by: { actorType: "user" | "api_key"; actorId: string };
+      by: ChangeActor;
     };
 
 /** A claim's rows: the candidates, each a lead paired with its new call. */
@@ -336,11 +345,21 @@ export interface CommitFacts {
 
 /** What follows outside the campaign once its actor has adopted a decision. */
 export type CampaignEffect =
-  | { type: "agent"; agent: Omit<AgentPresence, "since">; at: number }
-  /** The agent leaves the call for `state`, if it is still on it when the end has committed. */
-  | { type: "agentLeaves"; userId: string; callId: string; state: "wrap_up" | "ready"; at: number }
-  /** The agent is ready again, if still wrapping up the call when its disposition has committed. */
-  | { type: "agentWrappedUp"; userId: string; callId: string; at: number }
+  | { type: "agent"; agent: NextAgent; at: number }
+  /**
+   * The agent leaves the call for wrap-up, or for what follows a call (`afterCall`) when it
+   * needs no disposition, if it is still on it when the end has committed.
+   */
+  | {
+      type: "agentLeaves";
+      userId: string;
+      callId: string;
+      state: "wrap_up" | "ready";
+      breathMs: number;
+      at: number;
+    }
+  /** The agent goes on (`afterCall`), if still wrapping up the call when its disposition has committed. */
+  | { type: "agentWrappedUp"; userId: string; callId: string; breathMs: number; at: number }
   /** The caller hears back only once the agent's row has committed. */
   | { type: "agentPersisted"; userId: string }
   /** The campaign's numbers changed without a push of their own. */
@@ -384,19 +403,40 @@ export const isAgentEffect = (effect: CampaignEffect): effect is AgentEffect =>
   effect.type === "agent" || effect.type === "agentLeaves" || effect.type === "agentWrappedUp";
 
 /**
+ * An agent's next entry on the board, which starts its state at the change; with
+ * `keepSince`, the agent stays where it is and keeps its `since`.
+ */
+export type NextAgent = Omit<AgentPresence, "since"> & {
+  since?: number | undefined;
+  keepSince?: boolean | undefined;
+};
+
+/**
  * An agent's next entry after an effect, or undefined when the effect no longer applies: an
- * agent leaves an ended call only if still on it, and is ready after a disposition only if
+ * agent leaves an ended call only if still on it, and goes on after a disposition only if
  * still wrapping that call up. `current` is the agent as the board holds it then.
  */
 export function agentAfter(
   effect: AgentEffect,
   current: AgentPresence | undefined,
-): Omit<AgentPresence, "since"> | undefined {
+): NextAgent | undefined {
   if (effect.type === "agent") return effect.agent;
   if (current?.callId !== effect.callId) return undefined;
-  if (effect.type === "agentLeaves") {
-    const callId = effect.state === "wrap_up" ? effect.callId : null;
-    return { ...current, state: effect.state, callId };
-  }
-  return current.state === "wrap_up" ? { ...current, state: "ready", callId: null } : undefined;
+  if (effect.type === "agentLeaves" && effect.state === "wrap_up")
+    return { ...current, state: "wrap_up", callId: effect.callId };
+  if (effect.type === "agentWrappedUp" && current.state !== "wrap_up") return undefined;
+  return afterCall(current, effect.breathMs, effect.at);
+}
+
+/**
+ * Where an agent goes once its call is dispositioned (or has ended needing none): paused, if
+ * it asked to be during the call; else, when the campaign gives a breath (`breathMs`), paused
+ * for `after_call` until it ends; else ready.
+ */
+export function afterCall(agent: AgentPresence, breathMs: number, now: number): NextAgent {
+  const base = { ...agent, callId: null, pauseAfterCall: false, readyAt: null };
+  if (agent.pauseAfterCall) return { ...base, state: "paused", reason: agent.reason ?? null };
+  if (breathMs > 0)
+    return { ...base, state: "paused", reason: AFTER_CALL_REASON, readyAt: now + breathMs };
+  return { ...base, state: "ready", reason: null };
 }

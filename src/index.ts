@@ -9,6 +9,7 @@ import { closeOwnerEnd, closeOwnerLinks } from "./cluster/owner.ts";
 import { connectPushRelay } from "./cluster/push-relay.ts";
 import { rebalance } from "./cluster/rebalance.ts";
 import { ConfigError, loadConfig } from "./config.ts";
+import { DEADLINE_SWEEP_MS, sweepAgentDeadlines } from "./dialer/agent-deadlines.ts";
 import { sweepExpiredCalls } from "./dialer/calls.ts";
 import { expireGraces, restorePresence } from "./dialer/presence.ts";
 import { createLogger } from "./logger.ts";
@@ -186,6 +187,18 @@ async function main() {
       });
   }, SWEEP_MS);
 
+  // Wrap-ups and breaths after calls that ran out end at their campaign's limits.
+  let sweepingDeadlines = false;
+  const deadlineSweeper = setInterval(() => {
+    if (sweepingDeadlines || !database.availability.available) return;
+    sweepingDeadlines = true;
+    sweepAgentDeadlines(deps)
+      .catch((error) => logger.error("agents' deadline sweep failed", { error }))
+      .finally(() => {
+        sweepingDeadlines = false;
+      });
+  }, DEADLINE_SWEEP_MS);
+
   let stopping = false;
   const drain = async (signal: string) => {
     if (stopping) return;
@@ -193,6 +206,7 @@ async function main() {
     deps.lifecycle.accepting = false;
     logger.info("draining", { signal });
     clearInterval(sweeper);
+    clearInterval(deadlineSweeper);
     clearInterval(orphanSweeper);
     clearInterval(rebalancer);
     // The campaigns go to the other processes at once: a command still running here has its

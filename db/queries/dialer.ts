@@ -14,7 +14,7 @@ import {
   or,
   sql,
 } from "drizzle-orm";
-import type { ClaimWrite, NumberLimits } from "../../actors/commands.ts";
+import type { ChangeActor, ClaimWrite, NumberLimits } from "../../actors/commands.ts";
 import type { HopperLead, LeadState } from "../../actors/dialing.ts";
 import type { Executor, RawClient } from "../client.ts";
 import { type Fence, fenceCondition } from "../fence.ts";
@@ -703,18 +703,19 @@ const END_CALL = namedStatement<
       ended_at = :ended_at::timestamptz, updated_at = :updated_at::timestamptz,
       bridge_ms = :bridge_ms::int, media = :media::jsonb
     where id = :call_id::uuid and ${fenceCondition(":campaign_id", ":lease_token")}
-    returning id, profile, profile_version, zone, zone_source, governor_held, media, notes),
+    returning id, profile, profile_version, zone, zone_source, governor_held, media, notes,
+      disposition_automatic),
   cdr as (
     insert into cdrs (id, tenant_id, call_id, campaign_id, lead_list_id, lead_id, edge_node_id,
       agent_id, phone, caller_id, attempt, outcome, hangup_cause, disposition, started_at,
       answered_at, ended_at, ring_seconds, talk_seconds, bridge_ms, profile, profile_version,
-      zone, zone_source, governor_held, media, notes, created_at)
+      zone, zone_source, governor_held, media, notes, disposition_automatic, created_at)
     select :cdr_id::uuid, :tenant_id::uuid, id, :campaign_id::uuid, :lead_list_id::uuid,
       :lead_id::uuid, :edge_node_id::uuid, :agent_id::uuid, :phone, :caller_id, :attempt::int,
       :outcome, :hangup_cause, :disposition, :claimed_at::timestamptz,
       :answered_at::timestamptz, :ended_at::timestamptz, :ring_seconds::int,
       :talk_seconds::int, :bridge_ms::int, profile, profile_version, zone, zone_source,
-      governor_held, media, notes, :ended_at::timestamptz
+      governor_held, media, notes, disposition_automatic, :ended_at::timestamptz
     from ended
     on conflict do nothing)
   update leads set state = :lead_state::text, next_attempt_at = :next_attempt_at::timestamptz,
@@ -772,7 +773,7 @@ export async function settleDisposition(
     call: CallRow;
     lead: LeadNext;
     addToDnc: boolean;
-    by: { actorType: "user" | "api_key"; actorId: string };
+    by: ChangeActor;
     fence: Fence;
   },
 ): Promise<void> {
@@ -781,6 +782,7 @@ export async function settleDisposition(
     ...fenceParams(params.fence),
     call_id: call.id,
     disposition: call.disposition,
+    disposition_automatic: call.dispositionAutomatic,
     notes: call.notes,
     updated_at: stamp(call.updatedAt),
     tenant_id: call.tenantId,
@@ -800,6 +802,7 @@ const SETTLE_DISPOSITION = namedStatement<
   FenceParams & {
     call_id: string;
     disposition: string | null;
+    disposition_automatic: boolean;
     notes: string | null;
     updated_at: string | null;
     tenant_id: string;
@@ -811,15 +814,17 @@ const SETTLE_DISPOSITION = namedStatement<
     next_attempt_at: string | null;
     audit_id: string;
     actor_type: string;
-    actor_id: string;
+    actor_id: string | null;
   }
 >(`
   with updated as (
-    update calls set disposition = :disposition, notes = :notes, updated_at = :updated_at::timestamptz
+    update calls set disposition = :disposition, disposition_automatic = :disposition_automatic,
+      notes = :notes, updated_at = :updated_at::timestamptz
     where id = :call_id::uuid and ${fenceCondition(":campaign_id", ":lease_token")}
     returning id),
   cdr as (
-    update cdrs set disposition = :disposition, notes = :notes
+    update cdrs set disposition = :disposition, disposition_automatic = :disposition_automatic,
+      notes = :notes
     where call_id = :call_id::uuid and exists (select 1 from updated)),
   dnc as (
     insert into dnc_numbers (tenant_id, phone, source, created_by, created_at)

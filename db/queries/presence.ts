@@ -1,5 +1,5 @@
 import type { RawClient } from "../client.ts";
-import { arrayLiteral, runStatement } from "../statement.ts";
+import { arrayLiteral, namedStatement, runStatement } from "../statement.ts";
 
 /** An agent's presence as the table holds it, times in epoch milliseconds. */
 export interface PresenceRow {
@@ -10,6 +10,9 @@ export interface PresenceRow {
   campaignId: string | null;
   callId: string | null;
   since: number;
+  reason: string | null;
+  pauseAfterCall: boolean;
+  readyAt: number | null;
   version: number;
 }
 
@@ -21,6 +24,9 @@ export interface PresenceWrite {
   campaignId: string | null;
   callId: string | null;
   since: number;
+  reason: string | null;
+  pauseAfterCall: boolean;
+  readyAt: number | null;
   graceUntil: number | null;
 }
 
@@ -29,38 +35,69 @@ const iso = (at: number | null) => (at === null ? null : new Date(at).toISOStrin
 /**
  * Writes the states of several agents in one statement, raising each row's version, and
  * returns the versions written. The state leaves `grace_until` alone, except where the agent
- * signs in or out: a session's deadline starts with the session.
+ * signs in or out: a session's deadline starts with the session. The state each agent leaves
+ * (a new state, reason or start) goes to `agent_state_log` with how long it lasted.
  */
 export async function upsertPresence(
   raw: RawClient,
   writes: readonly PresenceWrite[],
 ): Promise<{ userId: string; version: number }[]> {
   if (writes.length === 0) return [];
-  return runStatement(raw, UPSERT_PRESENCE, [
-    arrayLiteral(writes.map((write) => write.userId)),
-    arrayLiteral(writes.map((write) => write.tenantId)),
-    arrayLiteral(writes.map((write) => write.state)),
-    arrayLiteral(writes.map((write) => write.campaignId)),
-    arrayLiteral(writes.map((write) => write.callId)),
-    arrayLiteral(writes.map((write) => iso(write.since))),
-    arrayLiteral(writes.map((write) => iso(write.graceUntil))),
-  ]);
+  const column = <T>(value: (write: PresenceWrite) => T, text: (value: T) => string | null) =>
+    arrayLiteral(writes.map((write) => text(value(write))));
+  const same = (value: string | null) => value;
+  return UPSERT_PRESENCE.run<{ userId: string; version: number }>(raw, {
+    user_ids: column((write) => write.userId, same),
+    tenant_ids: column((write) => write.tenantId, same),
+    states: column((write) => write.state, same),
+    campaign_ids: column((write) => write.campaignId, same),
+    call_ids: column((write) => write.callId, same),
+    sinces: column((write) => write.since, iso),
+    grace_untils: column((write) => write.graceUntil, iso),
+    reasons: column((write) => write.reason, same),
+    pauses_after_call: column((write) => write.pauseAfterCall, String),
+    ready_ats: column((write) => write.readyAt, iso),
+  });
 }
 
-const UPSERT_PRESENCE = `
+const UPSERT_PRESENCE = namedStatement<{
+  user_ids: string;
+  tenant_ids: string;
+  states: string;
+  campaign_ids: string;
+  call_ids: string;
+  sinces: string;
+  grace_untils: string;
+  reasons: string;
+  pauses_after_call: string;
+  ready_ats: string;
+}>(`
+  with w as (
+    select * from unnest(:user_ids::uuid[], :tenant_ids::uuid[], :states::text[],
+      :campaign_ids::uuid[], :call_ids::uuid[], :sinces::timestamptz[], :grace_untils::timestamptz[],
+      :reasons::text[], :pauses_after_call::boolean[], :ready_ats::timestamptz[])
+      as w(user_id, tenant_id, state, campaign_id, call_id, since, grace_until, reason,
+        pause_after_call, ready_at)),
+  left_states as (
+    insert into agent_state_log (tenant_id, user_id, state, reason, campaign_id, started_at, ended_at)
+    select p.tenant_id, p.user_id, p.state, p.reason, p.campaign_id, p.since, w.since
+    from agent_presence p join w on w.user_id = p.user_id
+    where p.state <> 'offline' and w.since > p.since)
   insert into agent_presence as p
-    (user_id, tenant_id, state, campaign_id, call_id, since, grace_until, version)
+    (user_id, tenant_id, state, campaign_id, call_id, since, grace_until, reason,
+      pause_after_call, ready_at, version)
   select user_id, tenant_id, state, campaign_id, call_id, since,
-    case when state = 'offline' then null else grace_until end, 1
-  from unnest($1::uuid[], $2::uuid[], $3::text[], $4::uuid[], $5::uuid[], $6::timestamptz[],
-    $7::timestamptz[]) as w(user_id, tenant_id, state, campaign_id, call_id, since, grace_until)
+    case when state = 'offline' then null else grace_until end, reason, pause_after_call,
+    ready_at, 1
+  from w
   on conflict (user_id) do update set
     tenant_id = excluded.tenant_id, state = excluded.state, campaign_id = excluded.campaign_id,
-    call_id = excluded.call_id, since = excluded.since,
+    call_id = excluded.call_id, since = excluded.since, reason = excluded.reason,
+    pause_after_call = excluded.pause_after_call, ready_at = excluded.ready_at,
     grace_until = case when (p.state = 'offline') = (excluded.state = 'offline')
       then p.grace_until else excluded.grace_until end,
     version = p.version + 1
-  returning user_id as "userId", version::float8 as version`;
+  returning user_id as "userId", version::float8 as version`);
 
 /**
  * Sets the sign-out deadlines of agents who are signed in (null: none), leaving their state
@@ -103,7 +140,9 @@ const CLAIM_EXPIRED_GRACES = `
 const PRESENCE_COLUMNS = `
   p.user_id as "userId", p.tenant_id as "tenantId", u.email, p.state,
   p.campaign_id as "campaignId", p.call_id as "callId",
-  round(extract(epoch from p.since) * 1000)::float8 as since, p.version::float8 as version`;
+  round(extract(epoch from p.since) * 1000)::float8 as since, p.reason,
+  p.pause_after_call as "pauseAfterCall",
+  round(extract(epoch from p.ready_at) * 1000)::float8 as "readyAt", p.version::float8 as version`;
 
 /** One agent's row, with the e-mail a wallboard shows. */
 export async function findPresence(

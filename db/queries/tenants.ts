@@ -33,7 +33,9 @@ export const updateTenant = async (
     now,
   }: {
     id: string;
-    patch: Partial<Pick<TenantRow, "name" | "rateLimitPerMinute" | "regulatoryProfile">>;
+    patch: Partial<
+      Pick<TenantRow, "name" | "rateLimitPerMinute" | "regulatoryProfile" | "notReadyReasons">
+    >;
     now: Date;
   },
 ) =>

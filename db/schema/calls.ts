@@ -65,6 +65,8 @@ export const cdrs = pgTable(
     outcome: text("outcome", { enum: CALL_OUTCOMES }).notNull(),
     hangupCause: text("hangup_cause"),
     disposition: text("disposition"),
+    /** The disposition was recorded by the service when the agent's wrap-up ran out. */
+    dispositionAutomatic: boolean("disposition_automatic").notNull().default(false),
     /** What the agent wrote about the call, saved with the disposition. */
     notes: text("notes"),
     startedAt: instant("started_at").notNull(),
@@ -109,6 +111,7 @@ export const calls = pgTable(
     outcome: text("outcome", { enum: CALL_OUTCOMES }),
     hangupCause: text("hangup_cause"),
     disposition: text("disposition"),
+    dispositionAutomatic: boolean("disposition_automatic").notNull().default(false),
     notes: text("notes"),
     leaseExpiresAt: instant("lease_expires_at").notNull(),
     claimedAt: instant("claimed_at").notNull(),

@@ -46,6 +46,12 @@ export const campaigns = pgTable(
     machineAction: text("machine_action", { enum: MACHINE_ACTIONS }).notNull().default("hangup"),
     /** The share of machine verdicts put through to agents anyway, to estimate false positives. */
     amdSamplePercent: doublePrecision("amd_sample_percent").notNull().default(0),
+    /** How long an agent may take over a disposition before the default one is recorded (0: no limit). */
+    wrapUpSeconds: integer("wrap_up_seconds").notNull().default(0),
+    /** The disposition a forgotten wrap-up ends with. */
+    defaultDisposition: text("default_disposition").notNull().default("no_contact"),
+    /** A breath for the agent between a disposition and the next call. */
+    afterCallPauseSeconds: integer("after_call_pause_seconds").notNull().default(0),
     /** The version of each stored message, null while there is none. */
     abandonMessageVersion: integer("abandon_message_version"),
     voicemailMessageVersion: integer("voicemail_message_version"),

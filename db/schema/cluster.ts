@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import {
   bigint,
+  boolean,
   index,
   integer,
   pgSequence,
@@ -48,6 +49,12 @@ export const agentPresence = pgTable(
     campaignId: uuid("campaign_id"),
     callId: uuid("call_id"),
     since: instant("since").notNull(),
+    /** Why a paused agent is not ready (a workspace's reason), or the pause asked for after the call. */
+    reason: text("reason"),
+    /** The agent asked to pause during a call or its wrap-up: paused once it is dispositioned. */
+    pauseAfterCall: boolean("pause_after_call").notNull().default(false),
+    /** The end of the agent's breath after a call, when it is ready again by itself. */
+    readyAt: instant("ready_at"),
     graceUntil: instant("grace_until"),
     /** Raised by every change: a process adopting another's change ignores older rows. */
     version: bigint("version", { mode: "number" }).notNull().default(1),
@@ -56,6 +63,26 @@ export const agentPresence = pgTable(
     index("agent_presence_campaign").on(table.campaignId),
     index("agent_presence_grace").on(table.graceUntil).where(sql`${table.graceUntil} is not null`),
   ],
+);
+
+/**
+ * Each state an agent left, with its reason and how long it lasted: what the figures of a
+ * day count (time paused for each reason, in wrap-up, on calls). Written by the statement
+ * that writes the agent's next state.
+ */
+export const agentStateLog = pgTable(
+  "agent_state_log",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
+    tenantId: uuid("tenant_id").notNull(),
+    userId: uuid("user_id").notNull(),
+    state: text("state").notNull(),
+    reason: text("reason"),
+    campaignId: uuid("campaign_id"),
+    startedAt: instant("started_at").notNull(),
+    endedAt: instant("ended_at").notNull(),
+  },
+  (table) => [index("agent_state_log_user").on(table.tenantId, table.userId, table.endedAt)],
 );
 
 /** Requests counted per rate-limit key and 5-second bucket, summed across processes. */

@@ -19,6 +19,13 @@ export const tenants = pgTable("tenants", {
   rateLimitPerMinute: integer("rate_limit_per_minute").notNull(),
   /** The regulatory profile a new campaign of the workspace starts with. */
   regulatoryProfile: text("regulatory_profile").notNull().default("us"),
+  /** Why an agent may pause (break, lunch, …): `[{code, label}]`, in the order offered. */
+  notReadyReasons: jsonb("not_ready_reasons")
+    .$type<{ code: string; label: string }[]>()
+    .notNull()
+    .default(
+      sql`'[{"code":"break","label":"Break"},{"code":"lunch","label":"Lunch"},{"code":"training","label":"Training"},{"code":"meeting","label":"Meeting"},{"code":"other","label":"Other"}]'::jsonb`,
+    ),
   ...timestamps(),
 });
 

@@ -1,10 +1,11 @@
 import type { CampaignRecord, CampaignSnapshot } from "../../actors/campaign.machine.ts";
-import type {
-  CampaignCommand,
-  CampaignEffect,
-  CampaignWrite,
-  CommandInputs,
-  CommitFacts,
+import {
+  agentAfter,
+  type CampaignCommand,
+  type CampaignEffect,
+  type CampaignWrite,
+  type CommandInputs,
+  type CommitFacts,
 } from "../../actors/commands.ts";
 import { HOPPER_SIZE, hopperRefill, noLeads } from "../../actors/dialing.ts";
 import type { IdempotencyEntry } from "../../actors/idempotency.ts";
@@ -358,19 +359,11 @@ function carryOut(deps: ServiceDeps, effects: CampaignEffect[]): Promise<unknown
   for (const effect of effects) {
     switch (effect.type) {
       case "agent":
-        agents.set(effect.agent, effect.at);
-        break;
-      case "agentLeaves": {
-        const agent = agents.get(effect.userId);
-        if (agent?.callId !== effect.callId) break;
-        const callId = effect.state === "wrap_up" ? effect.callId : null;
-        agents.set({ ...agent, state: effect.state, callId }, effect.at);
-        break;
-      }
+      case "agentLeaves":
       case "agentWrappedUp": {
-        const agent = agents.get(effect.userId);
-        if (agent?.callId !== effect.callId || agent.state !== "wrap_up") break;
-        agents.set({ ...agent, state: "ready", callId: null }, effect.at);
+        const userId = effect.type === "agent" ? effect.agent.userId : effect.userId;
+        const next = agentAfter(effect, agents.get(userId));
+        if (next) agents.set(next, effect.at);
         break;
       }
       case "agentPersisted":

@@ -1,3 +1,4 @@
+import type { NextAgent } from "../../actors/commands.ts";
 import type { Clock } from "../../actors/ports.ts";
 import { type DatabaseAvailability, databaseFailureOf } from "../../db/availability.ts";
 import type { RawClient } from "../../db/client.ts";
@@ -32,7 +33,19 @@ export interface AgentPresence {
   callId: string | null;
   /** When the agent entered this state (epoch ms): the longest-waiting ready agent goes first. */
   since: number;
+  /**
+   * Why a paused agent is not ready: one of the workspace's reasons, `after_call` for the
+   * campaign's breath after a call, or null. With `pauseAfterCall`, the reason asked for.
+   */
+  reason?: string | null | undefined;
+  /** The agent asked to pause during a call or its wrap-up: paused once it is dispositioned. */
+  pauseAfterCall?: boolean | undefined;
+  /** When an agent's breath after a call ends, and the agent is ready again by itself. */
+  readyAt?: number | null | undefined;
 }
+
+/** The reason of a paused agent whose breath after a call runs. */
+export const AFTER_CALL_REASON = "after_call";
 
 /** `remote`: the change was committed by another process and adopted here. */
 export interface AgentChange {
@@ -156,8 +169,9 @@ export class AgentBoard {
   }
 
   /** Changes an agent in memory at once and writes the change behind; never throws for the database. */
-  set(agent: Omit<AgentPresence, "since">, now: number): AgentPresence {
-    const next = { ...agent, since: now };
+  set(agent: NextAgent, now: number): AgentPresence {
+    const { keepSince, ...rest } = agent;
+    const next = { ...rest, since: keepSince ? (agent.since ?? now) : now };
     this.place(next);
     if (this.persistence) {
       const pending = this.pendingStates.get(next.userId);
@@ -375,6 +389,9 @@ export class AgentBoard {
       campaignId: agent.campaignId,
       callId: agent.callId,
       since: agent.since,
+      reason: agent.reason ?? null,
+      pauseAfterCall: agent.pauseAfterCall ?? false,
+      readyAt: agent.readyAt ?? null,
       graceUntil: this.sessionDeadline(agent.userId),
     }));
     let written: { userId: string; version: number }[];
@@ -463,4 +480,7 @@ const presenceOf = (row: PresenceRow): AgentPresence => ({
   campaignId: row.campaignId,
   callId: row.callId,
   since: row.since,
+  reason: row.reason,
+  pauseAfterCall: row.pauseAfterCall,
+  readyAt: row.readyAt,
 });

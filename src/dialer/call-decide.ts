@@ -372,6 +372,7 @@ function endOf(
               userId: ended.agentId,
               callId: ended.id,
               state: next,
+              breathMs: campaign.afterCallPauseSeconds * 1000,
               at,
             } as const,
           ]
@@ -405,6 +406,8 @@ const SETTLED_LEAD_STATES = {
   completed: "Completed",
   callback: "Callback",
   do_not_call: "DoNotCall",
+  // A number that reaches someone else is not called again for this lead.
+  wrong_number: "Completed",
 } as const;
 
 /**
@@ -438,6 +441,7 @@ export function decideDisposition(
   const row: CallRow = {
     ...call,
     disposition,
+    dispositionAutomatic: by.actorType === "system",
     notes: command.notes ?? null,
     updatedAt: new Date(now),
   };
@@ -471,7 +475,15 @@ export function decideDisposition(
       adopt: () => events,
       effects: () => [
         ...(call.agentId
-          ? [{ type: "agentWrappedUp" as const, userId: call.agentId, callId: call.id, at: now }]
+          ? [
+              {
+                type: "agentWrappedUp" as const,
+                userId: call.agentId,
+                callId: call.id,
+                breathMs: campaign.afterCallPauseSeconds * 1000,
+                at: now,
+              },
+            ]
           : []),
         { type: "statsChanged", tenantId: call.tenantId, campaignId: call.campaignId },
       ],

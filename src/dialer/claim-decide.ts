@@ -186,6 +186,7 @@ function placedCall(
     outcome: null,
     hangupCause: null,
     disposition: null,
+    dispositionAutomatic: false,
     leaseExpiresAt: claim.leaseExpiresAt,
     claimedAt: claim.now,
     ringingAt: null,

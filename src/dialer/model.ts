@@ -33,6 +33,9 @@ export const CallViewSchema = t.Object({
   outcome: t.Union([t.String(), t.Null()]),
   hangup_cause: t.Union([t.String(), t.Null()]),
   disposition: t.Union([t.String(), t.Null()]),
+  disposition_automatic: t.Boolean({
+    description: "recorded by the service when the agent's wrap-up ran out",
+  }),
   claimed_at: t.String({ format: "date-time" }),
   answered_at: NullableTime,
   ended_at: NullableTime,
@@ -159,6 +162,7 @@ export const callView = (call: CallRow): CallView => ({
   outcome: call.outcome,
   hangup_cause: call.hangupCause,
   disposition: call.disposition,
+  disposition_automatic: call.dispositionAutomatic,
   claimed_at: call.claimedAt.toISOString(),
   answered_at: call.answeredAt?.toISOString() ?? null,
   ended_at: call.endedAt?.toISOString() ?? null,
@@ -171,6 +175,17 @@ export const AgentSchema = t.Object({
   campaign_id: t.Union([t.String({ format: "uuid" }), t.Null()]),
   call_id: t.Union([t.String({ format: "uuid" }), t.Null()]),
   since: t.Union([t.String({ format: "date-time" }), t.Null()]),
+  reason: t.Union([t.String(), t.Null()], {
+    description:
+      "why a paused agent is not ready (a workspace's not-ready reason, or after_call for the campaign's breath after a call); with pause_after_call, the reason asked for",
+  }),
+  pause_after_call: t.Boolean({
+    description:
+      "the agent asked to pause during its call or wrap-up: paused once the call is dispositioned",
+  }),
+  ready_at: t.Union([t.String({ format: "date-time" }), t.Null()], {
+    description: "when the agent's breath after a call ends and it is ready again by itself",
+  }),
 });
 
 export type AgentView = Static<typeof AgentSchema>;
@@ -183,6 +198,22 @@ export const agentView = (agent: AgentPresence): AgentView => ({
   campaign_id: agent.campaignId,
   call_id: agent.callId,
   since: new Date(agent.since).toISOString(),
+  reason: agent.reason ?? null,
+  pause_after_call: agent.pauseAfterCall ?? false,
+  ready_at: agent.readyAt ? new Date(agent.readyAt).toISOString() : null,
+});
+
+/** An agent the board does not hold: signed out. */
+export const offlineAgentView = (userId: string, email: string): AgentView => ({
+  user_id: userId,
+  email,
+  state: "offline",
+  campaign_id: null,
+  call_id: null,
+  since: null,
+  reason: null,
+  pause_after_call: false,
+  ready_at: null,
 });
 
 /** An agent's verdict on a connected call. */
@@ -192,5 +223,16 @@ export const DISPOSITIONS = [
   "do_not_call",
   "no_contact",
   "answering_machine",
+  "wrong_number",
 ] as const;
 export type Disposition = (typeof DISPOSITIONS)[number];
+
+/** What a wrap-up that ran out may end with: any disposition but a callback, which needs a time. */
+export const AUTOMATIC_DISPOSITIONS = [
+  "completed",
+  "do_not_call",
+  "no_contact",
+  "answering_machine",
+  "wrong_number",
+] as const satisfies readonly Disposition[];
+export type AutomaticDisposition = (typeof AUTOMATIC_DISPOSITIONS)[number];

@@ -79,8 +79,16 @@ export const SupervisorMessageSchema = t.Object(
 export const AgentMessageSchema = t.Union([
   t.Object({ type: t.Literal("ready"), campaign_id: t.String() }, { additionalProperties: false }),
   t.Object(
-    { type: t.Literal("pause"), campaign_id: t.Optional(t.String()) },
-    { additionalProperties: false },
+    {
+      type: t.Literal("pause"),
+      campaign_id: t.Optional(t.String()),
+      reason: t.Optional(t.String({ maxLength: 64 })),
+    },
+    {
+      additionalProperties: false,
+      description:
+        "during a call or its wrap-up: pause once the call is dispositioned; `reason`: one of the workspace's not-ready reasons",
+    },
   ),
   t.Object(
     {

@@ -1,11 +1,11 @@
 import { Value } from "@sinclair/typebox/value";
 import type { Server, ServerWebSocket } from "bun";
-import { Elysia, t } from "elysia";
+import { Elysia, type Static, t } from "elysia";
 import type { UserAccess } from "../../actors/tenant.machine.ts";
 import { listTenantCampaigns, tenantCampaignIds } from "../../db/queries/campaigns.ts";
 import type { ServiceDeps } from "../deps.ts";
 import { currentCallOf, dispositionCall } from "../dialer/calls.ts";
-import { agentView, type Disposition } from "../dialer/model.ts";
+import { agentView, offlineAgentView } from "../dialer/model.ts";
 import { expireGraces, signOutAgent } from "../dialer/presence.ts";
 import { ApiError, badRequest, forbidden, unauthenticated } from "../errors.ts";
 import type { UserPrincipal } from "../identity/principal.ts";
@@ -390,14 +390,7 @@ export function realtimeModule(deps: ServiceDeps) {
   async function greetAgent(ws: Socket) {
     const { principal } = ws.data.session;
     const userId = principal.user.id;
-    const offline = {
-      user_id: userId,
-      email: principal.user.email,
-      state: "offline",
-      campaign_id: null,
-      call_id: null,
-      since: null,
-    };
+    const offline = offlineAgentView(userId, principal.user.email);
     let current: Awaited<ReturnType<typeof currentCallOf>> = { call: null, lead: null };
     for (let attempt = 0; attempt < 3; attempt++) {
       const agent = deps.dialer.agents.get(userId);
@@ -431,17 +424,7 @@ export function realtimeModule(deps: ServiceDeps) {
       void greetAgent(ws);
     },
     message(ws, raw) {
-      const message = parse<
-        | { type: "ready"; campaign_id: string }
-        | { type: "pause"; campaign_id?: string }
-        | {
-            type: "disposition";
-            call_id: string;
-            disposition: Disposition;
-            callback_at?: string;
-            notes?: string;
-          }
-      >(ws, AgentMessageSchema, raw);
+      const message = parse<Static<typeof AgentMessageSchema>>(ws, AgentMessageSchema, raw);
       if (!message) return;
       receive(ws, async (principal) => {
         if (message.type === "disposition") {
@@ -449,8 +432,13 @@ export function realtimeModule(deps: ServiceDeps) {
           send(ws, { type: "ack", for: "disposition", call: result.call });
           return;
         }
-        const state = message.type === "ready" ? ("ready" as const) : ("paused" as const);
-        await setAgentState(deps, principal, { state, campaign_id: message.campaign_id });
+        await setAgentState(
+          deps,
+          principal,
+          message.type === "ready"
+            ? { state: "ready", campaign_id: message.campaign_id }
+            : { state: "paused", campaign_id: message.campaign_id, reason: message.reason },
+        );
         send(ws, { type: "ack", for: message.type });
       });
     },

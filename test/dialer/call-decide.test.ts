@@ -269,6 +269,7 @@ describe("a call's end, decided", () => {
       userId: "agent-a",
       callId: "call-1",
       state: "wrap_up",
+      breathMs: 0,
       at: AT,
     });
   });
@@ -525,7 +526,7 @@ describe("a disposition, decided", () => {
       { type: "dialing.wrappedUp", wrapMs: AT - (CLAIMED_AT + 3_000), at: AT },
     ]);
     expect(decision.effects({})).toEqual([
-      { type: "agentWrappedUp", userId: "agent-a", callId: "call-1", at: AT },
+      { type: "agentWrappedUp", userId: "agent-a", callId: "call-1", breathMs: 0, at: AT },
       { type: "statsChanged", tenantId: campaign.tenantId, campaignId: campaign.id },
     ]);
   });
@@ -585,9 +586,12 @@ describe("an agent's state, decided", () => {
     }
   };
 
-  test("an agent on a call cannot change; one in wrap-up cannot be ready; ready needs a campaign of the tenant", () => {
+  test("an agent on a call cannot leave it; one in wrap-up cannot be ready; ready needs a campaign of the tenant", () => {
     expect(
-      stateOf([agent("agent-a", { state: "on_call", callId: "call-9" })], command("paused")),
+      stateOf([agent("agent-a", { state: "on_call", callId: "call-9" })], command("offline")),
+    ).toBe(409);
+    expect(
+      stateOf([agent("agent-a", { state: "on_call", callId: "call-9" })], command("ready")),
     ).toBe(409);
     expect(
       stateOf(

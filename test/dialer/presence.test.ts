@@ -54,6 +54,9 @@ describe("presence rows", () => {
       state: "ready",
       campaignId,
       callId: null,
+      reason: null,
+      pauseAfterCall: false,
+      readyAt: null,
       since: Date.parse(ready.body.data.agent.since),
       version: 1,
     });
@@ -259,6 +262,9 @@ describe("adopting other processes' rows", () => {
     state,
     campaignId: "c1",
     callId: null,
+    reason: null,
+    pauseAfterCall: false,
+    readyAt: null,
     since: version * 1_000,
     version,
   });
@@ -302,6 +308,9 @@ async function rowOfAgent(state: string): Promise<PresenceRow> {
     state,
     campaignId,
     callId: null,
+    reason: null,
+    pauseAfterCall: false,
+    readyAt: null,
     since: w.clock.now(),
     version: 1,
   };

@@ -43,6 +43,9 @@ export const campaignRecord = (overrides: Partial<CampaignRecord> = {}): Campaig
   amdBudgetMs: 3500,
   machineAction: "hangup",
   amdSamplePercent: 0,
+  wrapUpSeconds: 0,
+  defaultDisposition: "no_contact",
+  afterCallPauseSeconds: 0,
   abandonMessageVersion: null,
   voicemailMessageVersion: null,
   optOutMessageVersion: null,
@@ -70,6 +73,7 @@ export const UNTRACED = {
   governorHeld: false,
   media: null,
   notes: null,
+  dispositionAutomatic: false,
 } as const;
 
 /** A call just claimed, on node-1 for lead-1 of the default campaign record; override the rest. */

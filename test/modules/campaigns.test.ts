@@ -33,6 +33,9 @@ describe("creating campaigns", () => {
       amd_budget_ms: 3500,
       machine_action: "hangup",
       amd_sample_percent: 0,
+      wrap_up_seconds: 0,
+      default_disposition: "no_contact",
+      after_call_pause_seconds: 0,
       messages: { abandon: null, voicemail: null, opt_out: null },
       effective_calling_window: {
         sun: { start: "08:00", end: "21:00" },

@@ -457,7 +457,7 @@ describe("pacing and windows", () => {
     expect(await claim()).toEqual([]);
   });
 
-  test("agents need a campaign to be ready and cannot leave a call", async () => {
+  test("agents need a campaign to be ready and cannot leave a call; a pause waits for its end", async () => {
     await setUp();
     const missing = await w.request("POST", "/api/v1/agents/me/state", {
       token: agentToken,
@@ -473,11 +473,22 @@ describe("pacing and windows", () => {
     await ready();
     const callId = (await claim())[0]?.call_id as string;
     await event(callId, "answered");
+    const leave = await w.request("POST", "/api/v1/agents/me/state", {
+      token: agentToken,
+      body: { state: "offline" },
+    });
+    expect(leave.status).toBe(409);
     const pause = await w.request("POST", "/api/v1/agents/me/state", {
       token: agentToken,
-      body: { state: "paused" },
+      body: { state: "paused", reason: "lunch" },
     });
-    expect(pause.status).toBe(409);
+    expect(pause.status).toBe(200);
+    expect(pause.body.data.agent).toMatchObject({
+      state: "on_call",
+      call_id: callId,
+      pause_after_call: true,
+      reason: "lunch",
+    });
   });
 });
 

@@ -21,6 +21,13 @@ describe("tenants", () => {
       domain: "globex.example",
       rate_limit_per_minute: 600,
       regulatory_profile: "us",
+      not_ready_reasons: [
+        { code: "break", label: "Break" },
+        { code: "lunch", label: "Lunch" },
+        { code: "training", label: "Training" },
+        { code: "meeting", label: "Meeting" },
+        { code: "other", label: "Other" },
+      ],
       created_at: expect.stringMatching(/Z$/),
       updated_at: expect.stringMatching(/Z$/),
     });

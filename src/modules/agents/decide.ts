@@ -1,24 +1,44 @@
 import type { CampaignSnapshot } from "../../../actors/campaign.machine.ts";
-import type { AgentStateCommand, CommandInputs, Decision } from "../../../actors/commands.ts";
-import type { AgentPresence } from "../../dialer/agents.ts";
+import type {
+  AgentStateCommand,
+  CommandInputs,
+  Decision,
+  NextAgent,
+} from "../../../actors/commands.ts";
+import { AFTER_CALL_REASON, type AgentPresence } from "../../dialer/agents.ts";
 import { releaseOf } from "../../dialer/call-decide.ts";
 import { type AgentView, agentView } from "../../dialer/model.ts";
 import { badRequest, conflict, INVALID_BODY, notFound } from "../../errors.ts";
+
+const WITH_CALL = new Set<AgentPresence["state"]>(["on_call", "wrap_up"]);
 
 /**
  * An agent's own state change, as a pure step: the rules it must pass and the agent's next
  * entry on the board. `current` is the agent as the board holds it; `campaignKnown` says
  * whether a campaign the request names is one of the agent's tenant's.
+ *
+ * A pause during a call or its wrap-up is a pause after the call: the agent stays and must
+ * still give the disposition; `ready` then takes the request back.
  */
 export function nextAgentState(
-  command: Pick<AgentStateCommand, "agent" | "state" | "campaignId">,
+  command: Pick<AgentStateCommand, "agent" | "state" | "campaignId" | "reason" | "bySystem">,
   current: AgentPresence | undefined,
   campaignKnown: boolean,
-): Omit<AgentPresence, "since"> {
-  if (current?.state === "on_call") throw conflict("the agent is on a call");
-  if (current?.state === "wrap_up" && command.state === "ready") {
-    throw conflict("the agent is in wrap-up: disposition the call first");
+): NextAgent {
+  if (current && WITH_CALL.has(current.state)) {
+    if (command.state === "paused")
+      return { ...current, pauseAfterCall: true, reason: command.reason ?? null, keepSince: true };
+    if (command.state === "ready" && current.pauseAfterCall)
+      return { ...current, pauseAfterCall: false, reason: null, keepSince: true };
+    if (current.state === "on_call") throw conflict("the agent is on a call");
+    if (command.state === "ready")
+      throw conflict("the agent is in wrap-up: disposition the call first");
   }
+  // The end of a breath that the agent already left (paused for a reason, signed out) is moot.
+  if (command.bySystem && current?.reason !== AFTER_CALL_REASON)
+    return current
+      ? { ...current, keepSince: true }
+      : { ...command.agent, state: "offline", campaignId: null, callId: null };
   if (command.state === "ready" && command.campaignId === null)
     throw badRequest(INVALID_BODY, [{ field: "campaign_id", message: "required to be ready" }]);
   // Whatever the state, a named campaign must be one of the agent's tenant: the board never
@@ -31,6 +51,9 @@ export function nextAgentState(
     state: command.state,
     campaignId: command.campaignId ?? current?.campaignId ?? null,
     callId: current?.state === "wrap_up" ? current.callId : null,
+    reason: command.state === "paused" ? (command.reason ?? null) : null,
+    pauseAfterCall: false,
+    readyAt: null,
   };
 }
 
@@ -54,6 +77,7 @@ export function decideAgentState(
       ? snapshot.context.dialing?.calls[current.callId]
       : undefined;
   const release = reserved && releaseOf(reserved, now);
+  const since = next.keepSince ? (next.since ?? now) : now;
   return {
     writes: release?.writes ?? [],
     adopt: (facts) => release?.adopt(facts) ?? [],
@@ -61,6 +85,6 @@ export function decideAgentState(
       { type: "agent", agent: next, at: now },
       { type: "agentPersisted", userId: next.userId },
     ],
-    reply: () => ({ agent: agentView({ ...next, since: now }) }),
+    reply: () => ({ agent: agentView({ ...next, since }) }),
   };
 }

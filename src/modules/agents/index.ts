@@ -8,6 +8,7 @@ import {
   CallViewSchema,
   DISPOSITIONS,
   LeadSummarySchema,
+  offlineAgentView,
 } from "../../dialer/model.ts";
 import { ok, okList } from "../../envelope.ts";
 import { forbidden } from "../../errors.ts";
@@ -15,13 +16,21 @@ import { documented, documentedList } from "../../openapi-bodies.ts";
 import { PageQuery, parsePage } from "../../pagination.ts";
 import type { AuthGuard } from "../../plugins/auth.ts";
 import { jsonBody } from "../../plugins/json-body.ts";
+import { NotReadyReasonSchema } from "../tenants/model.ts";
 import { TenantQuery } from "../users/model.ts";
-import { setAgentState } from "./service.ts";
+import { notReadyReasons, setAgentState } from "./service.ts";
 
 export const AgentStateBody = t.Object(
   {
     state: t.Union([t.Literal("ready"), t.Literal("paused"), t.Literal("offline")]),
     campaign_id: t.Optional(t.String({ description: "required for ready" })),
+    reason: t.Optional(
+      t.String({
+        maxLength: 64,
+        description:
+          "paused only: one of the workspace's not-ready reasons (GET /agents/not-ready-reasons)",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -63,14 +72,7 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         return ok({
           agent: agent
             ? agentView(agent)
-            : {
-                user_id: principal.user.id,
-                email: principal.user.email,
-                state: "offline",
-                campaign_id: null,
-                call_id: null,
-                since: null,
-              },
+            : offlineAgentView(principal.user.id, principal.user.email),
           call: current.call,
           lead: current.lead,
         });
@@ -87,6 +89,22 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
             call: t.Union([CallViewSchema, t.Null()]),
             lead: t.Union([LeadSummarySchema, t.Null()]),
           }),
+        },
+      },
+    )
+    .get(
+      "/agents/not-ready-reasons",
+      async ({ tenantId }) => {
+        const reasons = await notReadyReasons(deps, tenantId);
+        return okList(reasons, reasons.length, { limit: reasons.length, offset: 0 });
+      },
+      {
+        auth: "agents.self",
+        detail: {
+          summary: "Why an agent may pause: the workspace's not-ready reasons, in order",
+          description:
+            "Admins set them with `PATCH /tenants/{id}` (`not_ready_reasons`). A paused agent whose campaign gives a breath after each call shows the reason `after_call`.",
+          ...documentedList(NotReadyReasonSchema),
         },
       },
     )

@@ -3,7 +3,7 @@ import { findTenantCampaign } from "../../../db/queries/campaigns.ts";
 import { findPresence } from "../../../db/queries/presence.ts";
 import type { ServiceDeps } from "../../deps.ts";
 import { type AgentView, agentView } from "../../dialer/model.ts";
-import { forbidden } from "../../errors.ts";
+import { forbidden, unprocessable } from "../../errors.ts";
 import type { Principal } from "../../identity/principal.ts";
 import { isUuid } from "../../identity/tenant-scope.ts";
 import { nextAgentState } from "./decide.ts";
@@ -11,7 +11,24 @@ import { nextAgentState } from "./decide.ts";
 export type AgentStateInput = {
   state: "ready" | "paused" | "offline";
   campaign_id?: string | undefined;
+  reason?: string | undefined;
 };
+
+/** The reasons an agent of the workspace may pause for. */
+export async function notReadyReasons(deps: ServiceDeps, tenantId: string) {
+  return (await deps.tenants.tenant(tenantId))?.notReadyReasons ?? [];
+}
+
+/** A reason is one of the workspace's, and only a pause has one. */
+async function assertReason(deps: ServiceDeps, tenantId: string, input: AgentStateInput) {
+  if (input.reason === undefined) return;
+  if (input.state !== "paused") throw unprocessable("reason", "only a pause takes a reason");
+  const reasons = await notReadyReasons(deps, tenantId);
+  if (!reasons.some((reason) => reason.code === input.reason)) {
+    const known = reasons.map((reason) => reason.code).join(", ") || "none";
+    throw unprocessable("reason", `not one of the workspace's not-ready reasons (${known})`);
+  }
+}
 
 /**
  * An agent's own state change: ready for a campaign, paused, or offline. The owner of the
@@ -25,11 +42,13 @@ export async function setAgentState(
   input: AgentStateInput,
 ): Promise<{ agent: AgentView }> {
   if (principal.kind !== "user") throw forbidden("API keys are not agents");
+  await assertReason(deps, principal.tenantId, input);
   const command: AgentStateCommand = {
     type: "agent.state",
     agent: { userId: principal.user.id, tenantId: principal.tenantId, email: principal.user.email },
     state: input.state,
     campaignId: canonicalId(input.campaign_id),
+    reason: input.reason ?? null,
   };
   const current = deps.dialer.agents.get(principal.user.id);
   const named =

@@ -189,6 +189,11 @@ export function settingsOf(input: SettingsChanges): Partial<CampaignSettings> {
   if (input.amd_budget_ms !== undefined) settings.amdBudgetMs = input.amd_budget_ms;
   if (input.machine_action !== undefined) settings.machineAction = input.machine_action;
   if (input.amd_sample_percent !== undefined) settings.amdSamplePercent = input.amd_sample_percent;
+  if (input.wrap_up_seconds !== undefined) settings.wrapUpSeconds = input.wrap_up_seconds;
+  if (input.default_disposition !== undefined)
+    settings.defaultDisposition = input.default_disposition;
+  if (input.after_call_pause_seconds !== undefined)
+    settings.afterCallPauseSeconds = input.after_call_pause_seconds;
   return settings;
 }
 

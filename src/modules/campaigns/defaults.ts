@@ -15,4 +15,7 @@ export const CAMPAIGN_DEFAULTS = {
   amd_budget_ms: 3500,
   machine_action: "hangup",
   amd_sample_percent: 0,
+  wrap_up_seconds: 0,
+  default_disposition: "no_contact",
+  after_call_pause_seconds: 0,
 } as const;

@@ -8,6 +8,7 @@ import {
 } from "../../../db/schema/campaigns.ts";
 import { profileInForce } from "../../compliance/lead-rules.ts";
 import { effectiveWindow } from "../../compliance/window.ts";
+import { AUTOMATIC_DISPOSITIONS } from "../../dialer/model.ts";
 import { PageQuery } from "../../pagination.ts";
 
 export { AGENT_STATES } from "../../dialer/agents.ts";
@@ -38,6 +39,7 @@ export const EffectiveWindowSchema = t.Object(
 
 export const CampaignStatusSchema = literals(CAMPAIGN_STATUSES);
 export const MachineActionSchema = literals(MACHINE_ACTIONS);
+export const AutomaticDispositionSchema = literals(AUTOMATIC_DISPOSITIONS);
 export const MessageKindSchema = literals(MESSAGE_KINDS);
 export const DialModeSchema = literals(DIAL_MODES);
 export const E164 = t.String({
@@ -90,6 +92,21 @@ const settings = {
     description:
       "the share of machine verdicts put through to agents anyway, whose dispositions estimate detection's false positives",
   }),
+  wrap_up_seconds: t.Integer({
+    minimum: 0,
+    maximum: 3600,
+    description:
+      "how long an agent may take over a disposition before default_disposition is recorded for it (automatic); 0: no limit",
+  }),
+  default_disposition: t.Union(AutomaticDispositionSchema.anyOf, {
+    description: "the disposition a wrap-up that ran out ends with (any but callback)",
+  }),
+  after_call_pause_seconds: t.Integer({
+    minimum: 0,
+    maximum: 600,
+    description:
+      "a breath after each disposition: the agent is paused (reason after_call) this long, then ready again",
+  }),
 };
 
 /** Every setting but the name may be left out: creation fills defaults, a patch keeps values. */
@@ -141,6 +158,9 @@ export const CampaignSchema = t.Object({
   amd_budget_ms: t.Integer(),
   machine_action: MachineActionSchema,
   amd_sample_percent: t.Number(),
+  wrap_up_seconds: t.Integer(),
+  default_disposition: AutomaticDispositionSchema,
+  after_call_pause_seconds: t.Integer(),
   messages: t.Object(
     {
       abandon: t.Union([t.Integer(), t.Null()]),
@@ -211,6 +231,9 @@ export const campaignView = (campaign: CampaignRecord): CampaignView => ({
   amd_budget_ms: campaign.amdBudgetMs,
   machine_action: campaign.machineAction,
   amd_sample_percent: campaign.amdSamplePercent,
+  wrap_up_seconds: campaign.wrapUpSeconds,
+  default_disposition: campaign.defaultDisposition,
+  after_call_pause_seconds: campaign.afterCallPauseSeconds,
   messages: {
     abandon: campaign.abandonMessageVersion,
     voicemail: campaign.voicemailMessageVersion,

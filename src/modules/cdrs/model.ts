@@ -62,6 +62,9 @@ export const CdrSchema = t.Object({
   outcome: OutcomeSchema,
   hangup_cause: nullable(t.String()),
   disposition: nullable(t.String()),
+  disposition_automatic: t.Boolean({
+    description: "the service recorded the campaign's default disposition when the wrap-up ran out",
+  }),
   notes: nullable(t.String({ description: "the agent's notes, saved with the disposition" })),
   started_at: Timestamp,
   answered_at: nullable(Timestamp),
@@ -107,6 +110,7 @@ export const cdrView = (row: CdrRow): CdrView => ({
   outcome: row.outcome,
   hangup_cause: row.hangupCause,
   disposition: row.disposition,
+  disposition_automatic: row.dispositionAutomatic,
   notes: row.notes,
   started_at: row.startedAt.toISOString(),
   answered_at: row.answeredAt?.toISOString() ?? null,

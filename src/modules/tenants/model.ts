@@ -5,12 +5,27 @@ import { Timestamp } from "../users/model.ts";
 
 export const DOMAIN_PATTERN = "^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$";
 
+/** Why an agent may pause: a workspace's list, offered in its order. */
+export const NotReadyReasonSchema = t.Object(
+  {
+    code: t.String({
+      pattern: "^[a-z][a-z0-9_]{0,31}$",
+      description: "what the API and reports use",
+    }),
+    label: t.String({ minLength: 1, maxLength: 60, description: "what the agent sees" }),
+  },
+  { additionalProperties: false },
+);
+export type NotReadyReason = Static<typeof NotReadyReasonSchema>;
+export const NotReadyReasonsSchema = t.Array(NotReadyReasonSchema, { maxItems: 20 });
+
 export const TenantSchema = t.Object({
   id: t.String({ format: "uuid" }),
   name: t.String(),
   domain: t.String(),
   rate_limit_per_minute: t.Integer(),
   regulatory_profile: t.String({ description: "the profile a new campaign starts with" }),
+  not_ready_reasons: NotReadyReasonsSchema,
   created_at: Timestamp,
   updated_at: Timestamp,
 });
@@ -32,6 +47,13 @@ export const PatchTenantBody = t.Object(
     regulatory_profile: t.Optional(
       t.String({ description: "us, uk, ca or none: the profile new campaigns start with" }),
     ),
+    not_ready_reasons: t.Optional(
+      t.Array(NotReadyReasonSchema, {
+        maxItems: 20,
+        description:
+          "why agents may pause, in the order offered (codes unique; after_call is the service's own)",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -45,6 +67,7 @@ export const tenantView = memoByIdentity(
     domain: row.domain,
     rate_limit_per_minute: row.rateLimitPerMinute,
     regulatory_profile: row.regulatoryProfile,
+    not_ready_reasons: row.notReadyReasons,
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
   }),

@@ -1,14 +1,20 @@
 import { isUniqueViolation } from "../../../db/errors.ts";
 import { insertTenant, listTenants, updateTenant } from "../../../db/queries/tenants.ts";
 import type { RequestMeta, ServiceDeps } from "../../deps.ts";
+import { AFTER_CALL_REASON } from "../../dialer/agents.ts";
 import type { Page } from "../../envelope.ts";
-import { conflict, notFound } from "../../errors.ts";
+import { conflict, notFound, unprocessable } from "../../errors.ts";
 import { auditedWrite } from "../../identity/audit.ts";
 import { auditActorOf, type Principal } from "../../identity/principal.ts";
 import { isUuid } from "../../identity/tenant-scope.ts";
 import { authorize } from "../../plugins/auth.ts";
 import { assertKnownProfile } from "../campaigns/decide.ts";
-import { type CreateTenantInput, type PatchTenantInput, tenantView } from "./model.ts";
+import {
+  type CreateTenantInput,
+  type NotReadyReason,
+  type PatchTenantInput,
+  tenantView,
+} from "./model.ts";
 
 const domainTaken = () =>
   conflict("domain already in use", [{ field: "domain", message: "already in use" }]);
@@ -69,6 +75,7 @@ export async function patchTenant(
   const profile = input.regulatory_profile;
   if (profile !== undefined) assertKnownProfile(profile);
   if (profile === "none") authorize(principal, "campaigns.unregulated");
+  if (input.not_ready_reasons) assertDistinctReasons(input.not_ready_reasons);
   const now = new Date(deps.clock.now());
   const updated = await auditedWrite(
     deps.db,
@@ -79,6 +86,7 @@ export async function patchTenant(
           name: input.name?.trim(),
           rateLimitPerMinute: input.rate_limit_per_minute,
           regulatoryProfile: profile,
+          notReadyReasons: input.not_ready_reasons,
         },
         now,
       }),
@@ -102,4 +110,19 @@ export async function getTenant(deps: ServiceDeps, principal: Principal, id: str
   const tenant = visible && isUuid(id) ? await deps.tenants.tenant(id) : undefined;
   if (!tenant) throw notFound("tenant");
   return { tenant: tenantView(tenant) };
+}
+
+/** Each reason once, and none that the service gives itself. */
+function assertDistinctReasons(reasons: readonly NotReadyReason[]) {
+  const seen = new Set<string>();
+  reasons.forEach((reason, index) => {
+    if (reason.code === AFTER_CALL_REASON)
+      throw unprocessable(
+        `not_ready_reasons.${index}.code`,
+        `${AFTER_CALL_REASON} is the service's own reason for the pause after a call`,
+      );
+    if (seen.has(reason.code))
+      throw unprocessable(`not_ready_reasons.${index}.code`, `${reason.code} is listed twice`);
+    seen.add(reason.code);
+  });
 }

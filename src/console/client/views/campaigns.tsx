@@ -60,6 +60,9 @@ function settingsOf(form: HTMLFormElement): Settings {
     amd_budget_ms: number("amd_budget_ms"),
     machine_action: text("machine_action") as Settings["machine_action"],
     amd_sample_percent: number("amd_sample_percent"),
+    wrap_up_seconds: number("wrap_up_seconds"),
+    default_disposition: text("default_disposition") as Settings["default_disposition"],
+    after_call_pause_seconds: number("after_call_pause_seconds"),
   };
 }
 
@@ -249,6 +252,35 @@ function SettingsForm({
           hint="their dispositions estimate how often detection hangs up on a person"
           disabled={readOnly}
           error={action.field("amd_sample_percent")}
+        />
+        <Field
+          label="Wrap-up limit (seconds)"
+          name="wrap_up_seconds"
+          type="number"
+          defaultValue={String(initial.wrap_up_seconds)}
+          hint="0: no limit; at the limit the default disposition is recorded for the agent"
+          disabled={readOnly}
+          error={action.field("wrap_up_seconds")}
+        />
+        <Select
+          label="Default disposition"
+          name="default_disposition"
+          options={facts.automaticDispositions.map((value) => ({
+            value,
+            label: label(value),
+          }))}
+          defaultValue={initial.default_disposition}
+          disabled={readOnly}
+          error={action.field("default_disposition")}
+        />
+        <Field
+          label="Pause after each call (seconds)"
+          name="after_call_pause_seconds"
+          type="number"
+          defaultValue={String(initial.after_call_pause_seconds)}
+          hint="a breath before the next call; 0: none"
+          disabled={readOnly}
+          error={action.field("after_call_pause_seconds")}
         />
       </fieldset>
       {(canWrite || canChangeProfile) && (

@@ -1,0 +1,299 @@
+import { beforeEach, describe, expect, test } from "bun:test";
+import { sweepAgentDeadlines } from "../../src/dialer/agent-deadlines.ts";
+import { createWorkspace } from "../helpers/app.ts";
+import { importFile } from "../helpers/leads.ts";
+
+type Workspace = Awaited<ReturnType<typeof createWorkspace>>;
+let w: Workspace;
+let adminToken: string;
+let agentToken: string;
+let nodeKey: string;
+let campaignId: string;
+
+/** Noon in New York: inside the calling window. */
+const NOON_NEW_YORK = Date.parse("2026-03-02T17:00:00Z");
+
+async function setUp(campaign: Record<string, unknown> = {}) {
+  w = await createWorkspace();
+  w.clock.advance(NOON_NEW_YORK - w.clock.now());
+  adminToken = await w.login("admin@acme.test");
+  await w.user(w.acme.id, "agent@acme.test", "agent");
+  agentToken = await w.login("agent@acme.test");
+  campaignId = (
+    await w.request("POST", "/api/v1/campaigns", {
+      token: adminToken,
+      body: { name: "Dial", regulatory_profile: "none", max_attempts: 5, ...campaign },
+    })
+  ).body.data.campaign.id;
+  const list = await w.request("POST", `/api/v1/campaigns/${campaignId}/lead-lists`, {
+    token: adminToken,
+    body: { name: "L", caller_id: "+14155550100" },
+  });
+  await importFile(
+    w,
+    `/api/v1/campaigns/${campaignId}/lead-lists/${list.body.data.lead_list.id}/import`,
+    adminToken,
+    "phone,timezone\n+14155552671,America/New_York\n+14155552672,America/New_York\n",
+  );
+  nodeKey = (
+    await w.request("POST", "/api/v1/edge-nodes", {
+      token: adminToken,
+      body: { name: "edge", max_concurrent_calls: 10 },
+    })
+  ).body.data.key;
+  await w.request("POST", `/api/v1/campaigns/${campaignId}/status`, {
+    token: adminToken,
+    body: { action: "start" },
+  });
+}
+
+const setState = (body: Record<string, unknown>) =>
+  w.request("POST", "/api/v1/agents/me/state", { token: agentToken, body });
+const ready = () => setState({ state: "ready", campaign_id: campaignId });
+const me = async () =>
+  (await w.request("GET", "/api/v1/agents/me", { token: agentToken })).body.data.agent;
+const claim = async () =>
+  (await w.request("POST", "/api/v1/nodes/jobs/claim", { token: nodeKey, body: { max: 5 } })).body
+    .data.jobs as { call_id: string }[];
+const event = (callId: string, type: string) =>
+  w.request("POST", `/api/v1/nodes/calls/${callId}/events`, {
+    token: nodeKey,
+    body: { type, at: new Date(w.clock.now()).toISOString() },
+  });
+const dispose = (callId: string, disposition = "completed") =>
+  w.request("POST", `/api/v1/calls/${callId}/disposition`, {
+    token: agentToken,
+    body: { disposition },
+  });
+const cdrOf = async (callId: string) =>
+  (await w.request("GET", "/api/v1/cdrs", { token: adminToken })).body.data.items.find(
+    (cdr: { call_id: string }) => cdr.call_id === callId,
+  );
+
+/** The agent is ready, takes a call and talks for a minute; the call is in flight. */
+async function onCall(): Promise<string> {
+  await ready();
+  const [job] = await claim();
+  const callId = job?.call_id as string;
+  w.clock.advance(5_000);
+  await event(callId, "answered");
+  w.clock.advance(60_000);
+  return callId;
+}
+
+describe("a pause asked for during a call", () => {
+  beforeEach(() => setUp());
+
+  test("waits for the disposition, which is still asked for, then pauses with its reason", async () => {
+    const callId = await onCall();
+    const asked = await setState({ state: "paused", reason: "lunch" });
+    expect(asked.status).toBe(200);
+    expect(asked.body.data.agent).toMatchObject({
+      state: "on_call",
+      pause_after_call: true,
+      reason: "lunch",
+    });
+    await event(callId, "ended");
+    expect(await me()).toMatchObject({ state: "wrap_up", call_id: callId, pause_after_call: true });
+    // Nothing is dialled for an agent in wrap-up, and the call keeps waiting for its code.
+    expect((await cdrOf(callId)).disposition).toBeNull();
+    expect((await dispose(callId)).status).toBe(200);
+    expect(await me()).toMatchObject({
+      state: "paused",
+      reason: "lunch",
+      call_id: null,
+      pause_after_call: false,
+    });
+    expect(await claim()).toEqual([]);
+  });
+
+  test("in wrap-up the same; `ready` takes the request back", async () => {
+    const callId = await onCall();
+    await event(callId, "ended");
+    const asked = await setState({ state: "paused" });
+    expect(asked.body.data.agent).toMatchObject({ state: "wrap_up", pause_after_call: true });
+    const since = asked.body.data.agent.since;
+    const back = await setState({ state: "ready", campaign_id: campaignId });
+    // The wrap-up goes on from where it was: its clock is not restarted.
+    expect(back.body.data.agent).toMatchObject({
+      state: "wrap_up",
+      pause_after_call: false,
+      since,
+    });
+    await dispose(callId);
+    expect(await me()).toMatchObject({ state: "ready", reason: null });
+  });
+
+  test("leaving a call or its wrap-up is still refused", async () => {
+    const callId = await onCall();
+    expect((await setState({ state: "offline" })).status).toBe(409);
+    await event(callId, "ended");
+    expect((await setState({ state: "ready", campaign_id: campaignId })).status).toBe(409);
+  });
+});
+
+describe("not-ready reasons", () => {
+  beforeEach(() => setUp());
+
+  test("a workspace starts with a list that agents read and admins replace", async () => {
+    const listed = await w.request("GET", "/api/v1/agents/not-ready-reasons", {
+      token: agentToken,
+    });
+    expect(listed.body.data.items.map((reason: { code: string }) => reason.code)).toEqual([
+      "break",
+      "lunch",
+      "training",
+      "meeting",
+      "other",
+    ]);
+    const replaced = await w.request("PATCH", `/api/v1/tenants/${w.acme.id}`, {
+      token: adminToken,
+      body: { not_ready_reasons: [{ code: "coaching", label: "Coaching" }] },
+    });
+    expect(replaced.status).toBe(200);
+    expect(replaced.body.data.tenant.not_ready_reasons).toEqual([
+      { code: "coaching", label: "Coaching" },
+    ]);
+    await ready();
+    expect((await setState({ state: "paused", reason: "coaching" })).status).toBe(200);
+    const lunch = await setState({ state: "paused", reason: "lunch" });
+    expect(lunch.status).toBe(422);
+    expect(lunch.body.field_errors).toEqual([
+      { field: "reason", message: "not one of the workspace's not-ready reasons (coaching)" },
+    ]);
+    expect(await me()).toMatchObject({ state: "paused", reason: "coaching" });
+  });
+
+  test("a reason only with a pause; the service's own reason and duplicates are refused", async () => {
+    const withReady = await setState({ state: "ready", campaign_id: campaignId, reason: "break" });
+    expect(withReady.status).toBe(422);
+    expect(withReady.body.field_errors[0].field).toBe("reason");
+    for (const reasons of [
+      [{ code: "after_call", label: "After call" }],
+      [
+        { code: "break", label: "Break" },
+        { code: "break", label: "Pause" },
+      ],
+    ]) {
+      const refused = await w.request("PATCH", `/api/v1/tenants/${w.acme.id}`, {
+        token: adminToken,
+        body: { not_ready_reasons: reasons },
+      });
+      expect(refused.status).toBe(422);
+      expect(refused.body.field_errors[0].field).toMatch(/^not_ready_reasons\.\d\.code$/);
+    }
+    const bad = await w.request("PATCH", `/api/v1/tenants/${w.acme.id}`, {
+      token: adminToken,
+      body: { not_ready_reasons: [{ code: "Has Spaces", label: "x" }] },
+    });
+    expect(bad.status).toBe(400);
+    // An agent may not change the list.
+    const agent = await w.request("PATCH", `/api/v1/tenants/${w.acme.id}`, {
+      token: agentToken,
+      body: { not_ready_reasons: [] },
+    });
+    expect(agent.status).toBe(403);
+  });
+});
+
+describe("a campaign's wrap-up limit", () => {
+  test("a forgotten wrap-up ends with the default disposition, recorded as automatic", async () => {
+    await setUp({ wrap_up_seconds: 30, default_disposition: "no_contact" });
+    const callId = await onCall();
+    await event(callId, "ended");
+    w.clock.advance(29_000);
+    expect(await sweepAgentDeadlines(w.deps)).toBe(0);
+    expect((await me()).state).toBe("wrap_up");
+    w.clock.advance(1_000);
+    expect(await sweepAgentDeadlines(w.deps)).toBe(1);
+    expect(await me()).toMatchObject({ state: "ready", call_id: null });
+    expect(await cdrOf(callId)).toMatchObject({
+      disposition: "no_contact",
+      disposition_automatic: true,
+    });
+    // The agent's own disposition comes too late, and changes nothing.
+    expect((await dispose(callId, "completed")).status).toBe(409);
+    expect(await sweepAgentDeadlines(w.deps)).toBe(0);
+  });
+
+  test("an agent's own disposition in time is not automatic; no limit means none", async () => {
+    await setUp({ wrap_up_seconds: 30 });
+    const first = await onCall();
+    await event(first, "ended");
+    w.clock.advance(10_000);
+    await dispose(first);
+    expect((await cdrOf(first)).disposition_automatic).toBe(false);
+
+    const { version } = (
+      await w.request("GET", `/api/v1/campaigns/${campaignId}`, { token: adminToken })
+    ).body.data.campaign;
+    const patched = await w.request("PATCH", `/api/v1/campaigns/${campaignId}`, {
+      token: adminToken,
+      body: { wrap_up_seconds: 0, version },
+    });
+    expect(patched.body.data.campaign.wrap_up_seconds).toBe(0);
+    const [job] = await claim();
+    const second = job?.call_id as string;
+    await event(second, "answered");
+    await event(second, "ended");
+    w.clock.advance(3_600_000);
+    expect(await sweepAgentDeadlines(w.deps)).toBe(0);
+    expect((await me()).state).toBe("wrap_up");
+  });
+
+  test("a callback cannot be the default disposition", async () => {
+    w = await createWorkspace();
+    adminToken = await w.login("admin@acme.test");
+    const refused = await w.request("POST", "/api/v1/campaigns", {
+      token: adminToken,
+      body: { name: "C", default_disposition: "callback" },
+    });
+    expect(refused.status).toBe(400);
+    expect(JSON.stringify(refused.body.field_errors)).toContain("default_disposition");
+  });
+});
+
+describe("a breath after each call", () => {
+  test("the agent is paused for after_call, then ready by itself; nothing is dialled meanwhile", async () => {
+    await setUp({ after_call_pause_seconds: 10 });
+    const callId = await onCall();
+    await event(callId, "ended");
+    await dispose(callId);
+    const resting = await me();
+    expect(resting).toMatchObject({
+      state: "paused",
+      reason: "after_call",
+      ready_at: new Date(w.clock.now() + 10_000).toISOString(),
+    });
+    expect(await claim()).toEqual([]);
+    w.clock.advance(9_000);
+    expect(await sweepAgentDeadlines(w.deps)).toBe(0);
+    w.clock.advance(1_000);
+    expect(await sweepAgentDeadlines(w.deps)).toBe(1);
+    expect(await me()).toMatchObject({ state: "ready", reason: null, ready_at: null });
+    expect(await claim()).toHaveLength(1);
+  });
+
+  test("a pause asked for during the call wins over the breath, and ends only when the agent says", async () => {
+    await setUp({ after_call_pause_seconds: 10 });
+    const callId = await onCall();
+    await setState({ state: "paused", reason: "break" });
+    await event(callId, "ended");
+    await dispose(callId);
+    expect(await me()).toMatchObject({ state: "paused", reason: "break", ready_at: null });
+    w.clock.advance(60_000);
+    expect(await sweepAgentDeadlines(w.deps)).toBe(0);
+    expect((await me()).state).toBe("paused");
+  });
+
+  test("an agent who pauses during the breath stays paused", async () => {
+    await setUp({ after_call_pause_seconds: 10 });
+    const callId = await onCall();
+    await event(callId, "ended");
+    await dispose(callId);
+    await setState({ state: "paused", reason: "training" });
+    w.clock.advance(20_000);
+    expect(await sweepAgentDeadlines(w.deps)).toBe(0);
+    expect(await me()).toMatchObject({ state: "paused", reason: "training" });
+  });
+});
