@@ -84,6 +84,10 @@ export const cdrs = pgTable(
     index("cdrs_tenant_started").on(table.tenantId, table.startedAt),
     index("cdrs_tenant_created").on(table.tenantId, table.createdAt, table.id),
     index("cdrs_campaign_created").on(table.campaignId, table.createdAt),
+    // An agent's own calls of a day, and a lead's earlier attempts with their agents.
+    index("cdrs_agent_started")
+      .on(table.tenantId, table.agentId, table.startedAt)
+      .where(sql`${table.agentId} is not null`),
   ],
 );
 

@@ -297,3 +297,57 @@ describe("a breath after each call", () => {
     expect(await me()).toMatchObject({ state: "paused", reason: "training" });
   });
 });
+
+describe("an agent's figures for the day", () => {
+  test("calls, talk, wrap-up and time paused for each reason, the current state up to now", async () => {
+    await setUp();
+    const callId = await onCall();
+    await event(callId, "ended");
+    w.clock.advance(20_000);
+    await dispose(callId);
+    w.clock.advance(30_000);
+    await setState({ state: "paused", reason: "break" });
+    w.clock.advance(600_000);
+    await setState({ state: "paused", reason: "lunch" });
+    w.clock.advance(120_000);
+    const figures = async (query = "") =>
+      (
+        await w.request("GET", `/api/v1/agents/me/figures${query}`, {
+          token: agentToken,
+        })
+      ).body.data.figures;
+    // The board writes states behind: the log has what the agent left once they commit.
+    await w.deps.dialer.agents.settled();
+    const today = await figures();
+    expect(today).toMatchObject({
+      calls: 1,
+      talk_seconds: 60,
+      wrap_up_seconds: 20,
+      average_talk_seconds: 60,
+      average_wrap_up_seconds: 20,
+      paused_seconds_by_reason: { break: 600, lunch: 120 },
+      day: {
+        start: "2026-03-02T00:00:00.000Z",
+        end: "2026-03-03T00:00:00.000Z",
+        time_zone: "Etc/UTC",
+      },
+    });
+    expect(today.seconds_by_state).toMatchObject({
+      ready: 30 + 5,
+      on_call: 60,
+      wrap_up: 20,
+      paused: 720,
+    });
+    // A day in another zone: New York's day started at 05:00 UTC.
+    expect((await figures("?time_zone=America/New_York")).day).toEqual({
+      start: "2026-03-02T05:00:00.000Z",
+      end: "2026-03-03T05:00:00.000Z",
+      time_zone: "America/New_York",
+    });
+    const bad = await w.request("GET", "/api/v1/agents/me/figures?time_zone=Mars/Base", {
+      token: agentToken,
+    });
+    expect(bad.status).toBe(422);
+    expect(bad.body.field_errors[0].field).toBe("time_zone");
+  });
+});

@@ -18,6 +18,7 @@ import type { AuthGuard } from "../../plugins/auth.ts";
 import { jsonBody } from "../../plugins/json-body.ts";
 import { NotReadyReasonSchema } from "../tenants/model.ts";
 import { TenantQuery } from "../users/model.ts";
+import { AgentFiguresSchema, agentFigures, FiguresQuery } from "./figures.ts";
 import { notReadyReasons, setAgentState } from "./service.ts";
 
 export const AgentStateBody = t.Object(
@@ -89,6 +90,23 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
             call: t.Union([CallViewSchema, t.Null()]),
             lead: t.Union([LeadSummarySchema, t.Null()]),
           }),
+        },
+      },
+    )
+    .get(
+      "/agents/me/figures",
+      async ({ principal, tenantId, query }) => {
+        if (principal.kind !== "user") throw forbidden("API keys are not agents");
+        const [figures] = await agentFigures(deps, tenantId, [principal.user.id], query.time_zone);
+        return ok({ figures });
+      },
+      {
+        auth: "agents.self",
+        query: FiguresQuery,
+        detail: {
+          summary:
+            "The caller's own figures for today: calls, talk, wrap-up and time in each state",
+          ...documented({ figures: AgentFiguresSchema }),
         },
       },
     )

@@ -1,0 +1,1 @@
+CREATE INDEX "cdrs_agent_started" ON "cdrs" USING btree ("tenant_id","agent_id","started_at") WHERE "cdrs"."agent_id" is not null;
