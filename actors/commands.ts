@@ -362,6 +362,15 @@ export type CampaignEffect =
   | { type: "agentWrappedUp"; userId: string; callId: string; breathMs: number; at: number }
   /** The caller hears back only once the agent's row has committed. */
   | { type: "agentPersisted"; userId: string }
+  /** The agents of the campaign hear that a user, a key or the service changed its status. */
+  | {
+      type: "statusToAgents";
+      tenantId: string;
+      campaignId: string;
+      from: string;
+      to: string;
+      by: ChangeActor;
+    }
   /** The campaign's numbers changed without a push of their own. */
   | { type: "statsChanged"; tenantId: string; campaignId: string }
   /** A pacing decision, kept as the campaign's last (the simulator charts it). */

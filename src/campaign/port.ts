@@ -369,6 +369,23 @@ function carryOut(deps: ServiceDeps, effects: CampaignEffect[]): Promise<unknown
       case "agentPersisted":
         settled = agents.persisted(effect.userId);
         break;
+      case "statusToAgents": {
+        const user =
+          effect.by.actorType === "user" && effect.by.actorId
+            ? deps.tenants.loadedUser(effect.tenantId, effect.by.actorId)
+            : undefined;
+        const message = {
+          ...campaignStatusMessage(effect.campaignId, effect.from, effect.to),
+          by: {
+            actor_type: effect.by.actorType,
+            actor_id: effect.by.actorId,
+            email: user?.email ?? null,
+          },
+        };
+        for (const agent of agents.inCampaign(effect.campaignId))
+          deps.realtime.toAgent(effect.tenantId, agent.userId, message);
+        break;
+      }
       case "statsChanged":
         deps.realtime.statsChanged(effect.tenantId, effect.campaignId);
         break;

@@ -23,6 +23,19 @@ export const SERVER_MESSAGES = {
     campaign_id: t.String({ format: "uuid" }),
     status: CampaignStatusSchema,
     from: CampaignStatusSchema,
+    by: t.Optional(
+      t.Object(
+        {
+          actor_type: t.String({ description: "user, api_key or system" }),
+          actor_id: t.Union([t.String(), t.Null()]),
+          email: t.Union([t.String(), t.Null()], { description: "the user's, when a user did it" }),
+        },
+        {
+          description:
+            "on the agent socket: who changed the status of the agent's campaign (agents hear of their own campaign only)",
+        },
+      ),
+    ),
   }),
   "campaign.stats": t.Object({
     type: t.Literal("campaign.stats"),
@@ -122,7 +135,15 @@ export function asyncApiDocument() {
     "subscribed",
     "error",
   ];
-  const agentOut = ["agent.state", "call.offered", "call.connected", "call.ended", "ack", "error"];
+  const agentOut = [
+    "agent.state",
+    "campaign.status",
+    "call.offered",
+    "call.connected",
+    "call.ended",
+    "ack",
+    "error",
+  ];
   return {
     asyncapi: "3.0.0",
     info: {

@@ -103,7 +103,16 @@ export function decideStatus(
       },
     ],
     adopt: ({ relayed }) => [{ ...event, reply, relayed }],
-    effects: () => [],
+    effects: () => [
+      {
+        type: "statusToAgents",
+        tenantId: campaign.tenantId,
+        campaignId: campaign.id,
+        from: campaign.status,
+        to,
+        by: command.by,
+      },
+    ],
     reply: () => ({ status: 200, text, replayed: false }),
   };
 }

@@ -2,6 +2,7 @@ import { beforeEach, describe, expect, test } from "bun:test";
 import { sweepAgentDeadlines } from "../../src/dialer/agent-deadlines.ts";
 import { createWorkspace } from "../helpers/app.ts";
 import { importFile } from "../helpers/leads.ts";
+import { listenOnLoopback, openSocket } from "../helpers/sockets.ts";
 
 type Workspace = Awaited<ReturnType<typeof createWorkspace>>;
 let w: Workspace;
@@ -349,5 +350,49 @@ describe("an agent's figures for the day", () => {
     });
     expect(bad.status).toBe(422);
     expect(bad.body.field_errors[0].field).toBe("time_zone");
+  });
+});
+
+describe("what a supervisor does to the agent's campaign", () => {
+  test("the agent's socket hears the pause and who did it; agents of other campaigns do not", async () => {
+    await setUp();
+    const listening = listenOnLoopback({ app: w.app, deps: w.deps });
+    try {
+      await w.user(w.acme.id, "lead@acme.test", "supervisor");
+      const supervisor = await w.login("lead@acme.test");
+      await w.user(w.acme.id, "other@acme.test", "agent");
+      const otherToken = await w.login("other@acme.test");
+      const elsewhere = (
+        await w.request("POST", "/api/v1/campaigns", {
+          token: adminToken,
+          body: { name: "Elsewhere", regulatory_profile: "none" },
+        })
+      ).body.data.campaign.id;
+      await ready();
+      const socket = await openSocket(listening.wsUrl("/ws/agent", agentToken));
+      await socket.next("agent.state");
+      const other = await openSocket(listening.wsUrl("/ws/agent", otherToken));
+      await other.next("agent.state");
+      other.send(JSON.stringify({ type: "pause", campaign_id: elsewhere }));
+      await other.next("ack");
+
+      const paused = await w.request("POST", `/api/v1/campaigns/${campaignId}/status`, {
+        token: supervisor,
+        body: { action: "pause" },
+      });
+      expect(paused.status).toBe(200);
+      expect(await socket.next("campaign.status")).toMatchObject({
+        campaign_id: campaignId,
+        status: "paused",
+        from: "running",
+        by: { actor_type: "user", email: "lead@acme.test" },
+      });
+      await Bun.sleep(100);
+      expect(other.messages.filter((m) => m.type === "campaign.status")).toEqual([]);
+      socket.socket.close();
+      other.socket.close();
+    } finally {
+      await listening.stop();
+    }
   });
 });
