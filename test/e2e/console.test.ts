@@ -238,6 +238,14 @@ describe("console", () => {
       await expect(reloaded.getByText("Ada").isVisible()).resolves.toBe(true);
       await expect(reloaded.getByText("America/Los_Angeles").isVisible()).resolves.toBe(true);
 
+      // A pause during the call waits for its end and its disposition, for the reason chosen.
+      await desk.getByLabel("Pause reason").selectOption("lunch");
+      await desk.locator("h1").click();
+      await desk.keyboard.press("p");
+      await desk.getByText(/Pausing after this call \(Lunch\)/).waitFor({ timeout: 10_000 });
+      await state.getByText("on call").waitFor({ timeout: 10_000 });
+      await captureView(desk, "agent-desktop-pause-after-call");
+
       const ended = await node(`/calls/${callId}/events`, {
         type: "ended",
         at: at(),
@@ -249,7 +257,10 @@ describe("console", () => {
       await desk.getByLabel("Notes").fill("Call back about the renewal; prefers mornings.");
       await captureView(desk, "agent-desktop-wrap-up");
       await desk.getByRole("button", { name: /^Callback/ }).click();
-      await state.getByText("ready").waitFor({ timeout: 10_000 });
+      await state.getByText("paused").waitFor({ timeout: 10_000 });
+      await state.getByText("(Lunch)").waitFor({ timeout: 10_000 });
+      await desk.getByRole("heading", { name: "Today" }).waitFor({ timeout: 10_000 });
+      await desk.locator('[data-figure="calls"]', { hasText: "1" }).waitFor({ timeout: 10_000 });
       const records = await apiCall<{ items: { call_id: string; notes: string | null }[] }>(
         "GET",
         "/cdrs",
@@ -259,8 +270,10 @@ describe("console", () => {
         "Call back about the renewal; prefers mornings.",
       );
 
-      // The keyboard alone: p pauses, r makes the agent ready again.
+      // The keyboard alone: r makes the agent ready again, p pauses.
       await desk.locator("h1").click();
+      await desk.keyboard.press("r");
+      await state.getByText("ready").waitFor({ timeout: 10_000 });
       await desk.keyboard.press("p");
       await state.getByText("paused").waitFor({ timeout: 10_000 });
       await desk.keyboard.press("r");
@@ -277,6 +290,12 @@ describe("console", () => {
 
       await row.getByRole("button", { name: "Pause Spring renewals" }).click();
       await row.locator("[data-status]", { hasText: "paused" }).waitFor({ timeout: 10_000 });
+      // The agent is told, and by whom.
+      await desk
+        .getByRole("alert")
+        .getByText(/Your campaign was paused by super@acme\.test/)
+        .waitFor({ timeout: 10_000 });
+      await captureView(desk, "agent-desktop-campaign-paused");
       expect(await row.getByRole("button", { name: "Pause Spring renewals" }).isDisabled()).toBe(
         true,
       );

@@ -5,6 +5,7 @@
  */
 import type { Static, TSchema } from "@sinclair/typebox";
 import type { EligibilitySchema } from "../../dialer/model.ts";
+import type { AgentFiguresSchema } from "../../modules/agents/figures.ts";
 import type { AgentStateBody, DispositionBody } from "../../modules/agents/index.ts";
 import type { ApiKeySchema, CreateApiKeyBody } from "../../modules/api-keys/model.ts";
 import type {
@@ -34,6 +35,7 @@ import type {
 } from "../../modules/leads/model.ts";
 import type {
   CreateTenantBody,
+  NotReadyReasonSchema,
   PatchTenantBody,
   TenantSchema,
 } from "../../modules/tenants/model.ts";
@@ -62,6 +64,8 @@ export type Eligibility = S<typeof EligibilitySchema>;
 export type Import = S<typeof ImportSchema>;
 export type Cdr = S<typeof CdrSchema>;
 export type DncEntry = S<typeof DncEntrySchema>;
+export type AgentFigures = S<typeof AgentFiguresSchema>;
+export type NotReadyReason = S<typeof NotReadyReasonSchema>;
 export type Agent = S<(typeof SERVER_MESSAGES)["agent.state"]>["agent"];
 export type ServerMessage = {
   [K in keyof typeof SERVER_MESSAGES]: S<(typeof SERVER_MESSAGES)[K]>;
@@ -304,6 +308,13 @@ export const api = {
         data: { agent: Agent; call: Connected["call"] | null; lead: Connected["lead"] | null };
       }>("GET", "/agents/me"),
     ),
+  agentFigures: (timeZone: string) =>
+    one(
+      call<{ data: { figures: AgentFigures } }>("GET", "/agents/me/figures", {
+        query: { time_zone: timeZone },
+      }),
+    ),
+  notReadyReasons: () => list<NotReadyReason>("/agents/not-ready-reasons"),
   agentState: (body: S<typeof AgentStateBody>) =>
     one(call<{ data: { agent: Agent } }>("POST", "/agents/me/state", { body })),
   disposition: (callId: string, body: S<typeof DispositionBody>) =>

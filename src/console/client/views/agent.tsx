@@ -1,5 +1,12 @@
 import { useEffect, useRef, useState } from "preact/hooks";
-import { type Agent, api, type Campaign, type ServerMessage } from "../api.ts";
+import {
+  type Agent,
+  type AgentFigures,
+  api,
+  type Campaign,
+  type NotReadyReason,
+  type ServerMessage,
+} from "../api.ts";
 import { facts } from "../facts.ts";
 import { duration, instantToZoned, label, timeIn, zonedToInstant } from "../format.ts";
 import { type Link, liveSocket } from "../live.ts";
@@ -11,6 +18,10 @@ type CallInfo = { call: Connected["call"]; lead: Connected["lead"]; since: numbe
 type OwnCall = { agent: Agent; call: Connected["call"] | null; lead: Connected["lead"] | null };
 
 const CAMPAIGN_KEY = "dialer.agent.campaign";
+const REASON_KEY = "dialer.agent.reason";
+/** The service's own reason for the breath a campaign gives after each call. */
+const AFTER_CALL = "after_call";
+const STOPPED = new Set(["paused", "stopped", "completed"]);
 const SHORTCUTS: Record<string, string> = {
   r: "ready",
   p: "pause",
@@ -20,6 +31,7 @@ const SHORTCUTS: Record<string, string> = {
   "3": "do_not_call",
   "4": "no_contact",
   "5": "answering_machine",
+  "6": "wrong_number",
 };
 const DISPOSITION_KEYS = Object.fromEntries(
   Object.entries(SHORTCUTS).map(([key, action]) => [action, key]),
@@ -156,6 +168,58 @@ function WrapUp({
   );
 }
 
+/** What the agent did today, in the browser's zone: calls, talk, wrap-up and pauses. */
+function TodayFigures({ refreshKey, reasons }: { refreshKey: string; reasons: NotReadyReason[] }) {
+  const [figures, setFigures] = useState<AgentFigures | undefined>();
+  useEffect(() => {
+    const load = () =>
+      api.agentFigures(browserZone).then(
+        (reply) => setFigures(reply.figures),
+        () => {},
+      );
+    load();
+    const timer = setInterval(load, 60_000);
+    return () => clearInterval(timer);
+  }, [refreshKey]);
+  if (!figures) return null;
+  const reasonLabel = (code: string) =>
+    code === AFTER_CALL
+      ? "Pause after calls"
+      : (reasons.find((reason) => reason.code === code)?.label ?? label(code));
+  const paused = Object.entries(figures.paused_seconds_by_reason).filter(([, s]) => s > 0);
+  return (
+    <section class="card" aria-labelledby="today-title">
+      <h2 id="today-title">Today</h2>
+      <dl class="details figures">
+        <dt>Calls</dt>
+        <dd data-figure="calls">{figures.calls}</dd>
+        <dt>Talk time</dt>
+        <dd>
+          {duration(figures.talk_seconds)}
+          {figures.average_talk_seconds !== null && (
+            <span class="muted"> (average {duration(figures.average_talk_seconds)})</span>
+          )}
+        </dd>
+        <dt>Wrap-up time</dt>
+        <dd>
+          {duration(figures.wrap_up_seconds)}
+          {figures.average_wrap_up_seconds !== null && (
+            <span class="muted"> (average {duration(figures.average_wrap_up_seconds)})</span>
+          )}
+        </dd>
+        <dt>Not ready</dt>
+        <dd>
+          {paused.length === 0
+            ? "none"
+            : paused
+                .map(([code, seconds]) => `${reasonLabel(code)} ${duration(seconds)}`)
+                .join(", ")}
+        </dd>
+      </dl>
+    </section>
+  );
+}
+
 export function AgentDesktop() {
   const [agent, setAgent] = useState<Agent | undefined>();
   const [link, setLink] = useState<Link>("connecting");
@@ -166,6 +230,9 @@ export function AgentDesktop() {
   const picked = useRef(false);
   const [offer, setOffer] = useState<(Offered & { acknowledged: boolean }) | undefined>();
   const [current, setCurrent] = useState<CallInfo | undefined>();
+  const [reasons, setReasons] = useState<NotReadyReason[]>([]);
+  const [pauseReason, setPauseReason] = useState(localStorage.getItem(REASON_KEY) ?? "");
+  const [notice, setNotice] = useState<string | undefined>();
   const action = useAction();
   const now = useNow();
   const currentRef = useRef(current);
@@ -204,6 +271,17 @@ export function AgentDesktop() {
 
   useEffect(() => {
     api.agentMe().then(adopt, () => {});
+    api.notReadyReasons().then(
+      (page) => {
+        setReasons(page.items);
+        setPauseReason((chosen) =>
+          page.items.some((reason) => reason.code === chosen)
+            ? chosen
+            : (page.items[0]?.code ?? ""),
+        );
+      },
+      () => {},
+    );
   }, []);
 
   useEffect(
@@ -241,6 +319,21 @@ export function AgentDesktop() {
             case "call.ended":
               setOffer((offered) => (offered?.call.id === message.call.id ? undefined : offered));
               break;
+            case "campaign.status": {
+              const who =
+                message.by?.email ??
+                (message.by?.actor_type === "system" ? "the service" : "an integration");
+              const at = new Date().toLocaleTimeString(undefined, {
+                hour: "2-digit",
+                minute: "2-digit",
+              });
+              setNotice(
+                STOPPED.has(message.status)
+                  ? `Your campaign was ${message.status === "completed" ? "completed" : message.status} by ${who} at ${at}: no calls come until it runs again.`
+                  : `Your campaign is ${message.status} again (${who}, ${at}).`,
+              );
+              break;
+            }
           }
         },
         setLink,
@@ -251,7 +344,11 @@ export function AgentDesktop() {
   const setState = (state: "ready" | "paused") =>
     action.run(async () => {
       const reply = await api.agentState(
-        state === "ready" ? { state, campaign_id: campaignId } : { state },
+        state === "ready"
+          ? { state, campaign_id: campaignId }
+          : pauseReason
+            ? { state, reason: pauseReason }
+            : { state },
       );
       if (state === "ready") picked.current = false;
       setAgent(reply.agent);
@@ -281,15 +378,32 @@ export function AgentDesktop() {
   const onCall = state === "on_call" && current && current.call.id === agent?.call_id;
   const wrapping = state === "wrap_up" && agent?.call_id;
   const campaignName = campaigns.find((c) => c.id === agent?.campaign_id)?.name;
+  const withCall = state === "on_call" || state === "wrap_up";
+  const reasonLabel = (code: string | null | undefined) =>
+    code === AFTER_CALL
+      ? "pause after the call"
+      : code
+        ? (reasons.find((reason) => reason.code === code)?.label ?? label(code))
+        : undefined;
+  const readyIn = agent?.ready_at ? Math.max(0, (Date.parse(agent.ready_at) - now) / 1000) : null;
 
   return (
     <Page title="Agent desktop">
       <div class="agent-bar card">
         <p role="status" aria-label="Agent state" class={`agent-state state-${state}`}>
-          <span class="state-name">{label(state)}</span> ·{" "}
+          <span class="state-name">{label(state)}</span>
+          {state === "paused" && agent?.reason && <span> ({reasonLabel(agent.reason)})</span>} ·{" "}
           <time>{duration((now - since) / 1000)}</time>
           {campaignName && <span class="muted"> · {campaignName}</span>}
         </p>
+        {agent?.pause_after_call && (
+          <p class="pending" aria-live="polite">
+            Pausing after this call
+            {agent.reason ? ` (${reasonLabel(agent.reason)})` : ""}: the disposition is still
+            needed. Press <kbd>r</kbd> to stay ready instead.
+          </p>
+        )}
+        {readyIn !== null && <p aria-live="polite">Ready again in {Math.ceil(readyIn)} s.</p>}
         <p class={`link link-${link}`} aria-live="polite">
           {link === "live"
             ? "Connected"
@@ -335,11 +449,40 @@ export function AgentDesktop() {
             aria-keyshortcuts="p"
             onClick={() => setState("paused")}
           >
-            Pause <kbd>p</kbd>
+            {withCall ? "Pause after this call" : "Pause"} <kbd>p</kbd>
           </button>
         </div>
+        {reasons.length > 0 && (
+          <div class="field">
+            <label for="pause-reason">Pause reason</label>
+            <select
+              id="pause-reason"
+              value={pauseReason}
+              onChange={(event) => {
+                const value = (event.target as HTMLSelectElement).value;
+                setPauseReason(value);
+                localStorage.setItem(REASON_KEY, value);
+              }}
+            >
+              {reasons.map((reason) => (
+                <option key={reason.code} value={reason.code}>
+                  {reason.label}
+                </option>
+              ))}
+            </select>
+          </div>
+        )}
         <Problem error={action.error} />
       </div>
+
+      {notice && (
+        <div class="card notice" role="alert">
+          <p>{notice}</p>
+          <button type="button" onClick={() => setNotice(undefined)}>
+            Dismiss
+          </button>
+        </div>
+      )}
 
       {offer && !onCall && (
         <section class="card" aria-labelledby="offer-title">
@@ -385,16 +528,24 @@ export function AgentDesktop() {
         />
       )}
 
+      <TodayFigures refreshKey={`${state}:${agent?.since ?? ""}`} reasons={reasons} />
+
       <details class="card shortcuts">
         <summary>Keyboard shortcuts</summary>
         <ul>
           <li>
-            <kbd>r</kbd> ready, <kbd>p</kbd> pause (passes a reserved call on), <kbd>a</kbd>{" "}
-            acknowledge a reserved call
+            <kbd>r</kbd> ready, <kbd>p</kbd> pause (passes a reserved call on; during a call or its
+            wrap-up, pauses once the call is dispositioned), <kbd>a</kbd> acknowledge a reserved
+            call
           </li>
           <li>
-            In wrap-up: <kbd>1</kbd> completed, <kbd>2</kbd> callback, <kbd>3</kbd> do not call,{" "}
-            <kbd>4</kbd> no contact
+            In wrap-up:{" "}
+            {facts.dispositions.map((disposition, index) => (
+              <span key={disposition}>
+                {index > 0 && ", "}
+                <kbd>{DISPOSITION_KEYS[disposition]}</kbd> {label(disposition)}
+              </span>
+            ))}
           </li>
         </ul>
       </details>
