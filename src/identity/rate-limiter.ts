@@ -62,7 +62,7 @@ export class RateLimiter {
     window.roll(bucket);
     if (window.grantBucket < bucket) window.release();
     if (window.grant > 0) return spend(window, limit, now);
-    if (!this.source?.available) return judgeHere(window, limit, now);
+    if (!this.source?.available) return judgeInProcess(window, limit, now);
     if (!window.asking && now < window.refusedUntil && window.counted >= limit) {
       return refusal(window, limit, now);
     }
@@ -167,7 +167,7 @@ export class RateLimiter {
         if (window.grant > 0 && window.grantBucket >= bucketOf(now)) {
           return spend(window, limit, now);
         }
-        if (outcome === "failed" || !this.source?.available) return judgeHere(window, limit, now);
+        if (outcome === "failed" || !this.source?.available) return judgeInProcess(window, limit, now);
         if (outcome === "refused") return refusal(window, limit, now);
       }
     } finally {
@@ -256,7 +256,7 @@ function spend(window: RateWindow, limit: number, now: number): RateDecision {
 }
 
 /** A request judged on this process's own counts (alone, or while the source fails). */
-function judgeHere(window: RateWindow, limit: number, now: number): RateDecision {
+function judgeInProcess(window: RateWindow, limit: number, now: number): RateDecision {
   if (window.counted >= limit) return refusal(window, limit, now);
   window.count(bucketOf(now), 1);
   window.spent += 1;

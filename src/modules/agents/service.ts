@@ -54,7 +54,7 @@ export async function setAgentState(
   const named =
     command.campaignId !== null && isUuid(command.campaignId) ? command.campaignId : null;
   const campaignId = current?.campaignId ?? named;
-  if (!campaignId) return changeHere(deps, command);
+  if (!campaignId) return changeWithoutCampaign(deps, command);
   const reply = await deps.campaigns.run({ tenantId: principal.tenantId, campaignId }, command);
   if (deps.campaigns.leases.shared) {
     // Committed by the owner: this process's board takes the row now, not at the feed's
@@ -66,7 +66,7 @@ export async function setAgentState(
 }
 
 /** The change of an agent in no campaign: nothing is reserved for it, no campaign to ask. */
-async function changeHere(deps: ServiceDeps, command: AgentStateCommand) {
+async function changeWithoutCampaign(deps: ServiceDeps, command: AgentStateCommand) {
   const named = command.campaignId;
   const known =
     named !== null &&
