@@ -7,7 +7,7 @@ export type CampaignStatus = "draft" | "running" | "paused" | "stopped" | "compl
 export type StatusAction = "start" | "pause" | "stop";
 
 /** The campaign as its actor holds it: the committed row, in domain terms. */
-import type { AutomaticDisposition } from "../src/dialer/model.ts";
+import type { DispositionCode } from "../src/dialer/model.ts";
 export interface CampaignRecord {
   id: string;
   tenantId: string;
@@ -29,7 +29,10 @@ export interface CampaignRecord {
   amdSamplePercent: number;
   /** How long a wrap-up may last before the default disposition is recorded; 0: no limit. */
   wrapUpSeconds: number;
-  defaultDisposition: AutomaticDisposition;
+  /** What agents pick at the end of a call, each with what it does to the lead. */
+  dispositionCodes: DispositionCode[];
+  /** The code a wrap-up that ran out ends with. */
+  defaultDisposition: string;
   /** The agent's breath between a disposition and the next call. */
   afterCallPauseSeconds: number;
   /** The version of each recorded message, null while there is none. */

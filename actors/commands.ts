@@ -4,7 +4,7 @@ import type { MessageKind, MessageRow } from "../db/queries/messages.ts";
 import type { NumberLimits, ZoneSource } from "../src/compliance/lead-rules.ts";
 import { AFTER_CALL_REASON, type AgentPresence } from "../src/dialer/agents.ts";
 import type { DialJob } from "../src/dialer/claim-replies.ts";
-import type { AgentView, CallView, Disposition } from "../src/dialer/model.ts";
+import type { AgentView, CallView } from "../src/dialer/model.ts";
 import type { Pacing } from "../src/dialer/pacing.ts";
 import type { PacerTuning } from "../src/dialer/predictive.ts";
 import type {
@@ -134,7 +134,8 @@ export interface CallEventCommand {
 export interface DispositionCommand {
   type: "call.disposition";
   callId: string;
-  disposition: Disposition;
+  /** One of the campaign's disposition codes. */
+  disposition: string;
   /** As the client sent it, for a callback. */
   callbackAt: string | null;
   /** The agent's notes on the call. */

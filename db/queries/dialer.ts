@@ -704,18 +704,20 @@ const END_CALL = namedStatement<
       bridge_ms = :bridge_ms::int, media = :media::jsonb
     where id = :call_id::uuid and ${fenceCondition(":campaign_id", ":lease_token")}
     returning id, profile, profile_version, zone, zone_source, governor_held, media, notes,
-      disposition_automatic),
+      disposition_automatic, disposition_outcome),
   cdr as (
     insert into cdrs (id, tenant_id, call_id, campaign_id, lead_list_id, lead_id, edge_node_id,
       agent_id, phone, caller_id, attempt, outcome, hangup_cause, disposition, started_at,
       answered_at, ended_at, ring_seconds, talk_seconds, bridge_ms, profile, profile_version,
-      zone, zone_source, governor_held, media, notes, disposition_automatic, created_at)
+      zone, zone_source, governor_held, media, notes, disposition_automatic, disposition_outcome,
+      created_at)
     select :cdr_id::uuid, :tenant_id::uuid, id, :campaign_id::uuid, :lead_list_id::uuid,
       :lead_id::uuid, :edge_node_id::uuid, :agent_id::uuid, :phone, :caller_id, :attempt::int,
       :outcome, :hangup_cause, :disposition, :claimed_at::timestamptz,
       :answered_at::timestamptz, :ended_at::timestamptz, :ring_seconds::int,
       :talk_seconds::int, :bridge_ms::int, profile, profile_version, zone, zone_source,
-      governor_held, media, notes, disposition_automatic, :ended_at::timestamptz
+      governor_held, media, notes, disposition_automatic, disposition_outcome,
+      :ended_at::timestamptz
     from ended
     on conflict do nothing)
   update leads set state = :lead_state::text, next_attempt_at = :next_attempt_at::timestamptz,
@@ -783,6 +785,7 @@ export async function settleDisposition(
     call_id: call.id,
     disposition: call.disposition,
     disposition_automatic: call.dispositionAutomatic,
+    disposition_outcome: call.dispositionOutcome,
     notes: call.notes,
     updated_at: stamp(call.updatedAt),
     tenant_id: call.tenantId,
@@ -803,6 +806,7 @@ const SETTLE_DISPOSITION = namedStatement<
     call_id: string;
     disposition: string | null;
     disposition_automatic: boolean;
+    disposition_outcome: string | null;
     notes: string | null;
     updated_at: string | null;
     tenant_id: string;
@@ -819,12 +823,13 @@ const SETTLE_DISPOSITION = namedStatement<
 >(`
   with updated as (
     update calls set disposition = :disposition, disposition_automatic = :disposition_automatic,
-      notes = :notes, updated_at = :updated_at::timestamptz
+      disposition_outcome = :disposition_outcome, notes = :notes,
+      updated_at = :updated_at::timestamptz
     where id = :call_id::uuid and ${fenceCondition(":campaign_id", ":lease_token")}
     returning id),
   cdr as (
     update cdrs set disposition = :disposition, disposition_automatic = :disposition_automatic,
-      notes = :notes
+      disposition_outcome = :disposition_outcome, notes = :notes
     where call_id = :call_id::uuid and exists (select 1 from updated)),
   dnc as (
     insert into dnc_numbers (tenant_id, phone, source, created_by, created_at)

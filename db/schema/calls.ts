@@ -67,6 +67,8 @@ export const cdrs = pgTable(
     disposition: text("disposition"),
     /** The disposition was recorded by the service when the agent's wrap-up ran out. */
     dispositionAutomatic: boolean("disposition_automatic").notNull().default(false),
+    /** What the disposition's code did to the lead (done, retry, callback, do_not_call). */
+    dispositionOutcome: text("disposition_outcome"),
     /** What the agent wrote about the call, saved with the disposition. */
     notes: text("notes"),
     startedAt: instant("started_at").notNull(),
@@ -116,6 +118,8 @@ export const calls = pgTable(
     hangupCause: text("hangup_cause"),
     disposition: text("disposition"),
     dispositionAutomatic: boolean("disposition_automatic").notNull().default(false),
+    /** What the disposition's code did to the lead (done, retry, callback, do_not_call). */
+    dispositionOutcome: text("disposition_outcome"),
     notes: text("notes"),
     leaseExpiresAt: instant("lease_expires_at").notNull(),
     claimedAt: instant("claimed_at").notNull(),

@@ -1,9 +1,11 @@
+import { sql } from "drizzle-orm";
 import {
   boolean,
   customType,
   doublePrecision,
   index,
   integer,
+  jsonb,
   pgTable,
   primaryKey,
   text,
@@ -48,6 +50,13 @@ export const campaigns = pgTable(
     amdSamplePercent: doublePrecision("amd_sample_percent").notNull().default(0),
     /** How long an agent may take over a disposition before the default one is recorded (0: no limit). */
     wrapUpSeconds: integer("wrap_up_seconds").notNull().default(0),
+    /** What agents pick at the end of a call, each with what it does to the lead. */
+    dispositionCodes: jsonb("disposition_codes")
+      .$type<{ code: string; label: string; hotkey: string | null; outcome: string }[]>()
+      .notNull()
+      .default(
+        sql`'[{"code":"completed","label":"Completed","hotkey":"1","outcome":"done"},{"code":"callback","label":"Callback","hotkey":"2","outcome":"callback"},{"code":"do_not_call","label":"Do not call","hotkey":"3","outcome":"do_not_call"},{"code":"no_contact","label":"No contact","hotkey":"4","outcome":"retry"},{"code":"answering_machine","label":"Answering machine","hotkey":"5","outcome":"retry"},{"code":"wrong_number","label":"Wrong number","hotkey":"6","outcome":"done"}]'::jsonb`,
+      ),
     /** The disposition a forgotten wrap-up ends with. */
     defaultDisposition: text("default_disposition").notNull().default("no_contact"),
     /** A breath for the agent between a disposition and the next call. */

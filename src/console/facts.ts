@@ -5,7 +5,7 @@ import { LEAD_STATES, leads } from "../../db/schema/leads.ts";
 import { PROFILE_NAMES } from "../compliance/profiles.ts";
 import { AGENT_STATES } from "../dialer/agents.ts";
 import { GOVERNOR_REASON_PREFIX } from "../dialer/governor.ts";
-import { AUTOMATIC_DISPOSITIONS, DISPOSITIONS } from "../dialer/model.ts";
+import { DISPOSITION_OUTCOMES } from "../dialer/model.ts";
 import { PERMISSIONS, SCOPE_LEVELS, SCOPED_RESOURCES } from "../identity/permissions.ts";
 import { ROLES, USER_STATUSES } from "../identity/roles.ts";
 
@@ -43,9 +43,8 @@ export function consoleFacts() {
     governorReasonPrefix: GOVERNOR_REASON_PREFIX,
     callOutcomes: [...CALL_OUTCOMES],
     agentStates: [...AGENT_STATES],
-    dispositions: [...DISPOSITIONS],
-    /** What a wrap-up that ran out may end with. */
-    automaticDispositions: [...AUTOMATIC_DISPOSITIONS],
+    /** What a disposition code may do to its lead. */
+    dispositionOutcomes: [...DISPOSITION_OUTCOMES],
     roles: [...ROLES],
     userStatuses: [...USER_STATUSES],
     scopedResources: [...SCOPED_RESOURCES],

@@ -22,11 +22,18 @@ import {
 } from "../../actors/dialing.ts";
 import type { CallRow } from "../../db/queries/dialer.ts";
 import type { CallMedia } from "../../db/schema/columns.ts";
-import { badRequest, conflict, forbidden, INVALID_BODY, notFound } from "../errors.ts";
+import {
+  badRequest,
+  conflict,
+  forbidden,
+  INVALID_BODY,
+  notFound,
+  unprocessable,
+} from "../errors.ts";
 import { completion } from "../modules/campaigns/decide.ts";
 import { messageVersionOf } from "../modules/messages/decide.ts";
 import type { VerdictEntry } from "./ledger.ts";
-import { callView } from "./model.ts";
+import { callView, MACHINE_CODE } from "./model.ts";
 import { outcomeOf } from "./outcome.ts";
 
 /**
@@ -397,23 +404,22 @@ function judgedSampleOf(call: CallRow): VerdictEntry | undefined {
     kind: "sample",
     callId: call.id,
     answeredAt: call.answeredAt.getTime(),
-    person: call.disposition !== "answering_machine",
+    person: call.disposition !== MACHINE_CODE,
   };
 }
 
-/** Where each disposition leaves its lead; `no_contact` retries it instead. */
+/** Where a disposition's outcome leaves its lead; `retry` retries it instead. */
 const SETTLED_LEAD_STATES = {
-  completed: "Completed",
+  done: "Completed",
   callback: "Callback",
   do_not_call: "DoNotCall",
-  // A number that reaches someone else is not called again for this lead.
-  wrong_number: "Completed",
 } as const;
 
 /**
- * The agent's verdict on a connected call moves its lead (Completed, Callback, DoNotCall, or
- * Retry/Exhausted) and frees the agent. Only the call's agent or a supervisor may give it.
- * The call is read from the database (`inputs.call`): it may have ended.
+ * The agent's verdict on a connected call, one of its campaign's codes, moves its lead as the
+ * code's outcome says (Completed, Callback, DoNotCall, or Retry/Exhausted) and frees the
+ * agent. Only the call's agent or a supervisor may give it. The call is read from the
+ * database (`inputs.call`): it may have ended.
  */
 export function decideDisposition(
   snapshot: CampaignSnapshot,
@@ -428,8 +434,14 @@ export function decideDisposition(
     throw forbidden("only the call's agent or a supervisor may disposition it");
   if (!call.bridged) throw conflict("only a call connected to an agent takes a disposition");
   if (call.disposition) throw conflict("the call already has a disposition");
+  const { campaign, dialing } = snapshot.context;
+  const code = campaign.dispositionCodes.find((known) => known.code === disposition);
+  if (!code) {
+    const known = campaign.dispositionCodes.map((known) => known.code).join(", ");
+    throw unprocessable("disposition", `not one of the campaign's disposition codes (${known})`);
+  }
   let callbackAt: Date | undefined;
-  if (disposition === "callback") {
+  if (code.outcome === "callback") {
     callbackAt = command.callbackAt ? new Date(command.callbackAt) : undefined;
     if (!callbackAt || Number.isNaN(callbackAt.getTime()) || callbackAt.getTime() <= now) {
       throw badRequest(INVALID_BODY, [
@@ -437,18 +449,18 @@ export function decideDisposition(
       ]);
     }
   }
-  const { campaign, dialing } = snapshot.context;
   const row: CallRow = {
     ...call,
     disposition,
+    dispositionOutcome: code.outcome,
     dispositionAutomatic: by.actorType === "system",
     notes: command.notes ?? null,
     updatedAt: new Date(now),
   };
   const lead: LeadNext =
-    disposition === "no_contact" || disposition === "answering_machine"
+    code.outcome === "retry"
       ? retriedOrExhausted(call.attempt, campaign, now)
-      : { state: SETTLED_LEAD_STATES[disposition], nextAttemptAt: callbackAt ?? null };
+      : { state: SETTLED_LEAD_STATES[code.outcome], nextAttemptAt: callbackAt ?? null };
   const live = dialing?.calls[call.id];
   const agent = call.agentId ? inputs.agents.get(call.agentId) : undefined;
   const wrapping = agent?.callId === call.id && agent.state === "wrap_up";
@@ -468,7 +480,7 @@ export function decideDisposition(
           type: "settle",
           call: row,
           lead,
-          addToDnc: disposition === "do_not_call",
+          addToDnc: code.outcome === "do_not_call",
           by: { actorType: by.actorType, actorId: by.actorId },
         },
       ],

@@ -14,7 +14,7 @@ import type { NodePrincipal, Principal } from "../identity/principal.ts";
 import { isUuid } from "../identity/tenant-scope.ts";
 import { type CallEventBody, NODE_OFFLINE_AFTER_MS } from "../modules/edge-nodes/model.ts";
 import type { AgentPresence } from "./agents.ts";
-import { callView, type Disposition } from "./model.ts";
+import { callView } from "./model.ts";
 
 /**
  * The ways a call's change comes in, each sent to its campaign as one command: a node's
@@ -100,7 +100,7 @@ export async function applyCallEvent(
 }
 
 export type DispositionInput = {
-  disposition: Disposition;
+  disposition: string;
   callback_at?: string | undefined;
   notes?: string | undefined;
 };

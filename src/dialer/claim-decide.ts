@@ -187,6 +187,7 @@ function placedCall(
     hangupCause: null,
     disposition: null,
     dispositionAutomatic: false,
+    dispositionOutcome: null,
     leaseExpiresAt: claim.leaseExpiresAt,
     claimedAt: claim.now,
     ringingAt: null,

@@ -33,6 +33,9 @@ export const CallViewSchema = t.Object({
   outcome: t.Union([t.String(), t.Null()]),
   hangup_cause: t.Union([t.String(), t.Null()]),
   disposition: t.Union([t.String(), t.Null()]),
+  disposition_outcome: t.Union([t.String(), t.Null()], {
+    description: "what the disposition's code did to the lead: done, retry, callback, do_not_call",
+  }),
   disposition_automatic: t.Boolean({
     description: "recorded by the service when the agent's wrap-up ran out",
   }),
@@ -162,6 +165,7 @@ export const callView = (call: CallRow): CallView => ({
   outcome: call.outcome,
   hangup_cause: call.hangupCause,
   disposition: call.disposition,
+  disposition_outcome: call.dispositionOutcome,
   disposition_automatic: call.dispositionAutomatic,
   claimed_at: call.claimedAt.toISOString(),
   answered_at: call.answeredAt?.toISOString() ?? null,
@@ -216,23 +220,36 @@ export const offlineAgentView = (userId: string, email: string): AgentView => ({
   ready_at: null,
 });
 
-/** An agent's verdict on a connected call. */
-export const DISPOSITIONS = [
-  "completed",
-  "callback",
-  "do_not_call",
-  "no_contact",
-  "answering_machine",
-  "wrong_number",
-] as const;
-export type Disposition = (typeof DISPOSITIONS)[number];
+/**
+ * What a disposition does to its lead: `done` (Completed), `retry` (Retry, or Exhausted when
+ * its attempts are spent), `callback` (Callback at the time the agent gives), `do_not_call`
+ * (DoNotCall, and the number on the workspace's list).
+ */
+export const DISPOSITION_OUTCOMES = ["done", "retry", "callback", "do_not_call"] as const;
+export type DispositionOutcome = (typeof DISPOSITION_OUTCOMES)[number];
 
-/** What a wrap-up that ran out may end with: any disposition but a callback, which needs a time. */
-export const AUTOMATIC_DISPOSITIONS = [
-  "completed",
-  "do_not_call",
-  "no_contact",
-  "answering_machine",
-  "wrong_number",
-] as const satisfies readonly Disposition[];
-export type AutomaticDisposition = (typeof AUTOMATIC_DISPOSITIONS)[number];
+/** The name a disposition code is sent and recorded by. */
+export const DISPOSITION_CODE_PATTERN = "^[a-z][a-z0-9_]{0,31}$";
+
+/** One of a campaign's disposition codes: what the agent picks at the end of a call. */
+export const DispositionCodeSchema = t.Object(
+  {
+    code: t.String({ pattern: DISPOSITION_CODE_PATTERN }),
+    label: t.String({ minLength: 1, maxLength: 60 }),
+    hotkey: t.Union([t.String({ pattern: "^[0-9a-z]$" }), t.Null()], {
+      description: "a key the agent desktop takes for it in wrap-up (not r, p or a)",
+    }),
+    outcome: t.Union(
+      DISPOSITION_OUTCOMES.map((outcome) => t.Literal(outcome)),
+      { description: "what it does to the lead" },
+    ),
+  },
+  { additionalProperties: false },
+);
+export type DispositionCode = Static<typeof DispositionCodeSchema>;
+
+/**
+ * The code whose dispositions judge a sampled machine verdict: a call put through to an agent
+ * and dispositioned with it was a machine, any other code a person.
+ */
+export const MACHINE_CODE = "answering_machine";

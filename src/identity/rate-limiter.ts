@@ -167,7 +167,8 @@ export class RateLimiter {
         if (window.grant > 0 && window.grantBucket >= bucketOf(now)) {
           return spend(window, limit, now);
         }
-        if (outcome === "failed" || !this.source?.available) return judgeInProcess(window, limit, now);
+        if (outcome === "failed" || !this.source?.available)
+          return judgeInProcess(window, limit, now);
         if (outcome === "refused") return refusal(window, limit, now);
       }
     } finally {

@@ -1,5 +1,10 @@
 import { Elysia, t } from "elysia";
-import { AgentSchema, CallViewSchema, DISPOSITIONS, LeadSummarySchema } from "../dialer/model.ts";
+import {
+  AgentSchema,
+  CallViewSchema,
+  DISPOSITION_CODE_PATTERN,
+  LeadSummarySchema,
+} from "../dialer/model.ts";
 import {
   CampaignSchema,
   CampaignStatsSchema,
@@ -107,7 +112,10 @@ export const AgentMessageSchema = t.Union([
     {
       type: t.Literal("disposition"),
       call_id: t.String(),
-      disposition: t.Union(DISPOSITIONS.map((value) => t.Literal(value))),
+      disposition: t.String({
+        pattern: DISPOSITION_CODE_PATTERN,
+        description: "one of the call's campaign's disposition_codes",
+      }),
       callback_at: t.Optional(t.String()),
       notes: t.Optional(t.String({ maxLength: 2000 })),
     },

@@ -21,6 +21,7 @@ import type { AgentPresence } from "../../src/dialer/agents.ts";
 import { RecentCalls } from "../../src/dialer/call-history.ts";
 import { ComplianceLedger } from "../../src/dialer/ledger.ts";
 import { PACER_DEFAULTS } from "../../src/dialer/predictive.ts";
+import { CAMPAIGN_DEFAULTS } from "../../src/modules/campaigns/defaults.ts";
 
 /** A campaign record as the actor holds it, for machine-level tests. */
 export const campaignRecord = (overrides: Partial<CampaignRecord> = {}): CampaignRecord => ({
@@ -44,6 +45,7 @@ export const campaignRecord = (overrides: Partial<CampaignRecord> = {}): Campaig
   machineAction: "hangup",
   amdSamplePercent: 0,
   wrapUpSeconds: 0,
+  dispositionCodes: CAMPAIGN_DEFAULTS.disposition_codes.map((code) => ({ ...code })),
   defaultDisposition: "no_contact",
   afterCallPauseSeconds: 0,
   abandonMessageVersion: null,
@@ -74,6 +76,7 @@ export const UNTRACED = {
   media: null,
   notes: null,
   dispositionAutomatic: false,
+  dispositionOutcome: null,
 } as const;
 
 /** A call just claimed, on node-1 for lead-1 of the default campaign record; override the rest. */

@@ -249,8 +249,10 @@ describe("a campaign's wrap-up limit", () => {
       token: adminToken,
       body: { name: "C", default_disposition: "callback" },
     });
-    expect(refused.status).toBe(400);
-    expect(JSON.stringify(refused.body.field_errors)).toContain("default_disposition");
+    expect(refused.status).toBe(422);
+    expect(refused.body.field_errors).toEqual([
+      { field: "default_disposition", message: "a callback needs a time: it cannot be the default" },
+    ]);
   });
 });
 
@@ -394,5 +396,111 @@ describe("what a supervisor does to the agent's campaign", () => {
     } finally {
       await listening.stop();
     }
+  });
+});
+
+describe("a campaign's disposition codes", () => {
+  const patch = async (body: Record<string, unknown>) => {
+    const { version } = (
+      await w.request("GET", `/api/v1/campaigns/${campaignId}`, { token: adminToken })
+    ).body.data.campaign;
+    return w.request("PATCH", `/api/v1/campaigns/${campaignId}`, {
+      token: adminToken,
+      body: { ...body, version },
+    });
+  };
+  const SALES_CODES = [
+    { code: "sale", label: "Sale", hotkey: "s", outcome: "done" },
+    { code: "not_interested", label: "Not interested", hotkey: "n", outcome: "done" },
+    { code: "call_me", label: "Call me later", hotkey: "c", outcome: "callback" },
+    { code: "busy_now", label: "Busy now", hotkey: null, outcome: "retry" },
+    { code: "remove_me", label: "Remove me", hotkey: "x", outcome: "do_not_call" },
+  ];
+
+  test("a new campaign has the default set; a call takes only its campaign's codes, each doing what it says", async () => {
+    await setUp();
+    const campaign = (
+      await w.request("GET", `/api/v1/campaigns/${campaignId}`, { token: adminToken })
+    ).body.data.campaign;
+    expect(campaign.disposition_codes.map((code: { code: string }) => code.code)).toEqual([
+      "completed",
+      "callback",
+      "do_not_call",
+      "no_contact",
+      "answering_machine",
+      "wrong_number",
+    ]);
+    const changed = await patch({
+      disposition_codes: SALES_CODES,
+      default_disposition: "busy_now",
+    });
+    expect(changed.status).toBe(200);
+    expect(changed.body.data.campaign.disposition_codes).toEqual(SALES_CODES);
+
+    const callId = await onCall();
+    await event(callId, "ended");
+    const other = await dispose(callId, "completed");
+    expect(other.status).toBe(422);
+    expect(other.body.field_errors).toEqual([
+      {
+        field: "disposition",
+        message:
+          "not one of the campaign's disposition codes (sale, not_interested, call_me, busy_now, remove_me)",
+      },
+    ]);
+    expect((await cdrOf(callId)).disposition).toBeNull();
+    expect((await dispose(callId, "remove_me")).status).toBe(200);
+    expect(await cdrOf(callId)).toMatchObject({
+      disposition: "remove_me",
+      disposition_outcome: "do_not_call",
+    });
+    const dnc = await w.request("GET", "/api/v1/dnc?phone=%2B14155552671", { token: adminToken });
+    expect(dnc.body.data.items).toHaveLength(1);
+  });
+
+  test("the codes' names, keys and default are checked; nothing changes on a refusal", async () => {
+    await setUp();
+    const refusals: [Record<string, unknown>, string][] = [
+      [
+        { disposition_codes: [...SALES_CODES, { ...SALES_CODES[0], hotkey: "z" }] },
+        "disposition_codes.5.code",
+      ],
+      [
+        { disposition_codes: [...SALES_CODES, { ...SALES_CODES[0], code: "again" }] },
+        "disposition_codes.5.hotkey",
+      ],
+      [
+        { disposition_codes: [{ code: "x", label: "X", hotkey: "p", outcome: "done" }] },
+        "disposition_codes.0.hotkey",
+      ],
+      [{ disposition_codes: SALES_CODES }, "default_disposition"],
+      [{ disposition_codes: SALES_CODES, default_disposition: "call_me" }, "default_disposition"],
+      [{ default_disposition: "sale" }, "default_disposition"],
+    ];
+    for (const [body, field] of refusals) {
+      const refused = await patch(body);
+      expect(refused.status).toBe(422);
+      expect(refused.body.field_errors[0].field).toBe(field);
+    }
+    const badShape = await patch({
+      disposition_codes: [{ code: "Sale!", label: "S", hotkey: null, outcome: "done" }],
+    });
+    expect(badShape.status).toBe(400);
+    const campaign = (
+      await w.request("GET", `/api/v1/campaigns/${campaignId}`, { token: adminToken })
+    ).body.data.campaign;
+    expect(campaign.disposition_codes).toHaveLength(6);
+    expect(campaign.default_disposition).toBe("no_contact");
+  });
+
+  test("a retry code retries the lead; a callback code needs its time", async () => {
+    await setUp();
+    await patch({ disposition_codes: SALES_CODES, default_disposition: "busy_now" });
+    const callId = await onCall();
+    await event(callId, "ended");
+    const noTime = await dispose(callId, "call_me");
+    expect(noTime.status).toBe(400);
+    expect((await dispose(callId, "busy_now")).status).toBe(200);
+    expect(await cdrOf(callId)).toMatchObject({ disposition_outcome: "retry" });
   });
 });

@@ -1,4 +1,5 @@
 import { beforeEach, describe, expect, test } from "bun:test";
+import { CAMPAIGN_DEFAULTS } from "../../src/modules/campaigns/defaults.ts";
 import { createWorkspace } from "../helpers/app.ts";
 
 let w: Awaited<ReturnType<typeof createWorkspace>>;
@@ -34,6 +35,7 @@ describe("creating campaigns", () => {
       machine_action: "hangup",
       amd_sample_percent: 0,
       wrap_up_seconds: 0,
+      disposition_codes: CAMPAIGN_DEFAULTS.disposition_codes,
       default_disposition: "no_contact",
       after_call_pause_seconds: 0,
       messages: { abandon: null, voicemail: null, opt_out: null },

@@ -6,7 +6,7 @@ import {
   AgentSchema,
   agentView,
   CallViewSchema,
-  DISPOSITIONS,
+  DISPOSITION_CODE_PATTERN,
   LeadSummarySchema,
   offlineAgentView,
 } from "../../dialer/model.ts";
@@ -38,7 +38,11 @@ export const AgentStateBody = t.Object(
 
 export const DispositionBody = t.Object(
   {
-    disposition: t.Union(DISPOSITIONS.map((value) => t.Literal(value))),
+    disposition: t.String({
+      pattern: DISPOSITION_CODE_PATTERN,
+      description:
+        "one of the call's campaign's disposition_codes (completed, callback, do_not_call, no_contact, answering_machine, wrong_number by default)",
+    }),
     callback_at: t.Optional(t.String({ description: "RFC 3339; required for callback" })),
     notes: t.Optional(
       t.String({ maxLength: 2000, description: "the agent's notes on the call, kept on its CDR" }),

@@ -34,6 +34,7 @@ import { profileInForce } from "../../compliance/lead-rules.ts";
 import { isProfileName, PROFILE_NAMES, type ProfileName } from "../../compliance/profiles.ts";
 import { type CampaignWindow, windowAllowed } from "../../compliance/window.ts";
 import { AGENT_STATES } from "../../dialer/agents.ts";
+import type { DispositionCode } from "../../dialer/model.ts";
 import { answerRateOf, ledgerNow, paceCampaign } from "../../dialer/pacing.ts";
 import { ok } from "../../envelope.ts";
 import { ApiError, badRequest, unprocessable } from "../../errors.ts";
@@ -199,6 +200,7 @@ export function settingsOf(input: SettingsChanges): Partial<CampaignSettings> {
   if (input.machine_action !== undefined) settings.machineAction = input.machine_action;
   if (input.amd_sample_percent !== undefined) settings.amdSamplePercent = input.amd_sample_percent;
   if (input.wrap_up_seconds !== undefined) settings.wrapUpSeconds = input.wrap_up_seconds;
+  if (input.disposition_codes !== undefined) settings.dispositionCodes = input.disposition_codes;
   if (input.default_disposition !== undefined)
     settings.defaultDisposition = input.default_disposition;
   if (input.after_call_pause_seconds !== undefined)
@@ -230,6 +232,35 @@ export function assertLawfulSettings(profile: string, window: CampaignWindow) {
   }
 }
 
+/** Keys the agent desktop keeps for itself: ready, pause, acknowledge. */
+const DESKTOP_KEYS = new Set(["r", "p", "a"]);
+
+/**
+ * A campaign's codes name each code and hotkey once, leave the desktop's own keys alone, and
+ * hold the default, which must not be a callback (a wrap-up that ran out gives no time).
+ */
+export function assertDispositionCodes(codes: readonly DispositionCode[], fallback: string) {
+  const codesSeen = new Set<string>();
+  const keysSeen = new Set<string>();
+  codes.forEach((code, index) => {
+    const field = `disposition_codes.${index}`;
+    if (codesSeen.has(code.code))
+      throw unprocessable(`${field}.code`, `${code.code} is listed twice`);
+    codesSeen.add(code.code);
+    if (code.hotkey === null) return;
+    if (DESKTOP_KEYS.has(code.hotkey))
+      throw unprocessable(`${field}.hotkey`, `${code.hotkey} is the agent desktop's own key`);
+    if (keysSeen.has(code.hotkey))
+      throw unprocessable(`${field}.hotkey`, `${code.hotkey} is the key of another code`);
+    keysSeen.add(code.hotkey);
+  });
+  const found = codes.find((code) => code.code === fallback);
+  if (!found)
+    throw unprocessable("default_disposition", `${fallback} is not one of the disposition codes`);
+  if (found.outcome === "callback")
+    throw unprocessable("default_disposition", "a callback needs a time: it cannot be the default");
+}
+
 export function decideSettings(
   snapshot: CampaignSnapshot,
   command: SettingsCommand,
@@ -250,6 +281,10 @@ export function decideSettings(
   };
   assertWindowOrder(window.start, window.end);
   assertLawfulSettings(command.changes.regulatory_profile ?? current.regulatoryProfile, window);
+  assertDispositionCodes(
+    command.changes.disposition_codes ?? current.dispositionCodes,
+    command.changes.default_disposition ?? current.defaultDisposition,
+  );
   const written = (facts: CommitFacts) => facts.campaign as CampaignRecord;
   return {
     writes: [

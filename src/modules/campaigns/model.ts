@@ -8,7 +8,7 @@ import {
 } from "../../../db/schema/campaigns.ts";
 import { profileInForce } from "../../compliance/lead-rules.ts";
 import { effectiveWindow } from "../../compliance/window.ts";
-import { AUTOMATIC_DISPOSITIONS } from "../../dialer/model.ts";
+import { DISPOSITION_CODE_PATTERN, DispositionCodeSchema } from "../../dialer/model.ts";
 import { PageQuery } from "../../pagination.ts";
 
 export { AGENT_STATES } from "../../dialer/agents.ts";
@@ -39,7 +39,7 @@ export const EffectiveWindowSchema = t.Object(
 
 export const CampaignStatusSchema = literals(CAMPAIGN_STATUSES);
 export const MachineActionSchema = literals(MACHINE_ACTIONS);
-export const AutomaticDispositionSchema = literals(AUTOMATIC_DISPOSITIONS);
+
 export const MessageKindSchema = literals(MESSAGE_KINDS);
 export const DialModeSchema = literals(DIAL_MODES);
 export const E164 = t.String({
@@ -98,8 +98,16 @@ const settings = {
     description:
       "how long an agent may take over a disposition before default_disposition is recorded for it (automatic); 0: no limit",
   }),
-  default_disposition: t.Union(AutomaticDispositionSchema.anyOf, {
-    description: "the disposition a wrap-up that ran out ends with (any but callback)",
+  disposition_codes: t.Array(DispositionCodeSchema, {
+    minItems: 1,
+    maxItems: 30,
+    description:
+      "what agents pick at the end of a call: codes and hotkeys each once; a change applies to the dispositions given after it",
+  }),
+  default_disposition: t.String({
+    pattern: DISPOSITION_CODE_PATTERN,
+    description:
+      "the code a wrap-up that ran out ends with: one of disposition_codes, not a callback",
   }),
   after_call_pause_seconds: t.Integer({
     minimum: 0,
@@ -159,7 +167,8 @@ export const CampaignSchema = t.Object({
   machine_action: MachineActionSchema,
   amd_sample_percent: t.Number(),
   wrap_up_seconds: t.Integer(),
-  default_disposition: AutomaticDispositionSchema,
+  disposition_codes: t.Array(DispositionCodeSchema),
+  default_disposition: t.String(),
   after_call_pause_seconds: t.Integer(),
   messages: t.Object(
     {
@@ -232,6 +241,7 @@ export const campaignView = (campaign: CampaignRecord): CampaignView => ({
   machine_action: campaign.machineAction,
   amd_sample_percent: campaign.amdSamplePercent,
   wrap_up_seconds: campaign.wrapUpSeconds,
+  disposition_codes: campaign.dispositionCodes,
   default_disposition: campaign.defaultDisposition,
   after_call_pause_seconds: campaign.afterCallPauseSeconds,
   messages: {

@@ -17,7 +17,12 @@ import { auditActorOf, type Principal } from "../../identity/principal.ts";
 import { isUuid } from "../../identity/tenant-scope.ts";
 import { assertIdempotencyKey } from "../../lib/idempotency-key.ts";
 import { authorize } from "../../plugins/auth.ts";
-import { assertLawfulSettings, assertWindowOrder, settingsOf } from "./decide.ts";
+import {
+  assertDispositionCodes,
+  assertLawfulSettings,
+  assertWindowOrder,
+  settingsOf,
+} from "./decide.ts";
 import { CAMPAIGN_DEFAULTS } from "./defaults.ts";
 import {
   type CampaignStats,
@@ -50,6 +55,7 @@ export async function createCampaign(
   };
   assertWindowOrder(complete.calling_window.start, complete.calling_window.end);
   assertLawfulSettings(complete.regulatory_profile, complete.calling_window);
+  assertDispositionCodes(complete.disposition_codes, complete.default_disposition);
   const now = new Date(deps.clock.now());
   const row = await auditedWrite(
     deps.db,

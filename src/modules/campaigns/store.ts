@@ -27,12 +27,12 @@ import {
   LEGAL_WINDOW_MS,
   verdictsFromCdrs,
 } from "../../dialer/ledger.ts";
-import type { AutomaticDisposition } from "../../dialer/model.ts";
+import type { DispositionCode } from "../../dialer/model.ts";
 
 export const campaignRecordOf = (row: CampaignRow): CampaignRecord => ({
   ...row,
   regulatoryProfile: row.regulatoryProfile as ProfileName,
-  defaultDisposition: row.defaultDisposition as AutomaticDisposition,
+  dispositionCodes: row.dispositionCodes as DispositionCode[],
   createdAt: row.createdAt.toISOString(),
   updatedAt: row.updatedAt.toISOString(),
 });

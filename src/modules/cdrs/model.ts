@@ -62,6 +62,12 @@ export const CdrSchema = t.Object({
   outcome: OutcomeSchema,
   hangup_cause: nullable(t.String()),
   disposition: nullable(t.String()),
+  disposition_outcome: nullable(
+    t.String({
+      description:
+        "what the disposition's code did to the lead: done, retry, callback, do_not_call",
+    }),
+  ),
   disposition_automatic: t.Boolean({
     description: "the service recorded the campaign's default disposition when the wrap-up ran out",
   }),
@@ -110,6 +116,7 @@ export const cdrView = (row: CdrRow): CdrView => ({
   outcome: row.outcome,
   hangup_cause: row.hangupCause,
   disposition: row.disposition,
+  disposition_outcome: row.dispositionOutcome,
   disposition_automatic: row.dispositionAutomatic,
   notes: row.notes,
   started_at: row.startedAt.toISOString(),

@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from "preact/hooks";
+import { CAMPAIGN_DEFAULTS } from "../../../modules/campaigns/defaults.ts";
 import {
   type Agent,
   type AgentFigures,
@@ -7,7 +8,6 @@ import {
   type NotReadyReason,
   type ServerMessage,
 } from "../api.ts";
-import { facts } from "../facts.ts";
 import { duration, instantToZoned, label, timeIn, zonedToInstant } from "../format.ts";
 import { type Link, liveSocket } from "../live.ts";
 import { Page, Problem, useAction } from "../ui.tsx";
@@ -26,16 +26,10 @@ const SHORTCUTS: Record<string, string> = {
   r: "ready",
   p: "pause",
   a: "acknowledge",
-  "1": "completed",
-  "2": "callback",
-  "3": "do_not_call",
-  "4": "no_contact",
-  "5": "answering_machine",
-  "6": "wrong_number",
 };
-const DISPOSITION_KEYS = Object.fromEntries(
-  Object.entries(SHORTCUTS).map(([key, action]) => [action, key]),
-);
+type DispositionCode = Campaign["disposition_codes"][number];
+/** A campaign the page has not loaded (no longer running, say) offers the defaults. */
+const DEFAULT_CODES = CAMPAIGN_DEFAULTS.disposition_codes as readonly DispositionCode[];
 
 function useNow(): number {
   const [now, setNow] = useState(Date.now());
@@ -74,10 +68,12 @@ function LeadDetails({ info, now }: { info: CallInfo; now: number }) {
 function WrapUp({
   callId,
   info,
+  codes,
   onDone,
 }: {
   callId: string;
   info: CallInfo | undefined;
+  codes: readonly DispositionCode[];
   onDone: () => void;
 }) {
   const action = useAction();
@@ -85,12 +81,12 @@ function WrapUp({
   const [when, setWhen] = useState(() => instantToZoned(Date.now() + 3_600_000, zone));
   const [notes, setNotes] = useState("");
   const at = zonedToInstant(when, zone);
-  const submit = async (disposition: string) => {
+  const submit = async (code: DispositionCode) => {
     const callbackAt =
-      disposition === "callback" && at !== undefined ? new Date(at).toISOString() : undefined;
+      code.outcome === "callback" && at !== undefined ? new Date(at).toISOString() : undefined;
     const done = await action.run(() =>
       api.disposition(callId, {
-        disposition: disposition as "completed",
+        disposition: code.code,
         ...(callbackAt ? { callback_at: callbackAt } : {}),
         ...(notes.trim() ? { notes } : {}),
       }),
@@ -107,10 +103,10 @@ function WrapUp({
         event.metaKey
       )
         return;
-      const disposition = SHORTCUTS[event.key];
-      if (disposition && facts.dispositions.includes(disposition as "completed")) {
+      const code = codes.find((known) => known.hotkey === event.key);
+      if (code) {
         event.preventDefault();
-        void submit(disposition);
+        void submit(code);
       }
     };
     addEventListener("keydown", onKey);
@@ -150,16 +146,15 @@ function WrapUp({
         </small>
       </div>
       <div class="buttons">
-        {facts.dispositions.map((disposition) => (
+        {codes.map((code) => (
           <button
-            key={disposition}
+            key={code.code}
             type="button"
             disabled={action.busy}
-            aria-keyshortcuts={DISPOSITION_KEYS[disposition]}
-            onClick={() => submit(disposition)}
+            aria-keyshortcuts={code.hotkey ?? undefined}
+            onClick={() => submit(code)}
           >
-            {label(disposition).replace(/^./, (c) => c.toUpperCase())}{" "}
-            <kbd>{DISPOSITION_KEYS[disposition]}</kbd>
+            {code.label} {code.hotkey && <kbd>{code.hotkey}</kbd>}
           </button>
         ))}
       </div>
@@ -377,7 +372,9 @@ export function AgentDesktop() {
   const since = agent?.since ? Date.parse(agent.since) : now;
   const onCall = state === "on_call" && current && current.call.id === agent?.call_id;
   const wrapping = state === "wrap_up" && agent?.call_id;
-  const campaignName = campaigns.find((c) => c.id === agent?.campaign_id)?.name;
+  const ownCampaign = campaigns.find((c) => c.id === agent?.campaign_id);
+  const campaignName = ownCampaign?.name;
+  const codes = ownCampaign?.disposition_codes ?? DEFAULT_CODES;
   const withCall = state === "on_call" || state === "wrap_up";
   const reasonLabel = (code: string | null | undefined) =>
     code === AFTER_CALL
@@ -524,6 +521,7 @@ export function AgentDesktop() {
           key={agent.call_id}
           callId={agent.call_id}
           info={current?.call.id === agent.call_id ? current : undefined}
+          codes={codes}
           onDone={() => setCurrent(undefined)}
         />
       )}
@@ -540,12 +538,14 @@ export function AgentDesktop() {
           </li>
           <li>
             In wrap-up:{" "}
-            {facts.dispositions.map((disposition, index) => (
-              <span key={disposition}>
-                {index > 0 && ", "}
-                <kbd>{DISPOSITION_KEYS[disposition]}</kbd> {label(disposition)}
-              </span>
-            ))}
+            {codes
+              .filter((code) => code.hotkey)
+              .map((code, index) => (
+                <span key={code.code}>
+                  {index > 0 && ", "}
+                  <kbd>{code.hotkey}</kbd> {code.label}
+                </span>
+              ))}
           </li>
         </ul>
       </details>

@@ -3,6 +3,7 @@ import { useEffect, useState } from "preact/hooks";
 import { CAMPAIGN_DEFAULTS } from "../../../modules/campaigns/defaults.ts";
 import { may } from "../access.ts";
 import {
+  ApiError,
   api,
   type Campaign,
   type CampaignStats,
@@ -15,6 +16,7 @@ import { navigate } from "../router.ts";
 import { governorHold, profileOptions, UNREGULATED_NOTE } from "../rules.ts";
 import { workspace } from "../session.ts";
 import { Field, Page, Pager, Problem, Select, Table, useAction, useLoad } from "../ui.tsx";
+import { DispositionCodesEditor } from "./disposition-codes.tsx";
 import { EffectiveWindow, GovernorStatus } from "./rules.tsx";
 
 type Settings = Omit<
@@ -41,6 +43,12 @@ const DEFAULTS: Omit<Settings, "regulatory_profile"> = {
   calling_window: { ...CAMPAIGN_DEFAULTS.calling_window },
 };
 
+/** The API's first complaint about the disposition codes, if any. */
+const codesError = (error: unknown) =>
+  error instanceof ApiError
+    ? error.fieldErrors.find((failure) => failure.field.startsWith("disposition_codes"))
+    : undefined;
+
 function settingsOf(form: HTMLFormElement): Settings {
   const data = new FormData(form);
   const text = (name: string) => String(data.get(name) ?? "");
@@ -61,7 +69,8 @@ function settingsOf(form: HTMLFormElement): Settings {
     machine_action: text("machine_action") as Settings["machine_action"],
     amd_sample_percent: number("amd_sample_percent"),
     wrap_up_seconds: number("wrap_up_seconds"),
-    default_disposition: text("default_disposition") as Settings["default_disposition"],
+    disposition_codes: JSON.parse(text("disposition_codes") || "[]"),
+    default_disposition: text("default_disposition"),
     after_call_pause_seconds: number("after_call_pause_seconds"),
   };
 }
@@ -265,11 +274,11 @@ function SettingsForm({
         <Select
           label="Default disposition"
           name="default_disposition"
-          options={facts.automaticDispositions.map((value) => ({
-            value,
-            label: label(value),
-          }))}
+          options={initial.disposition_codes
+            .filter((code) => code.outcome !== "callback")
+            .map((code) => ({ value: code.code, label: code.label }))}
           defaultValue={initial.default_disposition}
+          hint="recorded when the wrap-up limit runs out; from the saved codes"
           disabled={readOnly}
           error={action.field("default_disposition")}
         />
@@ -283,6 +292,12 @@ function SettingsForm({
           error={action.field("after_call_pause_seconds")}
         />
       </fieldset>
+      <DispositionCodesEditor
+        key={version}
+        initial={initial.disposition_codes}
+        disabled={readOnly}
+        error={codesError(action.error)}
+      />
       {(canWrite || canChangeProfile) && (
         <div class="buttons">
           <button
