@@ -16,6 +16,17 @@ export interface PresenceRow {
   version: number;
 }
 
+/** A state an agent left, and how long it lasted: a row of `agent_state_log`. */
+export interface StateSpan {
+  tenantId: string;
+  userId: string;
+  state: string;
+  reason: string | null;
+  campaignId: string | null;
+  startedAt: number;
+  endedAt: number;
+}
+
 /** One agent's state to write; `graceUntil` only counts where a session starts or ends. */
 export interface PresenceWrite {
   userId: string;
@@ -35,16 +46,19 @@ const iso = (at: number | null) => (at === null ? null : new Date(at).toISOStrin
 /**
  * Writes the states of several agents in one statement, raising each row's version, and
  * returns the versions written. The state leaves `grace_until` alone, except where the agent
- * signs in or out: a session's deadline starts with the session. The state each agent leaves
- * (a new state, reason or start) goes to `agent_state_log` with how long it lasted.
+ * signs in or out: a session's deadline starts with the session. The states the agents left
+ * since their last write (`spans`) go to `agent_state_log` in the same statement.
  */
 export async function upsertPresence(
   raw: RawClient,
   writes: readonly PresenceWrite[],
+  spans: readonly StateSpan[] = [],
 ): Promise<{ userId: string; version: number }[]> {
   if (writes.length === 0) return [];
   const column = <T>(value: (write: PresenceWrite) => T, text: (value: T) => string | null) =>
     arrayLiteral(writes.map((write) => text(value(write))));
+  const spanColumn = <T>(value: (span: StateSpan) => T, text: (value: T) => string | null) =>
+    arrayLiteral(spans.map((span) => text(value(span))));
   const same = (value: string | null) => value;
   return UPSERT_PRESENCE.run<{ userId: string; version: number }>(raw, {
     user_ids: column((write) => write.userId, same),
@@ -57,6 +71,13 @@ export async function upsertPresence(
     reasons: column((write) => write.reason, same),
     pauses_after_call: column((write) => write.pauseAfterCall, String),
     ready_ats: column((write) => write.readyAt, iso),
+    log_tenant_ids: spanColumn((span) => span.tenantId, same),
+    log_user_ids: spanColumn((span) => span.userId, same),
+    log_states: spanColumn((span) => span.state, same),
+    log_reasons: spanColumn((span) => span.reason, same),
+    log_campaign_ids: spanColumn((span) => span.campaignId, same),
+    log_starts: spanColumn((span) => span.startedAt, iso),
+    log_ends: spanColumn((span) => span.endedAt, iso),
   });
 }
 
@@ -71,6 +92,13 @@ const UPSERT_PRESENCE = namedStatement<{
   reasons: string;
   pauses_after_call: string;
   ready_ats: string;
+  log_tenant_ids: string;
+  log_user_ids: string;
+  log_states: string;
+  log_reasons: string;
+  log_campaign_ids: string;
+  log_starts: string;
+  log_ends: string;
 }>(`
   with w as (
     select * from unnest(:user_ids::uuid[], :tenant_ids::uuid[], :states::text[],
@@ -80,9 +108,9 @@ const UPSERT_PRESENCE = namedStatement<{
         pause_after_call, ready_at)),
   left_states as (
     insert into agent_state_log (tenant_id, user_id, state, reason, campaign_id, started_at, ended_at)
-    select p.tenant_id, p.user_id, p.state, p.reason, p.campaign_id, p.since, w.since
-    from agent_presence p join w on w.user_id = p.user_id
-    where p.state <> 'offline' and w.since > p.since)
+    select * from unnest(:log_tenant_ids::uuid[], :log_user_ids::uuid[], :log_states::text[],
+      :log_reasons::text[], :log_campaign_ids::uuid[], :log_starts::timestamptz[],
+      :log_ends::timestamptz[]))
   insert into agent_presence as p
     (user_id, tenant_id, state, campaign_id, call_id, since, grace_until, reason,
       pause_after_call, ready_at, version)

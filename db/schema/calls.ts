@@ -86,7 +86,9 @@ export const cdrs = pgTable(
     index("cdrs_tenant_started").on(table.tenantId, table.startedAt),
     index("cdrs_tenant_created").on(table.tenantId, table.createdAt, table.id),
     index("cdrs_campaign_created").on(table.campaignId, table.createdAt),
-    // An agent's own calls of a day, and a lead's earlier attempts with their agents.
+    // A lead's earlier attempts, shown to the agent who calls it again.
+    index("cdrs_lead_started").on(table.tenantId, table.leadId, table.startedAt),
+    // An agent's own calls of a day, and the callbacks an agent set.
     index("cdrs_agent_started")
       .on(table.tenantId, table.agentId, table.startedAt)
       .where(sql`${table.agentId} is not null`),

@@ -6,6 +6,7 @@ import {
   claimExpiredGraces,
   type PresenceRow,
   type PresenceWrite,
+  type StateSpan,
   setGraceDeadlines,
   upsertPresence,
 } from "../../db/queries/presence.ts";
@@ -82,11 +83,29 @@ interface Waiter {
   reject(error: unknown): void;
 }
 
-/** An agent's state not yet committed, with the callers waiting for its commit. */
+/**
+ * An agent's state not yet committed, with the callers waiting for its commit and the states
+ * it left since the last one written (several changes between two writes each count).
+ */
 interface PendingState {
   agent: AgentPresence;
   waiters: Waiter[];
+  left: StateSpan[];
 }
+
+/** States an agent left kept for one write at most: a long outage keeps the latest. */
+const MAX_SPANS_PER_AGENT = 100;
+
+/** The state `agent` held until `next` began, under the tenant the agent is in now. */
+const spanOf = (agent: AgentPresence, next: AgentPresence): StateSpan => ({
+  tenantId: next.tenantId,
+  userId: next.userId,
+  state: agent.state,
+  reason: agent.reason ?? null,
+  campaignId: agent.campaignId,
+  startedAt: agent.since,
+  endedAt: next.since,
+});
 
 /**
  * Where every agent is. Memory answers every question (pacing, answers, wallboards); each
@@ -172,10 +191,14 @@ export class AgentBoard {
   set(agent: NextAgent, now: number): AgentPresence {
     const { keepSince, ...rest } = agent;
     const next = { ...rest, since: keepSince ? (agent.since ?? now) : now };
+    const before = this.agents.get(next.userId);
     this.place(next);
     if (this.persistence) {
       const pending = this.pendingStates.get(next.userId);
-      this.pendingStates.set(next.userId, { agent: next, waiters: pending?.waiters ?? [] });
+      const left = pending?.left ?? [];
+      if (before && before.since < next.since) left.push(spanOf(before, next));
+      if (left.length > MAX_SPANS_PER_AGENT) left.splice(0, left.length - MAX_SPANS_PER_AGENT);
+      this.pendingStates.set(next.userId, { agent: next, waiters: pending?.waiters ?? [], left });
       this.deferred.delete(next.userId);
       this.flush();
     }
@@ -394,9 +417,10 @@ export class AgentBoard {
       readyAt: agent.readyAt ?? null,
       graceUntil: this.sessionDeadline(agent.userId),
     }));
+    const spans = [...batch.values()].flatMap((pending) => pending.left);
     let written: { userId: string; version: number }[];
     try {
-      written = await upsertPresence(persistence.raw, writes);
+      written = await upsertPresence(persistence.raw, writes, spans);
     } catch (error) {
       this.writingStates = new Map();
       const retry = this.failed(
@@ -407,8 +431,11 @@ export class AgentBoard {
       );
       for (const [userId, pending] of batch) {
         for (const waiter of pending.waiters) waiter.reject(error);
-        if (retry && !this.pendingStates.has(userId))
-          this.pendingStates.set(userId, { agent: pending.agent, waiters: [] });
+        if (!retry) continue;
+        const newer = this.pendingStates.get(userId);
+        if (newer) newer.left.unshift(...pending.left);
+        else
+          this.pendingStates.set(userId, { agent: pending.agent, waiters: [], left: pending.left });
       }
       return { cause: error };
     }

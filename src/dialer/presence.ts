@@ -14,12 +14,15 @@ export async function restorePresence(deps: Pick<ServiceDeps, "rawDb" | "dialer"
 }
 
 /**
- * Takes an agent who is not on a call offline, releasing a call reserved for them: what
- * happens when an agent's grace runs out, or when the agent's account is disabled.
+ * Takes an agent offline, releasing a call reserved for them: what happens when an agent's
+ * grace runs out, or when the agent's account is disabled. An agent on a call or in its
+ * wrap-up keeps it, and is paused once it is dispositioned (by a supervisor, or by the
+ * campaign's wrap-up limit), so that no call is handed to someone who is gone.
  */
 export async function signOutAgent(deps: ServiceDeps, userId: string): Promise<void> {
   const agent = deps.dialer.agents.get(userId);
-  if (!agent || agent.state === "on_call" || agent.state === "wrap_up") return;
+  if (!agent) return;
+  const withCall = agent.state === "on_call" || agent.state === "wrap_up";
   const user =
     deps.tenants.loadedUser(agent.tenantId, userId) ??
     (await deps.tenants.user(agent.tenantId, userId));
@@ -31,7 +34,7 @@ export async function signOutAgent(deps: ServiceDeps, userId: string): Promise<v
     role: user.role,
     tokenExpiresAt: 0,
   };
-  await setAgentState(deps, principal, { state: "offline" });
+  await setAgentState(deps, principal, { state: withCall ? "paused" : "offline" });
 }
 
 /**

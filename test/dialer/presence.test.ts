@@ -117,6 +117,35 @@ describe("a write the database refuses", () => {
   });
 });
 
+describe("the states an agent left", () => {
+  test("each is logged with its reason and length, also when several come between two writes", async () => {
+    const board = new AgentBoard({
+      raw: w.deps.rawDb,
+      clock: w.clock,
+      logger: silentLogger,
+      graceMs: GRACE_MS,
+    });
+    const agent = { userId: agentId, tenantId: acmeId, campaignId, callId: null };
+    board.set({ ...agent, state: "ready" }, 1_000);
+    // Set while the first write is on its way: written together as the latest state.
+    board.set({ ...agent, state: "paused", reason: "break" }, 2_000);
+    board.set({ ...agent, state: "paused", reason: "lunch" }, 5_000);
+    board.set({ ...agent, state: "ready", reason: null }, 9_000);
+    await board.persisted(agentId);
+    const spans = await runStatement<{ state: string; reason: string | null; ms: number }>(
+      w.deps.rawDb,
+      `select state, reason, round(extract(epoch from started_at) * 1000)::float8 as ms
+       from agent_state_log where user_id = $1::uuid order by started_at`,
+      [agentId],
+    );
+    expect(spans).toEqual([
+      { state: "ready", reason: null, ms: 1_000 },
+      { state: "paused", reason: "break", ms: 2_000 },
+      { state: "paused", reason: "lunch", ms: 5_000 },
+    ]);
+  });
+});
+
 describe("the grace deadline", () => {
   test("a socket's agent is renewed; once its sockets are gone, it is signed out at the deadline, by a process started since", async () => {
     await setState({ state: "ready", campaign_id: campaignId });

@@ -222,8 +222,13 @@ describe("console", () => {
       const call = desk.getByRole("region", { name: "Current call" });
       await call.waitFor({ timeout: 10_000 });
       await expect(call.getByText("+14155552671").isVisible()).resolves.toBe(true);
-      await expect(call.getByText("Ada").isVisible()).resolves.toBe(true);
+      await expect(
+        call.locator('[data-field="name"]', { hasText: "Ada" }).isVisible(),
+      ).resolves.toBe(true);
       await expect(call.getByText("America/Los_Angeles").isVisible()).resolves.toBe(true);
+      await call
+        .getByText("None: this is the first call to this lead.")
+        .waitFor({ timeout: 10_000 });
       await wallboard
         .locator('tr[data-agent="agent@acme.test"]', { hasText: "on call" })
         .waitFor({ timeout: 10_000 });
@@ -235,7 +240,9 @@ describe("console", () => {
       const reloaded = desk.getByRole("region", { name: "Current call" });
       await reloaded.waitFor({ timeout: 10_000 });
       await expect(reloaded.getByText("+14155552671").isVisible()).resolves.toBe(true);
-      await expect(reloaded.getByText("Ada").isVisible()).resolves.toBe(true);
+      await expect(
+        reloaded.locator('[data-field="name"]', { hasText: "Ada" }).isVisible(),
+      ).resolves.toBe(true);
       await expect(reloaded.getByText("America/Los_Angeles").isVisible()).resolves.toBe(true);
 
       // A pause during the call waits for its end and its disposition, for the reason chosen.
@@ -261,6 +268,11 @@ describe("console", () => {
       await state.getByText("(Lunch)").waitFor({ timeout: 10_000 });
       await desk.getByRole("heading", { name: "Today" }).waitFor({ timeout: 10_000 });
       await desk.locator('[data-figure="calls"]', { hasText: "1" }).waitFor({ timeout: 10_000 });
+      const callbacks = desk.getByRole("region", { name: "Your callbacks" });
+      await callbacks.getByText("Call back about the renewal; prefers mornings.").waitFor({
+        timeout: 10_000,
+      });
+      await captureView(desk, "agent-desktop-callbacks");
       const records = await apiCall<{ items: { call_id: string; notes: string | null }[] }>(
         "GET",
         "/cdrs",

@@ -1,5 +1,6 @@
 import { beforeEach, describe, expect, test } from "bun:test";
 import { sweepAgentDeadlines } from "../../src/dialer/agent-deadlines.ts";
+import { signOutAgent } from "../../src/dialer/presence.ts";
 import { createWorkspace } from "../helpers/app.ts";
 import { importFile } from "../helpers/leads.ts";
 import { listenOnLoopback, openSocket } from "../helpers/sockets.ts";
@@ -217,6 +218,18 @@ describe("a campaign's wrap-up limit", () => {
     expect(await sweepAgentDeadlines(w.deps)).toBe(0);
   });
 
+  test("an agent gone during the wrap-up (its grace ran out) is paused, not handed the next call", async () => {
+    await setUp({ wrap_up_seconds: 30 });
+    const callId = await onCall();
+    await event(callId, "ended");
+    await signOutAgent(w.deps, (await me()).user_id);
+    expect(await me()).toMatchObject({ state: "wrap_up", pause_after_call: true });
+    w.clock.advance(30_000);
+    expect(await sweepAgentDeadlines(w.deps)).toBe(1);
+    expect(await me()).toMatchObject({ state: "paused", call_id: null });
+    expect(await claim()).toEqual([]);
+  });
+
   test("an agent's own disposition in time is not automatic; no limit means none", async () => {
     await setUp({ wrap_up_seconds: 30 });
     const first = await onCall();
@@ -251,7 +264,10 @@ describe("a campaign's wrap-up limit", () => {
     });
     expect(refused.status).toBe(422);
     expect(refused.body.field_errors).toEqual([
-      { field: "default_disposition", message: "a callback needs a time: it cannot be the default" },
+      {
+        field: "default_disposition",
+        message: "a callback needs a time: it cannot be the default",
+      },
     ]);
   });
 });
@@ -502,5 +518,96 @@ describe("a campaign's disposition codes", () => {
     expect(noTime.status).toBe(400);
     expect((await dispose(callId, "busy_now")).status).toBe(200);
     expect(await cdrOf(callId)).toMatchObject({ disposition_outcome: "retry" });
+  });
+});
+
+describe("what the agent sees of a lead", () => {
+  test("its own callbacks due, and on the next call the lead's earlier attempts with their notes", async () => {
+    await setUp({ max_attempts: 5 });
+    const first = await onCall();
+    await event(first, "ended");
+    const dueAt = new Date(w.clock.now() + 3_600_000).toISOString();
+    const callback = await w.request("POST", `/api/v1/calls/${first}/disposition`, {
+      token: agentToken,
+      body: { disposition: "callback", callback_at: dueAt, notes: "Wants the gold plan" },
+    });
+    expect(callback.status).toBe(200);
+    const callbacks = await w.request("GET", "/api/v1/agents/me/callbacks", {
+      token: agentToken,
+    });
+    expect(callbacks.body.data.items).toEqual([
+      expect.objectContaining({
+        phone: "+14155552671",
+        due_at: dueAt,
+        call_id: first,
+        notes: "Wants the gold plan",
+      }),
+    ]);
+    // Nothing to show without a lead of one's own.
+    const none = await w.request("GET", "/api/v1/agents/me/history", { token: agentToken });
+    expect(none.body.data.items).toEqual([]);
+
+    // The other lead is called first; an hour on, the callback is due and comes back.
+    const [other] = await claim();
+    await event(other?.call_id as string, "ended");
+    w.clock.advance(3_600_000);
+    const [again] = await claim();
+    const second = again?.call_id as string;
+    await event(second, "answered");
+    const history = await w.request("GET", "/api/v1/agents/me/history", { token: agentToken });
+    expect(history.body.data.items).toEqual([
+      expect.objectContaining({
+        call_id: first,
+        attempt: 1,
+        outcome: "answered",
+        disposition: "callback",
+        disposition_outcome: "callback",
+        agent_email: "agent@acme.test",
+        notes: "Wants the gold plan",
+      }),
+    ]);
+    await event(second, "ended");
+    await dispose(second, "completed");
+    const after = await w.request("GET", "/api/v1/agents/me/callbacks", { token: agentToken });
+    expect(after.body.data.items).toEqual([]);
+  });
+
+  test("another agent's later callback makes the lead theirs; a supervisor's list is their own", async () => {
+    await setUp();
+    const first = await onCall();
+    await event(first, "ended");
+    await w.request("POST", `/api/v1/calls/${first}/disposition`, {
+      token: agentToken,
+      body: {
+        disposition: "callback",
+        callback_at: new Date(w.clock.now() + 60_000).toISOString(),
+      },
+    });
+    await w.user(w.acme.id, "second@acme.test", "agent");
+    const secondToken = await w.login("second@acme.test");
+    await setState({ state: "paused" });
+    await w.request("POST", "/api/v1/agents/me/state", {
+      token: secondToken,
+      body: { state: "ready", campaign_id: campaignId },
+    });
+    w.clock.advance(60_000);
+    const jobs = await claim();
+    const retry = jobs.find((job) => job.call_id !== first)?.call_id as string;
+    await event(retry, "answered");
+    await event(retry, "ended");
+    const lead = await w.request("POST", `/api/v1/calls/${retry}/disposition`, {
+      token: secondToken,
+      body: {
+        disposition: "callback",
+        callback_at: new Date(w.clock.now() + 60_000).toISOString(),
+      },
+    });
+    expect(lead.status).toBe(200);
+    const mine = await w.request("GET", "/api/v1/agents/me/callbacks", { token: agentToken });
+    const theirs = await w.request("GET", "/api/v1/agents/me/callbacks", { token: secondToken });
+    const phones = (reply: typeof mine) =>
+      reply.body.data.items.map((item: { phone: string }) => item.phone);
+    expect(phones(theirs)).toContain("+14155552671");
+    expect(phones(mine)).not.toContain("+14155552671");
   });
 });

@@ -5,6 +5,7 @@
  */
 import type { Static, TSchema } from "@sinclair/typebox";
 import type { EligibilitySchema } from "../../dialer/model.ts";
+import type { AttemptSchema, CallbackSchema } from "../../modules/agents/desk.ts";
 import type { AgentFiguresSchema } from "../../modules/agents/figures.ts";
 import type { AgentStateBody, DispositionBody } from "../../modules/agents/index.ts";
 import type { ApiKeySchema, CreateApiKeyBody } from "../../modules/api-keys/model.ts";
@@ -315,6 +316,8 @@ export const api = {
       }),
     ),
   notReadyReasons: () => list<NotReadyReason>("/agents/not-ready-reasons"),
+  ownHistory: () => list<S<typeof AttemptSchema>>("/agents/me/history"),
+  ownCallbacks: () => list<S<typeof CallbackSchema>>("/agents/me/callbacks"),
   agentState: (body: S<typeof AgentStateBody>) =>
     one(call<{ data: { agent: Agent } }>("POST", "/agents/me/state", { body })),
   disposition: (callId: string, body: S<typeof DispositionBody>) =>

@@ -18,6 +18,7 @@ import type { AuthGuard } from "../../plugins/auth.ts";
 import { jsonBody } from "../../plugins/json-body.ts";
 import { NotReadyReasonSchema } from "../tenants/model.ts";
 import { TenantQuery } from "../users/model.ts";
+import { AttemptSchema, CallbackSchema, ownCallbacks, ownLeadHistory } from "./desk.ts";
 import { AgentFiguresSchema, agentFigures, FiguresQuery } from "./figures.ts";
 import { notReadyReasons, setAgentState } from "./service.ts";
 
@@ -111,6 +112,37 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
           summary:
             "The caller's own figures for today: calls, talk, wrap-up and time in each state",
           ...documented({ figures: AgentFiguresSchema }),
+        },
+      },
+    )
+    .get(
+      "/agents/me/history",
+      async ({ principal }) => {
+        const items = await ownLeadHistory(deps, principal);
+        return okList(items, items.length, { limit: items.length, offset: 0 });
+      },
+      {
+        auth: "agents.self",
+        detail: {
+          summary:
+            "The earlier calls of the caller's own lead (reserved, on the call or in wrap-up)",
+          description:
+            "Newest first, at most 20, with each call's outcome, disposition, agent and notes; empty while the agent has no lead.",
+          ...documentedList(AttemptSchema),
+        },
+      },
+    )
+    .get(
+      "/agents/me/callbacks",
+      async ({ principal }) => {
+        const items = await ownCallbacks(deps, principal);
+        return okList(items, items.length, { limit: items.length, offset: 0 });
+      },
+      {
+        auth: "agents.self",
+        detail: {
+          summary: "The callbacks the caller set that are still to be made, soonest first",
+          ...documentedList(CallbackSchema),
         },
       },
     )

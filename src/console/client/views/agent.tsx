@@ -8,7 +8,7 @@ import {
   type NotReadyReason,
   type ServerMessage,
 } from "../api.ts";
-import { duration, instantToZoned, label, timeIn, zonedToInstant } from "../format.ts";
+import { dateTime, duration, instantToZoned, label, timeIn, zonedToInstant } from "../format.ts";
 import { type Link, liveSocket } from "../live.ts";
 import { Page, Problem, useAction } from "../ui.tsx";
 
@@ -42,16 +42,55 @@ function useNow(): number {
 
 const browserZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
 
+/** Columns that name a person, in the order a name is built from them. */
+const NAME_COLUMNS = [
+  ["name"],
+  ["full_name"],
+  ["fullname"],
+  ["first_name", "last_name"],
+  ["firstname", "lastname"],
+];
+
+/** The lead's name from its columns, when the list has one. */
+export function leadName(fields: Record<string, string>): string | undefined {
+  const byKey = new Map(
+    Object.entries(fields).map(([key, value]) => [
+      key.toLowerCase().replace(/[\s-]+/g, "_"),
+      value.trim(),
+    ]),
+  );
+  for (const columns of NAME_COLUMNS) {
+    const parts = columns.map((column) => byKey.get(column) ?? "").filter(Boolean);
+    if (parts.length > 0) return parts.join(" ");
+  }
+  return undefined;
+}
+
+/** A column's name as a label: `first_name` reads "First name". */
+const fieldLabel = (name: string) => {
+  const words = name.replace(/[_-]+/g, " ").trim();
+  return words.charAt(0).toUpperCase() + words.slice(1);
+};
+
 function LeadDetails({ info, now }: { info: CallInfo; now: number }) {
   const { call, lead } = info;
   const attempt = (call as { attempt?: number }).attempt ?? lead.attempts;
+  const name = leadName(lead.fields);
   return (
     <dl class="details">
+      {name && (
+        <>
+          <dt>Name</dt>
+          <dd class="headline" data-field="name">
+            {name}
+          </dd>
+        </>
+      )}
       <dt>Number</dt>
       <dd data-field="phone">{lead.phone}</dd>
       {Object.entries(lead.fields).map(([name, value]) => (
         <>
-          <dt key={`${name}-name`}>{name}</dt>
+          <dt key={`${name}-name`}>{fieldLabel(name)}</dt>
           <dd key={`${name}-value`}>{value}</dd>
         </>
       ))}
@@ -159,6 +198,75 @@ function WrapUp({
         ))}
       </div>
       <Problem error={action.error} />
+    </section>
+  );
+}
+
+type Attempt = Awaited<ReturnType<typeof api.ownHistory>>["items"][number];
+
+/** The lead's earlier calls: when, how each ended, its code, who took it and their notes. */
+function EarlierCalls({ callId }: { callId: string }) {
+  const [attempts, setAttempts] = useState<Attempt[] | undefined>();
+  useEffect(() => {
+    api.ownHistory().then(
+      (page) => setAttempts(page.items.filter((attempt) => attempt.call_id !== callId)),
+      () => {},
+    );
+  }, [callId]);
+  if (!attempts) return null;
+  return (
+    <section aria-labelledby={`history-${callId}`}>
+      <h3 id={`history-${callId}`}>Earlier calls</h3>
+      {attempts.length === 0 ? (
+        <p class="muted">None: this is the first call to this lead.</p>
+      ) : (
+        <ul class="history">
+          {attempts.map((attempt) => (
+            <li key={attempt.call_id} data-attempt={attempt.attempt}>
+              <strong>{dateTime(attempt.started_at)}</strong> · {label(attempt.outcome)}
+              {attempt.disposition && <> · {label(attempt.disposition)}</>}
+              {attempt.agent_email && <span class="muted"> · {attempt.agent_email}</span>}
+              {attempt.notes && <p class="notes">{attempt.notes}</p>}
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+type Callback = Awaited<ReturnType<typeof api.ownCallbacks>>["items"][number];
+
+/** The callbacks this agent set, soonest first, with the time in the lead's zone and here. */
+function OwnCallbacks({ refreshKey }: { refreshKey: string }) {
+  const [callbacks, setCallbacks] = useState<Callback[] | undefined>();
+  useEffect(() => {
+    const load = () =>
+      api.ownCallbacks().then(
+        (page) => setCallbacks(page.items),
+        () => {},
+      );
+    load();
+    const timer = setInterval(load, 60_000);
+    return () => clearInterval(timer);
+  }, [refreshKey]);
+  if (!callbacks || callbacks.length === 0) return null;
+  return (
+    <section class="card" aria-labelledby="callbacks-title">
+      <h2 id="callbacks-title">Your callbacks</h2>
+      <ul class="history">
+        {callbacks.map((callback) => (
+          <li key={callback.lead_id}>
+            <strong>{dateTime(callback.due_at, callback.timezone)}</strong>{" "}
+            <span class="muted">
+              ({callback.timezone}; {dateTime(callback.due_at)} here)
+            </span>{" "}
+            · {leadName(callback.fields) ?? callback.phone}
+            {leadName(callback.fields) && <span class="muted"> · {callback.phone}</span>}
+            {callback.notes && <p class="notes">{callback.notes}</p>}
+          </li>
+        ))}
+      </ul>
     </section>
   );
 }
@@ -490,6 +598,7 @@ export function AgentDesktop() {
             ready agent instead, pause.
           </p>
           <LeadDetails info={{ ...offer, since: now }} now={now} />
+          <EarlierCalls callId={offer.call.id} />
           {offer.acknowledged ? (
             <p>Acknowledged: stay here, the call connects when the lead answers.</p>
           ) : (
@@ -513,6 +622,7 @@ export function AgentDesktop() {
             Talking for <time>{duration((now - current.since) / 1000)}</time>
           </p>
           <LeadDetails info={current} now={now} />
+          <EarlierCalls callId={current.call.id} />
         </section>
       )}
 
@@ -525,6 +635,8 @@ export function AgentDesktop() {
           onDone={() => setCurrent(undefined)}
         />
       )}
+
+      <OwnCallbacks refreshKey={`${state}:${agent?.since ?? ""}`} />
 
       <TodayFigures refreshKey={`${state}:${agent?.since ?? ""}`} reasons={reasons} />
 

@@ -1,0 +1,1 @@
+CREATE INDEX "cdrs_lead_started" ON "cdrs" USING btree ("tenant_id","lead_id","started_at");
