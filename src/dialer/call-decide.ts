@@ -379,7 +379,8 @@ function endOf(
               userId: ended.agentId,
               callId: ended.id,
               state: next,
-              breathMs: campaign.afterCallPauseSeconds * 1000,
+              // A breath follows a conversation, not a preview call that was never answered.
+              breathMs: ended.bridged ? campaign.afterCallPauseSeconds * 1000 : 0,
               at,
             } as const,
           ]

@@ -131,6 +131,8 @@ describe("a pause asked for during a call", () => {
     expect((await setState({ state: "offline" })).status).toBe(409);
     await event(callId, "ended");
     expect((await setState({ state: "ready", campaign_id: campaignId })).status).toBe(409);
+    expect((await setState({ state: "offline" })).status).toBe(409);
+    expect(await me()).toMatchObject({ state: "wrap_up", call_id: callId });
   });
 });
 

@@ -170,6 +170,16 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
   return { data, error, reload, setData };
 }
 
+/** `useLoad`, read again every `everyMs` while the view is shown. */
+export function usePolled<T>(load: () => Promise<T>, deps: unknown[], everyMs: number) {
+  const loaded = useLoad(load, deps);
+  useEffect(() => {
+    const timer = setInterval(loaded.reload, everyMs);
+    return () => clearInterval(timer);
+  }, [loaded.reload, everyMs]);
+  return loaded;
+}
+
 /** Runs a form's action, keeping its error (with field messages) and a busy flag. */
 export function useAction() {
   const [error, setError] = useState<unknown>(undefined);

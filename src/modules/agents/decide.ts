@@ -31,8 +31,7 @@ export function nextAgentState(
     if (command.state === "ready" && current.pauseAfterCall)
       return { ...current, pauseAfterCall: false, reason: null, keepSince: true };
     if (current.state === "on_call") throw conflict("the agent is on a call");
-    if (command.state === "ready")
-      throw conflict("the agent is in wrap-up: disposition the call first");
+    throw conflict("the agent is in wrap-up: disposition the call first");
   }
   // The end of a breath that the agent already left (paused for a reason, signed out) is moot.
   if (command.bySystem && current?.reason !== AFTER_CALL_REASON)
@@ -50,7 +49,7 @@ export function nextAgentState(
     email: command.agent.email,
     state: command.state,
     campaignId: command.campaignId ?? current?.campaignId ?? null,
-    callId: current?.state === "wrap_up" ? current.callId : null,
+    callId: null,
     reason: command.state === "paused" ? (command.reason ?? null) : null,
     pauseAfterCall: false,
     readyAt: null,

@@ -1,16 +1,9 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { CAMPAIGN_DEFAULTS } from "../../../modules/campaigns/defaults.ts";
-import {
-  type Agent,
-  type AgentFigures,
-  api,
-  type Campaign,
-  type NotReadyReason,
-  type ServerMessage,
-} from "../api.ts";
+import { type Agent, api, type Campaign, type NotReadyReason, type ServerMessage } from "../api.ts";
 import { dateTime, duration, instantToZoned, label, timeIn, zonedToInstant } from "../format.ts";
 import { type Link, liveSocket } from "../live.ts";
-import { Page, Problem, useAction } from "../ui.tsx";
+import { Page, Problem, useAction, useLoad, usePolled } from "../ui.tsx";
 
 type Offered = Extract<ServerMessage, { type: "call.offered" }>;
 type Connected = Extract<ServerMessage, { type: "call.connected" }>;
@@ -202,17 +195,12 @@ function WrapUp({
   );
 }
 
-type Attempt = Awaited<ReturnType<typeof api.ownHistory>>["items"][number];
-
 /** The lead's earlier calls: when, how each ended, its code, who took it and their notes. */
 function EarlierCalls({ callId }: { callId: string }) {
-  const [attempts, setAttempts] = useState<Attempt[] | undefined>();
-  useEffect(() => {
-    api.ownHistory().then(
-      (page) => setAttempts(page.items.filter((attempt) => attempt.call_id !== callId)),
-      () => {},
-    );
-  }, [callId]);
+  const attempts = useLoad(
+    async () => (await api.ownHistory()).items.filter((attempt) => attempt.call_id !== callId),
+    [callId],
+  ).data;
   if (!attempts) return null;
   return (
     <section aria-labelledby={`history-${callId}`}>
@@ -235,21 +223,13 @@ function EarlierCalls({ callId }: { callId: string }) {
   );
 }
 
-type Callback = Awaited<ReturnType<typeof api.ownCallbacks>>["items"][number];
-
 /** The callbacks this agent set, soonest first, with the time in the lead's zone and here. */
 function OwnCallbacks({ refreshKey }: { refreshKey: string }) {
-  const [callbacks, setCallbacks] = useState<Callback[] | undefined>();
-  useEffect(() => {
-    const load = () =>
-      api.ownCallbacks().then(
-        (page) => setCallbacks(page.items),
-        () => {},
-      );
-    load();
-    const timer = setInterval(load, 60_000);
-    return () => clearInterval(timer);
-  }, [refreshKey]);
+  const callbacks = usePolled(
+    async () => (await api.ownCallbacks()).items,
+    [refreshKey],
+    60_000,
+  ).data;
   if (!callbacks || callbacks.length === 0) return null;
   return (
     <section class="card" aria-labelledby="callbacks-title">
@@ -273,17 +253,11 @@ function OwnCallbacks({ refreshKey }: { refreshKey: string }) {
 
 /** What the agent did today, in the browser's zone: calls, talk, wrap-up and pauses. */
 function TodayFigures({ refreshKey, reasons }: { refreshKey: string; reasons: NotReadyReason[] }) {
-  const [figures, setFigures] = useState<AgentFigures | undefined>();
-  useEffect(() => {
-    const load = () =>
-      api.agentFigures(browserZone).then(
-        (reply) => setFigures(reply.figures),
-        () => {},
-      );
-    load();
-    const timer = setInterval(load, 60_000);
-    return () => clearInterval(timer);
-  }, [refreshKey]);
+  const figures = usePolled(
+    async () => (await api.agentFigures(browserZone)).figures,
+    [refreshKey],
+    60_000,
+  ).data;
   if (!figures) return null;
   const reasonLabel = (code: string) =>
     code === AFTER_CALL
@@ -326,7 +300,12 @@ function TodayFigures({ refreshKey, reasons }: { refreshKey: string; reasons: No
 export function AgentDesktop() {
   const [agent, setAgent] = useState<Agent | undefined>();
   const [link, setLink] = useState<Link>("connecting");
-  const [campaigns, setCampaigns] = useState<Campaign[]>([]);
+  const campaigns: Campaign[] =
+    usePolled(
+      async () => (await api.campaigns({ status: "running", limit: 500 })).items,
+      [],
+      30_000,
+    ).data ?? [];
   const [campaignId, setCampaignId] = useState(localStorage.getItem(CAMPAIGN_KEY) ?? "");
   // A campaign picked here waits for the next Ready: the agent's state, which may arrive after
   // the pick (the socket connects late on a slow link), does not undo it meanwhile.
@@ -340,17 +319,6 @@ export function AgentDesktop() {
   const now = useNow();
   const currentRef = useRef(current);
   currentRef.current = current;
-
-  useEffect(() => {
-    const load = () =>
-      api.campaigns({ status: "running", limit: 500 }).then(
-        (page) => setCampaigns(page.items),
-        () => {},
-      );
-    load();
-    const timer = setInterval(load, 30_000);
-    return () => clearInterval(timer);
-  }, []);
 
   // The agent's own call and lead, as `GET /agents/me` and the socket's first `agent.state`
   // give them: after a reload or a reconnect mid-call the page shows the lead again, as
