@@ -19,7 +19,15 @@ import type { HopperLead, LeadState } from "../../actors/dialing.ts";
 import type { Executor, RawClient } from "../client.ts";
 import { type Fence, fenceCondition } from "../fence.ts";
 import { rowsOf } from "../rows.ts";
-import { calls, campaignStatusChanges, campaigns, cdrs, leads, nodes } from "../schema/index.ts";
+import {
+  calls,
+  campaignStatusChanges,
+  campaigns,
+  cdrs,
+  dncNumbers,
+  leads,
+  nodes,
+} from "../schema/index.ts";
 import { arrayLiteral, namedStatement, runStatement } from "../statement.ts";
 
 export type CallRow = typeof calls.$inferSelect;
@@ -420,6 +428,20 @@ export const findLead = async (db: Executor, params: { tenantId: string; leadId:
     await db
       .select()
       .from(leads)
+      .where(and(eq(leads.tenantId, params.tenantId), eq(leads.id, params.leadId)))
+      .limit(1)
+  )[0];
+
+/** A lead of a tenant with its number's do-not-call entry, if any, in one read. */
+export const findLeadWithDnc = async (db: Executor, params: { tenantId: string; leadId: string }) =>
+  (
+    await db
+      .select({ lead: leads, dncSource: dncNumbers.source })
+      .from(leads)
+      .leftJoin(
+        dncNumbers,
+        and(eq(dncNumbers.tenantId, leads.tenantId), eq(dncNumbers.phone, leads.phone)),
+      )
       .where(and(eq(leads.tenantId, params.tenantId), eq(leads.id, params.leadId)))
       .limit(1)
   )[0];

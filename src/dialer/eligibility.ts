@@ -1,6 +1,5 @@
-import { findDnc } from "../../db/queries/calls.ts";
 import { findTenantCampaign } from "../../db/queries/campaigns.ts";
-import { findLead, numberLimitsAt } from "../../db/queries/dialer.ts";
+import { findLeadWithDnc, numberLimitsAt } from "../../db/queries/dialer.ts";
 import {
   leadWindowAt,
   numberLimitsOf,
@@ -8,11 +7,11 @@ import {
   profileInForce,
   type ZoneSource,
 } from "../compliance/lead-rules.ts";
-import type { ProfileName } from "../compliance/profiles.ts";
 import type { ServiceDeps } from "../deps.ts";
 import { notFound } from "../errors.ts";
 import { isUuid } from "../identity/tenant-scope.ts";
 import { campaignStatsFor } from "../modules/campaigns/service.ts";
+import { campaignRecordOf } from "../modules/campaigns/store.ts";
 import { GOVERNOR_REASON_PREFIX } from "./governor.ts";
 import type { EligibilityView } from "./model.ts";
 
@@ -41,20 +40,39 @@ export async function leadEligibility(
   campaignId: string,
   leadId: string,
 ): Promise<EligibilityView> {
-  const [campaign, lead] = await Promise.all([
-    isUuid(campaignId) ? findTenantCampaign(deps.db, { tenantId, campaignId }) : undefined,
-    isUuid(leadId) ? findLead(deps.db, { tenantId, leadId }) : undefined,
+  // A campaign this process runs is read from its actor, and its stats asked for at once,
+  // beside the lead and its number's do-not-call entry (one read).
+  const live = isUuid(campaignId) ? deps.campaigns.peek(campaignId)?.campaign : undefined;
+  const known = live?.tenantId === tenantId ? live : undefined;
+  const [row, found, liveStats] = await Promise.all([
+    known || !isUuid(campaignId)
+      ? undefined
+      : findTenantCampaign(deps.db, { tenantId, campaignId }),
+    isUuid(leadId) ? findLeadWithDnc(deps.db, { tenantId, leadId }) : undefined,
+    known?.status === "running" ? campaignStatsFor(deps, tenantId, known.id) : undefined,
   ]);
+  const campaign = known ?? (row && campaignRecordOf(row));
   if (!campaign) throw notFound("campaign");
+  const lead = found?.lead;
   if (!lead || lead.campaignId !== campaign.id) throw notFound("lead");
+  const dnc = found.dncSource === null ? undefined : { source: found.dncSource };
   const now = deps.clock.now();
-  const profile = profileInForce(campaign.regulatoryProfile as ProfileName, now);
+  const profile = profileInForce(campaign.regulatoryProfile, now);
   const placed = { ...lead, zoneSource: lead.zoneSource as ZoneSource };
   const limits = numberLimitsOf(profile, placeOf(placed).states, campaign.dialMode === "preview");
-  const [dnc, overLimits, stats] = await Promise.all([
-    findDnc(deps.db, { tenantId, phone: lead.phone }),
-    numberLimitsAt(deps.db, { tenantId, phone: lead.phone, at: new Date(now), limits }),
-    campaign.status === "running" ? campaignStatsFor(deps, tenantId, campaign.id) : undefined,
+  const limited =
+    limits.cap !== null ||
+    limits.afterAbandoned !== null ||
+    limits.afterMachine !== null ||
+    limits.afterDncRequest !== null;
+  const [overLimits, stats] = await Promise.all([
+    limited
+      ? numberLimitsAt(deps.db, { tenantId, phone: lead.phone, at: new Date(now), limits })
+      : [],
+    liveStats ??
+      (!known && campaign.status === "running"
+        ? campaignStatsFor(deps, tenantId, campaign.id)
+        : undefined),
   ]);
 
   const reasons: Reason[] = [];
