@@ -33,6 +33,10 @@
  * their redial cool-downs on every candidate. Their governors start with no abandon budget and
  * hold the campaigns to calls with an agent reserved for each until answers earn one.
  *
+ * `--answered N` writes, for each campaign before it starts, N calls answered by agents in
+ * the last hour (CDRs only), so that a profile's governor starts with a budget of its limit ×
+ * N abandons, as a campaign that has been dialling for a while has, instead of none.
+ *
  * `--app DIR` runs the `src/index.ts` of another checkout (`git archive <rev> | tar -x -C DIR`,
  * `node_modules` linked in), for a revision side by side with this one.
  */
@@ -61,6 +65,7 @@ const LEADS = Number(option(args, "leads", "60000"));
 const ANSWER_RATE = Number(option(args, "answer-rate", "0.3"));
 const RATE = Number(option(args, "rate", "0"));
 const JSON_OUT = option(args, "json", "");
+const EARLIER_ANSWERS = Number(option(args, "answered", "0"));
 const PROFILES = option(args, "profiles", "")
   .split(",")
   .filter((name) => name !== "");
@@ -130,6 +135,21 @@ const server = await startServer(
 const base = server.baseUrl;
 const sql = postgres(databaseUrl, { max: 2, onnotice: () => {} });
 
+/** `count` calls of the campaign answered by agents over the last hour, as their CDRs. */
+async function seedAnswers(campaignId: string, listId: string, tenantId: string, count: number) {
+  await sql`
+    insert into cdrs (id, tenant_id, call_id, campaign_id, lead_list_id, lead_id, phone,
+      caller_id, attempt, outcome, hangup_cause, started_at, answered_at, ended_at,
+      ring_seconds, talk_seconds, created_at)
+    select gen_random_uuid(), ${tenantId}::uuid, gen_random_uuid(), ${campaignId}::uuid,
+      ${listId}::uuid, gen_random_uuid(), '+14155550000', '+14155550100', 1, 'answered',
+      'NORMAL_CLEARING', now() - interval '1 hour' + i * (interval '3000 seconds' / ${count}),
+      now() - interval '1 hour' + i * (interval '3000 seconds' / ${count}) + interval '5 seconds',
+      now() - interval '1 hour' + i * (interval '3000 seconds' / ${count}) + interval '65 seconds',
+      5, 60, now()
+    from generate_series(1, ${count}) as i`;
+}
+
 try {
   const admin = await Api.login(base);
   const tenantId = await admin.tenantId();
@@ -168,6 +188,7 @@ try {
         body: form,
       },
     );
+    if (EARLIER_ANSWERS > 0) await seedAnswers(campaignId, listId, tenantId, EARLIER_ANSWERS);
     await admin.call("POST", `/api/v1/campaigns/${campaignId}/status`, { action: "start" });
   }
 
@@ -352,6 +373,7 @@ try {
       [
         ["target attempts / s (--rate)", RATE > 0 ? RATE : "as fast as jobs come"],
         ["regulatory profiles (--profiles)", PROFILES.join(", ") || "none sent"],
+        ["earlier answered calls a campaign (--answered)", EARLIER_ANSWERS],
         ["call attempts started / s", result.attempts_per_s],
         ["calls ended / s", result.ended_per_s],
         ["attempts (answered, abandoned)", `${attempts} (${answered}, ${abandoned})`],
