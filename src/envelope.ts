@@ -22,3 +22,7 @@ export const okList = <T>(items: T[], total: number, page: Page) => ({
   limit: page.limit,
   offset: page.offset,
 });
+
+/** A short list answered whole, in the list envelope: one page holding every item. */
+export const okAll = <T>(items: T[]) =>
+  okList(items, items.length, { limit: items.length, offset: 0 });

@@ -25,16 +25,16 @@ export async function sweepAgentDeadlines(deps: ServiceDeps): Promise<number> {
       agent.state === "wrap_up" && agent.callId && campaign.wrapUpSeconds > 0
         ? agent.since + campaign.wrapUpSeconds * 1000
         : undefined;
-    if (wrapUpEnds !== undefined && wrapUpEnds <= now) due.push(endWrapUp(deps, agent));
+    if (wrapUpEnds !== undefined && wrapUpEnds <= now)
+      due.push(endWrapUp(deps, agent, campaign.defaultDisposition));
     else if (agent.state === "paused" && agent.readyAt != null && agent.readyAt <= now)
       due.push(endBreath(deps, agent));
   }
   return (await Promise.all(due)).filter(Boolean).length;
 }
 
-function endWrapUp(deps: ServiceDeps, agent: AgentPresence): Promise<boolean> {
+function endWrapUp(deps: ServiceDeps, agent: AgentPresence, disposition: string): Promise<boolean> {
   const campaignId = agent.campaignId as string;
-  const campaign = deps.campaigns.peek(campaignId)?.campaign;
   return settle(
     deps,
     deps.campaigns.run(
@@ -42,7 +42,7 @@ function endWrapUp(deps: ServiceDeps, agent: AgentPresence): Promise<boolean> {
       {
         type: "call.disposition",
         callId: agent.callId as string,
-        disposition: campaign?.defaultDisposition ?? "no_contact",
+        disposition,
         callbackAt: null,
         notes: null,
         by: { actorType: "system", actorId: null, supervising: true },

@@ -10,7 +10,7 @@ import {
   LeadSummarySchema,
   offlineAgentView,
 } from "../../dialer/model.ts";
-import { ok, okList } from "../../envelope.ts";
+import { ok, okAll, okList } from "../../envelope.ts";
 import { forbidden } from "../../errors.ts";
 import { documented, documentedList } from "../../openapi-bodies.ts";
 import { PageQuery, parsePage } from "../../pagination.ts";
@@ -119,7 +119,7 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
       "/agents/me/history",
       async ({ principal }) => {
         const items = await ownLeadHistory(deps, principal);
-        return okList(items, items.length, { limit: items.length, offset: 0 });
+        return okAll(items);
       },
       {
         auth: "agents.self",
@@ -136,7 +136,7 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
       "/agents/me/callbacks",
       async ({ principal }) => {
         const items = await ownCallbacks(deps, principal);
-        return okList(items, items.length, { limit: items.length, offset: 0 });
+        return okAll(items);
       },
       {
         auth: "agents.self",
@@ -150,7 +150,7 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
       "/agents/not-ready-reasons",
       async ({ tenantId }) => {
         const reasons = await notReadyReasons(deps, tenantId);
-        return okList(reasons, reasons.length, { limit: reasons.length, offset: 0 });
+        return okAll(reasons);
       },
       {
         auth: "agents.self",
