@@ -35,6 +35,8 @@ export interface CampaignRecord {
   defaultDisposition: string;
   /** The agent's breath between a disposition and the next call. */
   afterCallPauseSeconds: number;
+  /** In preview, how long an offered lead waits for the agent's `dial`. */
+  previewTimeoutSeconds: number;
   /** The version of each recorded message, null while there is none. */
   abandonMessageVersion: number | null;
   voicemailMessageVersion: number | null;

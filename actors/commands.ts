@@ -1,10 +1,11 @@
 import type { CampaignSettings } from "../db/queries/campaigns.ts";
 import type { CallRow, LeadNext } from "../db/queries/dialer.ts";
 import type { MessageKind, MessageRow } from "../db/queries/messages.ts";
+import type { NodeCommandRow } from "../db/queries/node-commands.ts";
 import type { NumberLimits, ZoneSource } from "../src/compliance/lead-rules.ts";
 import { AFTER_CALL_REASON, type AgentPresence } from "../src/dialer/agents.ts";
 import type { DialJob } from "../src/dialer/claim-replies.ts";
-import type { AgentView, CallView } from "../src/dialer/model.ts";
+import type { AgentView, CallEventType, CallView } from "../src/dialer/model.ts";
 import type { Pacing } from "../src/dialer/pacing.ts";
 import type { PacerTuning } from "../src/dialer/predictive.ts";
 import type {
@@ -35,6 +36,7 @@ export type CampaignCommand =
   | ClaimCommand
   | CallEventCommand
   | DispositionCommand
+  | CallControlCommand
   | AgentStateCommand
   | RecountCommand
   | ExpireCommand
@@ -112,7 +114,7 @@ export interface CallEventCommand {
   type: "call.event";
   nodeId: string;
   callId: string;
-  event: "ringing" | "answered" | "machine" | "ended" | "amd" | "message_played" | "opt_out";
+  event: CallEventType;
   at: number;
   hangupCause: string | null;
   /** The node's answer-to-bridge time, when it reports one. */
@@ -121,6 +123,8 @@ export interface CallEventCommand {
   detecting?: boolean | undefined;
   /** Detection's verdict (`amd`). */
   amd?: { result: "human" | "machine" | "fax" | "unknown"; confidence: number; ms: number };
+  /** Why a transfer failed (`transfer_failed`). */
+  reason?: string | null | undefined;
   /** A message played, or not (`message_played`). */
   message?: {
     kind: MessageKind;
@@ -147,6 +151,17 @@ export interface DispositionCommand {
   by:
     | { actorType: "user" | "api_key"; actorId: string; supervising: boolean }
     | { actorType: "system"; actorId: null; supervising: true };
+}
+
+/**
+ * Call control on a connected call, carried out by its node: hang it up, or send the lead on
+ * (a blind transfer) to another ready agent of the campaign or a number the workspace allows.
+ */
+export interface CallControlCommand {
+  type: "call.control";
+  callId: string;
+  control: { kind: "hangup" } | { kind: "transfer"; agentId: string | null; phone: string | null };
+  by: { actorType: "user" | "api_key"; actorId: string; supervising: boolean };
 }
 
 /**
@@ -209,6 +224,7 @@ export interface CommandReplies {
   claim: DialJob[];
   "call.event": CallReply;
   "call.disposition": CallReply;
+  "call.control": CallReply;
   "agent.state": { agent: AgentView };
   "leads.recount": null;
   "calls.expire": number;
@@ -243,6 +259,8 @@ export interface CommandInputs {
   call?: CallRow | undefined;
   /** Leads by state as the database counts them, after an import. */
   leads?: Record<LeadState, number> | undefined;
+  /** A transfer's target: the agent's phone, or the numbers the workspace allows. */
+  transferTarget?: { phoneUri: string | null } | { numbers: readonly string[] } | undefined;
   /** Whether the campaign an agent names is one of its tenant's. */
   namedCampaignKnown?: boolean | undefined;
 }
@@ -284,6 +302,8 @@ export type CampaignWrite =
     }
   /** Leads marked `Dialing` with their new calls: those still callable when re-checked. */
   | { type: "claim"; claim: ClaimWrite }
+  /** A command for the node that holds a call, kept until the node acknowledges it. */
+  | { type: "nodeCommand"; command: NodeCommandRow }
   | { type: "save"; row: CallRow }
   /** The lead pressed the opt-out key: the call's media facts and the number on the list. */
   | { type: "optOut"; row: CallRow; at: Date }
@@ -380,7 +400,7 @@ export type CampaignEffect =
       type: "announce";
       call: CallRow | LiveCall;
       event: string;
-      agentMessage?: "call.offered" | "call.connected" | "call.ended" | undefined;
+      agentMessage?: "call.offered" | "call.connected" | "call.ended" | "call.transfer" | undefined;
     };
 
 /**

@@ -5,6 +5,7 @@ import {
   LeaseLostError,
   localLeases,
 } from "../src/cluster/leases.ts";
+import { decideCallControl } from "../src/dialer/call-controls.ts";
 import {
   decideCallEvent,
   decideDisposition,
@@ -728,6 +729,8 @@ function decideAny(
       return decideCallEvent(snapshot, command, inputs);
     case "call.disposition":
       return decideDisposition(snapshot, command, inputs, now);
+    case "call.control":
+      return decideCallControl(snapshot, command, inputs, now);
     case "agent.state":
       return decideAgentState(snapshot, command, inputs, now);
     case "calls.expire":

@@ -34,6 +34,8 @@ export interface CallContext {
   bridgeMs: number | null;
   cause: string | null;
   endedAt: number | null;
+  /** The agent hung up while a transfer was under way: if it fails, nobody is left. */
+  agentGone: boolean;
 }
 
 export type CallEvent =
@@ -55,8 +57,12 @@ export type CallEvent =
   | { type: "agent.bye"; at: number }
   /** Answering-machine detection said a machine picked up (the dry run's model only). */
   | { type: "lead.machine"; at: number }
-  /** The node hangs up whatever is left (the drain limit at shutdown). */
-  | { type: "node.hangup"; at: number };
+  /** The node hangs up whatever is left (the drain limit at shutdown, or the service asks). */
+  | { type: "node.hangup"; at: number }
+  /** The service sends the connected lead on (a blind transfer) to this URI. */
+  | { type: "service.transfer"; at: number; targetUri: string }
+  | { type: "transfer.connected"; at: number }
+  | { type: "transfer.failed"; at: number; reason: string };
 
 export type CallCommand =
   | { type: "report"; report: CallReport }
@@ -68,6 +74,8 @@ export type CallCommand =
   /** Bridge to the agent's phone; without one (`null`) the bridge fails, save in the dry run. */
   | { type: "sip.callAgent"; agentUri: string | null }
   | { type: "sip.hangupAgent" }
+  /** Call the transfer's target and move the lead's media to it; then drop the agent's leg. */
+  | { type: "sip.transfer"; targetUri: string }
   /** Listen to the lead for a machine; the verdict comes back as `media.verdict`. */
   | { type: "media.detect" }
   /** Play a message (reporting it and any opt-out); `media.done` comes back. */
@@ -123,6 +131,7 @@ export const callMachine = setup({
     bridgeMs: null,
     cause: null,
     endedAt: null,
+    agentGone: false,
   }),
   initial: "outgoing",
   states: {
@@ -348,6 +357,16 @@ export const callMachine = setup({
     },
     bridged: {
       on: {
+        "service.transfer": {
+          target: "transferring",
+          actions: [
+            assign({ agentGone: false }),
+            emit(({ event }) => ({
+              type: "sip.transfer" as const,
+              targetUri: (event as { targetUri: string }).targetUri,
+            })),
+          ],
+        },
         "lead.bye": {
           target: "ended",
           actions: [endAt("NORMAL_CLEARING"), emit({ type: "sip.hangupAgent" })],
@@ -355,6 +374,60 @@ export const callMachine = setup({
         "agent.bye": {
           target: "ended",
           actions: [endAt("NORMAL_CLEARING"), emit({ type: "sip.hangupLead" })],
+        },
+        "node.hangup": {
+          target: "ended",
+          actions: [
+            endAt("NORMAL_CLEARING"),
+            emit({ type: "sip.hangupLead" }),
+            emit({ type: "sip.hangupAgent" }),
+          ],
+        },
+      },
+    },
+    // Calling the transfer's target: the lead stays with its agent until the target answers.
+    transferring: {
+      on: {
+        "transfer.connected": {
+          target: "bridged",
+          actions: emit(({ event }) => ({
+            type: "report" as const,
+            report: { type: "transferred" as const, at: iso(event.at) },
+          })),
+        },
+        "transfer.failed": [
+          {
+            guard: ({ context }) => context.agentGone,
+            target: "ended",
+            actions: [
+              emit(({ event }) => ({
+                type: "report" as const,
+                report: {
+                  type: "transfer_failed" as const,
+                  at: iso(event.at),
+                  reason: (event as { reason: string }).reason,
+                },
+              })),
+              endAt("NORMAL_CLEARING"),
+              emit({ type: "sip.hangupLead" }),
+            ],
+          },
+          {
+            target: "bridged",
+            actions: emit(({ event }) => ({
+              type: "report" as const,
+              report: {
+                type: "transfer_failed" as const,
+                at: iso(event.at),
+                reason: (event as { reason: string }).reason,
+              },
+            })),
+          },
+        ],
+        "agent.bye": { actions: assign({ agentGone: true }) },
+        "lead.bye": {
+          target: "ended",
+          actions: [endAt("NORMAL_CLEARING"), emit({ type: "sip.hangupAgent" })],
         },
         "node.hangup": {
           target: "ended",

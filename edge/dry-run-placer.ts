@@ -110,6 +110,10 @@ export class DryRunPlacer implements Placer {
     });
   }
 
+  numberUri(phone: string): string {
+    return `sip:${phone}@dry-run.invalid`;
+  }
+
   release(lead: LeadLeg): void {
     lead.abandon();
   }

@@ -3,7 +3,10 @@ import { type CallCommand, callMachine } from "./call.machine.ts";
 import { CallAudio } from "./call-audio.ts";
 import { MessageCache } from "./messages.ts";
 import type { AgentLeg, LeadLeg, Placer } from "./placer.ts";
-import type { CallReport, DialJob, ServiceClient } from "./service-client.ts";
+import type { CallReport, DialJob, NodeCommand, ServiceClient } from "./service-client.ts";
+
+/** The command ids a node remembers having carried out: far more than a poll hands out. */
+const REMEMBERED_COMMANDS = 10_000;
 
 export interface NodeOptions {
   client: ServiceClient;
@@ -13,6 +16,8 @@ export interface NodeOptions {
   heartbeatMs: number;
   /** How long a claim waits for jobs. A stop's drain limit cuts it short. */
   claimWaitMs: number;
+  /** How long a poll for the service's commands waits (25 s unless a test says otherwise). */
+  commandWaitMs?: number;
   log: (line: string) => void;
   now?: () => number;
 }
@@ -22,6 +27,8 @@ class LiveCall {
   readonly actor: Actor<typeof callMachine>;
   private lead: LeadLeg | null = null;
   private agent: AgentLeg | null = null;
+  /** Which bridge's leg is the agent's now: a leg left behind by a transfer is not heard. */
+  private agentLeg = 0;
   private readonly bridgeAbort = new AbortController();
   private readonly audio: CallAudio;
   /** Reports go out one after another, so the service hears them in the order they happened. */
@@ -113,6 +120,18 @@ class LiveCall {
     this.send("node.hangup");
   }
 
+  /** Sends the connected lead on to an agent's phone or a number (the service's command). */
+  transfer(to: { agent_uri: string | null; phone: string | null }): void {
+    const targetUri = to.agent_uri ?? (to.phone ? this.options.placer.numberUri(to.phone) : null);
+    if (!targetUri) return;
+    this.actor.send({ type: "service.transfer", at: this.now(), targetUri });
+  }
+
+  /** A hang-up of the agent's current leg ends the conversation; an earlier leg's does not. */
+  private agentBye(leg: number): void {
+    if (leg === this.agentLeg) this.send("agent.bye");
+  }
+
   private report(report: CallReport) {
     const delivered = this.reports.then(() => this.options.client.report(this.job.call_id, report));
     this.reports = delivered.catch((error) => {
@@ -173,8 +192,9 @@ class LiveCall {
       case "sip.callAgent": {
         const lead = this.lead;
         if (!lead) return;
+        const leg = ++this.agentLeg;
         this.options.placer
-          .bridge(lead, command.agentUri, () => this.send("agent.bye"), this.bridgeAbort.signal)
+          .bridge(lead, command.agentUri, () => this.agentBye(leg), this.bridgeAbort.signal)
           .then(
             (agent) => {
               this.agent = agent;
@@ -183,6 +203,28 @@ class LiveCall {
             (error) => {
               this.options.log(`call ${this.job.call_id}: no bridge: ${String(error)}`);
               this.send("agent.failed");
+            },
+          );
+        return;
+      }
+      case "sip.transfer": {
+        const lead = this.lead;
+        if (!lead) return;
+        const leg = this.agentLeg + 1;
+        this.options.placer
+          .bridge(lead, command.targetUri, () => this.agentBye(leg), this.bridgeAbort.signal)
+          .then(
+            (agent) => {
+              // The lead hears the new party now: the agent's leg is let go without a word.
+              const left = this.agent;
+              this.agentLeg = leg;
+              this.agent = agent;
+              left?.hangUp();
+              this.send("transfer.connected");
+            },
+            (error: Error) => {
+              this.options.log(`call ${this.job.call_id}: no transfer: ${error.message}`);
+              this.actor.send({ type: "transfer.failed", at: this.now(), reason: error.message });
             },
           );
         return;
@@ -205,6 +247,11 @@ export class EdgeNode {
   private readonly drainOver = new AbortController();
   private heartbeatTimer: ReturnType<typeof setInterval> | undefined;
   private claiming: Promise<void> | undefined;
+  private commanded: Promise<void> | undefined;
+  /** Fires once the last call has ended at a stop: the command poll is given up. */
+  private readonly commandsOver = new AbortController();
+  /** Commands carried out, oldest first, so that one handed out again is not acted on twice. */
+  private readonly acted = new Set<string>();
   private wake: (() => void) | undefined;
   /** The campaigns' recorded messages, fetched once per version. */
   readonly messages: MessageCache;
@@ -242,6 +289,72 @@ export class EdgeNode {
     this.capacity = maxConcurrentCalls;
     this.heartbeatTimer = setInterval(() => void this.beat(), this.options.heartbeatMs);
     this.claiming = this.claimLoop();
+    this.commanded = this.commandLoop();
+  }
+
+  /**
+   * Polls the service's commands until the node has stopped, acting on each id once and
+   * acknowledging it in the next poll. Commands come during a stop's drain too: a hang-up
+   * still matters then.
+   */
+  private async commandLoop(): Promise<void> {
+    const { client, log } = this.options;
+    let ack: string[] = [];
+    while (!this.commandsOver.signal.aborted) {
+      let commands: NodeCommand[];
+      try {
+        commands = await client.commands(
+          ack,
+          this.options.commandWaitMs ?? 25_000,
+          this.commandsOver.signal,
+        );
+        ack = [];
+      } catch (error) {
+        if (this.commandsOver.signal.aborted) break;
+        log(`command poll failed: ${String(error)}`);
+        await Bun.sleep(1_000);
+        continue;
+      }
+      for (const command of commands) {
+        if (!this.acted.has(command.id)) {
+          this.carryOutCommand(command);
+          this.acted.add(command.id);
+          if (this.acted.size > REMEMBERED_COMMANDS)
+            this.acted.delete(this.acted.values().next().value as string);
+        }
+        ack.push(command.id);
+      }
+    }
+    if (ack.length > 0) await client.commands(ack, 0).catch(() => {});
+  }
+
+  /** One command of the service; one for a call the node no longer holds is moot. */
+  private carryOutCommand(command: NodeCommand): void {
+    const call = this.live.get(command.call_id);
+    switch (command.type) {
+      case "hangup":
+        call?.hangUp();
+        return;
+      case "transfer":
+        call?.transfer(command.to);
+        return;
+      case "dial":
+        if (this.stopping) {
+          this.options.log(`call ${command.call_id}: not dialled, the node is stopping`);
+          return;
+        }
+        this.place(command.job);
+        return;
+    }
+  }
+
+  /** Places a job, claimed or commanded, unless the node already holds its call. */
+  private place(job: DialJob): void {
+    if (this.live.has(job.call_id)) return;
+    if (job.messages) this.messages.prefetch(job.campaign_id, job.messages);
+    const call = new LiveCall(job, this, this.options);
+    this.live.set(job.call_id, call);
+    void call.start();
   }
 
   private async beat(): Promise<void> {
@@ -285,13 +398,7 @@ export class EdgeNode {
         continue;
       }
       // Jobs handed out by a claim already in flight at a stop are still this node's: placed.
-      for (const job of jobs) {
-        if (this.live.has(job.call_id)) continue;
-        if (job.messages) this.messages.prefetch(job.campaign_id, job.messages);
-        const call = new LiveCall(job, this, this.options);
-        this.live.set(job.call_id, call);
-        void call.start();
-      }
+      for (const job of jobs) this.place(job);
     }
   }
 
@@ -323,6 +430,8 @@ export class EdgeNode {
       for (const call of this.live.values()) call.hangUp();
       await all();
     }
+    this.commandsOver.abort();
+    await this.commanded;
     clearInterval(this.heartbeatTimer);
     await this.beat();
   }

@@ -32,6 +32,8 @@ export interface Placer {
     onBye: () => void,
     signal: AbortSignal,
   ): Promise<AgentLeg>;
+  /** Where a number outside the workspace is reached, for a transfer: through the trunk. */
+  numberUri(phone: string): string;
   /** Frees what the lead's leg held (its RTP port). */
   release(lead: LeadLeg): void;
 }

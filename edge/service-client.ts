@@ -6,13 +6,25 @@ import {
   ClaimReplySchema,
   type DialJobView,
   EdgeNodeSchema,
+  NodeCommandSchema,
+  type NodeCommandView,
 } from "../src/modules/edge-nodes/model.ts";
 
 export type DialJob = DialJobView;
+export type NodeCommand = NodeCommandView;
 export type CallReply = CallReplyView;
 
 export interface CallReport {
-  type: "ringing" | "answered" | "machine" | "ended" | "amd" | "message_played" | "opt_out";
+  type:
+    | "ringing"
+    | "answered"
+    | "machine"
+    | "ended"
+    | "amd"
+    | "message_played"
+    | "opt_out"
+    | "transferred"
+    | "transfer_failed";
   /** When it happened at the node; kept as it was through every retry. */
   at: string;
   hangup_cause?: string;
@@ -23,7 +35,7 @@ export interface CallReport {
   result?: "human" | "machine" | "fax" | "unknown";
   confidence?: number;
   ms?: number;
-  /** On `message_played`. */
+  /** On `message_played` (and why on `transfer_failed`). */
   kind?: "abandon" | "voicemail" | "opt_out";
   played?: boolean;
   completed?: boolean;
@@ -48,6 +60,7 @@ const Envelope = <T extends TSchema>(data: T) =>
 const ClaimEnvelope = Envelope(ClaimReplySchema);
 const CallEnvelope = Envelope(Type.Object({ call: CallReplySchema }));
 const HeartbeatEnvelope = Envelope(Type.Object({ edge_node: EdgeNodeSchema }));
+const CommandsEnvelope = Envelope(Type.Object({ commands: Type.Array(NodeCommandSchema) }));
 
 export interface RetryPolicy {
   firstMs: number;
@@ -225,6 +238,19 @@ export class ServiceClient {
       }
     }
     throw lastError;
+  }
+
+  /**
+   * Acknowledges `ack` and takes the commands not yet acknowledged, waiting up to `waitMs` for
+   * one. Not retried here: the caller polls again, and the service keeps every command until
+   * it is acknowledged.
+   */
+  async commands(ack: string[], waitMs: number, signal?: AbortSignal): Promise<NodeCommand[]> {
+    const reply = await this.post("/commands", { ack, wait_ms: waitMs }, CommandsEnvelope, {
+      timeoutMs: waitMs + 15_000,
+      ...(signal ? { signal } : {}),
+    });
+    return reply.data.commands;
   }
 
   /** Reports one event of a call, retried with its original `at`. */

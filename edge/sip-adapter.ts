@@ -390,7 +390,7 @@ export class SipAdapter {
     this.stack.send(sip.makeResponse(rq, 481, "Call/Transaction Does Not Exist"));
   }
 
-  private trunkUri(user: string): string {
+  trunkUri(user: string): string {
     const { host, port, transport } = this.options.trunk;
     return `sip:${user}@${host}:${port}${transport === "tcp" ? ";transport=tcp" : ""}`;
   }

@@ -117,6 +117,10 @@ export class SipPlacer implements Placer {
     });
   }
 
+  numberUri(phone: string): string {
+    return this.adapter.trunkUri(phone);
+  }
+
   release(lead: LeadLeg): void {
     lead.media?.close();
     (lead as SipLead).sink.close();

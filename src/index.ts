@@ -11,6 +11,7 @@ import { rebalance } from "./cluster/rebalance.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { DEADLINE_SWEEP_MS, sweepAgentDeadlines } from "./dialer/agent-deadlines.ts";
 import { sweepExpiredCalls } from "./dialer/calls.ts";
+import { forgetOldNodeCommands } from "./dialer/node-commands.ts";
 import { expireGraces, restorePresence } from "./dialer/presence.ts";
 import { createLogger } from "./logger.ts";
 import { deleteExpiredReplies } from "./modules/campaigns/service.ts";
@@ -173,6 +174,9 @@ async function main() {
     // Agents held by this process's sockets keep their state; those of no process lose it.
     deps.dialer.agents.renewGraces();
     expireGraces(deps).catch((error) => logger.error("agents' grace sweep failed", { error }));
+    forgetOldNodeCommands(deps).catch((error) =>
+      logger.error("node commands' clean-up failed", { error }),
+    );
     try {
       deps.campaigns.forgetIdleReplies(SWEEP_MS);
     } catch (error) {

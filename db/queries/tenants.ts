@@ -34,7 +34,10 @@ export const updateTenant = async (
   }: {
     id: string;
     patch: Partial<
-      Pick<TenantRow, "name" | "rateLimitPerMinute" | "regulatoryProfile" | "notReadyReasons">
+      Pick<
+        TenantRow,
+        "name" | "rateLimitPerMinute" | "regulatoryProfile" | "notReadyReasons" | "transferNumbers"
+      >
     >;
     now: Date;
   },

@@ -61,6 +61,8 @@ export const campaigns = pgTable(
     defaultDisposition: text("default_disposition").notNull().default("no_contact"),
     /** A breath for the agent between a disposition and the next call. */
     afterCallPauseSeconds: integer("after_call_pause_seconds").notNull().default(0),
+    /** In preview, how long a lead offered to an agent waits for `Dial` before it is skipped. */
+    previewTimeoutSeconds: integer("preview_timeout_seconds").notNull().default(60),
     /** The version of each stored message, null while there is none. */
     abandonMessageVersion: integer("abandon_message_version"),
     voicemailMessageVersion: integer("voicemail_message_version"),

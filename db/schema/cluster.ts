@@ -4,6 +4,7 @@ import {
   boolean,
   index,
   integer,
+  jsonb,
   pgSequence,
   pgTable,
   primaryKey,
@@ -102,3 +103,35 @@ export const clusterMessages = pgTable("cluster_messages", {
   payload: text("payload").notNull(),
   createdAt: instant("created_at").notNull(),
 });
+
+export const NODE_COMMAND_TYPES = ["hangup", "transfer", "dial"] as const;
+export type NodeCommandType = (typeof NODE_COMMAND_TYPES)[number];
+
+/**
+ * What the service asks of an edge node for one of its calls. A command stays until the node
+ * acknowledges it, and every poll of the node hands out those it has not acknowledged, so a
+ * node that reconnects, or polls another process, still gets it; the node acts on an id once.
+ */
+export const nodeCommands = pgTable(
+  "node_commands",
+  {
+    id: uuid("id").primaryKey(),
+    tenantId: uuid("tenant_id").notNull(),
+    edgeNodeId: uuid("edge_node_id").notNull(),
+    callId: uuid("call_id").notNull(),
+    type: text("type", { enum: NODE_COMMAND_TYPES }).notNull(),
+    /** The command's own fields, as the node receives them. */
+    payload: jsonb("payload").$type<Record<string, unknown>>().notNull(),
+    createdAt: instant("created_at").notNull(),
+    /** The last time a poll handed it out, and how many polls did. */
+    deliveredAt: instant("delivered_at"),
+    deliveries: integer("deliveries").notNull().default(0),
+    ackedAt: instant("acked_at"),
+  },
+  (table) => [
+    index("node_commands_pending")
+      .on(table.edgeNodeId, table.createdAt)
+      .where(sql`${table.ackedAt} is null`),
+    index("node_commands_created").on(table.createdAt),
+  ],
+);

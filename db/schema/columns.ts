@@ -41,6 +41,21 @@ export interface CallMedia {
   };
   /** The lead pressed the opt-out key during the message. */
   opted_out?: boolean;
+  /** A blind transfer of the connected lead, asked for by its agent or a supervisor. */
+  transfer?: CallTransfer;
+}
+
+/** Where a connected call was sent on, and how it went. */
+export interface CallTransfer {
+  from_agent_id: string | null;
+  /** Another agent of the campaign, or a number the workspace allows. */
+  to_agent_id: string | null;
+  to_phone: string | null;
+  requested_at: string;
+  /** `pending` until the node reports the new leg up (`done`) or not (`failed`). */
+  status: "pending" | "done" | "failed";
+  at: string | null;
+  reason: string | null;
 }
 
 /** The call's media facts, on the call and on its CDR. */

@@ -26,6 +26,8 @@ export const tenants = pgTable("tenants", {
     .default(
       sql`'[{"code":"break","label":"Break"},{"code":"lunch","label":"Lunch"},{"code":"training","label":"Training"},{"code":"meeting","label":"Meeting"},{"code":"other","label":"Other"}]'::jsonb`,
     ),
+  /** E.164 numbers outside the workspace an agent may transfer a call to. */
+  transferNumbers: text("transfer_numbers").array().notNull().default(sql`'{}'::text[]`),
   ...timestamps(),
 });
 

@@ -31,11 +31,13 @@ import {
 } from "../../db/queries/dialer.ts";
 import { countLeadsByState } from "../../db/queries/leads.ts";
 import { writeMessage } from "../../db/queries/messages.ts";
+import { insertNodeCommand } from "../../db/queries/node-commands.ts";
 import { LeaseLostError } from "../cluster/leases.ts";
 import { profileInForce, windowBounds } from "../compliance/lead-rules.ts";
 import type { ServiceDeps } from "../deps.ts";
 import { rowOf } from "../dialer/call-decide.ts";
 import { callView } from "../dialer/model.ts";
+import { wakeNode } from "../dialer/node-commands.ts";
 import { paceCampaign } from "../dialer/pacing.ts";
 import { ApiError } from "../errors.ts";
 import { auditedWrite, recordAudit } from "../identity/audit.ts";
@@ -121,6 +123,27 @@ async function gather(
       inputs.call = call?.campaignId === campaign.id ? call : undefined;
       break;
     }
+    case "call.control": {
+      const { tenantId } = campaign;
+      if (!dialing?.calls[command.callId]) {
+        const call = await findTenantCall(deps.db, { tenantId, callId: command.callId });
+        inputs.call = call?.campaignId === campaign.id ? call : undefined;
+        break;
+      }
+      const { control } = command;
+      if (control.kind !== "transfer") break;
+      if (control.agentId !== null) {
+        const user = isUuid(control.agentId)
+          ? await deps.tenants.user(tenantId, control.agentId)
+          : undefined;
+        inputs.transferTarget = { phoneUri: user?.phoneUri ?? null };
+      } else {
+        inputs.transferTarget = {
+          numbers: (await deps.tenants.tenant(tenantId))?.transferNumbers ?? [],
+        };
+      }
+      break;
+    }
     case "agent.state": {
       const named = command.campaignId;
       if (named !== null && named !== campaign.id) {
@@ -171,6 +194,10 @@ async function commitOne(deps: ServiceDeps, write: CampaignWrite, facts: CommitF
         claim: write.claim,
         fence: fenceOf(write.claim.campaignId),
       });
+      return;
+    case "nodeCommand":
+      await insertNodeCommand(deps.db, write.command);
+      wakeNode(deps, write.command.edgeNodeId);
       return;
     default:
       return commitCall(deps, deps.rawDb, write);

@@ -32,6 +32,7 @@ import {
 } from "../errors.ts";
 import { completion } from "../modules/campaigns/decide.ts";
 import { messageVersionOf } from "../modules/messages/decide.ts";
+import { freedFromTransfer, transferReported } from "./call-controls.ts";
 import type { VerdictEntry } from "./ledger.ts";
 import { callView, MACHINE_CODE } from "./model.ts";
 import { outcomeOf } from "./outcome.ts";
@@ -162,6 +163,9 @@ export function decideCallEvent(
       };
       return changed(call, { ...rowOf(call), media, updatedAt: at }, "message_played");
     }
+    case "transferred":
+    case "transfer_failed":
+      return transferReported(snapshot, call, command, inputs);
     case "opt_out": {
       if (call.media?.opted_out) return unchanged(rowOf(call));
       const row: CallRow = {
@@ -385,6 +389,7 @@ function endOf(
             } as const,
           ]
         : []),
+      ...freedFromTransfer(ended, at),
       { type: "announce", call: ended, event: "ended", agentMessage: "call.ended" },
     ],
     reply: () => replyOf(ended),

@@ -1,5 +1,5 @@
 import type { Static } from "elysia";
-import type { CallReply } from "../../actors/commands.ts";
+import type { CallControlCommand, CallReply } from "../../actors/commands.ts";
 import {
   failedCalls,
   findLead,
@@ -89,6 +89,7 @@ export async function applyCallEvent(
       hangupCause: event.hangup_cause ?? null,
       bridgeMs: event.node_bridge_ms ?? null,
       detecting: event.detecting,
+      ...(event.type === "transfer_failed" ? { reason: event.reason ?? null } : {}),
       ...media,
     },
   );
@@ -115,6 +116,39 @@ export async function dispositionCall(
   sentId: string,
   input: DispositionInput,
 ): Promise<CallReply> {
+  const { callId, campaignId } = await callOfCaller(deps, principal, sentId);
+  return deps.campaigns.run(
+    { tenantId: principal.tenantId, campaignId, missing: "call" },
+    {
+      type: "call.disposition",
+      callId,
+      disposition: input.disposition,
+      callbackAt: input.callback_at ?? null,
+      notes: input.notes?.trim() || null,
+      by: callerOf(principal),
+    },
+  );
+}
+
+/**
+ * Hangs up a call, or sends its lead on to another agent or an allowed number: the call's
+ * node carries it out (see `call-controls.ts`). The call's agent or a supervisor.
+ */
+export async function controlCall(
+  deps: ServiceDeps,
+  principal: Principal,
+  sentId: string,
+  control: CallControlCommand["control"],
+): Promise<CallReply> {
+  const { callId, campaignId } = await callOfCaller(deps, principal, sentId);
+  return deps.campaigns.run(
+    { tenantId: principal.tenantId, campaignId, missing: "call" },
+    { type: "call.control", callId, control, by: callerOf(principal) },
+  );
+}
+
+/** The call a caller names and its campaign, or 404 when the caller's tenant has no such call. */
+async function callOfCaller(deps: ServiceDeps, principal: Principal, sentId: string) {
   if (!isUuid(sentId)) throw notFound("call");
   const callId = sentId.toLowerCase();
   // The campaign is known in memory while the call is live or its agent wraps it up.
@@ -125,22 +159,18 @@ export async function dispositionCall(
     (presence?.callId === callId ? presence.campaignId : null) ??
     (await findTenantCall(deps.db, { tenantId: principal.tenantId, callId }))?.campaignId;
   if (!campaignId) throw notFound("call");
-  const by =
-    principal.kind === "user"
-      ? { actorType: "user" as const, actorId: principal.user.id }
-      : { actorType: "api_key" as const, actorId: principal.keyId };
-  return deps.campaigns.run(
-    { tenantId: principal.tenantId, campaignId, missing: "call" },
-    {
-      type: "call.disposition",
-      callId,
-      disposition: input.disposition,
-      callbackAt: input.callback_at ?? null,
-      notes: input.notes?.trim() || null,
-      by: { ...by, supervising: principal.kind === "api_key" || principal.role !== "agent" },
-    },
-  );
+  return { callId, campaignId };
 }
+
+/** Who acts on a call: a user (supervising unless an agent), or a key (always supervising). */
+const callerOf = (principal: Principal) =>
+  principal.kind === "user"
+    ? {
+        actorType: "user" as const,
+        actorId: principal.user.id,
+        supervising: principal.role !== "agent",
+      }
+    : { actorType: "api_key" as const, actorId: principal.keyId, supervising: true };
 
 /** Groups calls by their campaigns. */
 function byCampaign<T extends { campaignId: string }>(rows: T[]): Map<string, T[]> {

@@ -13,11 +13,31 @@ export const CALL_EVENT_TYPES = [
   "amd",
   "message_played",
   "opt_out",
+  "transferred",
+  "transfer_failed",
 ] as const;
+
+export type CallEventType = (typeof CALL_EVENT_TYPES)[number];
 
 /** What answering-machine detection may say answered. */
 export const AMD_RESULTS = ["human", "machine", "fax", "unknown"] as const;
 const NullableTime = t.Union([t.String({ format: "date-time" }), t.Null()]);
+
+/** A blind transfer of a connected call, on the call and on its CDR. */
+export const CallTransferSchema = t.Object(
+  {
+    from_agent_id: t.Union([Uuid, t.Null()]),
+    to_agent_id: t.Union([Uuid, t.Null()], { description: "the agent the lead was sent to" }),
+    to_phone: t.Union([t.String(), t.Null()], {
+      description: "the number the lead was sent to (one of the workspace's transfer_numbers)",
+    }),
+    requested_at: t.String({ format: "date-time" }),
+    status: t.Union([t.Literal("pending"), t.Literal("done"), t.Literal("failed")]),
+    at: NullableTime,
+    reason: t.Union([t.String(), t.Null()], { description: "why a failed transfer failed" }),
+  },
+  { description: "a blind transfer: pending until the node reports the new leg up, or not" },
+);
 
 /** A call as the node protocol, the sockets and the agent's own view show it (`callView`). */
 export const CallViewSchema = t.Object({
@@ -42,6 +62,7 @@ export const CallViewSchema = t.Object({
   claimed_at: t.String({ format: "date-time" }),
   answered_at: NullableTime,
   ended_at: NullableTime,
+  transfer: t.Optional(t.Union([CallTransferSchema, t.Null()])),
   action: t.Optional(
     t.Union([t.Literal("bridge"), t.Literal("hangup"), t.Literal("detect")], {
       description:
@@ -170,6 +191,7 @@ export const callView = (call: CallRow): CallView => ({
   claimed_at: call.claimedAt.toISOString(),
   answered_at: call.answeredAt?.toISOString() ?? null,
   ended_at: call.endedAt?.toISOString() ?? null,
+  ...(call.media?.transfer ? { transfer: call.media.transfer } : {}),
 });
 
 export const AgentSchema = t.Object({

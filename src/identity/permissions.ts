@@ -59,6 +59,8 @@ export const PERMISSIONS = {
   "agents.self": { roles: AGENT_UP },
   "agents.read": { roles: SUPERVISOR_UP },
   "calls.disposition": { roles: AGENT_UP },
+  /** Hang-up and transfer: the call's agent, or a supervisor for any call. */
+  "calls.control": { roles: AGENT_UP },
   "realtime.supervisor": { roles: SUPERVISOR_UP },
   "realtime.agent": { roles: AGENT_UP },
   "cdrs.read": { roles: SUPERVISOR_UP, scope: { resource: "cdrs", level: "read" } },

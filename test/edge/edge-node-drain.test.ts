@@ -84,6 +84,7 @@ const ringing: Placer = {
     };
   },
   bridge: () => Promise.reject(new Error("no bridge here")),
+  numberUri: (phone) => `sip:${phone}@test.invalid`,
   release: () => {},
 };
 

@@ -48,6 +48,7 @@ export const campaignRecord = (overrides: Partial<CampaignRecord> = {}): Campaig
   dispositionCodes: CAMPAIGN_DEFAULTS.disposition_codes.map((code) => ({ ...code })),
   defaultDisposition: "no_contact",
   afterCallPauseSeconds: 0,
+  previewTimeoutSeconds: 60,
   abandonMessageVersion: null,
   voicemailMessageVersion: null,
   optOutMessageVersion: null,

@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import type { ServiceDeps } from "../../deps.ts";
 import { AGENT_STATES } from "../../dialer/agents.ts";
-import { currentCallOf, dispositionCall } from "../../dialer/calls.ts";
+import { controlCall, currentCallOf, dispositionCall } from "../../dialer/calls.ts";
 import {
   AgentSchema,
   agentView,
@@ -11,11 +11,12 @@ import {
   offlineAgentView,
 } from "../../dialer/model.ts";
 import { ok, okAll, okList } from "../../envelope.ts";
-import { forbidden } from "../../errors.ts";
+import { forbidden, unprocessable } from "../../errors.ts";
 import { documented, documentedList } from "../../openapi-bodies.ts";
 import { PageQuery, parsePage } from "../../pagination.ts";
 import type { AuthGuard } from "../../plugins/auth.ts";
 import { jsonBody } from "../../plugins/json-body.ts";
+import { E164 } from "../campaigns/model.ts";
 import { NotReadyReasonSchema } from "../tenants/model.ts";
 import { TenantQuery } from "../users/model.ts";
 import { AttemptSchema, CallbackSchema, ownCallbacks, ownLeadHistory } from "./desk.ts";
@@ -35,6 +36,16 @@ export const AgentStateBody = t.Object(
     ),
   },
   { additionalProperties: false },
+);
+
+export const TransferBody = t.Object(
+  {
+    agent_id: t.Optional(
+      t.String({ format: "uuid", description: "another ready agent of the call's campaign" }),
+    ),
+    phone: t.Optional(E164),
+  },
+  { additionalProperties: false, description: "exactly one of agent_id and phone" },
 );
 
 export const DispositionBody = t.Object(
@@ -192,6 +203,44 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         ...jsonBody(DispositionBody),
         detail: {
           summary: "Record the outcome of a connected call (the call's agent or a supervisor)",
+          ...documented({ call: CallViewSchema }),
+        },
+      },
+    )
+    .post(
+      "/calls/:call_id/hangup",
+      async ({ principal, params }) =>
+        ok(await controlCall(deps, principal, params.call_id, { kind: "hangup" })),
+      {
+        auth: "calls.control",
+        params: t.Object({ call_id: t.String() }),
+        detail: {
+          summary: "Hang up a call (the call's agent or a supervisor)",
+          description:
+            "The call's edge node hangs up both legs (a call still ringing is cancelled) and reports the end as for any call: the agent then wraps it up. 409 when the call is over.",
+          ...documented({ call: CallViewSchema }),
+        },
+      },
+    )
+    .post(
+      "/calls/:call_id/transfer",
+      async ({ principal, params, body }) => {
+        const agentId = body.agent_id ?? null;
+        const phone = body.phone ?? null;
+        if ((agentId === null) === (phone === null))
+          throw unprocessable("agent_id", "name either agent_id or phone, not both");
+        return ok(
+          await controlCall(deps, principal, params.call_id, { kind: "transfer", agentId, phone }),
+        );
+      },
+      {
+        auth: "calls.control",
+        params: t.Object({ call_id: t.String() }),
+        ...jsonBody(TransferBody),
+        detail: {
+          summary: "Send a connected call's lead to another agent or an allowed number (blind)",
+          description:
+            "To another `ready` agent of the campaign who has a `phone_uri`, or to one of the workspace's `transfer_numbers`. The node calls the new party, moves the lead's media to it and hangs up the agent's leg; `data.call.transfer` is `pending` until then, and the call's `call.event` pushes (`transferred`, `transfer_failed`) tell how it went. Sent to an agent, the call becomes theirs (they disposition it) and the first agent is free; sent to a number, the first agent wraps the call up. 422 names the field of an unknown agent or a number not allowed; 409 when the call is not connected or a transfer is under way.",
           ...documented({ call: CallViewSchema }),
         },
       },

@@ -205,6 +205,8 @@ export function settingsOf(input: SettingsChanges): Partial<CampaignSettings> {
     settings.defaultDisposition = input.default_disposition;
   if (input.after_call_pause_seconds !== undefined)
     settings.afterCallPauseSeconds = input.after_call_pause_seconds;
+  if (input.preview_timeout_seconds !== undefined)
+    settings.previewTimeoutSeconds = input.preview_timeout_seconds;
   return settings;
 }
 

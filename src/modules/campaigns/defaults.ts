@@ -34,4 +34,5 @@ export const CAMPAIGN_DEFAULTS = {
   disposition_codes: DEFAULT_DISPOSITION_CODES,
   default_disposition: "no_contact",
   after_call_pause_seconds: 0,
+  preview_timeout_seconds: 60,
 } as const;

@@ -115,6 +115,12 @@ const settings = {
     description:
       "a breath after each disposition: the agent is paused (reason after_call) this long, then ready again",
   }),
+  preview_timeout_seconds: t.Integer({
+    minimum: 5,
+    maximum: 3600,
+    description:
+      "in preview, how long a lead offered to an agent waits for `dial` before it is skipped by itself",
+  }),
 };
 
 /** Every setting but the name may be left out: creation fills defaults, a patch keeps values. */
@@ -170,6 +176,7 @@ export const CampaignSchema = t.Object({
   disposition_codes: t.Array(DispositionCodeSchema),
   default_disposition: t.String(),
   after_call_pause_seconds: t.Integer(),
+  preview_timeout_seconds: t.Integer(),
   messages: t.Object(
     {
       abandon: t.Union([t.Integer(), t.Null()]),
@@ -244,6 +251,7 @@ export const campaignView = (campaign: CampaignRecord): CampaignView => ({
   disposition_codes: campaign.dispositionCodes,
   default_disposition: campaign.defaultDisposition,
   after_call_pause_seconds: campaign.afterCallPauseSeconds,
+  preview_timeout_seconds: campaign.previewTimeoutSeconds,
   messages: {
     abandon: campaign.abandonMessageVersion,
     voicemail: campaign.voicemailMessageVersion,

@@ -1,6 +1,7 @@
 import { type Static, t } from "elysia";
 import type { CdrRow } from "../../../db/queries/calls.ts";
 import { CALL_OUTCOMES } from "../../../db/schema/calls.ts";
+import { CallTransferSchema } from "../../dialer/model.ts";
 import { PageQuery } from "../../pagination.ts";
 import { TenantQuery, Timestamp } from "../users/model.ts";
 
@@ -98,6 +99,7 @@ export const CdrSchema = t.Object({
     description: "the abandon-rate governor held the campaign to calls with a reserved agent",
   }),
   ...HeardOnCallSchema,
+  transfer: nullable(CallTransferSchema),
   created_at: Timestamp,
 });
 export type CdrView = Static<typeof CdrSchema>;
@@ -127,6 +129,7 @@ export const cdrView = (row: CdrRow): CdrView => ({
   bridge_ms: row.bridgeMs,
   ...placedUnder(row),
   ...heardOnCall(row),
+  transfer: row.media?.transfer ?? null,
   created_at: row.createdAt.toISOString(),
 });
 
@@ -173,7 +176,7 @@ export const mediaCsvFields = (view: Pick<CdrView, "amd" | "message">) => ({
   message_reason: view.message?.reason,
 });
 
-const NESTED = new Set(["profile", "zone", "amd", "message"]);
+const NESTED = new Set(["profile", "zone", "amd", "message", "transfer"]);
 
 export const CDR_CSV_COLUMNS = [
   ...Object.keys(CdrSchema.properties).filter((key) => !NESTED.has(key)),
@@ -182,6 +185,9 @@ export const CDR_CSV_COLUMNS = [
   "zone",
   "zone_source",
   ...MEDIA_CSV_COLUMNS,
+  "transfer_to_agent_id",
+  "transfer_to_phone",
+  "transfer_status",
 ] as const;
 
 export function cdrCsvRow(view: CdrView): string[] {
@@ -192,6 +198,9 @@ export function cdrCsvRow(view: CdrView): string[] {
     zone: view.zone?.value,
     zone_source: view.zone?.source,
     ...mediaCsvFields(view),
+    transfer_to_agent_id: view.transfer?.to_agent_id,
+    transfer_to_phone: view.transfer?.to_phone,
+    transfer_status: view.transfer?.status,
   };
   return CDR_CSV_COLUMNS.map((column) => String(flat[column] ?? ""));
 }

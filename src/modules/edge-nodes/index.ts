@@ -3,6 +3,7 @@ import type { ServiceDeps } from "../../deps.ts";
 import { applyCallEvent } from "../../dialer/calls.ts";
 import { claimJobs } from "../../dialer/claims.ts";
 import { CallViewSchema, DialJobSchema } from "../../dialer/model.ts";
+import { pollNodeCommands } from "../../dialer/node-commands.ts";
 import { ok, okList } from "../../envelope.ts";
 import { documented, documentedFile, documentedList } from "../../openapi-bodies.ts";
 import { PageQuery, parsePage } from "../../pagination.ts";
@@ -13,9 +14,11 @@ import { IdParams, TenantQuery } from "../users/model.ts";
 import {
   CallEventBody,
   ClaimBody,
+  CommandPollBody,
   CreateEdgeNodeBody,
   EdgeNodeSchema,
   HeartbeatBody,
+  NodeCommandSchema,
 } from "./model.ts";
 import { heartbeat, listEdgeNodes, registerEdgeNode, revokeEdgeNode } from "./service.ts";
 
@@ -119,6 +122,22 @@ export const nodeProtocolModule = (deps: ServiceDeps, auth: AuthGuard) =>
           description:
             "With an `Idempotency-Key`, a claim repeated within 60 s returns the jobs the first placed " +
             "(a claim that placed none is not kept, and its repeat claims anew).",
+        },
+      },
+    )
+    .post(
+      "/commands",
+      async ({ node, body }) =>
+        ok(await pollNodeCommands(deps, node, { ack: body.ack ?? [], waitMs: body.wait_ms ?? 0 })),
+      {
+        nodeAuth: true,
+        ...jsonBody(CommandPollBody),
+        detail: {
+          summary:
+            "Acknowledge commands carried out, and take the node's commands (hang-up, transfer, dial), waiting up to `wait_ms` for one",
+          description:
+            "Every poll answers all of the node's commands not yet acknowledged, oldest first (at most 100), so a command survives a lost reply, a node's reconnect and a failover of the service's process. A node acts on each `id` once, and acknowledges it in its next poll (`ack`), also when it found the command moot (a call it no longer holds). A command stored while the node waits is answered within 200 ms.",
+          ...documented({ commands: t.Array(NodeCommandSchema) }),
         },
       },
     )

@@ -93,7 +93,8 @@ export const CallEventBody = t.Object(
     reason: t.Optional(
       t.String({
         maxLength: 200,
-        description: "On `message_played`: why it was not played, or was cut off",
+        description:
+          "On `message_played`: why it was not played, or was cut off; on `transfer_failed`: why the new leg did not come up",
       }),
     ),
     digit: t.Optional(
@@ -173,3 +174,55 @@ export const CallReplySchema = t.Object({
   ),
 });
 export type CallReplyView = Static<typeof CallReplySchema>;
+
+const CommandUuid = t.String({ format: "uuid" });
+
+/** A command for the node: its id (acknowledged once carried out), its call, what to do. */
+export const NodeCommandSchema = t.Union([
+  t.Object(
+    { id: CommandUuid, type: t.Literal("hangup"), call_id: CommandUuid },
+    { description: "hang up the call: both legs, as at the end of a conversation" },
+  ),
+  t.Object(
+    {
+      id: CommandUuid,
+      type: t.Literal("transfer"),
+      call_id: CommandUuid,
+      to: t.Object({
+        agent_id: t.Union([CommandUuid, t.Null()]),
+        agent_uri: t.Union([t.String(), t.Null()], {
+          description: "the receiving agent's phone (`phone_uri`)",
+        }),
+        phone: t.Union([t.String(), t.Null()], {
+          description: "an E.164 number the workspace allows, reached through the trunk",
+        }),
+      }),
+    },
+    {
+      description:
+        "send the connected lead to `to` (blind: the new leg is called, the lead's media moved to it, then the agent's leg hung up); report `transferred` or `transfer_failed`",
+    },
+  ),
+  t.Object(
+    { id: CommandUuid, type: t.Literal("dial"), call_id: CommandUuid, job: DialJobSchema },
+    {
+      description:
+        "place this call now, as a claimed job: an agent's preview `dial` or a number dialled by hand",
+    },
+  ),
+]);
+export type NodeCommandView = Static<typeof NodeCommandSchema>;
+
+export const CommandPollBody = t.Object(
+  {
+    ack: t.Optional(
+      t.Array(CommandUuid, {
+        maxItems: 100,
+        description: "the commands carried out (or found moot) since the last poll",
+      }),
+    ),
+    wait_ms: t.Optional(t.Integer({ minimum: 0, maximum: 30_000 })),
+    ...IgnoredIdentity,
+  },
+  { additionalProperties: false },
+);

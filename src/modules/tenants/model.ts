@@ -1,6 +1,7 @@
 import { type Static, t } from "elysia";
 import type { TenantRow } from "../../../db/queries/tenants.ts";
 import { memoByIdentity } from "../../lib/memo.ts";
+import { E164 } from "../campaigns/model.ts";
 import { Timestamp } from "../users/model.ts";
 
 export const DOMAIN_PATTERN = "^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$";
@@ -26,6 +27,9 @@ export const TenantSchema = t.Object({
   rate_limit_per_minute: t.Integer(),
   regulatory_profile: t.String({ description: "the profile a new campaign starts with" }),
   not_ready_reasons: NotReadyReasonsSchema,
+  transfer_numbers: t.Array(t.String(), {
+    description: "E.164 numbers outside the workspace an agent may transfer a call to",
+  }),
   created_at: Timestamp,
   updated_at: Timestamp,
 });
@@ -54,6 +58,13 @@ export const PatchTenantBody = t.Object(
           "why agents may pause, in the order offered (codes unique; after_call is the service's own)",
       }),
     ),
+    transfer_numbers: t.Optional(
+      t.Array(E164, {
+        maxItems: 100,
+        uniqueItems: true,
+        description: "E.164 numbers outside the workspace an agent may transfer a call to",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -68,6 +79,7 @@ export const tenantView = memoByIdentity(
     rate_limit_per_minute: row.rateLimitPerMinute,
     regulatory_profile: row.regulatoryProfile,
     not_ready_reasons: row.notReadyReasons,
+    transfer_numbers: row.transferNumbers,
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
   }),

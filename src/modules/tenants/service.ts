@@ -87,6 +87,7 @@ export async function patchTenant(
           rateLimitPerMinute: input.rate_limit_per_minute,
           regulatoryProfile: profile,
           notReadyReasons: input.not_ready_reasons,
+          transferNumbers: input.transfer_numbers,
         },
         now,
       }),
