@@ -286,3 +286,73 @@ describe("edge node over SIP", () => {
     expect(cdr).toMatchObject({ outcome: "answered", hangup_cause: "NORMAL_CLEARING" });
   }, 60_000);
 });
+
+describe("the service's commands, carried out over SIP", () => {
+  async function bridged() {
+    const s = await scene(["+14155552671"]);
+    s.trunk.defaultBehaviour = { kind: "answer", afterMs: 100 };
+    await s.service.start();
+    const agent = await until(() => s.agentPhone.calls[0], "the INVITE to the agent's phone");
+    await until(() => agent.answerAckedAt ?? undefined, "the bridge");
+    const lead = s.trunk.calls[0] as NonNullable<(typeof s.trunk.calls)[number]>;
+    const callId = (
+      await s.service.w.request("GET", "/api/v1/agents/me", { token: s.service.agentToken })
+    ).body.data.agent.call_id as string;
+    return { ...s, agent, lead, callId };
+  }
+
+  test("hang up from the desktop: both legs get a BYE, the call ends NORMAL_CLEARING", async () => {
+    const { service, agent, lead, callId } = await bridged();
+    const asked = await service.w.request("POST", `/api/v1/calls/${callId}/hangup`, {
+      token: service.agentToken,
+    });
+    expect(asked.status).toBe(200);
+    await until(() => lead.ended === "bye-received" || undefined, "the BYE to the lead");
+    await until(() => agent.ended === "bye-received" || undefined, "the BYE to the agent");
+    const [cdr] = await until(async () => {
+      const rows = await service.cdrs();
+      return rows.length > 0 ? rows : undefined;
+    }, "the CDR");
+    expect(cdr).toMatchObject({ outcome: "answered", hangup_cause: "NORMAL_CLEARING" });
+  }, 60_000);
+
+  test("a transfer to a second agent: the lead is moved to their phone, the first leg let go", async () => {
+    const { service, agent, lead, callId } = await bridged();
+    const secondPhone = await SipPhone.start(sipPort());
+    cleanups.push(() => secondPhone.stop());
+    const { w } = service;
+    const second = await w.user(w.acme.id, "second@acme.test", "agent", {
+      phoneUri: `sip:second@127.0.0.1:${secondPhone.port}`,
+    });
+    const secondToken = await w.login("second@acme.test");
+    await w.request("POST", "/api/v1/agents/me/state", {
+      token: secondToken,
+      body: { state: "ready", campaign_id: service.campaignId },
+    });
+    const asked = await w.request("POST", `/api/v1/calls/${callId}/transfer`, {
+      token: service.agentToken,
+      body: { agent_id: second.id },
+    });
+    expect(asked.status).toBe(200);
+    const taken = await until(() => secondPhone.calls[0], "the INVITE to the second phone");
+    expect(taken.from).toBe("+14155552671");
+    await until(() => agent.ended === "bye-received" || undefined, "the BYE to the first agent");
+    // The lead's media now goes to the second phone.
+    await until(() => lead.invites === 3 || undefined, "the lead's second re-INVITE");
+    await until(() => taken.target, "the second agent's ACK");
+    expect(lead.target?.port).toBe(taken.rtpPort);
+    const call = await until(async () => {
+      const me = await w.request("GET", "/api/v1/agents/me", { token: secondToken });
+      return me.body.data.agent.state === "on_call" ? me.body.data : undefined;
+    }, "the second agent on the call");
+    expect(call.call.transfer).toMatchObject({ status: "done", to_agent_id: second.id });
+    // The second agent's hang-up ends the conversation for the lead.
+    taken.hangUp();
+    await until(() => lead.ended === "bye-received" || undefined, "the BYE to the lead");
+    const [cdr] = await until(async () => {
+      const rows = await service.cdrs();
+      return rows.length > 0 ? rows : undefined;
+    }, "the CDR");
+    expect(cdr).toMatchObject({ agent_id: second.id, transfer: { status: "done" } });
+  }, 60_000);
+});

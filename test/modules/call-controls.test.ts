@@ -21,8 +21,7 @@ beforeEach(async () => {
   w.clock.advance(NOON_NEW_YORK - w.clock.now());
   adminToken = await w.login("admin@acme.test");
   await w.user(w.acme.id, "first@acme.test", "agent", { phoneUri: "sip:1001@127.0.0.1:5091" });
-  secondId = (await w.user(w.acme.id, "second@acme.test", "agent", { phoneUri: SECOND_PHONE }))
-    .id;
+  secondId = (await w.user(w.acme.id, "second@acme.test", "agent", { phoneUri: SECOND_PHONE })).id;
   firstToken = await w.login("first@acme.test");
   secondToken = await w.login("second@acme.test");
   campaignId = (
@@ -196,7 +195,9 @@ describe("a blind transfer", () => {
     const callId = await firstOnCall();
     await ready(secondToken);
     await control(firstToken, callId, "transfer", { agent_id: secondId });
-    const failed = await event(callId, "transfer_failed", { reason: "the agent's phone answered 486" });
+    const failed = await event(callId, "transfer_failed", {
+      reason: "the agent's phone answered 486",
+    });
     expect(failed.body.data.call.transfer).toMatchObject({
       status: "failed",
       reason: "the agent's phone answered 486",
