@@ -37,6 +37,8 @@ export type CampaignCommand =
   | CallEventCommand
   | DispositionCommand
   | CallControlCommand
+  | DialCommand
+  | SkipCommand
   | AgentStateCommand
   | RecountCommand
   | ExpireCommand
@@ -164,6 +166,25 @@ export interface CallControlCommand {
   by: { actorType: "user" | "api_key"; actorId: string; supervising: boolean };
 }
 
+/** An agent dials the lead offered to it (`leadId` null) or a number of its own, made a lead. */
+export interface DialCommand {
+  type: "call.dial";
+  agentId: string;
+  leadId: string | null;
+}
+
+/** An agent passes on the lead offered to it, or (`bySystem`) its time to dial ran out. */
+export interface SkipCommand {
+  type: "preview.skip";
+  agentId: string;
+  bySystem?: boolean | undefined;
+}
+
+/** The call a dial placed; null when the lead could no longer be dialled. */
+export interface DialReply {
+  call: CallView | null;
+}
+
 /**
  * An agent's own state change: ready for a campaign, paused, or offline. It runs on the owner
  * of the campaign the agent leaves (else the one it joins): the one process that reserves the
@@ -225,6 +246,8 @@ export interface CommandReplies {
   "call.event": CallReply;
   "call.disposition": CallReply;
   "call.control": CallReply;
+  "call.dial": DialReply;
+  "preview.skip": { skipped: boolean };
   "agent.state": { agent: AgentView };
   "leads.recount": null;
   "calls.expire": number;
@@ -261,6 +284,10 @@ export interface CommandInputs {
   leads?: Record<LeadState, number> | undefined;
   /** A transfer's target: the agent's phone, or the numbers the workspace allows. */
   transferTarget?: { phoneUri: string | null } | { numbers: readonly string[] } | undefined;
+  /** A number dialled by hand, as a lead of the campaign. */
+  dialLead?: HopperLead | undefined;
+  /** The online node with the most room, where an agent's dial is placed. */
+  dialNode?: { nodeId: string } | undefined;
   /** Whether the campaign an agent names is one of its tenant's. */
   namedCampaignKnown?: boolean | undefined;
 }
@@ -303,7 +330,7 @@ export type CampaignWrite =
   /** Leads marked `Dialing` with their new calls: those still callable when re-checked. */
   | { type: "claim"; claim: ClaimWrite }
   /** A command for the node that holds a call, kept until the node acknowledges it. */
-  | { type: "nodeCommand"; command: NodeCommandRow }
+  | { type: "nodeCommand"; command: NodeCommandRow; onlyIfMarked?: string | undefined }
   | { type: "save"; row: CallRow }
   /** The lead pressed the opt-out key: the call's media facts and the number on the list. */
   | { type: "optOut"; row: CallRow; at: Date }
@@ -391,6 +418,15 @@ export type CampaignEffect =
       from: string;
       to: string;
       by: ChangeActor;
+    }
+  /** A lead offered to an agent in preview: the agent's desktop shows it. */
+  | {
+      type: "previewOffered";
+      tenantId: string;
+      agentId: string;
+      lead: HopperLead;
+      offeredAt: number;
+      expiresAt: number;
     }
   /** The campaign's numbers changed without a push of their own. */
   | { type: "statsChanged"; tenantId: string; campaignId: string }

@@ -30,6 +30,12 @@ export interface LeadSummary {
   attempts: number;
 }
 
+/** A lead offered to an agent in preview, since `offeredAt` (epoch ms). */
+export interface PreviewOffer {
+  lead: HopperLead;
+  offeredAt: number;
+}
+
 /** A call not yet ended, with the lead it dials. */
 export type LiveCall = CallRow & { lead: LeadSummary };
 
@@ -51,6 +57,12 @@ export interface DialingState {
    * `MAX_WRAPPING`, the oldest forgotten first (a disposition then reads the call's row).
    */
   wrapping: ReadonlyMap<string, CallRow>;
+  /**
+   * In preview, the lead each agent is offered, by agent: out of the hopper until the agent
+   * dials it or skips it (it then goes back). Kept in memory only: after a restart the lead,
+   * still dialable in the database, is offered again.
+   */
+  previews: ReadonlyMap<string, PreviewOffer>;
   leads: Record<LeadState, number>;
   /** Outcomes of the most recent calls, oldest first, at most `RECENT_CALLS`. */
   recent: CallOutcome[];
@@ -119,6 +131,14 @@ export type DialingEvent =
       /** A machine verdict hung up on, for the ledger's estimate of false positives. */
       verdict?: VerdictEntry | undefined;
     }
+  /** Leads offered to agents in preview; `removed` leave the hopper (offered, or not dialable). */
+  | {
+      type: "dialing.previewsOffered";
+      offers: { agentId: string; lead: HopperLead; at: number }[];
+      removed: string[];
+    }
+  /** An agent's offer ends: dialled, or (`back`) skipped or given up, its lead back in the hopper. */
+  | { type: "dialing.previewEnded"; agentId: string; back: boolean }
   /** A disposition was given for a call in wrap-up (a sampled machine verdict: judged). */
   | { type: "dialing.dispositioned"; callId: string; verdict?: VerdictEntry | undefined }
   /** An agent dispositioned a call `wrapMs` after it hung up, at `at`. */
@@ -157,7 +177,12 @@ export function applyDialing(
             HOPPER_SIZE,
           )
         : event.leads;
-      return { ...state, hopper, hopperFilledAt: event.at };
+      const offered = new Set([...state.previews.values()].map((offer) => offer.lead.id));
+      return {
+        ...state,
+        hopper: offered.size > 0 ? hopper.filter((lead) => !offered.has(lead.id)) : hopper,
+        hopperFilledAt: event.at,
+      };
     }
     case "dialing.callsPlaced": {
       const removed = new Set(event.removed);
@@ -204,6 +229,25 @@ export function applyDialing(
       const wrapping = new Map(state.wrapping);
       wrapping.delete(event.callId);
       return { ...state, wrapping };
+    }
+    case "dialing.previewsOffered": {
+      const removed = new Set(event.removed);
+      const previews = new Map(state.previews);
+      for (const offer of event.offers)
+        previews.set(offer.agentId, { lead: offer.lead, offeredAt: offer.at });
+      return {
+        ...state,
+        hopper: state.hopper.filter((lead) => !removed.has(lead.id)),
+        previews,
+      };
+    }
+    case "dialing.previewEnded": {
+      const offer = state.previews.get(event.agentId);
+      if (!offer) return state;
+      const previews = new Map(state.previews);
+      previews.delete(event.agentId);
+      const back = event.back && state.hopper.length < HOPPER_SIZE;
+      return { ...state, previews, hopper: back ? [...state.hopper, offer.lead] : state.hopper };
     }
     case "dialing.leadsMoved":
       return { ...state, leads: moved(state.leads, event.moves) };

@@ -13,6 +13,7 @@ import {
   decideReconcile,
 } from "../src/dialer/call-decide.ts";
 import { decideClaim } from "../src/dialer/claim-decide.ts";
+import { decideDial, decidePreviewSkip } from "../src/dialer/preview-decide.ts";
 import { ApiError, notFound } from "../src/errors.ts";
 import type { Logger } from "../src/logger.ts";
 import { decideAgentState } from "../src/modules/agents/decide.ts";
@@ -731,6 +732,10 @@ function decideAny(
       return decideDisposition(snapshot, command, inputs, now);
     case "call.control":
       return decideCallControl(snapshot, command, inputs, now);
+    case "call.dial":
+      return decideDial(snapshot, command, inputs, now);
+    case "preview.skip":
+      return decidePreviewSkip(snapshot, command, inputs, now);
     case "agent.state":
       return decideAgentState(snapshot, command, inputs, now);
     case "calls.expire":

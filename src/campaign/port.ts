@@ -29,6 +29,7 @@ import {
   saveLiveCall,
   settleDisposition,
 } from "../../db/queries/dialer.ts";
+import { findDialLead, nodeWithRoom } from "../../db/queries/dials.ts";
 import { countLeadsByState } from "../../db/queries/leads.ts";
 import { writeMessage } from "../../db/queries/messages.ts";
 import { insertNodeCommand } from "../../db/queries/node-commands.ts";
@@ -36,7 +37,7 @@ import { LeaseLostError } from "../cluster/leases.ts";
 import { profileInForce, windowBounds } from "../compliance/lead-rules.ts";
 import type { ServiceDeps } from "../deps.ts";
 import { rowOf } from "../dialer/call-decide.ts";
-import { callView } from "../dialer/model.ts";
+import { callView, previewView } from "../dialer/model.ts";
 import { wakeNode } from "../dialer/node-commands.ts";
 import { paceCampaign } from "../dialer/pacing.ts";
 import { ApiError } from "../errors.ts";
@@ -44,6 +45,7 @@ import { auditedWrite, recordAudit } from "../identity/audit.ts";
 import { isUuid } from "../identity/tenant-scope.ts";
 import { GroupCommit } from "../lib/group-commit.ts";
 import { campaignRecordOf } from "../modules/campaigns/store.ts";
+import { NODE_OFFLINE_AFTER_MS } from "../modules/edge-nodes/model.ts";
 import { campaignStatusMessage } from "../realtime/hub.ts";
 
 /**
@@ -123,6 +125,19 @@ async function gather(
       inputs.call = call?.campaignId === campaign.id ? call : undefined;
       break;
     }
+    case "call.dial": {
+      const since = new Date(now - NODE_OFFLINE_AFTER_MS);
+      const { leadId } = command;
+      const [node, lead] = await Promise.all([
+        nodeWithRoom(deps.db, { tenantId: campaign.tenantId, since }),
+        leadId !== null && isUuid(leadId)
+          ? findDialLead(deps.db, { campaignId: campaign.id, leadId })
+          : undefined,
+      ]);
+      inputs.dialNode = node;
+      inputs.dialLead = lead;
+      break;
+    }
     case "call.control": {
       const { tenantId } = campaign;
       if (!dialing?.calls[command.callId]) {
@@ -196,6 +211,8 @@ async function commitOne(deps: ServiceDeps, write: CampaignWrite, facts: CommitF
       });
       return;
     case "nodeCommand":
+      if (write.onlyIfMarked && !facts.marked?.some((mark) => mark.id === write.onlyIfMarked))
+        return;
       await insertNodeCommand(deps.db, write.command);
       wakeNode(deps, write.command.edgeNodeId);
       return;
@@ -416,6 +433,15 @@ function carryOut(deps: ServiceDeps, effects: CampaignEffect[]): Promise<unknown
       case "statsChanged":
         deps.realtime.statsChanged(effect.tenantId, effect.campaignId);
         break;
+      case "previewOffered": {
+        const campaignId = agents.get(effect.agentId)?.campaignId;
+        if (!campaignId) break;
+        deps.realtime.toAgent(effect.tenantId, effect.agentId, {
+          type: "preview.offered",
+          preview: previewView(campaignId, effect, effect.offeredAt, effect.expiresAt),
+        });
+        break;
+      }
       case "paced":
         deps.dialer.paced.set(effect.campaignId, { ...effect.pacing, at: effect.at });
         break;

@@ -9,7 +9,8 @@ export const DEADLINE_SWEEP_MS = 1_000;
  * Ends what an agent left running past its campaign's limits, on the campaigns this process
  * owns: a wrap-up past `wrap_up_seconds` ends with the campaign's default disposition,
  * recorded as automatic; a breath after a call (`after_call_pause_seconds`) ends with the
- * agent ready. Each goes through the campaign's line like the agent's own request, so one
+ * agent ready; a lead offered in preview and left for `preview_timeout_seconds` is skipped.
+ * Each goes through the campaign's line like the agent's own request, so one
  * that crossed it (the agent dispositioned, or paused for a reason) is refused or moot.
  * Run on a timer, and by tests with a clock. Returns how many it ended.
  */
@@ -19,8 +20,14 @@ export async function sweepAgentDeadlines(deps: ServiceDeps): Promise<number> {
   for (const userId of deps.dialer.agents.userIds()) {
     const agent = deps.dialer.agents.get(userId);
     if (!agent?.campaignId || !deps.campaigns.leases.holds(agent.campaignId)) continue;
-    const campaign = deps.campaigns.peek(agent.campaignId)?.campaign;
-    if (!campaign) continue;
+    const snapshot = deps.campaigns.peek(agent.campaignId);
+    if (!snapshot) continue;
+    const { campaign } = snapshot;
+    const offer = agent.state === "reserved" ? snapshot.dialing?.previews.get(userId) : undefined;
+    if (offer && offer.offeredAt + campaign.previewTimeoutSeconds * 1000 <= now) {
+      due.push(endPreview(deps, agent));
+      continue;
+    }
     const wrapUpEnds =
       agent.state === "wrap_up" && agent.callId && campaign.wrapUpSeconds > 0
         ? agent.since + campaign.wrapUpSeconds * 1000
@@ -49,6 +56,17 @@ function endWrapUp(deps: ServiceDeps, agent: AgentPresence, disposition: string)
       },
     ),
     "a wrap-up that ran out could not be ended",
+  );
+}
+
+function endPreview(deps: ServiceDeps, agent: AgentPresence): Promise<boolean> {
+  return settle(
+    deps,
+    deps.campaigns.run(
+      { tenantId: agent.tenantId, campaignId: agent.campaignId as string },
+      { type: "preview.skip", agentId: agent.userId, bySystem: true },
+    ),
+    "a preview left unanswered could not be skipped",
   );
 }
 

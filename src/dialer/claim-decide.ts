@@ -19,6 +19,7 @@ import type { Profile } from "../compliance/profiles.ts";
 import { leaseFrom, RING_TIMEOUT_SECONDS } from "./call-decide.ts";
 import { type DialJob, jobOf } from "./claim-replies.ts";
 import { paceCampaign } from "./pacing.ts";
+import { offersOf } from "./preview-decide.ts";
 
 /**
  * A claim's share of one campaign, as a pure step: as many calls as the campaign's pacing
@@ -63,6 +64,42 @@ export function decideClaim(
   if (taken.length === 0 && dropped.length === 0) {
     return { writes: [], adopt: () => before, effects: () => [paced], reply: () => [] };
   }
+  const claimOf = (candidates: ClaimWrite["candidates"]): ClaimWrite => ({
+    tenantId: campaign.tenantId,
+    campaignId: campaign.id,
+    edgeNodeId: command.nodeId,
+    candidates,
+    deferrals: closed.map(({ lead, opensAt }) => ({
+      leadId: lead.id,
+      until: new Date(opensAt ?? now + CLOSED_BEYOND_HORIZON_MS),
+    })),
+    profile: { name: profile.name, version: profile.version },
+    governorHeld: pacing.governor?.held ?? false,
+    maxAttempts: campaign.maxAttempts,
+    timeoutSeconds: ringTimeoutOf(profile),
+    now: new Date(now),
+    leaseExpiresAt: leaseFrom(now),
+    claimKey: command.claimKey,
+    nodeCapacity: command.capacity,
+  });
+  // In preview nothing is dialled here: each ready agent is offered a lead, and dials it.
+  if (campaign.dialMode === "preview") {
+    const offers = offersOf(campaign, taken, inputs, now);
+    const deferred = claimOf([]);
+    return {
+      writes: deferred.deferrals.length > 0 ? [{ type: "claim", claim: deferred }] : [],
+      adopt: () => [
+        ...before,
+        {
+          type: "dialing.previewsOffered",
+          offers: offers.map(({ agent, lead }) => ({ agentId: agent.userId, lead, at: now })),
+          removed: [...offers.map(({ lead }) => lead.id), ...dropped.map((lead) => lead.id)],
+        },
+      ],
+      effects: () => [paced, ...offers.flatMap(({ effects }) => effects)],
+      reply: () => [],
+    };
+  }
   const reserving = Math.min(taken.length, pacing.reserved);
   const agents = reserving > 0 ? inputs.agents.readyByWait(campaign.id, reserving) : [];
   // A lead meant for a reserved call waits for an agent rather than being dialled without one.
@@ -81,24 +118,9 @@ export function decideClaim(
     zoneSource: lead.zoneSource,
     limits: numberLimitsOf(profile, placeOf(lead).states, agents[index] !== undefined),
   }));
-  const claim: ClaimWrite = {
-    tenantId: campaign.tenantId,
-    campaignId: campaign.id,
-    edgeNodeId: command.nodeId,
-    candidates: candidates.map(({ lead: _lead, agent: _agent, ...candidate }) => candidate),
-    deferrals: closed.map(({ lead, opensAt }) => ({
-      leadId: lead.id,
-      until: new Date(opensAt ?? now + CLOSED_BEYOND_HORIZON_MS),
-    })),
-    profile: { name: profile.name, version: profile.version },
-    governorHeld: pacing.governor?.held ?? false,
-    maxAttempts: campaign.maxAttempts,
-    timeoutSeconds: ringTimeoutOf(profile),
-    now: new Date(now),
-    leaseExpiresAt: leaseFrom(now),
-    claimKey: command.claimKey,
-    nodeCapacity: command.capacity,
-  };
+  const claim = claimOf(
+    candidates.map(({ lead: _lead, agent: _agent, ...candidate }) => candidate),
+  );
   // Jobs go out in the hopper's order: the dialing order.
   const placedBy = ({ marked = [] }: CommitFacts) => {
     const markedById = new Map(marked.map((mark) => [mark.id, mark]));
@@ -146,10 +168,10 @@ export function decideClaim(
 }
 
 /** A lead closed for longer than the window looks ahead is tried again after this. */
-const CLOSED_BEYOND_HORIZON_MS = 86_400_000;
+export const CLOSED_BEYOND_HORIZON_MS = 86_400_000;
 
 /** A call rings at least as long as the profile's minimum. */
-const ringTimeoutOf = (profile: Profile) =>
+export const ringTimeoutOf = (profile: Profile) =>
   Math.max(RING_TIMEOUT_SECONDS, profile.minRing?.seconds ?? 0);
 
 const nothing: Decision<DialJob[]> = {
@@ -160,7 +182,7 @@ const nothing: Decision<DialJob[]> = {
 };
 
 /** The call a claim placed for a candidate the database marked. */
-function placedCall(
+export function placedCall(
   claim: ClaimWrite,
   candidate: ClaimWrite["candidates"][number] & { lead: HopperLead },
   mark: { attempts: number },

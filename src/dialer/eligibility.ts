@@ -1,3 +1,4 @@
+import type { CampaignRecord } from "../../actors/campaign.machine.ts";
 import { findTenantCampaign } from "../../db/queries/campaigns.ts";
 import { findLeadWithDnc, numberLimitsAt } from "../../db/queries/dialer.ts";
 import {
@@ -10,6 +11,7 @@ import {
 import type { ServiceDeps } from "../deps.ts";
 import { notFound } from "../errors.ts";
 import { isUuid } from "../identity/tenant-scope.ts";
+import type { CampaignStats } from "../modules/campaigns/model.ts";
 import { campaignStatsFor } from "../modules/campaigns/service.ts";
 import { campaignRecordOf } from "../modules/campaigns/store.ts";
 import { GOVERNOR_REASON_PREFIX } from "./governor.ts";
@@ -56,10 +58,51 @@ export async function leadEligibility(
   const lead = found?.lead;
   if (!lead || lead.campaignId !== campaign.id) throw notFound("lead");
   const dnc = found.dncSource === null ? undefined : { source: found.dncSource };
+  return judgeEligibility(deps, {
+    tenantId,
+    campaign,
+    lead,
+    dnc,
+    stats: liveStats,
+    statsRead: !!known,
+    agentReserved: campaign.dialMode === "preview",
+  });
+}
+
+/** A lead, or a number about to be one, as eligibility judges it. */
+export interface JudgedLead {
+  id: string;
+  phone: string;
+  timezone: string;
+  zoneSource: string;
+  state: string;
+  attempts: number;
+  nextAttemptAt: Date | null;
+}
+
+/**
+ * The rules a lead passes or not, from what was read of it: its campaign, its number's
+ * do-not-call entry, and the campaign's stats when already at hand (`statsRead`). A call with
+ * its agent reserved (`agentReserved`: preview, a number dialled by hand) has the limits of one.
+ */
+export async function judgeEligibility(
+  deps: ServiceDeps,
+  input: {
+    tenantId: string;
+    campaign: CampaignRecord;
+    lead: JudgedLead;
+    dnc: { source: string } | undefined;
+    stats: CampaignStats | null | undefined;
+    statsRead: boolean;
+    agentReserved: boolean;
+  },
+): Promise<EligibilityView> {
+  const { tenantId, campaign, lead, dnc, statsRead: known } = input;
+  const liveStats = input.stats;
   const now = deps.clock.now();
   const profile = profileInForce(campaign.regulatoryProfile, now);
   const placed = { ...lead, zoneSource: lead.zoneSource as ZoneSource };
-  const limits = numberLimitsOf(profile, placeOf(placed).states, campaign.dialMode === "preview");
+  const limits = numberLimitsOf(profile, placeOf(placed).states, input.agentReserved);
   const limited =
     limits.cap !== null ||
     limits.afterAbandoned !== null ||

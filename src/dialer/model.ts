@@ -1,4 +1,5 @@
 import { type Static, t } from "elysia";
+import type { HopperLead } from "../../actors/dialing.ts";
 import type { CallRow } from "../../db/queries/dialer.ts";
 import { AGENT_STATES, type AgentPresence } from "./agents.ts";
 
@@ -98,6 +99,39 @@ export const LeadSummarySchema = t.Object({
   timezone: t.String(),
   fields: t.Record(t.String(), t.String()),
   attempts: t.Integer(),
+});
+
+/** A lead offered to an agent in preview, until it is dialled or skipped. */
+export const PreviewSchema = t.Object(
+  {
+    campaign_id: Uuid,
+    lead: LeadSummarySchema,
+    offered_at: t.String({ format: "date-time" }),
+    expires_at: t.String({
+      format: "date-time",
+      description: "when the offer is skipped by itself (the campaign's preview_timeout_seconds)",
+    }),
+  },
+  { description: "nothing is dialled until the agent dials it" },
+);
+export type PreviewView = Static<typeof PreviewSchema>;
+
+export const previewView = (
+  campaignId: string,
+  offer: { lead: Pick<HopperLead, "id" | "phone" | "timezone" | "fields" | "attempts"> },
+  offeredAt: number,
+  expiresAt: number,
+): PreviewView => ({
+  campaign_id: campaignId,
+  lead: {
+    id: offer.lead.id,
+    phone: offer.lead.phone,
+    timezone: offer.lead.timezone,
+    fields: offer.lead.fields,
+    attempts: offer.lead.attempts,
+  },
+  offered_at: new Date(offeredAt).toISOString(),
+  expires_at: new Date(expiresAt).toISOString(),
 });
 
 /**

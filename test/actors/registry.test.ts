@@ -281,7 +281,10 @@ describe("a campaign's commands in batches", () => {
     registry.connect(
       memoryPort({
         gather: async () =>
-          inputsWith({ agents: agentsAtHand([ready("agent-1", 1), ready("agent-2", 2)]) }),
+          inputsWith({
+            agents: agentsAtHand([ready("agent-1", 1), ready("agent-2", 2)]),
+            dialNode: { nodeId: "node-1" },
+          }),
         async commit(writes) {
           commits.push(writes.map((write) => write.type));
           if (held) await held;
@@ -388,23 +391,27 @@ describe("a campaign's commands in batches", () => {
     expect(await next).toEqual([expect.objectContaining({ lead_id: "fresh-2" })]);
   });
 
-  test("a claim that reserves agents lets the calls in flight go on; its agents are held until it is adopted", async () => {
+  test("a dial that reserves its agent goes first; the answer and the agent's pause after it", async () => {
     const { registry, commits, hold, release } = dialingRegistry({
       ...record,
       dialMode: "preview",
     });
-    hold();
-    // Preview: one call for each of the two ready agents, agent-1 (longest ready) first.
-    const placed = registry.run(target, {
+    // Preview: the claim only offers agent-1 (longest ready) a lead.
+    const offered = await registry.run(target, {
       type: "claim",
       nodeId: "node-1",
       capacity: null,
       count: 1,
       claimKey: null,
     });
+    expect(offered).toEqual([]);
+    expect(commits.flat()).toEqual([]);
+    commits.length = 0;
+    hold();
+    const placed = registry.run(target, { type: "call.dial", agentId: "agent-1", leadId: null });
     await Bun.sleep(5);
-    // Its commit is held. A call in flight answered meanwhile goes to the agent it left ready,
-    // and the reserved agent's own pause waits for the claim.
+    // Its commit is held: a call in flight answered meanwhile, and the reserved agent's own
+    // pause, wait for it.
     const order: string[] = [];
     const answered = registry.run(target, event("a", "answered"));
     const paused = registry
@@ -417,12 +424,12 @@ describe("a campaign's commands in batches", () => {
       .then(() => order.push("paused"));
     void placed.then(() => order.push("placed"));
     await Bun.sleep(5);
-    expect(commits).toEqual([["claim"], ["bridge"]]);
+    expect(commits).toEqual([["claim", "nodeCommand"]]);
     expect(order).toEqual([]);
     release();
-    const [job] = await placed;
-    expect(job?.agent_id).toBe("agent-1");
-    expect((await answered).call.agent_id).toBe("agent-2");
+    const { call } = await placed;
+    expect(call?.agent_id).toBe("agent-1");
+    expect((await answered).call.status).toBe("answered");
     await paused;
     expect(order).toEqual(["placed", "paused"]);
   });

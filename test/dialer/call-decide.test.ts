@@ -429,23 +429,109 @@ describe("a claim's placements, decided", () => {
     expect(write?.type === "claim" && write.claim.candidates).toHaveLength(2);
   });
 
-  test("in preview each call is reserved for a ready agent, longest waiting first, and offered to them", () => {
-    const ready = agent("agent-p");
+  test("in preview a claim dials nothing: each ready agent is offered a lead, longest waiting first", () => {
+    const waiting = agent("agent-p", { since: 1 });
+    const later = agent("agent-q", { since: 2 });
     const decision = callStep(
-      hopperOf([hopperLead("a"), hopperLead("b")], "preview"),
-      place(2),
-      agentsOf([ready]),
+      hopperOf([hopperLead("a"), hopperLead("b"), hopperLead("c")], "preview"),
+      place(5),
+      agentsOf([later, waiting]),
       { newId: newIds() },
     );
-    const [write] = decision.writes;
-    expect(write?.type === "claim" && write.claim.candidates.map((c) => c.agentId)).toEqual([
-      "agent-p",
+    expect(decision.writes).toEqual([]);
+    expect(decision.reply({})).toEqual([]);
+    expect(decision.adopt({})).toEqual([
+      {
+        type: "dialing.previewsOffered",
+        offers: [
+          { agentId: "agent-p", lead: expect.objectContaining({ id: "a" }), at: AT },
+          { agentId: "agent-q", lead: expect.objectContaining({ id: "b" }), at: AT },
+        ],
+        removed: ["a", "b"],
+      },
     ]);
-    const facts = { marked: [{ id: "a", prior: "Fresh" as const, attempts: 1 }] };
-    expect(decision.effects(facts)).toEqual([
+    expect(decision.effects({})).toEqual([
       expect.objectContaining({ type: "paced" }),
-      { type: "agent", agent: { ...ready, state: "reserved", callId: "new-1" }, at: AT },
-      expect.objectContaining({ event: "claimed", agentMessage: "call.offered" }),
+      { type: "agent", agent: { ...waiting, state: "reserved", callId: null }, at: AT },
+      expect.objectContaining({ type: "previewOffered", agentId: "agent-p" }),
+      { type: "agent", agent: { ...later, state: "reserved", callId: null }, at: AT },
+      expect.objectContaining({ type: "previewOffered", agentId: "agent-q" }),
+    ]);
+  });
+
+  /** A preview campaign whose hopper offered lead "a" to agent-p. */
+  const offered = () => {
+    const snapshot = hopperOf([hopperLead("b")], "preview");
+    const dialing = snapshot.context.dialing as NonNullable<typeof snapshot.context.dialing>;
+    const previews = new Map([["agent-p", { lead: hopperLead("a"), offeredAt: AT - 1_000 }]]);
+    return { ...snapshot, context: { ...snapshot.context, dialing: { ...dialing, previews } } };
+  };
+
+  test("a preview's dial places its call on an online node, reserved for the agent, by a dial command", () => {
+    const agentP = agent("agent-p", { state: "reserved" });
+    const decision = callStep(
+      offered(),
+      { type: "call.dial", agentId: "agent-p", leadId: null },
+      agentsOf([agentP]),
+      { newId: newIds(), dialNode: { nodeId: "node-2" } },
+    );
+    const [claimWrite, commandWrite] = decision.writes;
+    expect(claimWrite).toMatchObject({
+      type: "claim",
+      claim: { edgeNodeId: "node-2", candidates: [{ leadId: "a", agentId: "agent-p" }] },
+    });
+    // The command is written only if the claim's statement marked the lead.
+    expect(commandWrite).toMatchObject({
+      type: "nodeCommand",
+      onlyIfMarked: "a",
+      command: { type: "dial", edgeNodeId: "node-2", callId: "new-1" },
+    });
+    const marked = { marked: [{ id: "a", prior: "Fresh" as const, attempts: 1 }] };
+    expect(decision.adopt(marked).map((event) => event.type)).toEqual([
+      "dialing.previewEnded",
+      "dialing.callsPlaced",
+    ]);
+    expect(decision.effects(marked)[0]).toEqual({
+      type: "agent",
+      agent: expect.objectContaining({ state: "reserved", callId: "new-1" }),
+      at: AT,
+    });
+    expect(decision.reply(marked).call).toMatchObject({ id: "new-1", agent_id: "agent-p" });
+    // Not marked (put on the do-not-call list meanwhile): no call, the agent is ready again.
+    expect(decision.reply({ marked: [] }).call).toBeNull();
+    expect(decision.effects({ marked: [] })).toEqual([
+      { type: "agent", agent: { ...agentP, state: "ready", callId: null }, at: AT },
+    ]);
+  });
+
+  test("a second dial, a dial with no node online, and a skip without an offer are refused", () => {
+    const agentP = agent("agent-p", { state: "reserved" });
+    const dial = { type: "call.dial" as const, agentId: "agent-p", leadId: null };
+    expect(() =>
+      callStep(hopperOf([], "preview"), dial, agentsOf([agentP]), { dialNode: { nodeId: "n" } }),
+    ).toThrow("no lead is offered");
+    expect(() => callStep(offered(), dial, agentsOf([agentP]))).toThrow("no edge node is online");
+    expect(() =>
+      callStep(
+        hopperOf([], "preview"),
+        { type: "preview.skip", agentId: "agent-p" },
+        agentsOf([agentP]),
+      ),
+    ).toThrow("no lead is offered");
+  });
+
+  test("a skip puts the lead back in the hopper and the agent ready", () => {
+    const agentP = agent("agent-p", { state: "reserved" });
+    const decision = callStep(
+      offered(),
+      { type: "preview.skip", agentId: "agent-p" },
+      agentsOf([agentP]),
+    );
+    expect(decision.adopt({})).toEqual([
+      { type: "dialing.previewEnded", agentId: "agent-p", back: true },
+    ]);
+    expect(decision.effects({})).toEqual([
+      { type: "agent", agent: { ...agentP, state: "ready" }, at: AT },
     ]);
   });
 

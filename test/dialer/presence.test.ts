@@ -249,10 +249,13 @@ describe("an agent signed out at the deadline", () => {
       body: { action: "start" },
     });
     await setState({ state: "ready", campaign_id: preview });
-    const jobs = (
-      await w.request("POST", "/api/v1/nodes/jobs/claim", { token: node, body: { max: 5 } })
-    ).body.data.jobs;
-    const callId = jobs[0]?.call_id as string;
+    await w.request("POST", "/api/v1/nodes/heartbeat", { token: node, body: { active_calls: 0 } });
+    // The claim offers the lead; the agent dials it, and the call is reserved for them.
+    await w.request("POST", "/api/v1/nodes/jobs/claim", { token: node, body: { max: 5 } });
+    const dialled = await w.request("POST", "/api/v1/agents/me/preview/dial", {
+      token: agentToken,
+    });
+    const callId = dialled.body.data.call.id as string;
     const reservedFor = async () =>
       (
         await runStatement<{ agentId: string | null }>(

@@ -135,6 +135,7 @@ export const dialingWith = (hopper: HopperLead[] = []): DialingState => ({
   hopperFilledAt: 0,
   calls: {},
   wrapping: new Map(),
+  previews: new Map(),
   leads: noLeads(),
   recent: [],
   history: new RecentCalls(),

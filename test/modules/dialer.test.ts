@@ -222,7 +222,18 @@ describe("dialing", () => {
     await start();
     await ready();
     expect(await me()).toMatchObject({ agent: { state: "ready" }, call: null, lead: null });
-    const [job] = await claim();
+    await w.request("POST", "/api/v1/nodes/heartbeat", { token: nodeKey, body: { active_calls: 0 } });
+    expect(await claim()).toEqual([]);
+    // Offered first: the lead, and nothing dialled.
+    expect(await me()).toMatchObject({
+      agent: { state: "reserved", call_id: null },
+      call: null,
+      preview: { lead: { phone: "+14155552671", fields: { first_name: "Ada" }, attempts: 0 } },
+    });
+    const dialled = await w.request("POST", "/api/v1/agents/me/preview/dial", {
+      token: agentToken,
+    });
+    const job = { call_id: dialled.body.data.call.id, lead_id: dialled.body.data.call.lead_id };
     const callId = job?.call_id as string;
     const lead = {
       id: job?.lead_id,
@@ -413,11 +424,22 @@ describe("pacing and windows", () => {
     );
     await start();
     await ready();
-    const jobs = await claim();
-    expect(jobs).toHaveLength(1);
-    expect(jobs[0]?.agent_id).toBe(agentId);
+    await w.request("POST", "/api/v1/nodes/heartbeat", { token: nodeKey, body: { active_calls: 0 } });
+    // The claim dials nothing: it offers the agent a lead, and holds the agent for it.
+    expect(await claim()).toEqual([]);
     expect(await agentState()).toBe("reserved");
-    const answered = await event(jobs[0]?.call_id as string, "answered");
+    const dialled = await w.request("POST", "/api/v1/agents/me/preview/dial", {
+      token: agentToken,
+    });
+    expect(dialled.status).toBe(200);
+    const commands = await w.request("POST", "/api/v1/nodes/commands", {
+      token: nodeKey,
+      body: {},
+    });
+    const [dial] = commands.body.data.commands;
+    expect(dial).toMatchObject({ type: "dial", job: { agent_id: agentId } });
+    expect(await agentState()).toBe("reserved");
+    const answered = await event(dial.call_id as string, "answered");
     expect(answered.body.data.call.agent_id).toBe(agentId);
   });
 

@@ -76,10 +76,16 @@ export function decideAgentState(
       ? snapshot.context.dialing?.calls[current.callId]
       : undefined;
   const release = reserved && releaseOf(reserved, now);
+  // A lead offered in preview goes back to the hopper when its agent leaves the offer.
+  const offered = snapshot.context.dialing?.previews.has(command.agent.userId) ?? false;
+  const withdrawn =
+    offered && next.state !== "reserved"
+      ? [{ type: "dialing.previewEnded" as const, agentId: command.agent.userId, back: true }]
+      : [];
   const since = next.keepSince ? (next.since ?? now) : now;
   return {
     writes: release?.writes ?? [],
-    adopt: (facts) => release?.adopt(facts) ?? [],
+    adopt: (facts) => [...(release?.adopt(facts) ?? []), ...withdrawn],
     effects: () => [
       { type: "agent", agent: next, at: now },
       { type: "agentPersisted", userId: next.userId },

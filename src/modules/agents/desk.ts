@@ -3,6 +3,7 @@ import { agentCallbacks, leadAttempts } from "../../../db/queries/agent-desk.ts"
 import { findTenantCall } from "../../../db/queries/dialer.ts";
 import type { ServiceDeps } from "../../deps.ts";
 import type { AgentPresence } from "../../dialer/agents.ts";
+import { currentPreview } from "../../dialer/dials.ts";
 import { forbidden } from "../../errors.ts";
 import type { Principal } from "../../identity/principal.ts";
 
@@ -51,13 +52,16 @@ const userOf = (principal: Principal) => {
 export async function ownLeadHistory(deps: ServiceDeps, principal: Principal) {
   const user = userOf(principal);
   const agent = deps.dialer.agents.get(user.id);
-  if (!agent?.callId || !agent.campaignId || !WITH_LEAD.has(agent.state)) return [];
+  const offered = currentPreview(deps, agent)?.lead.id;
+  if (!agent?.campaignId || (!offered && (!agent.callId || !WITH_LEAD.has(agent.state)))) return [];
   // The call is in memory where its campaign is owned; elsewhere it is read.
   const dialing = deps.campaigns.peek(agent.campaignId)?.dialing;
+  const callId = agent.callId ?? "";
   const leadId =
-    dialing?.calls[agent.callId]?.leadId ??
-    dialing?.wrapping.get(agent.callId)?.leadId ??
-    (await findTenantCall(deps.db, { tenantId: principal.tenantId, callId: agent.callId }))?.leadId;
+    offered ??
+    dialing?.calls[callId]?.leadId ??
+    dialing?.wrapping.get(callId)?.leadId ??
+    (await findTenantCall(deps.db, { tenantId: principal.tenantId, callId }))?.leadId;
   if (!leadId) return [];
   const rows = await leadAttempts(deps.rawDb, {
     tenantId: principal.tenantId,

@@ -2,13 +2,17 @@ import { Elysia, t } from "elysia";
 import type { ServiceDeps } from "../../deps.ts";
 import { AGENT_STATES } from "../../dialer/agents.ts";
 import { controlCall, currentCallOf, dispositionCall } from "../../dialer/calls.ts";
+import { currentPreview, dialByHand, dialPreview, skipPreview } from "../../dialer/dials.ts";
+import { leadEligibility } from "../../dialer/eligibility.ts";
 import {
   AgentSchema,
   agentView,
   CallViewSchema,
   DISPOSITION_CODE_PATTERN,
+  EligibilitySchema,
   LeadSummarySchema,
   offlineAgentView,
+  PreviewSchema,
 } from "../../dialer/model.ts";
 import { ok, okAll, okList } from "../../envelope.ts";
 import { forbidden, unprocessable } from "../../errors.ts";
@@ -32,6 +36,24 @@ export const AgentStateBody = t.Object(
         maxLength: 64,
         description:
           "paused only: one of the workspace's not-ready reasons (GET /agents/not-ready-reasons)",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const SkipBody = t.Object(
+  { reason: t.String({ minLength: 1, maxLength: 200, description: "why the lead is passed on" }) },
+  { additionalProperties: false },
+);
+
+export const ManualDialBody = t.Object(
+  {
+    phone: E164,
+    timezone: t.Optional(
+      t.String({
+        maxLength: 64,
+        description: "the IANA zone the number's calling hours are judged in; its own by default",
       }),
     ),
   },
@@ -92,6 +114,7 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
             : offlineAgentView(principal.user.id, principal.user.email),
           call: current.call,
           lead: current.lead,
+          preview: currentPreview(deps, agent),
         });
       },
       {
@@ -105,7 +128,77 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
             agent: AgentSchema,
             call: t.Union([CallViewSchema, t.Null()]),
             lead: t.Union([LeadSummarySchema, t.Null()]),
+            preview: t.Union([PreviewSchema, t.Null()]),
           }),
+        },
+      },
+    )
+    .get(
+      "/agents/me/preview",
+      async ({ principal, tenantId }) => {
+        if (principal.kind !== "user") throw forbidden("API keys are not agents");
+        const preview = currentPreview(deps, deps.dialer.agents.get(principal.user.id));
+        if (!preview) return ok({ preview: null, eligibility: null });
+        const eligibility = await leadEligibility(
+          deps,
+          tenantId,
+          preview.campaign_id,
+          preview.lead.id,
+        );
+        return ok({ preview, eligibility });
+      },
+      {
+        auth: "agents.self",
+        detail: {
+          summary: "The lead offered to the caller in preview, with whether it may be dialled now",
+          description:
+            "In a `preview` campaign a ready agent is offered a lead (the `preview.offered` message) and is `reserved` for it; nothing is dialled until `POST /agents/me/preview/dial`. Its earlier calls are at `GET /agents/me/history`. Both null with no offer.",
+          ...documented({
+            preview: t.Union([PreviewSchema, t.Null()]),
+            eligibility: t.Union([EligibilitySchema, t.Null()]),
+          }),
+        },
+      },
+    )
+    .post(
+      "/agents/me/preview/dial",
+      async ({ principal }) => ok(await dialPreview(deps, principal)),
+      {
+        auth: "agents.self",
+        detail: {
+          summary: "Dial the lead offered in preview",
+          description:
+            "The call is placed by an online edge node (a `dial` command) and reserved for the caller. 409 when no lead is offered (a second dial of the same offer included), when no node is online, or when the lead can no longer be dialled; 422 (`phone`) outside the calling hours.",
+          ...documented({ call: CallViewSchema }),
+        },
+      },
+    )
+    .post(
+      "/agents/me/preview/skip",
+      async ({ principal, body, meta }) =>
+        ok(await skipPreview(deps, principal, body, meta.requestId)),
+      {
+        auth: "agents.self",
+        ...jsonBody(SkipBody),
+        detail: {
+          summary: "Pass on the lead offered in preview, saying why",
+          description:
+            "The lead goes back to the campaign's hopper and the caller is ready for the next; the skip is in the audit log (`lead.skipped`). An offer left for the campaign's `preview_timeout_seconds` is skipped by the service. 409 with no offer.",
+          ...documented({ skipped: t.Boolean() }),
+        },
+      },
+    )
+    .post(
+      "/agents/me/dial",
+      async ({ principal, body }) => ok(await dialByHand(deps, principal, body)),
+      {
+        auth: "agents.self",
+        ...jsonBody(ManualDialBody),
+        detail: {
+          summary: "Dial a number by hand, in the caller's campaign",
+          description:
+            "Between calls (`ready` or `paused`; a paused agent is paused again after the call). The number is checked against the do-not-call list and the campaign's rules first: 422 (`phone`) with the reasons when it may not be called now, and nothing is stored. Else it becomes a lead of the campaign's list `Manual dials` and is placed like a preview call, reserved for the caller, with its CDR as any call's.",
+          ...documented({ call: CallViewSchema }),
         },
       },
     )

@@ -80,6 +80,7 @@ async function loadDialing(db: Database, campaignId: string, now: number): Promi
     hopperFilledAt: 0,
     calls: Object.fromEntries(calls.map((call) => [call.id, call])),
     wrapping: new Map(),
+    previews: new Map(),
     leads,
     recent: recent.map((row) => row.outcome),
     history,

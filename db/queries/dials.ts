@@ -1,0 +1,134 @@
+import { and, eq, sql } from "drizzle-orm";
+import type { HopperLead } from "../../actors/dialing.ts";
+import type { Executor } from "../client.ts";
+import { rowsOf } from "../rows.ts";
+import { leadLists, leads } from "../schema/index.ts";
+
+/** The list a campaign's numbers dialled by hand are kept in, made on the first. */
+export const MANUAL_LIST_NAME = "Manual dials";
+
+/**
+ * The node of the tenant that has sent a heartbeat since `since`, is not revoked and has the
+ * most room (its capacity less its calls in flight), if any has room.
+ */
+export async function nodeWithRoom(
+  db: Executor,
+  params: { tenantId: string; since: Date },
+): Promise<{ nodeId: string } | undefined> {
+  const result = await db.execute(sql`
+    select n.id, n.max_concurrent_calls - (select count(*) from calls c
+      where c.edge_node_id = n.id and c.status <> 'ended')::int as room
+    from nodes n
+    where n.tenant_id = ${params.tenantId}::uuid and n.revoked_at is null
+      and n.last_heartbeat_at >= ${params.since.toISOString()}::timestamptz
+    order by room desc, n.id
+    limit 1`);
+  const [row] = rowsOf<{ id: string; room: number }>(result);
+  return row && Number(row.room) > 0 ? { nodeId: row.id } : undefined;
+}
+
+/** A lead of the campaign as the hopper holds leads, with its list's caller id. */
+export async function findDialLead(
+  db: Executor,
+  params: { campaignId: string; leadId: string },
+): Promise<HopperLead | undefined> {
+  const [row] = await db
+    .select({ lead: leads, callerId: leadLists.callerId })
+    .from(leads)
+    .innerJoin(leadLists, eq(leadLists.id, leads.leadListId))
+    .where(and(eq(leads.campaignId, params.campaignId), eq(leads.id, params.leadId)))
+    .limit(1);
+  if (!row) return undefined;
+  const { lead } = row;
+  return {
+    id: lead.id,
+    leadListId: lead.leadListId,
+    phone: lead.phone,
+    timezone: lead.timezone,
+    zoneSource: lead.zoneSource,
+    state: lead.state as HopperLead["state"],
+    attempts: lead.attempts,
+    callerId: row.callerId,
+    fields: lead.fields,
+  };
+}
+
+/**
+ * The lead a number dialled by hand is dialled as: in the campaign's list of such numbers
+ * (made on the first), new, or the number's earlier one made fresh again, unless a call to it
+ * is under way (undefined). Its earlier calls stay on its CDRs.
+ */
+export async function manualLead(
+  db: Executor,
+  params: {
+    tenantId: string;
+    campaignId: string;
+    callerId: string;
+    phone: string;
+    timezone: string;
+    zoneSource: "number" | "column";
+    ids: { list: string; lead: string };
+    now: Date;
+  },
+): Promise<{ id: string; created: boolean } | undefined> {
+  return db.transaction(async (tx) => {
+    const [list] = await tx
+      .select({ id: leadLists.id })
+      .from(leadLists)
+      .where(and(eq(leadLists.campaignId, params.campaignId), eq(leadLists.name, MANUAL_LIST_NAME)))
+      .limit(1);
+    const listId = list?.id ?? params.ids.list;
+    if (!list) {
+      await tx.insert(leadLists).values({
+        id: listId,
+        tenantId: params.tenantId,
+        campaignId: params.campaignId,
+        name: MANUAL_LIST_NAME,
+        callerId: params.callerId,
+        leadCount: 0,
+        createdAt: params.now,
+        updatedAt: params.now,
+      });
+    }
+    const [lead] = await tx
+      .insert(leads)
+      .values({
+        id: params.ids.lead,
+        tenantId: params.tenantId,
+        campaignId: params.campaignId,
+        leadListId: listId,
+        importId: listId,
+        importRow: 0,
+        phone: params.phone,
+        timezone: params.timezone,
+        zoneSource: params.zoneSource,
+        state: "Fresh",
+        attempts: 0,
+        fields: {},
+        createdAt: params.now,
+        updatedAt: params.now,
+      })
+      .onConflictDoUpdate({
+        target: [leads.leadListId, leads.phone],
+        set: {
+          state: "Fresh",
+          attempts: 0,
+          nextAttemptAt: null,
+          timezone: params.timezone,
+          zoneSource: params.zoneSource,
+          updatedAt: params.now,
+        },
+        setWhere: sql`${leads.state} not in ('Dialing', 'Connected')`,
+      })
+      .returning({ id: leads.id });
+    if (!lead) return undefined;
+    const created = lead.id === params.ids.lead;
+    if (created) {
+      await tx
+        .update(leadLists)
+        .set({ leadCount: sql`${leadLists.leadCount} + 1`, updatedAt: params.now })
+        .where(eq(leadLists.id, listId));
+    }
+    return { id: lead.id, created };
+  });
+}

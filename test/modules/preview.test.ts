@@ -1,0 +1,243 @@
+import { beforeEach, describe, expect, test } from "bun:test";
+import { sweepAgentDeadlines } from "../../src/dialer/agent-deadlines.ts";
+import { createWorkspace } from "../helpers/app.ts";
+import { importFile } from "../helpers/leads.ts";
+
+type Workspace = Awaited<ReturnType<typeof createWorkspace>>;
+let w: Workspace;
+let adminToken: string;
+let agentToken: string;
+let agentId: string;
+let nodeKey: string;
+let campaignId: string;
+
+/** Noon in New York: inside the calling window. */
+const NOON_NEW_YORK = Date.parse("2026-03-02T17:00:00Z");
+
+async function setUp(campaign: Record<string, unknown> = {}) {
+  w = await createWorkspace();
+  w.clock.advance(NOON_NEW_YORK - w.clock.now());
+  adminToken = await w.login("admin@acme.test");
+  agentId = (await w.user(w.acme.id, "agent@acme.test", "agent")).id;
+  agentToken = await w.login("agent@acme.test");
+  campaignId = (
+    await w.request("POST", "/api/v1/campaigns", {
+      token: adminToken,
+      body: {
+        name: "Preview",
+        dial_mode: "preview",
+        regulatory_profile: "us",
+        preview_timeout_seconds: 30,
+        ...campaign,
+      },
+    })
+  ).body.data.campaign.id;
+  const list = await w.request("POST", `/api/v1/campaigns/${campaignId}/lead-lists`, {
+    token: adminToken,
+    body: { name: "L", caller_id: "+14155550100" },
+  });
+  await importFile(
+    w,
+    `/api/v1/campaigns/${campaignId}/lead-lists/${list.body.data.lead_list.id}/import`,
+    adminToken,
+    "phone,timezone,first_name\n+14155552671,America/New_York,Ada\n+14155552672,America/New_York,Grace\n",
+  );
+  nodeKey = (
+    await w.request("POST", "/api/v1/edge-nodes", {
+      token: adminToken,
+      body: { name: "edge", max_concurrent_calls: 10 },
+    })
+  ).body.data.key;
+  await w.request("POST", `/api/v1/campaigns/${campaignId}/status`, {
+    token: adminToken,
+    body: { action: "start" },
+  });
+  await w.request("POST", "/api/v1/nodes/heartbeat", {
+    token: nodeKey,
+    body: { active_calls: 0 },
+  });
+}
+
+const as = (method: string, path: string, body?: Record<string, unknown>) =>
+  w.request(method, path, { token: agentToken, ...(body ? { body } : {}) });
+const me = async () => (await as("GET", "/api/v1/agents/me")).body.data;
+const claim = async () =>
+  (await w.request("POST", "/api/v1/nodes/jobs/claim", { token: nodeKey, body: { max: 5 } })).body
+    .data.jobs;
+const commands = async () =>
+  (await w.request("POST", "/api/v1/nodes/commands", { token: nodeKey, body: {} })).body.data
+    .commands as { id: string; type: string; call_id: string; job?: Record<string, unknown> }[];
+const event = (callId: string, type: string) =>
+  w.request("POST", `/api/v1/nodes/calls/${callId}/events`, {
+    token: nodeKey,
+    body: { type, at: new Date(w.clock.now()).toISOString() },
+  });
+const ready = () =>
+  as("POST", "/api/v1/agents/me/state", { state: "ready", campaign_id: campaignId });
+
+describe("a real preview", () => {
+  beforeEach(() => setUp());
+
+  test("the lead is offered before anything is dialled, with its fields and eligibility", async () => {
+    await ready();
+    expect(await claim()).toEqual([]);
+    const offered = await me();
+    expect(offered.agent).toMatchObject({ state: "reserved", call_id: null });
+    expect(offered.preview).toMatchObject({
+      campaign_id: campaignId,
+      lead: { phone: "+14155552671", fields: { first_name: "Ada" }, attempts: 0 },
+      expires_at: new Date(w.clock.now() + 30_000).toISOString(),
+    });
+    const detail = (await as("GET", "/api/v1/agents/me/preview")).body.data;
+    expect(detail.eligibility).toMatchObject({ dialable: true, reasons: [] });
+    expect((await as("GET", "/api/v1/agents/me/history")).body.data.items).toEqual([]);
+    // Nothing went to a node, and another claim offers nothing more to this agent.
+    expect(await commands()).toEqual([]);
+    expect(await claim()).toEqual([]);
+    expect((await me()).preview.lead.phone).toBe("+14155552671");
+  });
+
+  test("dial places the call through a dial command; a second dial is refused", async () => {
+    await ready();
+    await claim();
+    const dialled = await as("POST", "/api/v1/agents/me/preview/dial");
+    expect(dialled.status).toBe(200);
+    const callId = dialled.body.data.call.id as string;
+    expect(dialled.body.data.call).toMatchObject({ agent_id: agentId, status: "claimed" });
+    const again = await as("POST", "/api/v1/agents/me/preview/dial");
+    expect(again.status).toBe(409);
+    const [dial] = await commands();
+    expect(dial).toMatchObject({
+      type: "dial",
+      call_id: callId,
+      job: { call_id: callId, phone: "+14155552671", agent_id: agentId },
+    });
+    expect(await me()).toMatchObject({
+      agent: { state: "reserved", call_id: callId },
+      preview: null,
+    });
+    const answered = await event(callId, "answered");
+    expect(answered.body.data.call).toMatchObject({ action: "bridge", agent_id: agentId });
+  });
+
+  test("skip takes a reason, puts the lead back and offers the next; it is audited", async () => {
+    await ready();
+    await claim();
+    const first = (await me()).preview.lead;
+    expect((await as("POST", "/api/v1/agents/me/preview/skip", {})).status).toBe(400);
+    const skipped = await as("POST", "/api/v1/agents/me/preview/skip", { reason: "wrong region" });
+    expect(skipped.body.data).toEqual({ skipped: true });
+    expect((await me()).agent).toMatchObject({ state: "ready" });
+    expect((await as("POST", "/api/v1/agents/me/preview/skip", { reason: "x" })).status).toBe(409);
+    await claim();
+    expect((await me()).preview.lead.phone).toBe("+14155552672");
+    const audit = await w.request("GET", "/api/v1/audit-events", { token: adminToken });
+    const skips = audit.body.data.items.filter(
+      (event: { action: string }) => event.action === "lead.skipped",
+    );
+    expect(skips[0]).toMatchObject({
+      action: "lead.skipped",
+      target_id: first.id,
+      details: { reason: "wrong region" },
+    });
+  });
+
+  test("an offer left for preview_timeout_seconds is skipped by itself", async () => {
+    await ready();
+    await claim();
+    w.clock.advance(29_000);
+    expect(await sweepAgentDeadlines(w.deps)).toBe(0);
+    w.clock.advance(1_000);
+    expect(await sweepAgentDeadlines(w.deps)).toBe(1);
+    expect(await me()).toMatchObject({ agent: { state: "ready" }, preview: null });
+  });
+
+  test("a pause gives the offer up; the lead goes back, after the others", async () => {
+    await ready();
+    await claim();
+    await as("POST", "/api/v1/agents/me/state", { state: "paused", reason: "break" });
+    expect(await me()).toMatchObject({ agent: { state: "paused" }, preview: null });
+    await ready();
+    await claim();
+    expect((await me()).preview.lead.phone).toBe("+14155552672");
+    await as("POST", "/api/v1/agents/me/preview/skip", { reason: "later" });
+    await claim();
+    expect((await me()).preview.lead.phone).toBe("+14155552671");
+  });
+
+  test("with no node online the dial is refused and the offer stays", async () => {
+    await ready();
+    await claim();
+    // The node's last heartbeat is now more than 30 s old.
+    w.clock.advance(31_000);
+    const lonely = await as("POST", "/api/v1/agents/me/preview/dial");
+    expect(lonely.status).toBe(409);
+    expect(lonely.body.message).toContain("no edge node is online");
+    expect((await me()).preview.lead.phone).toBe("+14155552671");
+  });
+});
+
+describe("a number dialled by hand", () => {
+  beforeEach(() => setUp({ dial_mode: "progressive" }));
+
+  const dial = (body: Record<string, unknown>) => as("POST", "/api/v1/agents/me/dial", body);
+  const leadCount = async () =>
+    (await w.request("GET", `/api/v1/campaigns/${campaignId}/lead-lists`, { token: adminToken }))
+      .body.data.items.length;
+
+  test("is placed for the agent like any call, and recorded with a CDR", async () => {
+    await as("POST", "/api/v1/agents/me/state", {
+      state: "paused",
+      campaign_id: campaignId,
+      reason: "break",
+    });
+    const placed = await dial({ phone: "+14155550123" });
+    expect(placed.status).toBe(200);
+    const callId = placed.body.data.call.id as string;
+    expect(await me()).toMatchObject({
+      agent: { state: "reserved", call_id: callId, pause_after_call: true },
+    });
+    const [command] = await commands();
+    expect(command).toMatchObject({ type: "dial", job: { phone: "+14155550123" } });
+    await event(callId, "answered");
+    expect((await dial({ phone: "+14155550124" })).status).toBe(409);
+    w.clock.advance(60_000);
+    await event(callId, "ended");
+    await as("POST", `/api/v1/calls/${callId}/disposition`, { disposition: "completed" });
+    // Paused before, paused after.
+    expect((await me()).agent).toMatchObject({ state: "paused", reason: "break" });
+    const cdrs = await w.request("GET", "/api/v1/cdrs", { token: adminToken });
+    expect(cdrs.body.data.items[0]).toMatchObject({
+      call_id: callId,
+      phone: "+14155550123",
+      agent_id: agentId,
+      outcome: "answered",
+      disposition: "completed",
+    });
+    // A second dial of the same number uses the same lead again.
+    const lists = await w.request("GET", `/api/v1/campaigns/${campaignId}/lead-lists`, {
+      token: adminToken,
+    });
+    expect(lists.body.data.items.map((list: { name: string }) => list.name)).toContain(
+      "Manual dials",
+    );
+  });
+
+  test("a do-not-call number, a number outside its hours, or a bad number is refused and nothing is stored", async () => {
+    await ready();
+    const lists = await leadCount();
+    await w.request("POST", "/api/v1/dnc", { token: adminToken, body: { phone: "+14155550123" } });
+    const dnc = await dial({ phone: "+14155550123" });
+    expect(dnc.status).toBe(422);
+    expect(dnc.body.field_errors[0]).toMatchObject({ field: "phone" });
+    expect(dnc.body.field_errors[0].message).toContain("do-not-call");
+    // 17:00 UTC is 02:00 in Tokyo.
+    const night = await dial({ phone: "+14155550125", timezone: "Asia/Tokyo" });
+    expect(night.status).toBe(422);
+    expect(night.body.field_errors[0].field).toBe("phone");
+    expect((await dial({ phone: "555-0100" })).status).toBe(400);
+    expect((await dial({ phone: "+14155550125", timezone: "Mars/Olympus" })).status).toBe(422);
+    expect(await leadCount()).toBe(lists);
+    expect(await commands()).toEqual([]);
+  });
+});
