@@ -222,7 +222,10 @@ describe("dialing", () => {
     await start();
     await ready();
     expect(await me()).toMatchObject({ agent: { state: "ready" }, call: null, lead: null });
-    await w.request("POST", "/api/v1/nodes/heartbeat", { token: nodeKey, body: { active_calls: 0 } });
+    await w.request("POST", "/api/v1/nodes/heartbeat", {
+      token: nodeKey,
+      body: { active_calls: 0 },
+    });
     expect(await claim()).toEqual([]);
     // Offered first: the lead, and nothing dialled.
     expect(await me()).toMatchObject({
@@ -424,7 +427,10 @@ describe("pacing and windows", () => {
     );
     await start();
     await ready();
-    await w.request("POST", "/api/v1/nodes/heartbeat", { token: nodeKey, body: { active_calls: 0 } });
+    await w.request("POST", "/api/v1/nodes/heartbeat", {
+      token: nodeKey,
+      body: { active_calls: 0 },
+    });
     // The claim dials nothing: it offers the agent a lead, and holds the agent for it.
     expect(await claim()).toEqual([]);
     expect(await agentState()).toBe("reserved");
