@@ -19,6 +19,7 @@ async function scene(
     dialRatio?: number;
     credentials?: { user: string; password: string };
     tcp?: boolean;
+    dialMode?: "preview" | "progressive";
   } = {},
 ) {
   const trunk = await SipPhone.start(sipPort(), { tcp: options.tcp ?? false });
@@ -31,6 +32,7 @@ async function scene(
     phones,
     agentUri: `sip:agent@127.0.0.1:${agentPhone.port}`,
     dialRatio: options.dialRatio ?? 1,
+    ...(options.dialMode ? { dialMode: options.dialMode } : {}),
   });
   cleanups.push(() => service.server.stop(true));
   const lines: string[] = [];
@@ -354,5 +356,34 @@ describe("the service's commands, carried out over SIP", () => {
       return rows.length > 0 ? rows : undefined;
     }, "the CDR");
     expect(cdr).toMatchObject({ agent_id: second.id, transfer: { status: "done" } });
+  }, 60_000);
+});
+
+describe("a preview's dial, placed by the node on the service's command", () => {
+  test("nothing rings until the agent dials; then the lead is called and bridged to the agent", async () => {
+    const { trunk, agentPhone, service } = await scene(["+14155552671"], { dialMode: "preview" });
+    trunk.defaultBehaviour = { kind: "answer", afterMs: 100, hangUpAfterMs: 1_000 };
+    await service.start();
+    const { w, agentToken } = service;
+    const offered = await until(async () => {
+      const me = await w.request("GET", "/api/v1/agents/me", { token: agentToken });
+      return me.body.data.preview ?? undefined;
+    }, "the offer");
+    expect(offered.lead.phone).toBe("+14155552671");
+    await Bun.sleep(300);
+    expect(trunk.calls).toHaveLength(0);
+    const dialled = await w.request("POST", "/api/v1/agents/me/preview/dial", {
+      token: agentToken,
+    });
+    expect(dialled.status).toBe(200);
+    const lead = await until(() => trunk.calls[0], "the INVITE to the lead");
+    expect(lead.user).toBe("+14155552671");
+    await until(() => agentPhone.calls[0], "the INVITE to the agent's phone");
+    const [cdr] = await until(async () => {
+      const rows = await service.cdrs();
+      return rows.length > 0 ? rows : undefined;
+    }, "the CDR");
+    expect(cdr).toMatchObject({ outcome: "answered", agent_id: service.agentId });
+    expect(trunk.calls).toHaveLength(1);
   }, 60_000);
 });

@@ -31,6 +31,7 @@ export async function dialerOnLoopback(o: {
   agentUri: string | null;
   dialRatio?: number;
   maxCalls?: number;
+  dialMode?: "preview" | "progressive";
 }) {
   const w = await createWorkspace({ clock: systemClock });
   const server = Bun.serve({
@@ -57,6 +58,7 @@ export async function dialerOnLoopback(o: {
         regulatory_profile: "none",
         calling_window: { start: "00:00", end: "23:59" },
         dial_ratio: o.dialRatio ?? 1,
+        dial_mode: o.dialMode ?? "progressive",
       },
     })
   ).body.data.campaign;
