@@ -3,7 +3,13 @@ import { type CallCommand, callMachine } from "./call.machine.ts";
 import { CallAudio } from "./call-audio.ts";
 import { MessageCache } from "./messages.ts";
 import type { AgentLeg, LeadLeg, Placer } from "./placer.ts";
-import type { CallReport, DialJob, NodeCommand, ServiceClient } from "./service-client.ts";
+import {
+  type CallReport,
+  type DialJob,
+  type NodeCommand,
+  pause,
+  type ServiceClient,
+} from "./service-client.ts";
 
 /** The command ids a node remembers having carried out: far more than a poll hands out. */
 const REMEMBERED_COMMANDS = 10_000;
@@ -312,7 +318,7 @@ export class EdgeNode {
       } catch (error) {
         if (this.commandsOver.signal.aborted) break;
         log(`command poll failed: ${String(error)}`);
-        await Bun.sleep(1_000);
+        await pause(1_000, this.commandsOver.signal);
         continue;
       }
       for (const command of commands) {

@@ -87,7 +87,7 @@ export interface ClaimSignals {
 }
 
 /** Waits `ms`, or less if `signal` fires first. */
-function pause(ms: number, signal?: AbortSignal): Promise<void> {
+export function pause(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
       clearTimeout(timer);

@@ -40,8 +40,13 @@ const edgeNode = {
 };
 
 /** `claims[n]` answers the n-th claim (from 0) with its jobs after its delay; later ones wait out `wait_ms`. */
-function standIn(claims: { afterMs: number; jobs: ReturnType<typeof job>[] }[]) {
+function standIn(
+  claims: { afterMs: number; jobs: ReturnType<typeof job>[] }[],
+  /** What each poll for commands answers, in turn; later polls answer none. */
+  commandReplies: Record<string, unknown>[][] = [],
+) {
   const claimsSeen: number[] = [];
+  const acks: string[][] = [];
   const ended: { callId: string; cause: string; at: number }[] = [];
   const server = Bun.serve({
     hostname: "127.0.0.1",
@@ -52,6 +57,12 @@ function standIn(claims: { afterMs: number; jobs: ReturnType<typeof job>[] }[]) 
       const body = (await request.json()) as Record<string, unknown>;
       if (path.endsWith("/heartbeat"))
         return Response.json({ status: "success", data: { edge_node: edgeNode } });
+      if (path.endsWith("/commands")) {
+        acks.push(body.ack as string[]);
+        const commands = commandReplies[acks.length - 1];
+        if (!commands) await Bun.sleep(Math.min(body.wait_ms as number, 1_000));
+        return Response.json({ status: "success", data: { commands: commands ?? [] } });
+      }
       if (path.endsWith("/jobs/claim")) {
         const n = claimsSeen.push(performance.now()) - 1;
         const scripted = claims[n] ?? { afterMs: body.wait_ms as number, jobs: [] };
@@ -68,7 +79,7 @@ function standIn(claims: { afterMs: number; jobs: ReturnType<typeof job>[] }[]) 
     },
   });
   cleanups.push(() => server.stop(true));
-  return { url: `http://127.0.0.1:${server.port}`, claimsSeen, ended };
+  return { url: `http://127.0.0.1:${server.port}`, claimsSeen, ended, acks };
 }
 
 /** Leads that ring until cancelled; the CANCEL's 487 comes back at once. */
@@ -141,5 +152,36 @@ describe("edge node, drain", () => {
     ]);
     // No claim after the stop.
     expect(service.claimsSeen).toHaveLength(2);
+  }, 30_000);
+});
+
+describe("edge node, the service's commands", () => {
+  test("a dial handed out again (its reply lost) is placed once, and acknowledged", async () => {
+    const dial = { id: ID.replace("000b", "0c01"), type: "dial", call_id: callId(7), job: job(7) };
+    const service = standIn([], [[dial], [dial]]);
+    const placed: string[] = [];
+    const counting: Placer = {
+      ...ringing,
+      callLead: (job, events) => {
+        placed.push(job.phone);
+        return ringing.callLead(job, events);
+      },
+    };
+    const edge = new EdgeNode({
+      client: new ServiceClient(service.url, "svc_node_test"),
+      placer: counting,
+      maxRingSeconds: null,
+      heartbeatMs: 10_000,
+      claimWaitMs: 1_000,
+      commandWaitMs: 1_000,
+      log: () => {},
+    });
+    await edge.start();
+    cleanups.push(() => edge.stop(0));
+    await until(() => service.acks.length >= 3 || undefined, "the third poll");
+    expect(placed).toEqual([job(7).phone]);
+    // Each poll acknowledges what the one before it brought.
+    expect(service.acks.slice(0, 3)).toEqual([[], [dial.id], [dial.id]]);
+    expect(edge.liveCallIds).toEqual([callId(7)]);
   }, 30_000);
 });
