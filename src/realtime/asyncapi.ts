@@ -4,6 +4,7 @@ import {
   CallViewSchema,
   DISPOSITION_CODE_PATTERN,
   LeadSummarySchema,
+  PreviewSchema,
 } from "../dialer/model.ts";
 import {
   CampaignSchema,
@@ -59,7 +60,26 @@ export const SERVER_MESSAGES = {
     lead: t.Optional(
       t.Union([LeadSchema, t.Null()], { description: "with `call`: the call's lead" }),
     ),
+    preview: t.Optional(
+      t.Union([PreviewSchema, t.Null()], {
+        description: "on the agent socket's first message only: the lead offered in preview",
+      }),
+    ),
   }),
+  "preview.offered": t.Object(
+    { type: t.Literal("preview.offered"), preview: PreviewSchema },
+    {
+      description:
+        "a lead offered in preview: nothing is dialled until the agent dials it (`POST /api/v1/agents/me/preview/dial`) or skips it",
+    },
+  ),
+  "call.transfer": t.Object(
+    { type: t.Literal("call.transfer"), call: CallSchema, lead: t.Optional(LeadSchema) },
+    {
+      description:
+        "a transfer of the agent's call was asked for, failed (`call.transfer.status`), or sent the lead to a number; a transfer to another agent reaches that agent as `call.connected`",
+    },
+  ),
   "call.event": t.Object({ type: t.Literal("call.event"), event: t.String(), call: CallSchema }),
   "call.offered": t.Object({ type: t.Literal("call.offered"), call: CallSchema, lead: LeadSchema }),
   "call.connected": t.Object({
@@ -146,8 +166,10 @@ export function asyncApiDocument() {
   const agentOut = [
     "agent.state",
     "campaign.status",
+    "preview.offered",
     "call.offered",
     "call.connected",
+    "call.transfer",
     "call.ended",
     "ack",
     "error",

@@ -5,6 +5,7 @@ import type { UserAccess } from "../../actors/tenant.machine.ts";
 import { listTenantCampaigns, tenantCampaignIds } from "../../db/queries/campaigns.ts";
 import type { ServiceDeps } from "../deps.ts";
 import { currentCallOf, dispositionCall } from "../dialer/calls.ts";
+import { currentPreview } from "../dialer/dials.ts";
 import { agentView, offlineAgentView } from "../dialer/model.ts";
 import { expireGraces, signOutAgent } from "../dialer/presence.ts";
 import { ApiError, badRequest, forbidden, unauthenticated } from "../errors.ts";
@@ -402,7 +403,12 @@ export function realtimeModule(deps: ServiceDeps) {
       }
       const now = deps.dialer.agents.get(userId);
       if (now !== agent) continue;
-      send(ws, { type: "agent.state", agent: now ? agentView(now) : offline, ...current });
+      send(ws, {
+        type: "agent.state",
+        agent: now ? agentView(now) : offline,
+        ...current,
+        preview: currentPreview(deps, now),
+      });
       return;
     }
     const agent = deps.dialer.agents.get(userId);

@@ -324,7 +324,7 @@ describe("console", () => {
 
 describe("preview dialing", () => {
   test.skipIf(!haveBrowser)(
-    "the agent sees the call reserved for them, after a reload too, acknowledges it, and has it when it connects",
+    "the agent is offered the lead, after a reload too, dials it, and has the call when it connects",
     async () => {
       const campaign = await apiCall<{ campaign: { id: string } }>("POST", "/campaigns", {
         token: world.tokens.admin,
@@ -390,21 +390,28 @@ describe("preview dialing", () => {
       await state.getByText("ready").waitFor({ timeout: 10_000 });
       await state.getByText("Preview callbacks").waitFor({ timeout: 10_000 });
 
-      const claim = await node("/jobs/claim", { max: 5, wait_ms: 5000 });
-      const jobs = (claim.body.data as { jobs: { call_id: string; campaign_id: string }[] }).jobs;
-      const job = jobs.find((one) => one.campaign_id === campaignId);
-      expect(job).toBeDefined();
-      const callId = (job as { call_id: string }).call_id;
-      const offered = desk.getByRole("heading", { name: "Call reserved for you" });
+      // The node's heartbeat makes it a place to dial from; its claim only offers the lead.
+      await node("/heartbeat", { active_calls: 0 });
+      const claim = await node("/jobs/claim", { max: 5, wait_ms: 1000 });
+      expect((claim.body.data as { jobs: unknown[] }).jobs).toEqual([]);
+      const offered = desk.getByRole("heading", { name: /^Preview/ });
       await offered.waitFor({ timeout: 10_000 });
       await expect(desk.getByText("Initech").isVisible()).resolves.toBe(true);
-      await captureView(desk, "agent-desktop-offered");
-      // A reload while the call is reserved offers it again, from the agent's own view.
+      await captureView(desk, "agent-desktop-preview");
+      // A reload while the lead is offered offers it again, from the agent's own view.
       await desk.reload();
       await offered.waitFor({ timeout: 10_000 });
       await expect(desk.getByText("Initech").isVisible()).resolves.toBe(true);
-      await desk.getByRole("button", { name: /^Acknowledge/ }).click();
-      await desk.getByText("Acknowledged").waitFor();
+      await desk.getByRole("button", { name: /^Dial/ }).click();
+      await desk.getByRole("heading", { name: /^Dialling/ }).waitFor({ timeout: 10_000 });
+      await captureView(desk, "agent-desktop-dialling");
+      const commands = await node("/commands", {});
+      const dial = (
+        commands.body.data as { commands: { id: string; type: string; call_id: string }[] }
+      ).commands.find((command) => command.type === "dial");
+      expect(dial).toBeDefined();
+      const callId = (dial as { call_id: string }).call_id;
+      await node("/commands", { ack: [(dial as { id: string }).id] });
       const at = () => new Date().toISOString();
       await node(`/calls/${callId}/events`, { type: "ringing", at: at() });
       await node(`/calls/${callId}/events`, { type: "answered", at: at() });

@@ -38,6 +38,7 @@ describe("creating campaigns", () => {
       disposition_codes: CAMPAIGN_DEFAULTS.disposition_codes,
       default_disposition: "no_contact",
       after_call_pause_seconds: 0,
+      preview_timeout_seconds: 60,
       messages: { abandon: null, voicemail: null, opt_out: null },
       effective_calling_window: {
         sun: { start: "08:00", end: "21:00" },

@@ -28,6 +28,7 @@ describe("tenants", () => {
         { code: "meeting", label: "Meeting" },
         { code: "other", label: "Other" },
       ],
+      transfer_numbers: [],
       created_at: expect.stringMatching(/Z$/),
       updated_at: expect.stringMatching(/Z$/),
     });

@@ -4,10 +4,15 @@
  * the server reaches the browser bundle.
  */
 import type { Static, TSchema } from "@sinclair/typebox";
-import type { EligibilitySchema } from "../../dialer/model.ts";
+import type { EligibilitySchema, PreviewSchema } from "../../dialer/model.ts";
 import type { AttemptSchema, CallbackSchema } from "../../modules/agents/desk.ts";
 import type { AgentFiguresSchema } from "../../modules/agents/figures.ts";
-import type { AgentStateBody, DispositionBody } from "../../modules/agents/index.ts";
+import type {
+  AgentStateBody,
+  DispositionBody,
+  ManualDialBody,
+  TransferBody,
+} from "../../modules/agents/index.ts";
 import type { ApiKeySchema, CreateApiKeyBody } from "../../modules/api-keys/model.ts";
 import type {
   ChangePasswordBody,
@@ -51,6 +56,7 @@ type Paged<T extends TSchema> = Omit<Partial<S<T>>, "limit" | "offset" | "tenant
 };
 
 export type Campaign = S<typeof CampaignSchema>;
+export type Preview = S<typeof PreviewSchema>;
 export type CampaignStats = S<typeof CampaignStatsSchema>;
 export type CampaignWithStats = Campaign & { stats?: CampaignStats };
 export type StatusChange = S<typeof StatusChangeSchema>;
@@ -306,8 +312,43 @@ export const api = {
   agentMe: () =>
     one(
       call<{
-        data: { agent: Agent; call: Connected["call"] | null; lead: Connected["lead"] | null };
+        data: {
+          agent: Agent;
+          call: Connected["call"] | null;
+          lead: Connected["lead"] | null;
+          preview: Preview | null;
+        };
       }>("GET", "/agents/me"),
+    ),
+  agentPreview: () =>
+    one(
+      call<{ data: { preview: Preview | null; eligibility: Eligibility | null } }>(
+        "GET",
+        "/agents/me/preview",
+      ),
+    ),
+  dialPreview: () =>
+    one(call<{ data: { call: Connected["call"] } }>("POST", "/agents/me/preview/dial")),
+  skipPreview: (reason: string) =>
+    one(call<{ data: unknown }>("POST", "/agents/me/preview/skip", { body: { reason } })),
+  dialByHand: (body: S<typeof ManualDialBody>) =>
+    one(call<{ data: { call: Connected["call"] } }>("POST", "/agents/me/dial", { body })),
+  transferTargets: () =>
+    one(
+      call<{ data: { agents: { user_id: string; email: string }[]; numbers: string[] } }>(
+        "GET",
+        "/agents/me/transfer-targets",
+      ),
+    ),
+  hangUp: (callId: string) =>
+    one(call<{ data: unknown }>("POST", `/calls/${encodeURIComponent(callId)}/hangup`)),
+  transfer: (callId: string, body: S<typeof TransferBody>) =>
+    one(
+      call<{ data: { call: Connected["call"] } }>(
+        "POST",
+        `/calls/${encodeURIComponent(callId)}/transfer`,
+        { body },
+      ),
     ),
   agentFigures: (timeZone: string) =>
     one(

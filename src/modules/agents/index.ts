@@ -25,7 +25,7 @@ import { NotReadyReasonSchema } from "../tenants/model.ts";
 import { TenantQuery } from "../users/model.ts";
 import { AttemptSchema, CallbackSchema, ownCallbacks, ownLeadHistory } from "./desk.ts";
 import { AgentFiguresSchema, agentFigures, FiguresQuery } from "./figures.ts";
-import { notReadyReasons, setAgentState } from "./service.ts";
+import { notReadyReasons, setAgentState, transferTargets } from "./service.ts";
 
 export const AgentStateBody = t.Object(
   {
@@ -185,6 +185,24 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
           description:
             "The lead goes back to the campaign's hopper and the caller is ready for the next; the skip is in the audit log (`lead.skipped`). An offer left for the campaign's `preview_timeout_seconds` is skipped by the service. 409 with no offer.",
           ...documented({ skipped: t.Boolean() }),
+        },
+      },
+    )
+    .get(
+      "/agents/me/transfer-targets",
+      async ({ principal, tenantId }) => {
+        if (principal.kind !== "user") throw forbidden("API keys are not agents");
+        return ok(await transferTargets(deps, tenantId, principal.user.id));
+      },
+      {
+        auth: "agents.self",
+        detail: {
+          summary:
+            "Where the caller may transfer a call: the campaign's other ready agents, and the workspace's numbers",
+          ...documented({
+            agents: t.Array(t.Object({ user_id: t.String({ format: "uuid" }), email: t.String() })),
+            numbers: t.Array(t.String()),
+          }),
         },
       },
     )

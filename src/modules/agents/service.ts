@@ -83,3 +83,24 @@ async function changeWithoutCampaign(deps: ServiceDeps, command: AgentStateComma
 /** A campaign id as stored (lower case); anything else as sent, to be refused as unknown. */
 const canonicalId = (id: string | undefined) =>
   id === undefined ? null : isUuid(id) ? id.toLowerCase() : id;
+
+/**
+ * Where an agent may send its call: the other agents of its campaign who are ready and have a
+ * phone, and the workspace's transfer numbers.
+ */
+export async function transferTargets(deps: ServiceDeps, tenantId: string, userId: string) {
+  const self = deps.dialer.agents.get(userId);
+  const campaignId = self?.campaignId;
+  const ready = campaignId
+    ? deps.dialer.agents
+        .inCampaign(campaignId)
+        .filter((agent) => agent.userId !== userId && agent.state === "ready")
+    : [];
+  const users = await Promise.all(ready.map((agent) => deps.tenants.user(tenantId, agent.userId)));
+  return {
+    agents: users.flatMap((user) =>
+      user?.phoneUri ? [{ user_id: user.id, email: user.email }] : [],
+    ),
+    numbers: (await deps.tenants.tenant(tenantId))?.transferNumbers ?? [],
+  };
+}

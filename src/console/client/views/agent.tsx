@@ -1,6 +1,13 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { CAMPAIGN_DEFAULTS } from "../../../modules/campaigns/defaults.ts";
-import { type Agent, api, type Campaign, type NotReadyReason, type ServerMessage } from "../api.ts";
+import {
+  type Agent,
+  api,
+  type Campaign,
+  type NotReadyReason,
+  type Preview,
+  type ServerMessage,
+} from "../api.ts";
 import { dateTime, duration, instantToZoned, label, timeIn, zonedToInstant } from "../format.ts";
 import { type Link, liveSocket } from "../live.ts";
 import { Page, Problem, useAction, useLoad, usePolled } from "../ui.tsx";
@@ -8,7 +15,19 @@ import { Page, Problem, useAction, useLoad, usePolled } from "../ui.tsx";
 type Offered = Extract<ServerMessage, { type: "call.offered" }>;
 type Connected = Extract<ServerMessage, { type: "call.connected" }>;
 type CallInfo = { call: Connected["call"]; lead: Connected["lead"]; since: number };
-type OwnCall = { agent: Agent; call: Connected["call"] | null; lead: Connected["lead"] | null };
+type OwnCall = {
+  agent: Agent;
+  call: Connected["call"] | null;
+  lead: Connected["lead"] | null;
+  preview?: Preview | null | undefined;
+};
+/** A transfer of the agent's call, as the page shows it. */
+type Transfer = {
+  callId: string;
+  status: "pending" | "done" | "failed";
+  to: string;
+  reason: string | null;
+};
 
 const CAMPAIGN_KEY = "dialer.agent.campaign";
 const REASON_KEY = "dialer.agent.reason";
@@ -18,7 +37,6 @@ const STOPPED = new Set(["paused", "stopped", "completed"]);
 const SHORTCUTS: Record<string, string> = {
   r: "ready",
   p: "pause",
-  a: "acknowledge",
 };
 type DispositionCode = Campaign["disposition_codes"][number];
 /** A campaign the page has not loaded (no longer running, say) offers the defaults. */
@@ -65,9 +83,15 @@ const fieldLabel = (name: string) => {
   return words.charAt(0).toUpperCase() + words.slice(1);
 };
 
-function LeadDetails({ info, now }: { info: CallInfo; now: number }) {
-  const { call, lead } = info;
-  const attempt = (call as { attempt?: number }).attempt ?? lead.attempts;
+function LeadDetails({
+  lead,
+  attempt,
+  now,
+}: {
+  lead: Connected["lead"];
+  attempt: number;
+  now: number;
+}) {
   const name = leadName(lead.fields);
   return (
     <dl class="details">
@@ -223,6 +247,241 @@ function EarlierCalls({ callId }: { callId: string }) {
   );
 }
 
+/** Why an agent passes on a lead offered in preview. */
+const SKIP_REASONS = ["Not the right time", "Wrong region", "Recently contacted", "Other"];
+
+/**
+ * A lead offered in preview: nothing is dialled until the agent dials it. Its fields, earlier
+ * calls and whether the rules allow it now; Dial, or Skip with a reason, before the offer's
+ * time runs out.
+ */
+function PreviewCard({
+  preview,
+  now,
+  onDone,
+}: {
+  preview: Preview;
+  now: number;
+  onDone: () => void;
+}) {
+  const action = useAction();
+  const [reason, setReason] = useState(SKIP_REASONS[0] as string);
+  const eligibility = useLoad(
+    async () => (await api.agentPreview()).eligibility,
+    [preview.lead.id],
+  ).data;
+  const left = Math.max(0, Math.ceil((Date.parse(preview.expires_at) - now) / 1000));
+  const dial = () => action.run(() => api.dialPreview()).then((done) => done && onDone());
+  const skip = () => action.run(() => api.skipPreview(reason)).then((done) => done && onDone());
+  useEffect(() => {
+    const onKey = (event: KeyboardEvent) => {
+      const target = event.target as HTMLElement;
+      if (
+        target.closest("input, select, textarea") ||
+        event.altKey ||
+        event.ctrlKey ||
+        event.metaKey
+      )
+        return;
+      if (event.key === "d") void dial();
+      else if (event.key === "s") void skip();
+    };
+    addEventListener("keydown", onKey);
+    return () => removeEventListener("keydown", onKey);
+  });
+  return (
+    <section class="card" aria-labelledby="preview-title">
+      <h2 id="preview-title">Preview: {leadName(preview.lead.fields) ?? preview.lead.phone}</h2>
+      <p class="muted" id="preview-help">
+        Nothing is dialled until you press Dial. Skipped in {left} s if you do neither; a skipped
+        lead goes back to the campaign.
+      </p>
+      <LeadDetails lead={preview.lead} attempt={preview.lead.attempts + 1} now={now} />
+      {eligibility && !eligibility.dialable && (
+        <div class="problem" role="alert">
+          <p>The rules do not allow this call now:</p>
+          <ul>
+            {eligibility.reasons.map((reason) => (
+              <li key={reason.code}>{reason.message}</li>
+            ))}
+          </ul>
+        </div>
+      )}
+      <EarlierCalls callId={preview.lead.id} />
+      <div class="buttons">
+        <button
+          type="button"
+          class="primary"
+          disabled={action.busy}
+          aria-keyshortcuts="d"
+          aria-describedby="preview-help"
+          onClick={dial}
+        >
+          Dial <kbd>d</kbd>
+        </button>
+      </div>
+      <div class="inline-form">
+        <div class="field">
+          <label for="skip-reason">Skip reason</label>
+          <select
+            id="skip-reason"
+            value={reason}
+            onChange={(event) => setReason((event.target as HTMLSelectElement).value)}
+          >
+            {SKIP_REASONS.map((option) => (
+              <option key={option} value={option}>
+                {option}
+              </option>
+            ))}
+          </select>
+        </div>
+        <button type="button" disabled={action.busy} aria-keyshortcuts="s" onClick={skip}>
+          Skip <kbd>s</kbd>
+        </button>
+      </div>
+      <Problem error={action.error} />
+    </section>
+  );
+}
+
+/** Hang up, and a blind transfer to a ready agent of the campaign or an allowed number. */
+function CallControls({ callId, transfer }: { callId: string; transfer: Transfer | undefined }) {
+  const action = useAction();
+  const [choosing, setChoosing] = useState(false);
+  const targets = useLoad(
+    async () => (choosing ? await api.transferTargets() : undefined),
+    [choosing],
+  ).data;
+  const [target, setTarget] = useState("");
+  const hangUp = () => action.run(() => api.hangUp(callId));
+  const send = () =>
+    action.run(async () => {
+      const [kind, value] = target.split(":", 2) as [string, string];
+      await api.transfer(callId, kind === "agent" ? { agent_id: value } : { phone: value });
+      setChoosing(false);
+    });
+  useEffect(() => {
+    const onKey = (event: KeyboardEvent) => {
+      const element = event.target as HTMLElement;
+      if (
+        element.closest("input, select, textarea") ||
+        event.altKey ||
+        event.ctrlKey ||
+        event.metaKey
+      )
+        return;
+      if (event.key === "h") void hangUp();
+      else if (event.key === "t") setChoosing(true);
+    };
+    addEventListener("keydown", onKey);
+    return () => removeEventListener("keydown", onKey);
+  });
+  const options = [
+    ...(targets?.agents ?? []).map((agent) => ({
+      value: `agent:${agent.user_id}`,
+      label: agent.email,
+    })),
+    ...(targets?.numbers ?? []).map((phone) => ({ value: `phone:${phone}`, label: phone })),
+  ];
+  return (
+    <div>
+      {transfer && (
+        <p aria-live="polite" class={transfer.status === "failed" ? "problem" : "pending"}>
+          {transfer.status === "pending"
+            ? `Transferring to ${transfer.to}…`
+            : transfer.status === "failed"
+              ? `The transfer to ${transfer.to} failed${transfer.reason ? `: ${transfer.reason}` : ""}. The caller is still with you.`
+              : `Transferred to ${transfer.to}.`}
+        </p>
+      )}
+      <div class="buttons">
+        <button
+          type="button"
+          class="danger"
+          disabled={action.busy}
+          aria-keyshortcuts="h"
+          onClick={hangUp}
+        >
+          Hang up <kbd>h</kbd>
+        </button>
+        <button
+          type="button"
+          disabled={action.busy || transfer?.status === "pending"}
+          aria-keyshortcuts="t"
+          aria-expanded={choosing}
+          onClick={() => setChoosing(!choosing)}
+        >
+          Transfer <kbd>t</kbd>
+        </button>
+      </div>
+      {choosing && targets && (
+        <div class="inline-form">
+          <div class="field">
+            <label for="transfer-target">Transfer to</label>
+            <select
+              id="transfer-target"
+              value={target}
+              onChange={(event) => setTarget((event.target as HTMLSelectElement).value)}
+            >
+              <option value="">
+                {options.length ? "Choose an agent or a number" : "No ready agent or number"}
+              </option>
+              {options.map((option) => (
+                <option key={option.value} value={option.value}>
+                  {option.label}
+                </option>
+              ))}
+            </select>
+          </div>
+          <button type="button" class="primary" disabled={!target || action.busy} onClick={send}>
+            Transfer now
+          </button>
+        </div>
+      )}
+      <Problem error={action.error} />
+    </div>
+  );
+}
+
+/** A number typed by the agent, checked by the service against do-not-call and the rules. */
+function ManualDial() {
+  const action = useAction();
+  const [phone, setPhone] = useState("");
+  const submit = (event: Event) => {
+    event.preventDefault();
+    void action
+      .run(() => api.dialByHand({ phone: phone.trim() }))
+      .then((done) => {
+        if (done) setPhone("");
+      });
+  };
+  return (
+    <form class="card inline-form" aria-labelledby="manual-title" onSubmit={submit}>
+      <h2 id="manual-title">Dial a number</h2>
+      <div class="field">
+        <label for="manual-phone">Number</label>
+        <input
+          id="manual-phone"
+          type="tel"
+          value={phone}
+          placeholder="+14155550100"
+          aria-describedby="manual-hint"
+          aria-invalid={action.field("phone") ? true : undefined}
+          onInput={(event) => setPhone((event.target as HTMLInputElement).value)}
+        />
+        <small id="manual-hint" class="hint">
+          In international form. Checked against the do-not-call list and the campaign's calling
+          hours first.
+        </small>
+      </div>
+      <button type="submit" class="primary" disabled={!phone.trim() || action.busy}>
+        Dial
+      </button>
+      <Problem error={action.error} />
+    </form>
+  );
+}
+
 /** The callbacks this agent set, soonest first, with the time in the lead's zone and here. */
 function OwnCallbacks({ refreshKey }: { refreshKey: string }) {
   const callbacks = usePolled(
@@ -310,7 +569,9 @@ export function AgentDesktop() {
   // A campaign picked here waits for the next Ready: the agent's state, which may arrive after
   // the pick (the socket connects late on a slow link), does not undo it meanwhile.
   const picked = useRef(false);
-  const [offer, setOffer] = useState<(Offered & { acknowledged: boolean }) | undefined>();
+  const [offer, setOffer] = useState<Offered | undefined>();
+  const [preview, setPreview] = useState<Preview | null>(null);
+  const [transfer, setTransfer] = useState<Transfer | undefined>();
   const [current, setCurrent] = useState<CallInfo | undefined>();
   const [reasons, setReasons] = useState<NotReadyReason[]>([]);
   const [pauseReason, setPauseReason] = useState(localStorage.getItem(REASON_KEY) ?? "");
@@ -323,13 +584,12 @@ export function AgentDesktop() {
   // The agent's own call and lead, as `GET /agents/me` and the socket's first `agent.state`
   // give them: after a reload or a reconnect mid-call the page shows the lead again, as
   // `call.offered` or `call.connected` would have brought it.
-  const adopt = ({ agent: self, call, lead }: OwnCall) => {
+  const adopt = ({ agent: self, call, lead, preview: offered }: OwnCall) => {
+    if (offered !== undefined) setPreview(offered);
     if (!call || !lead) return;
     if (self.state === "reserved" && call.status !== "answered") {
-      setOffer((offered) =>
-        offered?.call.id === call.id
-          ? offered
-          : { type: "call.offered", call, lead, acknowledged: false },
+      setOffer((known) =>
+        known?.call.id === call.id ? known : { type: "call.offered", call, lead },
       );
     } else {
       setCurrent((known) =>
@@ -367,17 +627,35 @@ export function AgentDesktop() {
                 agent: message.agent,
                 call: message.call ?? null,
                 lead: message.lead ?? null,
+                preview: message.preview,
               });
               if (message.agent.campaign_id && !picked.current)
                 setCampaignId(message.agent.campaign_id);
+              if (message.agent.state !== "reserved" || message.agent.call_id) setPreview(null);
               if (message.agent.state === "ready" || message.agent.state === "paused")
                 setOffer(undefined);
               break;
-            case "call.offered":
-              setOffer({ ...message, acknowledged: false });
+            case "preview.offered":
+              setPreview(message.preview);
               break;
+            case "call.offered":
+              setPreview(null);
+              setOffer(message);
+              break;
+            case "call.transfer": {
+              const sent = message.call.transfer;
+              if (sent)
+                setTransfer({
+                  callId: message.call.id,
+                  status: sent.status,
+                  to: sent.to_phone ?? "another agent",
+                  reason: sent.reason,
+                });
+              break;
+            }
             case "call.connected":
               setOffer(undefined);
+              setTransfer(undefined);
               setCurrent({
                 call: message.call,
                 lead: message.lead,
@@ -438,7 +716,6 @@ export function AgentDesktop() {
       const shortcut = SHORTCUTS[event.key];
       if (shortcut === "ready" && campaignId) void setState("ready");
       else if (shortcut === "pause") void setState("paused");
-      else if (shortcut === "acknowledge" && offer) setOffer({ ...offer, acknowledged: true });
     };
     addEventListener("keydown", onKey);
     return () => removeEventListener("keydown", onKey);
@@ -557,29 +834,26 @@ export function AgentDesktop() {
         </div>
       )}
 
-      {offer && !onCall && (
+      {preview && state === "reserved" && !agent?.call_id && (
+        <PreviewCard
+          key={preview.lead.id}
+          preview={preview}
+          now={now}
+          onDone={() => setPreview(null)}
+        />
+      )}
+
+      {offer && !onCall && state === "reserved" && (
         <section class="card" aria-labelledby="offer-title">
-          <h2 id="offer-title">Call reserved for you</h2>
-          <p class="muted" id="offer-help">
-            The number is being dialled now; the call connects to you when the lead answers.
-            Acknowledging only tells this page you have read the lead. To pass the call to another
-            ready agent instead, pause.
-          </p>
-          <LeadDetails info={{ ...offer, since: now }} now={now} />
+          <h2 id="offer-title">Dialling {leadName(offer.lead.fields) ?? offer.lead.phone}</h2>
+          <p class="muted">The call connects to you when the lead answers.</p>
+          <LeadDetails
+            lead={offer.lead}
+            attempt={(offer.call as { attempt?: number }).attempt ?? offer.lead.attempts}
+            now={now}
+          />
+          <CallControls callId={offer.call.id} transfer={undefined} />
           <EarlierCalls callId={offer.call.id} />
-          {offer.acknowledged ? (
-            <p>Acknowledged: stay here, the call connects when the lead answers.</p>
-          ) : (
-            <button
-              type="button"
-              class="primary"
-              aria-keyshortcuts="a"
-              aria-describedby="offer-help"
-              onClick={() => setOffer({ ...offer, acknowledged: true })}
-            >
-              Acknowledge <kbd>a</kbd>
-            </button>
-          )}
         </section>
       )}
 
@@ -589,10 +863,20 @@ export function AgentDesktop() {
           <p class="timer">
             Talking for <time>{duration((now - current.since) / 1000)}</time>
           </p>
-          <LeadDetails info={current} now={now} />
+          <CallControls
+            callId={current.call.id}
+            transfer={transfer?.callId === current.call.id ? transfer : undefined}
+          />
+          <LeadDetails
+            lead={current.lead}
+            attempt={(current.call as { attempt?: number }).attempt ?? current.lead.attempts}
+            now={now}
+          />
           <EarlierCalls callId={current.call.id} />
         </section>
       )}
+
+      {(state === "ready" || state === "paused") && agent?.campaign_id && <ManualDial />}
 
       {wrapping && agent?.call_id && (
         <WrapUp
@@ -612,9 +896,12 @@ export function AgentDesktop() {
         <summary>Keyboard shortcuts</summary>
         <ul>
           <li>
-            <kbd>r</kbd> ready, <kbd>p</kbd> pause (passes a reserved call on; during a call or its
-            wrap-up, pauses once the call is dispositioned), <kbd>a</kbd> acknowledge a reserved
-            call
+            <kbd>r</kbd> ready, <kbd>p</kbd> pause (gives a preview up; during a call or its
+            wrap-up, pauses once the call is dispositioned)
+          </li>
+          <li>
+            In preview: <kbd>d</kbd> dial, <kbd>s</kbd> skip. On a call: <kbd>h</kbd> hang up,{" "}
+            <kbd>t</kbd> transfer
           </li>
           <li>
             In wrap-up:{" "}

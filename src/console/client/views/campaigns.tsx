@@ -72,6 +72,7 @@ function settingsOf(form: HTMLFormElement): Settings {
     disposition_codes: JSON.parse(text("disposition_codes") || "[]"),
     default_disposition: text("default_disposition"),
     after_call_pause_seconds: number("after_call_pause_seconds"),
+    preview_timeout_seconds: number("preview_timeout_seconds"),
   };
 }
 
@@ -290,6 +291,15 @@ function SettingsForm({
           hint="a breath before the next call; 0: none"
           disabled={readOnly}
           error={action.field("after_call_pause_seconds")}
+        />
+        <Field
+          label="Preview time to dial (seconds)"
+          name="preview_timeout_seconds"
+          type="number"
+          defaultValue={String(initial.preview_timeout_seconds)}
+          hint="in preview, a lead not dialled in this time is skipped and goes back"
+          disabled={readOnly}
+          error={action.field("preview_timeout_seconds")}
         />
       </fieldset>
       <DispositionCodesEditor
