@@ -345,7 +345,16 @@ function PreviewCard({
 }
 
 /** Hang up, and a blind transfer to a ready agent of the campaign or an allowed number. */
-function CallControls({ callId, transfer }: { callId: string; transfer: Transfer | undefined }) {
+function CallControls({
+  callId,
+  transfer,
+  connected,
+}: {
+  callId: string;
+  transfer: Transfer | undefined;
+  /** A call still ringing can only be hung up. */
+  connected: boolean;
+}) {
   const action = useAction();
   const [choosing, setChoosing] = useState(false);
   const targets = useLoad(
@@ -371,7 +380,7 @@ function CallControls({ callId, transfer }: { callId: string; transfer: Transfer
       )
         return;
       if (event.key === "h") void hangUp();
-      else if (event.key === "t") setChoosing(true);
+      else if (event.key === "t" && connected) setChoosing(true);
     };
     addEventListener("keydown", onKey);
     return () => removeEventListener("keydown", onKey);
@@ -404,15 +413,17 @@ function CallControls({ callId, transfer }: { callId: string; transfer: Transfer
         >
           Hang up <kbd>h</kbd>
         </button>
-        <button
-          type="button"
-          disabled={action.busy || transfer?.status === "pending"}
-          aria-keyshortcuts="t"
-          aria-expanded={choosing}
-          onClick={() => setChoosing(!choosing)}
-        >
-          Transfer <kbd>t</kbd>
-        </button>
+        {connected && (
+          <button
+            type="button"
+            disabled={action.busy || transfer?.status === "pending"}
+            aria-keyshortcuts="t"
+            aria-expanded={choosing}
+            onClick={() => setChoosing(!choosing)}
+          >
+            Transfer <kbd>t</kbd>
+          </button>
+        )}
       </div>
       {choosing && targets && (
         <div class="inline-form">
@@ -852,7 +863,7 @@ export function AgentDesktop() {
             attempt={(offer.call as { attempt?: number }).attempt ?? offer.lead.attempts}
             now={now}
           />
-          <CallControls callId={offer.call.id} transfer={undefined} />
+          <CallControls callId={offer.call.id} transfer={undefined} connected={false} />
           <EarlierCalls callId={offer.call.id} />
         </section>
       )}
@@ -864,6 +875,7 @@ export function AgentDesktop() {
             Talking for <time>{duration((now - current.since) / 1000)}</time>
           </p>
           <CallControls
+            connected
             callId={current.call.id}
             transfer={transfer?.callId === current.call.id ? transfer : undefined}
           />
