@@ -25,6 +25,7 @@ import {
   campaigns,
   cdrs,
   dncNumbers,
+  leadImports,
   leads,
   nodes,
 } from "../schema/index.ts";
@@ -61,7 +62,7 @@ export function hopperQuery(params: HopperParams) {
   const limit = sql.raw(String(Math.trunc(params.limit)));
   const pick = (state: "Callback" | "Retry" | "Fresh", rank: number) => sql`
     (select l.id, l.lead_list_id, l.phone, l.timezone, l.zone_source, l.state, l.attempts,
-        l.fields, ${sql.raw(String(rank))} as rank, l.next_attempt_at, l.seq
+        l.fields, l.import_id, ${sql.raw(String(rank))} as rank, l.next_attempt_at, l.seq
       from leads l
       where l.campaign_id = ${params.campaignId}::uuid and l.state = ${sql.raw(`'${state}'`)}
         and l.attempts < ${params.maxAttempts}
@@ -78,10 +79,11 @@ export function hopperQuery(params: HopperParams) {
       limit ${limit})`;
   return sql`
     select p.id, p.lead_list_id, p.phone, p.timezone, p.zone_source, p.state, p.attempts,
-      p.fields, ll.caller_id
+      p.fields, ll.caller_id, li.header
     from (${pick("Callback", 0)} union all ${pick("Retry", 1)}
       ${params.fresh ? sql`union all ${pick("Fresh", 2)}` : sql``}) p
     join lead_lists ll on ll.id = p.lead_list_id
+    left join lead_imports li on li.id = p.import_id
     order by p.rank, p.next_attempt_at, p.seq
     limit ${limit}`;
 }
@@ -99,6 +101,7 @@ export async function readHopper(db: Executor, params: HopperParams): Promise<Ho
     attempts: number;
     fields: Record<string, string> | string;
     caller_id: string;
+    header: string[] | string | null;
   }>(result).map((row) => ({
     id: row.id,
     leadListId: row.lead_list_id,
@@ -108,7 +111,10 @@ export async function readHopper(db: Executor, params: HopperParams): Promise<Ho
     state: row.state,
     attempts: row.attempts,
     callerId: row.caller_id,
-    fields: typeof row.fields === "string" ? JSON.parse(row.fields) : row.fields,
+    fields: inFileOrder(
+      typeof row.fields === "string" ? JSON.parse(row.fields) : row.fields,
+      typeof row.header === "string" ? JSON.parse(row.header) : row.header,
+    ),
   }));
 }
 
@@ -423,14 +429,34 @@ export const failedCalls = (db: Executor, params: { now: Date; offlineBefore: Da
       ),
     );
 
-export const findLead = async (db: Executor, params: { tenantId: string; leadId: string }) =>
-  (
-    await db
-      .select()
-      .from(leads)
-      .where(and(eq(leads.tenantId, params.tenantId), eq(leads.id, params.leadId)))
-      .limit(1)
-  )[0];
+/**
+ * A lead's fields in the order of the columns of the file it came from (its import's header):
+ * the database keeps them as a JSON object, whose keys it sorts its own way.
+ */
+export function inFileOrder(
+  fields: Record<string, string>,
+  header: readonly string[] | null | undefined,
+): Record<string, string> {
+  if (!header) return fields;
+  const ordered: Record<string, string> = {};
+  for (const column of header) {
+    const name = column.trim();
+    if (name in fields) ordered[name] = fields[name] as string;
+  }
+  for (const [name, value] of Object.entries(fields)) if (!(name in ordered)) ordered[name] = value;
+  return ordered;
+}
+
+/** A lead of a tenant, its fields in the order of the file it came from. */
+export async function findLead(db: Executor, params: { tenantId: string; leadId: string }) {
+  const [row] = await db
+    .select({ lead: leads, header: leadImports.header })
+    .from(leads)
+    .leftJoin(leadImports, eq(leadImports.id, leads.importId))
+    .where(and(eq(leads.tenantId, params.tenantId), eq(leads.id, params.leadId)))
+    .limit(1);
+  return row && { ...row.lead, fields: inFileOrder(row.lead.fields, row.header) };
+}
 
 /** A lead of a tenant with its number's do-not-call entry, if any, in one read. */
 export const findLeadWithDnc = async (db: Executor, params: { tenantId: string; leadId: string }) =>
@@ -458,11 +484,16 @@ export async function liveCallsOf(db: Executor, campaignId: string) {
         fields: leads.fields,
         attempts: leads.attempts,
       },
+      header: leadImports.header,
     })
     .from(calls)
     .innerJoin(leads, eq(leads.id, calls.leadId))
+    .leftJoin(leadImports, eq(leadImports.id, leads.importId))
     .where(and(eq(calls.campaignId, campaignId), ne(calls.status, "ended")));
-  return rows.map(({ call, lead }) => ({ ...call, lead }));
+  return rows.map(({ call, lead, header }) => ({
+    ...call,
+    lead: { ...lead, fields: inFileOrder(lead.fields, header) },
+  }));
 }
 
 /** Campaigns with calls not yet ended: their dialing state is loaded at start. */

@@ -511,3 +511,10 @@ const presenceOf = (row: PresenceRow): AgentPresence => ({
   pauseAfterCall: row.pauseAfterCall,
   readyAt: row.readyAt,
 });
+
+/**
+ * Whether an agent may take a call sent to it: ready, or looking at a lead offered in preview
+ * (no call of its own yet; the offer is given up for the call).
+ */
+export const freeForTransfer = (agent: AgentPresence) =>
+  agent.state === "ready" || (agent.state === "reserved" && agent.callId === null);

@@ -11,7 +11,7 @@ import type { LiveCall } from "../../actors/dialing.ts";
 import type { CallRow } from "../../db/queries/dialer.ts";
 import type { CallTransfer } from "../../db/schema/columns.ts";
 import { conflict, forbidden, notFound, unprocessable } from "../errors.ts";
-import type { AgentPresence } from "./agents.ts";
+import { type AgentPresence, freeForTransfer } from "./agents.ts";
 import { callView } from "./model.ts";
 import { nodeCommandOf } from "./node-commands.ts";
 
@@ -84,12 +84,19 @@ export function decideCallControl(
   };
   const live: LiveCall = { ...row, lead: call.lead };
   const to = { agent_id: transfer.to_agent_id, agent_uri: target.uri, phone: control.phone };
+  const receiving = target.agent?.userId;
+  const offered = receiving !== undefined && snapshot.context.dialing?.previews.has(receiving);
   return {
     writes: [
       { type: "save", row },
       { type: "nodeCommand", command: commandFor(call, inputs, "transfer", { to }, now) },
     ],
-    adopt: () => [{ type: "dialing.callChanged", call: live }],
+    adopt: () => [
+      { type: "dialing.callChanged", call: live },
+      ...(offered
+        ? [{ type: "dialing.previewEnded" as const, agentId: receiving, back: true }]
+        : []),
+    ],
     effects: () => [
       ...(target.agent
         ? [
@@ -137,9 +144,10 @@ function transferTarget(
       agent &&
       agent.tenantId === call.tenantId &&
       agent.campaignId === call.campaignId &&
-      agent.state === "ready" &&
+      freeForTransfer(agent) &&
       agent.userId !== call.agentId;
-    if (!ready) throw unprocessable("agent_id", "is not another ready agent of this campaign");
+    if (!ready)
+      throw unprocessable("agent_id", "is not another agent of this campaign free to take a call");
     const uri = known && "phoneUri" in known ? known.phoneUri : null;
     if (!uri) throw unprocessable("agent_id", "has no phone (phone_uri) to transfer the call to");
     return { agent, uri };

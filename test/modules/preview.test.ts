@@ -40,7 +40,7 @@ async function setUp(campaign: Record<string, unknown> = {}) {
     w,
     `/api/v1/campaigns/${campaignId}/lead-lists/${list.body.data.lead_list.id}/import`,
     adminToken,
-    "phone,timezone,first_name\n+14155552671,America/New_York,Ada\n+14155552672,America/New_York,Grace\n",
+    "phone,timezone,zone_note,first_name,area\n+14155552671,America/New_York,east,Ada,bay\n+14155552672,America/New_York,east,Grace,bay\n",
   );
   nodeKey = (
     await w.request("POST", "/api/v1/edge-nodes", {
@@ -88,6 +88,8 @@ describe("a real preview", () => {
       lead: { phone: "+14155552671", fields: { first_name: "Ada" }, attempts: 0 },
       expires_at: new Date(w.clock.now() + 30_000).toISOString(),
     });
+    // The fields come in the file's order, not the database's.
+    expect(Object.keys(offered.preview.lead.fields)).toEqual(["zone_note", "first_name", "area"]);
     const detail = (await as("GET", "/api/v1/agents/me/preview")).body.data;
     expect(detail.eligibility).toMatchObject({ dialable: true, reasons: [] });
     expect((await as("GET", "/api/v1/agents/me/history")).body.data.items).toEqual([]);

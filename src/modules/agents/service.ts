@@ -2,6 +2,7 @@ import type { AgentStateCommand } from "../../../actors/commands.ts";
 import { findTenantCampaign } from "../../../db/queries/campaigns.ts";
 import { findPresence } from "../../../db/queries/presence.ts";
 import type { ServiceDeps } from "../../deps.ts";
+import { freeForTransfer } from "../../dialer/agents.ts";
 import { type AgentView, agentView } from "../../dialer/model.ts";
 import { forbidden, unprocessable } from "../../errors.ts";
 import type { Principal } from "../../identity/principal.ts";
@@ -94,7 +95,7 @@ export async function transferTargets(deps: ServiceDeps, tenantId: string, userI
   const ready = campaignId
     ? deps.dialer.agents
         .inCampaign(campaignId)
-        .filter((agent) => agent.userId !== userId && agent.state === "ready")
+        .filter((agent) => agent.userId !== userId && freeForTransfer(agent))
     : [];
   const users = await Promise.all(ready.map((agent) => deps.tenants.user(tenantId, agent.userId)));
   return {
