@@ -58,6 +58,8 @@ export const PERMISSIONS = {
   "dnc.write": { roles: ADMIN_UP, scope: { resource: "leads", level: "write" } },
   "agents.self": { roles: AGENT_UP },
   "agents.read": { roles: SUPERVISOR_UP },
+  /** A supervisor's pause or sign-out of an agent. */
+  "agents.supervise": { roles: SUPERVISOR_UP },
   "calls.disposition": { roles: AGENT_UP },
   /** Hang-up and transfer: the call's agent, or a supervisor for any call. */
   "calls.control": { roles: AGENT_UP },

@@ -66,6 +66,19 @@ export const SERVER_MESSAGES = {
       }),
     ),
   }),
+  "agent.supervised": t.Object(
+    {
+      type: t.Literal("agent.supervised"),
+      state: t.Union([t.Literal("paused"), t.Literal("offline")]),
+      reason: t.Union([t.String(), t.Null()]),
+      by: t.Object({ user_id: t.String({ format: "uuid" }), email: t.String() }),
+      at: t.String({ format: "date-time" }),
+    },
+    {
+      description:
+        "a supervisor paused or signed out the agent (`agent.state` follows with the state itself)",
+    },
+  ),
   "preview.offered": t.Object(
     { type: t.Literal("preview.offered"), preview: PreviewSchema },
     {
@@ -166,6 +179,7 @@ export function asyncApiDocument() {
   const agentOut = [
     "agent.state",
     "campaign.status",
+    "agent.supervised",
     "preview.offered",
     "call.offered",
     "call.connected",

@@ -324,7 +324,16 @@ describe("an agent's day", () => {
       await desk.getByText(/on the workspace.s do-not-call list/).waitFor({ timeout: 10_000 });
       expect(trunk.calls.some((c) => c.user === "+14155550124")).toBe(false);
 
-      // The supervisor pauses the campaign: the agent is told who did.
+      // The supervisor pauses the agent, then the campaign: the agent is told who did each.
+      const me = await apiCall<{ agent: { user_id: string } }>("GET", "/agents/me", {
+        token: world.tokens.first,
+      });
+      await apiCall("POST", `/agents/${me.body.data.agent.user_id}/state`, {
+        token: world.tokens.supervisor,
+        body: { state: "paused", reason: "meeting" },
+      });
+      await desk.getByText(/super@day\.test paused you/).waitFor({ timeout: 10_000 });
+      await desk.getByRole("button", { name: "Dismiss" }).click();
       await apiCall("POST", `/campaigns/${world.campaignId}/status`, {
         token: world.tokens.supervisor,
         body: { action: "pause" },

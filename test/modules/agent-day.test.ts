@@ -417,6 +417,64 @@ describe("what a supervisor does to the agent's campaign", () => {
   });
 });
 
+describe("what a supervisor does to an agent", () => {
+  const supervise = (token: string, userId: string, body: Record<string, unknown>) =>
+    w.request("POST", `/api/v1/agents/${userId}/state`, { token, body });
+
+  test("a pause with a reason, told to the agent with who did it, and audited", async () => {
+    await setUp();
+    const listening = listenOnLoopback({ app: w.app, deps: w.deps });
+    try {
+      await w.user(w.acme.id, "lead@acme.test", "supervisor");
+      const supervisor = await w.login("lead@acme.test");
+      await ready();
+      const agentId = (await me()).user_id as string;
+      const socket = await openSocket(listening.wsUrl("/ws/agent", agentToken));
+      await socket.next("agent.state");
+      const paused = await supervise(supervisor, agentId, { state: "paused", reason: "meeting" });
+      expect(paused.status).toBe(200);
+      expect(paused.body.data.agent).toMatchObject({ state: "paused", reason: "meeting" });
+      expect(await socket.next("agent.supervised")).toMatchObject({
+        state: "paused",
+        reason: "meeting",
+        by: { email: "lead@acme.test" },
+      });
+      const audit = await w.request("GET", "/api/v1/audit-events", { token: adminToken });
+      expect(
+        audit.body.data.items.find((event: { action: string }) => event.action === "agent.paused"),
+      ).toMatchObject({ target_id: agentId, details: { reason: "meeting" } });
+      socket.socket.close();
+    } finally {
+      await listening.stop();
+    }
+  });
+
+  test("on a call: a pause waits for the disposition, a sign-out is refused; others are refused", async () => {
+    await setUp();
+    await w.user(w.acme.id, "lead@acme.test", "supervisor");
+    const supervisor = await w.login("lead@acme.test");
+    const callId = await onCall();
+    const agentId = (await me()).user_id as string;
+    expect((await supervise(supervisor, agentId, { state: "offline" })).status).toBe(409);
+    const later = await supervise(supervisor, agentId, { state: "paused" });
+    expect(later.body.data.agent).toMatchObject({ state: "on_call", pause_after_call: true });
+    await event(callId, "ended");
+    await dispose(callId);
+    expect(await me()).toMatchObject({ state: "paused" });
+    // An agent cannot supervise; an id of another workspace or of no one is 404.
+    await w.user(w.acme.id, "peer@acme.test", "agent");
+    const peer = await w.login("peer@acme.test");
+    expect((await supervise(peer, agentId, { state: "paused" })).status).toBe(403);
+    expect((await supervise(supervisor, crypto.randomUUID(), { state: "paused" })).status).toBe(
+      404,
+    );
+    const outsider = await w.tenant("other.test");
+    const stranger = await w.user(outsider.id, "x@other.test", "agent");
+    expect((await supervise(supervisor, stranger.id, { state: "paused" })).status).toBe(404);
+    expect((await supervise(supervisor, agentId, { state: "ready" })).status).toBe(400);
+  });
+});
+
 describe("a campaign's disposition codes", () => {
   const patch = async (body: Record<string, unknown>) => {
     const { version } = (

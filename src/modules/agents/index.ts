@@ -25,7 +25,7 @@ import { NotReadyReasonSchema } from "../tenants/model.ts";
 import { TenantQuery } from "../users/model.ts";
 import { AttemptSchema, CallbackSchema, ownCallbacks, ownLeadHistory } from "./desk.ts";
 import { AgentFiguresSchema, agentFigures, FiguresQuery } from "./figures.ts";
-import { notReadyReasons, setAgentState, transferTargets } from "./service.ts";
+import { notReadyReasons, setAgentState, superviseAgent, transferTargets } from "./service.ts";
 
 export const AgentStateBody = t.Object(
   {
@@ -37,6 +37,16 @@ export const AgentStateBody = t.Object(
         description:
           "paused only: one of the workspace's not-ready reasons (GET /agents/not-ready-reasons)",
       }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const SuperviseBody = t.Object(
+  {
+    state: t.Union([t.Literal("paused"), t.Literal("offline")]),
+    reason: t.Optional(
+      t.String({ maxLength: 64, description: "with paused: one of the workspace's reasons" }),
     ),
   },
   { additionalProperties: false },
@@ -301,6 +311,22 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         detail: {
           summary: "Agents signed in to the tenant and their states",
           ...documentedList(AgentSchema),
+        },
+      },
+    )
+    .post(
+      "/agents/:user_id/state",
+      async ({ principal, params, body, meta }) =>
+        ok(await superviseAgent(deps, principal, params.user_id, body, meta.requestId)),
+      {
+        auth: "agents.supervise",
+        params: t.Object({ user_id: t.String() }),
+        ...jsonBody(SuperviseBody),
+        detail: {
+          summary: "Pause or sign out an agent of the workspace (supervisors)",
+          description:
+            "Under the agent's own rules: a pause during a call or its wrap-up is a pause after the call (the disposition is still asked for); a sign-out of an agent with a call is 409. Audited (`agent.paused`, `agent.signed_out`); the agent's socket gets `agent.supervised`, naming who did it.",
+          ...documented({ agent: AgentSchema }),
         },
       },
     )

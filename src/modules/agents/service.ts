@@ -4,7 +4,8 @@ import { findPresence } from "../../../db/queries/presence.ts";
 import type { ServiceDeps } from "../../deps.ts";
 import { freeForTransfer } from "../../dialer/agents.ts";
 import { type AgentView, agentView } from "../../dialer/model.ts";
-import { forbidden, unprocessable } from "../../errors.ts";
+import { conflict, forbidden, notFound, unprocessable } from "../../errors.ts";
+import { recordAudit } from "../../identity/audit.ts";
 import type { Principal } from "../../identity/principal.ts";
 import { isUuid } from "../../identity/tenant-scope.ts";
 import { nextAgentState } from "./decide.ts";
@@ -31,36 +32,100 @@ async function assertReason(deps: ServiceDeps, tenantId: string, input: AgentSta
   }
 }
 
-/**
- * An agent's own state change: ready for a campaign, paused, or offline. The owner of the
- * agent's campaign (the one it leaves, else the one it joins) decides it, as a command of
- * that campaign: it is the one process that reserves the agent for calls, so no change can
- * cross another. An agent with no campaign at all changes here.
- */
+/** An agent's own state change: ready for a campaign, paused, or offline. */
 export async function setAgentState(
   deps: ServiceDeps,
   principal: Principal,
   input: AgentStateInput,
 ): Promise<{ agent: AgentView }> {
   if (principal.kind !== "user") throw forbidden("API keys are not agents");
-  await assertReason(deps, principal.tenantId, input);
+  const { user } = principal;
+  return changeAgentState(
+    deps,
+    { userId: user.id, tenantId: principal.tenantId, email: user.email },
+    input,
+  );
+}
+
+/**
+ * A supervisor's pause or sign-out of an agent of the workspace, under the agent's own rules
+ * (on a call, a pause waits for the disposition; a sign-out is refused). Audited, and the
+ * agent's desktop is told who did it.
+ */
+export async function superviseAgent(
+  deps: ServiceDeps,
+  principal: Principal,
+  sentId: string,
+  input: { state: "paused" | "offline"; reason?: string | undefined },
+  requestId: string,
+): Promise<{ agent: AgentView }> {
+  if (principal.kind !== "user") throw forbidden("API keys do not supervise agents");
+  const target = isUuid(sentId) ? await deps.tenants.user(principal.tenantId, sentId) : undefined;
+  if (!target) throw notFound("agent");
+  if (target.id === principal.user.id) throw unprocessable("user_id", "use your own agent state");
+  const current = deps.dialer.agents.get(target.id);
+  if (
+    input.state === "offline" &&
+    current &&
+    ["on_call", "wrap_up", "reserved"].includes(current.state) &&
+    current.callId
+  )
+    throw conflict("the agent is on a call: pause them after it instead");
+  const reply = await changeAgentState(
+    deps,
+    { userId: target.id, tenantId: principal.tenantId, email: target.email },
+    input,
+  );
+  const at = new Date(deps.clock.now());
+  await recordAudit(deps.db, {
+    tenantId: principal.tenantId,
+    actorType: "user",
+    actorId: principal.user.id,
+    action: input.state === "offline" ? "agent.signed_out" : "agent.paused",
+    targetType: "user",
+    targetId: target.id,
+    requestId,
+    at,
+    details: { reason: input.reason ?? null, state: reply.agent.state },
+  });
+  deps.realtime.toAgent(principal.tenantId, target.id, {
+    type: "agent.supervised",
+    state: input.state,
+    reason: input.reason ?? null,
+    by: { user_id: principal.user.id, email: principal.user.email },
+    at: at.toISOString(),
+  });
+  return reply;
+}
+
+/**
+ * The owner of the agent's campaign (the one it leaves, else the one it joins) decides a state
+ * change, as a command of that campaign: it is the one process that reserves the agent for
+ * calls, so no change can cross another. An agent with no campaign at all changes here.
+ */
+async function changeAgentState(
+  deps: ServiceDeps,
+  agent: AgentStateCommand["agent"],
+  input: AgentStateInput,
+): Promise<{ agent: AgentView }> {
+  await assertReason(deps, agent.tenantId, input);
   const command: AgentStateCommand = {
     type: "agent.state",
-    agent: { userId: principal.user.id, tenantId: principal.tenantId, email: principal.user.email },
+    agent,
     state: input.state,
     campaignId: canonicalId(input.campaign_id),
     reason: input.reason ?? null,
   };
-  const current = deps.dialer.agents.get(principal.user.id);
+  const current = deps.dialer.agents.get(agent.userId);
   const named =
     command.campaignId !== null && isUuid(command.campaignId) ? command.campaignId : null;
   const campaignId = current?.campaignId ?? named;
   if (!campaignId) return changeWithoutCampaign(deps, command);
-  const reply = await deps.campaigns.run({ tenantId: principal.tenantId, campaignId }, command);
+  const reply = await deps.campaigns.run({ tenantId: agent.tenantId, campaignId }, command);
   if (deps.campaigns.leases.shared) {
     // Committed by the owner: this process's board takes the row now, not at the feed's
     // notice, so that the agent's next request here sees its change.
-    const row = await findPresence(deps.rawDb, principal.user.id);
+    const row = await findPresence(deps.rawDb, agent.userId);
     if (row) deps.dialer.agents.adopt(row);
   }
   return reply;

@@ -649,6 +649,18 @@ export function AgentDesktop() {
             case "preview.offered":
               setPreview(message.preview);
               break;
+            case "agent.supervised": {
+              const at = new Date(message.at).toLocaleTimeString(undefined, {
+                hour: "2-digit",
+                minute: "2-digit",
+              });
+              setNotice(
+                message.state === "offline"
+                  ? `${message.by.email} signed you out at ${at}.`
+                  : `${message.by.email} paused you at ${at}${message.reason ? ` (${message.reason})` : ""}. During a call, the pause starts once it is dispositioned.`,
+              );
+              break;
+            }
             case "call.offered":
               setPreview(null);
               setOffer(message);
