@@ -70,7 +70,7 @@ export async function manualLead(
     ids: { list: string; lead: string };
     now: Date;
   },
-): Promise<{ id: string; created: boolean } | undefined> {
+): Promise<ManualLead | undefined> {
   return db.transaction(async (tx) => {
     const [list] = await tx
       .select({ id: leadLists.id })
@@ -90,6 +90,11 @@ export async function manualLead(
         updatedAt: params.now,
       });
     }
+    const [earlier] = await tx
+      .select({ state: leads.state, attempts: leads.attempts, nextAttemptAt: leads.nextAttemptAt })
+      .from(leads)
+      .where(and(eq(leads.leadListId, listId), eq(leads.phone, params.phone)))
+      .limit(1);
     const [lead] = await tx
       .insert(leads)
       .values({
@@ -122,13 +127,49 @@ export async function manualLead(
       })
       .returning({ id: leads.id });
     if (!lead) return undefined;
-    const created = lead.id === params.ids.lead;
-    if (created) {
+    if (!earlier) {
       await tx
         .update(leadLists)
         .set({ leadCount: sql`${leadLists.leadCount} + 1`, updatedAt: params.now })
         .where(eq(leadLists.id, listId));
     }
-    return { id: lead.id, created };
+    return { id: lead.id, listId, earlier: earlier ?? null };
+  });
+}
+
+/** A number's lead as `manualLead` left it, and what it was before (null: it is new). */
+export interface ManualLead {
+  id: string;
+  listId: string;
+  earlier: { state: string; attempts: number; nextAttemptAt: Date | null } | null;
+}
+
+/**
+ * Undoes `manualLead` when the dial was refused after it: a new lead goes, an earlier one gets
+ * its state back, so that nothing is left for the campaign to dial by itself. Only while the
+ * lead is still `Fresh`, as `manualLead` made it.
+ */
+export async function undoManualLead(db: Executor, lead: ManualLead, now: Date): Promise<void> {
+  await db.transaction(async (tx) => {
+    const fresh = and(eq(leads.id, lead.id), eq(leads.state, "Fresh"));
+    if (!lead.earlier) {
+      const gone = await tx.delete(leads).where(fresh).returning({ id: leads.id });
+      if (gone.length > 0) {
+        await tx
+          .update(leadLists)
+          .set({ leadCount: sql`${leadLists.leadCount} - 1`, updatedAt: now })
+          .where(eq(leadLists.id, lead.listId));
+      }
+      return;
+    }
+    await tx
+      .update(leads)
+      .set({
+        state: lead.earlier.state as typeof leads.$inferSelect.state,
+        attempts: lead.earlier.attempts,
+        nextAttemptAt: lead.earlier.nextAttemptAt,
+        updatedAt: now,
+      })
+      .where(fresh);
   });
 }

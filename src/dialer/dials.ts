@@ -1,12 +1,13 @@
 import { findDnc } from "../../db/queries/calls.ts";
 import { findTenantCampaign } from "../../db/queries/campaigns.ts";
-import { manualLead } from "../../db/queries/dials.ts";
+import { manualLead, nodeWithRoom, undoManualLead } from "../../db/queries/dials.ts";
 import { zonesOf } from "../compliance/zones.ts";
 import type { ServiceDeps } from "../deps.ts";
 import { conflict, forbidden, notFound, unprocessable } from "../errors.ts";
 import { recordAudit } from "../identity/audit.ts";
 import type { Principal } from "../identity/principal.ts";
 import { campaignRecordOf } from "../modules/campaigns/store.ts";
+import { NODE_OFFLINE_AFTER_MS } from "../modules/edge-nodes/model.ts";
 import { canonicalTimeZone } from "../modules/leads/normalise.ts";
 import type { AgentPresence } from "./agents.ts";
 import { judgeEligibility } from "./eligibility.ts";
@@ -98,14 +99,18 @@ export async function dialByHand(
   const agent = agentOf(deps, principal);
   const campaignId = agent.campaignId as string;
   const { tenantId } = agent;
-  const [row, dnc] = await Promise.all([
+  if (agent.state !== "ready" && agent.state !== "paused")
+    throw conflict(`you are ${agent.state.replace("_", " ")}: a number is dialled between calls`);
+  const now = deps.clock.now();
+  const [row, dnc, node] = await Promise.all([
     findTenantCampaign(deps.db, { tenantId, campaignId }),
     findDnc(deps.db, { tenantId, phone: input.phone }),
+    nodeWithRoom(deps.db, { tenantId, since: new Date(now - NODE_OFFLINE_AFTER_MS) }),
   ]);
   if (!row) throw notFound("campaign");
   const campaign = deps.campaigns.peek(campaignId)?.campaign ?? campaignRecordOf(row);
+  if (campaign.status !== "running") throw conflict(`the campaign is ${campaign.status}`);
   const zone = zoneOf(input);
-  const now = deps.clock.now();
   const judged = await judgeEligibility(deps, {
     tenantId,
     campaign,
@@ -123,9 +128,9 @@ export async function dialByHand(
     statsRead: true,
     agentReserved: true,
   });
-  if (campaign.status !== "running") throw conflict(`the campaign is ${campaign.status}`);
   if (!judged.dialable)
     throw unprocessable("phone", judged.reasons.map((reason) => reason.message).join("; "));
+  if (!node) throw conflict("no edge node is online to place the call");
   const lead = await manualLead(deps.db, {
     tenantId,
     campaignId,
@@ -137,13 +142,20 @@ export async function dialByHand(
     now: new Date(now),
   });
   if (!lead) throw conflict("a call to this number is under way");
-  await deps.campaigns.run({ tenantId, campaignId }, { type: "leads.recount" });
-  const reply = await deps.campaigns.run(
-    { tenantId, campaignId },
-    { type: "call.dial", agentId: agent.userId, leadId: lead.id },
-  );
-  if (!reply.call) throw conflict("the number could not be dialled: a call to it is under way");
-  return { call: reply.call };
+  try {
+    const reply = await deps.campaigns.run(
+      { tenantId, campaignId },
+      { type: "call.dial", agentId: agent.userId, leadId: lead.id },
+    );
+    if (!reply.call) throw conflict("the number could not be dialled: a call to it is under way");
+    return { call: reply.call };
+  } catch (error) {
+    // Refused after all (the agent moved, the node went): nothing is left to dial by itself.
+    await undoManualLead(deps.db, lead, new Date(deps.clock.now()));
+    throw error;
+  } finally {
+    await deps.campaigns.run({ tenantId, campaignId }, { type: "leads.recount" });
+  }
 }
 
 /** The zone a typed number's hours are judged in: the one sent, else the number's own. */
