@@ -181,6 +181,14 @@ describe("CDRs", () => {
       const bad = await w.request("GET", `/api/v1/cdrs?${query}`, { token: adminToken });
       expect([query, bad.status]).toEqual([query, 400]);
     }
+    // A range whose start is after its end is refused, not answered empty.
+    const reversed = await w.request(
+      "GET",
+      "/api/v1/cdrs?from=2026-03-02T13:00:00Z&to=2026-03-02T12:00:00Z",
+      { token: adminToken },
+    );
+    expect(reversed.status).toBe(422);
+    expect(reversed.body.field_errors[0].field).toBe("from");
     await w.user(w.acme.id, "agent@acme.test", "agent");
     expect(
       (await w.request("GET", "/api/v1/cdrs", { token: await w.login("agent@acme.test") })).status,

@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import type { ServiceDeps } from "../../deps.ts";
 import { leadEligibility } from "../../dialer/eligibility.ts";
 import { EligibilitySchema } from "../../dialer/model.ts";
-import { jsonText, ok, okList } from "../../envelope.ts";
+import { jsonText, ok, okAll, okList } from "../../envelope.ts";
 import { documented, documentedList } from "../../openapi-bodies.ts";
 import { PageQuery, parsePage } from "../../pagination.ts";
 import type { AuthGuard } from "../../plugins/auth.ts";
@@ -28,6 +28,7 @@ import {
   listCampaigns,
   patchCampaign,
 } from "./service.ts";
+import { campaignStatsHistory, MinuteFiguresSchema, StatsHistoryQuery } from "./stats-history.ts";
 
 const TenantOnly = t.Object(TenantQuery);
 
@@ -143,6 +144,22 @@ export const campaignsModule = (deps: ServiceDeps, auth: AuthGuard) =>
           summary:
             "Abandon-rate compliance: live answers and abandons over the legal window (the campaign's life under 30 days, else the last 30 days) and the last 24 hours, with the abandon budget left; `Accept: text/csv` exports the counted calls",
           ...documented({ compliance: ComplianceSchema }),
+        },
+      },
+    )
+    .get(
+      "/:id/stats/history",
+      async ({ tenantId, params, query }) =>
+        okAll(await campaignStatsHistory(deps, tenantId, params.id, query)),
+      {
+        auth: "campaigns.read",
+        params: CampaignParams,
+        query: StatsHistoryQuery,
+        detail: {
+          summary: "The campaign's figures minute by minute, from its call records",
+          description:
+            "`data.items` of `{minute, attempts, answered, abandoned, machine, no_answer, busy, failed, talk_seconds, answer_rate, abandon_rate}`, one per whole minute from `from` to `to` (rounded down; `to` excluded), minutes without calls included; a call counts in the minute it ended. The last hour by default; at most a week per request (422 naming `from`); `from` after `to` is 422; kept as long as the CDRs.",
+          ...documentedList(MinuteFiguresSchema),
         },
       },
     )

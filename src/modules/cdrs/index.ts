@@ -2,29 +2,12 @@ import { Elysia } from "elysia";
 import { type CdrFilter, cdrsBefore, listCdrs } from "../../../db/queries/calls.ts";
 import type { ServiceDeps } from "../../deps.ts";
 import { okList } from "../../envelope.ts";
-import { badRequest, type FieldError } from "../../errors.ts";
 import { csvResponse, csvStream } from "../../lib/csv-export.ts";
+import { rangeOf } from "../../lib/instants.ts";
 import { documentedList } from "../../openapi-bodies.ts";
 import { parsePage } from "../../pagination.ts";
 import type { AuthGuard } from "../../plugins/auth.ts";
 import { CDR_CSV_COLUMNS, CdrQuery, CdrSchema, cdrCsvRow, cdrView } from "./model.ts";
-
-const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i;
-
-/** An RFC 3339 instant, or a field error naming the parameter. */
-function instantOf(
-  field: string,
-  value: string | undefined,
-  errors: FieldError[],
-): Date | undefined {
-  if (value === undefined) return undefined;
-  const at = RFC3339.test(value) ? new Date(value) : undefined;
-  if (!at || Number.isNaN(at.getTime())) {
-    errors.push({ field, message: "must be an RFC 3339 timestamp, e.g. 2026-03-02T12:00:00Z" });
-    return undefined;
-  }
-  return at;
-}
 
 const CSV_PAGE = 1000;
 
@@ -47,10 +30,7 @@ export const cdrsModule = (deps: ServiceDeps, auth: AuthGuard) =>
   new Elysia({ prefix: "/api/v1/cdrs", detail: { tags: ["calls"] } }).use(auth).get(
     "",
     async ({ tenantId, query, request }) => {
-      const errors: FieldError[] = [];
-      const from = instantOf("from", query.from, errors);
-      const to = instantOf("to", query.to, errors);
-      if (errors.length) throw badRequest("invalid query parameters", errors);
+      const { from, to } = rangeOf(query);
       const filter = {
         from,
         to,
@@ -71,7 +51,7 @@ export const cdrsModule = (deps: ServiceDeps, auth: AuthGuard) =>
       query: CdrQuery,
       detail: {
         summary:
-          "Call detail records, newest first; `from` inclusive and `to` exclusive on started_at",
+          "Call detail records, newest first; `from` inclusive and `to` exclusive on started_at (`from` after `to` is 422)",
         ...documentedList(CdrSchema),
       },
     },

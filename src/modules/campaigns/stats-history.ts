@@ -1,0 +1,82 @@
+import { t } from "elysia";
+import { findTenantCampaign } from "../../../db/queries/campaigns.ts";
+import { minuteFigures } from "../../../db/queries/stats-history.ts";
+import type { ServiceDeps } from "../../deps.ts";
+import { notFound, unprocessable } from "../../errors.ts";
+import { isUuid } from "../../identity/tenant-scope.ts";
+import { rangeOf } from "../../lib/instants.ts";
+
+const MINUTE = 60_000;
+/** The most minutes one request answers: a week. */
+const MAX_MINUTES = 7 * 24 * 60;
+/** Without `from`, the hour before `to`. */
+const DEFAULT_MINUTES = 60;
+
+export const StatsHistoryQuery = t.Object({
+  from: t.Optional(
+    t.String({
+      description: "RFC 3339; the first minute (rounded down). An hour before `to` by default",
+    }),
+  ),
+  to: t.Optional(
+    t.String({ description: "RFC 3339; the minute after the last (rounded down). Now by default" }),
+  ),
+  tenant_id: t.Optional(t.String()),
+});
+
+export const MinuteFiguresSchema = t.Object({
+  minute: t.String({ format: "date-time", description: "the minute's start" }),
+  attempts: t.Integer({ description: "calls that ended in the minute" }),
+  answered: t.Integer({ description: "answered and put through to an agent" }),
+  abandoned: t.Integer(),
+  machine: t.Integer(),
+  no_answer: t.Integer(),
+  busy: t.Integer(),
+  failed: t.Integer(),
+  talk_seconds: t.Integer(),
+  answer_rate: t.Union([t.Number(), t.Null()], {
+    description: "picked up (answered, abandoned, machine) over attempts; null with none",
+  }),
+  abandon_rate: t.Union([t.Number(), t.Null()], {
+    description: "abandoned over answered by a person; null with none",
+  }),
+});
+
+/**
+ * A campaign's figures minute by minute, from its CDRs (kept as long as the CDRs are): every
+ * whole minute of the range, those without calls included, so that a chart opened now is
+ * whole.
+ */
+export async function campaignStatsHistory(
+  deps: ServiceDeps,
+  tenantId: string,
+  campaignId: string,
+  query: { from?: string | undefined; to?: string | undefined },
+) {
+  const range = rangeOf(query);
+  const campaign = isUuid(campaignId)
+    ? await findTenantCampaign(deps.db, { tenantId, campaignId })
+    : undefined;
+  if (!campaign) throw notFound("campaign");
+  const floor = (at: number) => Math.floor(at / MINUTE) * MINUTE;
+  const to = floor(range.to?.getTime() ?? deps.clock.now() + MINUTE);
+  const from = floor(range.from?.getTime() ?? to - DEFAULT_MINUTES * MINUTE);
+  if (to - from > MAX_MINUTES * MINUTE)
+    throw unprocessable("from", `a range is at most ${MAX_MINUTES} minutes (a week)`);
+  if (to <= from) return [];
+  const rows = await minuteFigures(deps.db, {
+    campaignId: campaign.id,
+    from: new Date(from),
+    to: new Date(to),
+  });
+  return rows.map((row) => {
+    const pickedUp = row.answered + row.abandoned + row.machine;
+    const people = row.answered + row.abandoned;
+    return {
+      ...row,
+      minute: row.minute.toISOString(),
+      answer_rate: row.attempts === 0 ? null : pickedUp / row.attempts,
+      abandon_rate: people === 0 ? null : row.abandoned / people,
+    };
+  });
+}
