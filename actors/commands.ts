@@ -428,6 +428,8 @@ export type CampaignEffect =
       offeredAt: number;
       expiresAt: number;
     }
+  /** New settings: supervisors see them (`campaign.updated`), and the stats they change. */
+  | { type: "settingsChanged"; campaign: CampaignRecord }
   /** The campaign's numbers changed without a push of their own. */
   | { type: "statsChanged"; tenantId: string; campaignId: string }
   /** A pacing decision, kept as the campaign's last (the simulator charts it). */

@@ -44,6 +44,7 @@ import { ApiError } from "../errors.ts";
 import { auditedWrite, recordAudit } from "../identity/audit.ts";
 import { isUuid } from "../identity/tenant-scope.ts";
 import { GroupCommit } from "../lib/group-commit.ts";
+import { campaignView } from "../modules/campaigns/model.ts";
 import { campaignRecordOf } from "../modules/campaigns/store.ts";
 import { NODE_OFFLINE_AFTER_MS } from "../modules/edge-nodes/model.ts";
 import { campaignStatusMessage } from "../realtime/hub.ts";
@@ -433,6 +434,15 @@ function carryOut(deps: ServiceDeps, effects: CampaignEffect[]): Promise<unknown
       case "statsChanged":
         deps.realtime.statsChanged(effect.tenantId, effect.campaignId);
         break;
+      case "settingsChanged": {
+        const { campaign } = effect;
+        deps.realtime.toCampaign(campaign.tenantId, campaign.id, {
+          type: "campaign.updated",
+          campaign: campaignView(campaign),
+        });
+        deps.realtime.statsChanged(campaign.tenantId, campaign.id);
+        break;
+      }
       case "previewOffered": {
         const campaignId = agents.get(effect.agentId)?.campaignId;
         if (!campaignId) break;

@@ -47,7 +47,10 @@ export const PERMISSIONS = {
   "campaigns.read": { roles: AGENT_UP, scope: { resource: "campaigns", level: "read" } },
   "campaigns.write": { roles: ADMIN_UP, scope: { resource: "campaigns", level: "write" } },
   "campaigns.status": { roles: SUPERVISOR_UP, scope: { resource: "campaigns", level: "write" } },
-  /** A campaign's regulatory profile: supervisors too (the rest of its settings is admins'). */
+  /**
+   * A campaign's regulatory profile and pacing (mode, ratio, abandon cap): supervisors too; the
+   * rest of its settings is admins'.
+   */
   "campaigns.rules": { roles: SUPERVISOR_UP, scope: { resource: "campaigns", level: "write" } },
   /** Choosing the `none` profile, which turns the rules off: a person who is an admin. */
   "campaigns.unregulated": { roles: ADMIN_UP },

@@ -43,6 +43,10 @@ export const SERVER_MESSAGES = {
       ),
     ),
   }),
+  "campaign.updated": t.Object(
+    { type: t.Literal("campaign.updated"), campaign: CampaignSchema },
+    { description: "a campaign's settings changed (its pacing, say): the campaign as it now is" },
+  ),
   "campaign.stats": t.Object({
     type: t.Literal("campaign.stats"),
     campaign_id: t.String({ format: "uuid" }),
@@ -170,6 +174,7 @@ export function asyncApiDocument() {
   const supervisorOut = [
     "snapshot",
     "campaign.status",
+    "campaign.updated",
     "campaign.stats",
     "agent.state",
     "call.event",

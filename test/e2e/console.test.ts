@@ -692,7 +692,7 @@ describe("regulatory rules in the console", () => {
       await captureView(page, "campaign-detail-supervisor");
 
       await profile.selectOption("ca");
-      await page.getByRole("button", { name: "Save profile" }).click();
+      await page.getByRole("button", { name: "Save rules and pacing" }).click();
       await window.getByText("Mon–Fri 09:00–21:30, Sat–Sun 10:00–18:00").waitFor({
         timeout: 10_000,
       });

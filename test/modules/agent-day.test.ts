@@ -417,6 +417,33 @@ describe("what a supervisor does to the agent's campaign", () => {
   });
 });
 
+describe("a supervisor's pacing", () => {
+  test("a new ratio is pushed to supervisors as the campaign now is", async () => {
+    await setUp();
+    const listening = listenOnLoopback({ app: w.app, deps: w.deps });
+    try {
+      await w.user(w.acme.id, "lead@acme.test", "supervisor");
+      const supervisor = await w.login("lead@acme.test");
+      const socket = await openSocket(listening.wsUrl("/ws/supervisor", supervisor));
+      await socket.next("snapshot");
+      const { version } = (
+        await w.request("GET", `/api/v1/campaigns/${campaignId}`, { token: supervisor })
+      ).body.data.campaign;
+      const patched = await w.request("PATCH", `/api/v1/campaigns/${campaignId}`, {
+        token: supervisor,
+        body: { version, dial_ratio: 2.5 },
+      });
+      expect(patched.status).toBe(200);
+      expect(await socket.next("campaign.updated")).toMatchObject({
+        campaign: { id: campaignId, dial_ratio: 2.5, version: version + 1 },
+      });
+      socket.socket.close();
+    } finally {
+      await listening.stop();
+    }
+  });
+});
+
 describe("what a supervisor does to an agent", () => {
   const supervise = (token: string, userId: string, body: Record<string, unknown>) =>
     w.request("POST", `/api/v1/agents/${userId}/state`, { token, body });

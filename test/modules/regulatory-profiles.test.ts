@@ -138,7 +138,7 @@ describe("choosing a profile", () => {
     expect(unregulated.status).toBe(201);
   });
 
-  test("supervisors change the profile alone, never to none; the change is audited", async () => {
+  test("supervisors change the profile and the pacing, never to none nor anything else; the change is audited", async () => {
     const campaign = (await createCampaign({})).body.data.campaign;
     const path = `/api/v1/campaigns/${campaign.id}`;
     const toCanada = await w.request("PATCH", path, {
@@ -150,14 +150,27 @@ describe("choosing a profile", () => {
     const version = toCanada.body.data.campaign.version;
     for (const body of [
       { version, regulatory_profile: "none" },
-      { version, dial_ratio: 2 },
+      { version, max_attempts: 9 },
+      { version, dial_ratio: 2, caller_id: "+14155550111" },
     ]) {
       expect((await w.request("PATCH", path, { token: supervisor, body })).status).toBe(403);
     }
+    // The pacing is theirs: stored as set (the governor caps what is used).
+    const paced = await w.request("PATCH", path, {
+      token: supervisor,
+      body: { version, dial_mode: "predictive", dial_ratio: 2.5, max_abandon_rate: 0.02 },
+    });
+    expect(paced.status).toBe(200);
+    expect(paced.body.data.campaign).toMatchObject({
+      dial_mode: "predictive",
+      dial_ratio: 2.5,
+      max_abandon_rate: 0.02,
+    });
+    const pacedVersion = paced.body.data.campaign.version;
     expect((await createCampaign({ regulatory_profile: "none" }, supervisor)).status).toBe(403);
     const byAdmin = await w.request("PATCH", path, {
       token: admin,
-      body: { version, regulatory_profile: "none" },
+      body: { version: pacedVersion, regulatory_profile: "none" },
     });
     expect(byAdmin.body.data.campaign.regulatory_profile).toBe("none");
     const audit = await w.request("GET", "/api/v1/audit-events", { token: admin });
@@ -166,6 +179,11 @@ describe("choosing a profile", () => {
       .map((item: { details: { changes: unknown } }) => item.details.changes);
     expect(changes).toContainEqual({ regulatory_profile: "ca" });
     expect(changes).toContainEqual({ regulatory_profile: "none" });
+    expect(changes).toContainEqual({
+      dial_mode: "predictive",
+      dial_ratio: 2.5,
+      max_abandon_rate: 0.02,
+    });
   });
 });
 

@@ -301,7 +301,7 @@ export function decideSettings(
       },
     ],
     adopt: (facts) => [{ type: "campaign.updated", campaign: written(facts) }],
-    effects: () => [],
+    effects: (facts) => [{ type: "settingsChanged", campaign: written(facts) }],
     reply: (facts) => ({ campaign: campaignView(written(facts)) }),
   };
 }

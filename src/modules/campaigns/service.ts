@@ -126,6 +126,14 @@ export async function getCampaign(deps: ServiceDeps, tenantId: string, id: strin
   return { campaign: { ...campaignView(record), stats } };
 }
 
+/** The settings supervisors change too (`campaigns.rules`): the rules and the pacing. */
+export const SUPERVISED_SETTINGS: ReadonlySet<string> = new Set([
+  "regulatory_profile",
+  "dial_mode",
+  "dial_ratio",
+  "max_abandon_rate",
+]);
+
 export function patchCampaign(
   deps: ServiceDeps,
   principal: Principal,
@@ -136,7 +144,7 @@ export function patchCampaign(
 ) {
   if (!isUuid(id)) throw campaignNotFound();
   const { version, ...changes } = input;
-  if (Object.keys(changes).some((field) => field !== "regulatory_profile"))
+  if (Object.keys(changes).some((field) => !SUPERVISED_SETTINGS.has(field)))
     authorize(principal, "campaigns.write");
   assertProfileChoice(principal, changes.regulatory_profile);
   return deps.campaigns.run(

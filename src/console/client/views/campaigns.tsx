@@ -93,7 +93,7 @@ function SettingsForm({
   submitLabel: string;
   /** Every setting may be changed. */
   canWrite: boolean;
-  /** The regulatory profile may be changed, alone when `canWrite` is false. */
+  /** The regulatory profile and the pacing may be changed, alone when `canWrite` is false. */
   canChangeProfile: boolean;
   /** Shown beside the calling window: the hours in force under the profile. */
   windowSummary?: ComponentChildren;
@@ -107,6 +107,8 @@ function SettingsForm({
   useEffect(() => setProfile(initial.regulatory_profile), [version]);
   const readOnly = !canWrite;
   const profileOnly = !canWrite && canChangeProfile;
+  /** The pacing, which supervisors set too. */
+  const pacingReadOnly = !canWrite && !canChangeProfile;
   return (
     <form
       class="stack"
@@ -134,7 +136,7 @@ function SettingsForm({
           name="dial_mode"
           options={facts.dialModes}
           defaultValue={initial.dial_mode}
-          disabled={readOnly}
+          disabled={pacingReadOnly}
           error={action.field("dial_mode")}
         />
         <Field
@@ -201,7 +203,8 @@ function SettingsForm({
           type="number"
           step="0.1"
           defaultValue={String(initial.dial_ratio)}
-          disabled={readOnly}
+          hint="the profile's governor caps what is used"
+          disabled={pacingReadOnly}
           error={action.field("dial_ratio")}
         />
         <Field
@@ -211,7 +214,7 @@ function SettingsForm({
           step="0.001"
           defaultValue={String(initial.max_abandon_rate)}
           hint="a share: 0.03 is 3 %"
-          disabled={readOnly}
+          disabled={pacingReadOnly}
           error={action.field("max_abandon_rate")}
         />
         <Field
@@ -310,17 +313,14 @@ function SettingsForm({
       />
       {(canWrite || canChangeProfile) && (
         <div class="buttons">
-          <button
-            type="submit"
-            class="primary"
-            disabled={action.busy || (profileOnly && profile === initial.regulatory_profile)}
-          >
-            {profileOnly ? "Save profile" : submitLabel}
+          <button type="submit" class="primary" disabled={action.busy}>
+            {profileOnly ? "Save rules and pacing" : submitLabel}
           </button>
           <span role="status">{saved ? "Saved" : ""}</span>
           {profileOnly && (
             <span class="muted small">
-              Only the profile is yours to change; an admin sets the rest.
+              The profile, dial mode, ratio and abandon cap are yours to change; an admin sets the
+              rest.
             </span>
           )}
         </div>
@@ -608,10 +608,15 @@ export function CampaignDetail({ id }: { id: string }) {
           canChangeProfile={may("campaigns.rules")}
           windowSummary={<EffectiveWindow campaign={current} />}
           onSubmit={async (settings) => {
-            // Supervisors may send the profile alone; every other setting is an admin's.
+            // Supervisors send the rules and the pacing; every other setting is an admin's.
             const changes = may("campaigns.write")
               ? settings
-              : { regulatory_profile: settings.regulatory_profile };
+              : {
+                  regulatory_profile: settings.regulatory_profile,
+                  dial_mode: settings.dial_mode,
+                  dial_ratio: settings.dial_ratio,
+                  max_abandon_rate: settings.max_abandon_rate,
+                };
             const { campaign: saved } = await api.patchCampaign(id, {
               version: current.version,
               ...changes,
