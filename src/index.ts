@@ -81,9 +81,20 @@ async function main() {
   if (bootstrap) {
     logger.info("created the platform admin", { email: bootstrap.email });
     if (bootstrap.password) {
-      // Printed once, on the console only, so the operator can log in the first time.
+      // Printed once, on the console only and apart from the JSON log lines, so the operator
+      // sees it and can sign in the first time.
+      const rule = "-".repeat(64);
       console.log(
-        `platform admin: ${bootstrap.email}  password: ${bootstrap.password}  (shown once; change it)`,
+        [
+          "",
+          rule,
+          "  The platform admin, created now. The password is shown this once:",
+          `    e-mail:    ${bootstrap.email}`,
+          `    password:  ${bootstrap.password}`,
+          "  Sign in with it and change it.",
+          rule,
+          "",
+        ].join("\n"),
       );
     }
   }

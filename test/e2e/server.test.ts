@@ -33,7 +33,8 @@ describe("the server process", () => {
     "first start prints the generated admin password once; it logs in; SIGTERM drains and exits 0",
     async () => {
       const first = await startServer(env);
-      const match = /platform admin: (\S+)\s+password: (\S+)/.exec(first.output());
+      // A plain block apart from the JSON log lines.
+      const match = /^ {4}e-mail: +(\S+)\n {4}password: +(\S+)$/m.exec(first.output());
       expect(match).not.toBeNull();
       const [, email, password] = match as RegExpExecArray;
       const ok = await login(first.baseUrl, email as string, password as string);
