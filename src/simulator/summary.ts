@@ -48,7 +48,19 @@ const minute = (ms: number) => String(Math.round(ms / 60_000));
 /** The summary as aligned lines for a terminal. */
 export function formatSummary(summary: DaySummary): string {
   const ratio = summary.ratioAfterWarmUp;
+  const { limit } = summary;
+  const broken = [
+    limit.day.kept ? "" : "over the day",
+    limit.opening.kept ? "" : "in the first 30 min",
+    limit.everyMoment.kept ? "" : "at some moment",
+  ].filter(Boolean);
   const rows: [string, string][] = [
+    [
+      "verdict",
+      broken.length === 0
+        ? `the ${pct(limit.limit.rate)} abandon limit was kept`
+        : `THE ${pct(limit.limit.rate)} ABANDON LIMIT WAS BROKEN (${broken.join(", ")}): ${pct(summary.abandonRate)} abandoned`,
+    ],
     [
       "mode",
       `${summary.mode}, ${summary.profile} profile, ${summary.agents} agents, ${summary.hours} h, seed ${summary.seed}`,

@@ -94,6 +94,7 @@ describe("the demo's settings over half an hour", () => {
     expect(text).toContain("the us profile's, over 30 days, or the campaign's life if shorter");
     expect(text).toMatch(/at every moment +kept the 3 % limit/);
     expect(text).not.toContain("broke");
+    expect(text.split("\n")[0]).toMatch(/^verdict +the 3\.00% abandon limit was kept$/);
   });
 
   test("under none the same campaign abandons a fifth of its answers, and the summary says so", () => {
@@ -107,6 +108,10 @@ describe("the demo's settings over half an hour", () => {
       /over the day +broke the 3 % limit: \d+\.\d\d% \(\d+ of \d+ live answers\)/,
     );
     expect(text).toMatch(/at every moment +broke the 3 % limit: worst at minute \d+/);
+    // Said first, in plain words.
+    expect(text.split("\n")[0]).toMatch(
+      /^verdict +THE 3\.00% ABANDON LIMIT WAS BROKEN \(over the day, in the first 30 min, at some moment\)/,
+    );
   });
 
   test("holding the limit costs occupancy", () => {
