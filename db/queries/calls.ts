@@ -1,9 +1,17 @@
-import { and, count, desc, eq, gte, lt, sql } from "drizzle-orm";
+import { and, count, desc, eq, getTableColumns, gte, lt, sql } from "drizzle-orm";
 import type { Executor } from "../client.ts";
-import { cdrs, dncNumbers, dncRequests } from "../schema/index.ts";
+import { campaigns, cdrs, dncNumbers, dncRequests, users } from "../schema/index.ts";
 import { paged } from "./paged.ts";
 
 export type CdrRow = typeof cdrs.$inferSelect;
+/** A CDR as listed: with its agent's e-mail and its campaign's name. */
+export type NamedCdrRow = CdrRow & { agentEmail: string | null; campaignName: string | null };
+
+const namedCdr = {
+  ...getTableColumns(cdrs),
+  agentEmail: users.email,
+  campaignName: campaigns.name,
+};
 export type DncRow = typeof dncNumbers.$inferSelect;
 type PageParams = { limit: number; offset: number };
 
@@ -13,6 +21,7 @@ export interface CdrFilter {
   campaignId?: string | undefined;
   leadId?: string | undefined;
   outcome?: CdrRow["outcome"] | undefined;
+  agentId?: string | undefined;
 }
 
 const cdrWhere = (tenantId: string, filter: CdrFilter) =>
@@ -23,6 +32,7 @@ const cdrWhere = (tenantId: string, filter: CdrFilter) =>
     filter.campaignId ? eq(cdrs.campaignId, filter.campaignId) : undefined,
     filter.leadId ? eq(cdrs.leadId, filter.leadId) : undefined,
     filter.outcome ? eq(cdrs.outcome, filter.outcome) : undefined,
+    filter.agentId ? eq(cdrs.agentId, filter.agentId) : undefined,
   );
 
 /** CDRs newest first; `from` inclusive and `to` exclusive on `started_at`. */
@@ -33,8 +43,10 @@ export function listCdrs(
   const where = cdrWhere(tenantId, filter);
   return paged(
     db
-      .select()
+      .select(namedCdr)
       .from(cdrs)
+      .leftJoin(users, eq(users.id, cdrs.agentId))
+      .leftJoin(campaigns, eq(campaigns.id, cdrs.campaignId))
       .where(where)
       .orderBy(desc(cdrs.createdAt), desc(cdrs.id))
       .limit(page.limit)
@@ -59,8 +71,10 @@ export const cdrsBefore = (
   },
 ) =>
   db
-    .select()
+    .select(namedCdr)
     .from(cdrs)
+    .leftJoin(users, eq(users.id, cdrs.agentId))
+    .leftJoin(campaigns, eq(campaigns.id, cdrs.campaignId))
     .where(
       and(
         cdrWhere(tenantId, filter),

@@ -1,5 +1,12 @@
-/** A cell a spreadsheet would run as a formula gets a leading apostrophe. */
-export const neutralise = (cell: string) => (/^[=+\-@\t\r]/.test(cell) ? `'${cell}` : cell);
+/** A phone number as stored, `+` and digits only: no formula, and left as it is. */
+const PLAIN_PHONE = /^\+[0-9]{1,15}$/;
+
+/**
+ * A cell a spreadsheet would run as a formula gets a leading apostrophe; an E.164 number,
+ * which starts with `+` but computes nothing, is left as it is.
+ */
+export const neutralise = (cell: string) =>
+  /^[=+\-@\t\r]/.test(cell) && !PLAIN_PHONE.test(cell) ? `'${cell}` : cell;
 
 const csvCell = (cell: string) => {
   const safe = neutralise(cell);

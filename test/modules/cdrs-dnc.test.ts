@@ -233,5 +233,7 @@ describe("CDR export", () => {
     expect(lines[0]?.startsWith("id,call_id,campaign_id")).toBe(true);
     expect(lines).toHaveLength(1 + 603);
     expect(lines.at(-1)).toContain(",'=cmd|' /C calc'!A0,");
+    // Phones stay as they are: `+` and digits compute nothing.
+    expect(lines.at(-1)).toContain(",+14155552671,+14155550100,");
   });
 });

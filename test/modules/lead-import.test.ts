@@ -487,7 +487,7 @@ describe("reading leads and imports", () => {
     expect(text.split("\r\n")).toEqual([
       "phone,timezone,note,reason",
       "'=1+2,UTC,formula,invalid_phone",
-      "'+14155552671,UTC,\"'@dup, again\",duplicate",
+      '+14155552671,UTC,"\'@dup, again",duplicate',
       "",
     ]);
   });

@@ -213,9 +213,17 @@ describe("a number dialled by hand", () => {
       call_id: callId,
       phone: "+14155550123",
       agent_id: agentId,
+      agent_email: "agent@acme.test",
+      campaign_name: "Preview",
       outcome: "answered",
       disposition: "completed",
     });
+    const own = await w.request("GET", `/api/v1/cdrs?agent_id=${agentId}`, { token: adminToken });
+    expect(own.body.data.items.map((cdr: { call_id: string }) => cdr.call_id)).toEqual([callId]);
+    const none = await w.request("GET", `/api/v1/cdrs?agent_id=${crypto.randomUUID()}`, {
+      token: adminToken,
+    });
+    expect(none.body.data.items).toEqual([]);
     // A second dial of the same number uses the same lead again.
     const lists = await w.request("GET", `/api/v1/campaigns/${campaignId}/lead-lists`, {
       token: adminToken,

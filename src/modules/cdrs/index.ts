@@ -37,6 +37,7 @@ export const cdrsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         campaignId: query.campaign_id,
         leadId: query.lead_id,
         outcome: query.outcome,
+        agentId: query.agent_id,
       };
       if (request.headers.get("accept")?.includes("text/csv")) {
         const stamp = new Date(deps.clock.now()).toISOString().replaceAll(":", "");

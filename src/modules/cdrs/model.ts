@@ -1,5 +1,5 @@
 import { type Static, t } from "elysia";
-import type { CdrRow } from "../../../db/queries/calls.ts";
+import type { CdrRow, NamedCdrRow } from "../../../db/queries/calls.ts";
 import { CALL_OUTCOMES } from "../../../db/schema/calls.ts";
 import { CallTransferSchema } from "../../dialer/model.ts";
 import { PageQuery } from "../../pagination.ts";
@@ -17,6 +17,7 @@ export const CdrQuery = t.Object({
   campaign_id: t.Optional(t.String({ format: "uuid" })),
   lead_id: t.Optional(t.String({ format: "uuid" })),
   outcome: t.Optional(OutcomeSchema),
+  agent_id: t.Optional(t.String({ format: "uuid" })),
 });
 
 /** What the node heard and played on the call, as a CDR and the compliance evidence show it. */
@@ -53,6 +54,8 @@ export const CdrSchema = t.Object({
   id: t.String({ format: "uuid" }),
   call_id: t.String({ format: "uuid" }),
   campaign_id: t.String({ format: "uuid" }),
+  campaign_name: nullable(t.String({ description: "the campaign's name" })),
+  agent_email: nullable(t.String({ description: "the e-mail of the agent who took the call" })),
   lead_list_id: t.String({ format: "uuid" }),
   lead_id: t.String({ format: "uuid" }),
   edge_node_id: nullable(t.String({ format: "uuid" })),
@@ -104,10 +107,12 @@ export const CdrSchema = t.Object({
 });
 export type CdrView = Static<typeof CdrSchema>;
 
-export const cdrView = (row: CdrRow): CdrView => ({
+export const cdrView = (row: CdrRow & Partial<NamedCdrRow>): CdrView => ({
   id: row.id,
   call_id: row.callId,
   campaign_id: row.campaignId,
+  campaign_name: row.campaignName ?? null,
+  agent_email: row.agentEmail ?? null,
   lead_list_id: row.leadListId,
   lead_id: row.leadId,
   edge_node_id: row.edgeNodeId,
