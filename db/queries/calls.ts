@@ -125,22 +125,59 @@ export const removeDnc = async (db: Executor, { tenantId, phone }: TenantPhone) 
       .returning()
   )[0];
 
+/** The tenant's list, newest first; `prefix` (`+` and digits) keeps the numbers starting so. */
 export function listDnc(
   db: Executor,
-  { tenantId, phone, page }: { tenantId: string; phone: string | undefined; page: PageParams },
+  { tenantId, prefix, page }: { tenantId: string; prefix: string | undefined; page: PageParams },
 ) {
   const where = and(
     eq(dncNumbers.tenantId, tenantId),
-    phone ? eq(dncNumbers.phone, phone) : undefined,
+    prefix ? sql`starts_with(${dncNumbers.phone}, ${prefix})` : undefined,
   );
   return paged(
     db
-      .select()
+      .select({ ...getTableColumns(dncNumbers), addedBy: users.email })
       .from(dncNumbers)
+      .leftJoin(users, sql`${users.id}::text = ${dncNumbers.createdBy}`)
       .where(where)
       .orderBy(desc(dncNumbers.createdAt), desc(dncNumbers.phone))
       .limit(page.limit)
       .offset(page.offset),
     db.select({ total: count() }).from(dncNumbers).where(where),
   );
+}
+
+/**
+ * Adds many numbers at once (E.164, each once); those already listed are kept as they were.
+ * Returns the numbers this call added.
+ */
+export async function addDncMany(
+  db: Executor,
+  params: { tenantId: string; phones: string[]; source: string; createdBy: string | null; at: Date },
+): Promise<string[]> {
+  if (params.phones.length === 0) return [];
+  const inserted = await db
+    .insert(dncNumbers)
+    .values(
+      params.phones.map((phone) => ({
+        tenantId: params.tenantId,
+        phone,
+        source: params.source,
+        createdBy: params.createdBy,
+        createdAt: params.at,
+      })),
+    )
+    .onConflictDoNothing()
+    .returning({ phone: dncNumbers.phone });
+  if (inserted.length > 0) {
+    await db.insert(dncRequests).values(
+      inserted.map(({ phone }) => ({
+        tenantId: params.tenantId,
+        phone,
+        source: params.source,
+        requestedAt: params.at,
+      })),
+    );
+  }
+  return inserted.map(({ phone }) => phone);
 }

@@ -42,8 +42,8 @@ const readBounded = async (request: Request, limit: number) =>
 
 const isJson = (contentType: string) => /^application\/([\w.+-]+\+)?json\b/i.test(contentType);
 const isMultipart = (contentType: string) => /^multipart\/form-data\b/i.test(contentType);
-/** Recordings: read by their own routes, which say which of them they take. */
-const isBinary = (contentType: string) => /^audio\/[\w.+-]+\b/i.test(contentType);
+/** Recordings and CSV uploads: read by their own routes, which say which of them they take. */
+const isBinary = (contentType: string) => /^(audio\/[\w.+-]+|text\/csv)\b/i.test(contentType);
 /** A body declared empty: clients such as `curl -d ''` send a form type with nothing in it. */
 const declaredEmpty = (request: Request) => request.headers.get("content-length") === "0";
 

@@ -12,29 +12,108 @@ beforeEach(async () => {
 });
 
 describe("do-not-call list", () => {
+  test("a CSV upload adds its numbers and reports the rest by row", async () => {
+    await w.request("POST", "/api/v1/dnc", { token: adminToken, body: { phone: "+14155550001" } });
+    const upload = (body: string, type = "text/csv") =>
+      w.app.handle(
+        new Request("http://localhost/api/v1/dnc/import", {
+          method: "POST",
+          headers: { authorization: `Bearer ${adminToken}`, "content-type": type },
+          body,
+        }),
+      );
+    const csv = [
+      "name,Phone",
+      "Ada,+1 415 555 0001",
+      "Grace,(415) 555-0002",
+      "Linus,+14155550003",
+      "Ken,not a number",
+      "Dup,+14155550003",
+      "Nobody,",
+    ].join("\n");
+    const response = await upload(csv);
+    expect(response.status).toBe(200);
+    const { report } = ((await response.json()) as { data: { report: Record<string, unknown> } })
+      .data;
+    expect(report).toEqual({
+      rows: 6,
+      added: 1,
+      already_listed: 1,
+      rejected: 4,
+      rejections: [
+        { row: 3, value: "(415) 555-0002", reason: "invalid_phone" },
+        { row: 5, value: "not a number", reason: "invalid_phone" },
+        { row: 6, value: "+14155550003", reason: "duplicate" },
+        { row: 7, value: "", reason: "missing_phone" },
+      ],
+    });
+    const listed = await w.request("GET", "/api/v1/dnc?phone=%2B1415555000", { token: adminToken });
+    expect(listed.body.data.items).toContainEqual(
+      expect.objectContaining({
+        phone: "+14155550003",
+        source: "import",
+        added_by: "admin@acme.test",
+      }),
+    );
+    // A list without a header is read from its first column.
+    const plain = await upload("+14155550004\n+14155550005\n");
+    expect(
+      ((await plain.json()) as { data: { report: { added: number } } }).data.report.added,
+    ).toBe(2);
+    expect((await upload("{}", "application/json")).status).toBe(415);
+    await w.user(w.acme.id, "lead@acme.test", "supervisor");
+    const supervisor = await w.login("lead@acme.test");
+    const refused = await w.app.handle(
+      new Request("http://localhost/api/v1/dnc/import", {
+        method: "POST",
+        headers: { authorization: `Bearer ${supervisor}`, "content-type": "text/csv" },
+        body: "+14155550006",
+      }),
+    );
+    expect(refused.status).toBe(403);
+  });
+
   test("numbers are added as typed, stored E.164, listed, found and removed", async () => {
     const added = await w.request("POST", "/api/v1/dnc", {
       token: adminToken,
       body: { phone: "+1 (415) 555-2671" },
     });
     expect(added.status).toBe(201);
-    expect(added.body.data.dnc_entry).toEqual({
-      phone: "+14155552671",
-      source: "api",
-      created_at: expect.stringMatching(/Z$/),
+    expect(added.body.data).toEqual({
+      dnc_entry: {
+        phone: "+14155552671",
+        source: "user",
+        added_by: "admin@acme.test",
+        created_at: expect.stringMatching(/Z$/),
+      },
+      already_listed: false,
     });
-    expect(
-      (
-        await w.request("POST", "/api/v1/dnc", {
-          token: adminToken,
-          body: { phone: "+14155552671" },
-        })
-      ).status,
-    ).toBe(201);
+    // A second add says the number was listed already.
+    const again = await w.request("POST", "/api/v1/dnc", {
+      token: adminToken,
+      body: { phone: "+14155552671" },
+    });
+    expect(again.status).toBe(201);
+    expect(again.body.data.already_listed).toBe(true);
+    await w.request("POST", "/api/v1/dnc", { token: adminToken, body: { phone: "+442079460123" } });
     const list = await w.request("GET", "/api/v1/dnc?phone=%2B1%20415%20555%202671", {
       token: adminToken,
     });
     expect(list.body.total).toBe(1);
+    // A prefix finds every number starting with it, typed as people type it.
+    for (const [prefix, found] of [
+      ["%2B1415", ["+14155552671"]],
+      ["1%20415", ["+14155552671"]],
+      ["44", ["+442079460123"]],
+      ["%2B", ["+442079460123", "+14155552671"]],
+      ["%2B19", []],
+    ] as const) {
+      const page = await w.request("GET", `/api/v1/dnc?phone=${prefix}`, { token: adminToken });
+      expect([prefix, page.body.data.items.map((e: { phone: string }) => e.phone)]).toEqual([
+        prefix,
+        found,
+      ]);
+    }
     const bad = await w.request("POST", "/api/v1/dnc", {
       token: adminToken,
       body: { phone: "12" },

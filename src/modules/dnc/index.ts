@@ -2,28 +2,41 @@ import { Elysia, t } from "elysia";
 import { type DncRow, listDnc } from "../../../db/queries/calls.ts";
 import type { ServiceDeps } from "../../deps.ts";
 import { ok, okList } from "../../envelope.ts";
-import { badRequest, INVALID_BODY } from "../../errors.ts";
+import { ApiError, badRequest, INVALID_BODY } from "../../errors.ts";
+import { isUuid } from "../../identity/tenant-scope.ts";
 import { documented, documentedList } from "../../openapi-bodies.ts";
 import { PageQuery, parsePage } from "../../pagination.ts";
 import type { AuthGuard } from "../../plugins/auth.ts";
 import { jsonBody } from "../../plugins/json-body.ts";
 import { normalisePhone } from "../leads/normalise.ts";
 import { TenantQuery, Timestamp } from "../users/model.ts";
+import { uploadDnc } from "./bulk.ts";
 import { addToDnc, removeFromDnc } from "./service.ts";
 
 export const DncEntrySchema = t.Object({
   phone: t.String({ description: "E.164" }),
   source: t.String({
-    description: "api, disposition, or keypress (the opt-out key during the abandon message)",
+    description:
+      "user (added in the console or by a user's token), api (by an API key), import (a CSV upload), disposition (an agent's do_not_call), or keypress (the opt-out key during the abandon message)",
+  }),
+  added_by: t.Union([t.String(), t.Null()], {
+    description: "the e-mail of the user who added it, where a user did",
   }),
   created_at: Timestamp,
 });
 
-const dncView = (row: DncRow) => ({
+const dncView = (row: DncRow & { addedBy?: string | null }) => ({
   phone: row.phone,
   source: row.source,
+  added_by: row.addedBy ?? null,
   created_at: row.createdAt.toISOString(),
 });
+
+/** `+1 415`, `1415` or `+14155552671`: the start of numbers in E.164, digits only. */
+const prefixOf = (typed: string | undefined) => {
+  const digits = typed?.replace(/[^0-9]/g, "") ?? "";
+  return digits ? `+${digits}` : undefined;
+};
 
 const AddBody = t.Object(
   { phone: t.String({ minLength: 1, maxLength: 64 }) },
@@ -47,10 +60,11 @@ export const dncModule = (deps: ServiceDeps, auth: AuthGuard) =>
       "",
       async ({ tenantId, query }) => {
         const page = parsePage(query);
-        const phone = query.phone
-          ? (normalisePhone(query.phone, undefined) ?? query.phone)
-          : undefined;
-        const { items, total } = await listDnc(deps.db, { tenantId, phone, page });
+        const { items, total } = await listDnc(deps.db, {
+          tenantId,
+          prefix: prefixOf(query.phone),
+          page,
+        });
         return okList(items.map(dncView), total, page);
       },
       {
@@ -58,7 +72,12 @@ export const dncModule = (deps: ServiceDeps, auth: AuthGuard) =>
         query: t.Object({
           ...PageQuery,
           ...TenantQuery,
-          phone: t.Optional(t.String({ maxLength: 64 })),
+          phone: t.Optional(
+            t.String({
+              maxLength: 64,
+              description: "the numbers starting with these digits (`+1415`, `1 415`)",
+            }),
+          ),
         }),
         detail: {
           summary: "The tenant's do-not-call list, newest first",
@@ -69,14 +88,22 @@ export const dncModule = (deps: ServiceDeps, auth: AuthGuard) =>
     .post(
       "",
       async ({ principal, tenantId, meta, body, set }) => {
-        const row = await addToDnc(deps, {
+        const { entry, added } = await addToDnc(deps, {
           principal,
           tenantId,
           phone: e164(body.phone, "phone"),
           meta,
         });
+        // Who added it: a user of the workspace, when one did.
+        const creator =
+          entry.createdBy && isUuid(entry.createdBy)
+            ? await deps.tenants.user(tenantId, entry.createdBy)
+            : undefined;
         set.status = 201;
-        return ok({ dnc_entry: dncView(row) });
+        return ok({
+          dnc_entry: dncView({ ...entry, addedBy: creator?.email ?? null }),
+          already_listed: !added,
+        });
       },
       {
         auth: "dnc.write",
@@ -84,7 +111,40 @@ export const dncModule = (deps: ServiceDeps, auth: AuthGuard) =>
         ...jsonBody(AddBody),
         detail: {
           summary: "Add a number to the do-not-call list (idempotent)",
-          ...documented({ dnc_entry: DncEntrySchema }, 201),
+          description:
+            "A number already listed is kept as it was: the answer is the same 201 with `already_listed: true` and the entry as first added.",
+          ...documented({ dnc_entry: DncEntrySchema, already_listed: t.Boolean() }, 201),
+        },
+      },
+    )
+    .post(
+      "/import",
+      async ({ principal, tenantId, meta, request }) => {
+        const type = request.headers.get("content-type") ?? "";
+        if (!/^text\/csv\b/i.test(type))
+          throw new ApiError(415, "unsupported_media_type", "send the list as text/csv");
+        return ok({
+          report: await uploadDnc(deps, { principal, tenantId, request, meta }),
+        });
+      },
+      {
+        auth: "dnc.write",
+        query: t.Object(TenantQuery),
+        detail: {
+          summary: "Put the numbers of a CSV on the do-not-call list (body: text/csv)",
+          description:
+            "The column named `phone`, else the first (a first row that is not a number is a header); at most 100,000 rows and 5 MB (413). `data.report` `{rows, added, already_listed, rejected, rejections}`: each refused row (`invalid_phone`, `missing_phone`, `duplicate` in the file), the first 100 listed with their row number. One audit record, `dnc.imported`.",
+          ...documented({
+            report: t.Object({
+              rows: t.Integer(),
+              added: t.Integer(),
+              already_listed: t.Integer(),
+              rejected: t.Integer(),
+              rejections: t.Array(
+                t.Object({ row: t.Integer(), value: t.String(), reason: t.String() }),
+              ),
+            }),
+          }),
         },
       },
     )

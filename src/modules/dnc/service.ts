@@ -27,19 +27,25 @@ const auditDnc = (tx: Executor, change: DncChange, action: string, at: Date) =>
     at,
   });
 
-/** Adds a number; adding one already listed changes nothing and records nothing. */
-export function addToDnc(deps: ServiceDeps, change: DncChange): Promise<DncRow> {
+/**
+ * Adds a number (source `user` for a person, `api` for a key); adding one already listed
+ * changes nothing and records nothing. `added` says which it was.
+ */
+export function addToDnc(
+  deps: ServiceDeps,
+  change: DncChange,
+): Promise<{ entry: DncRow; added: boolean }> {
   const now = new Date(deps.clock.now());
   return deps.db.transaction(async (tx) => {
-    const { entry, added } = await addDnc(tx, {
+    const result = await addDnc(tx, {
       tenantId: change.tenantId,
       phone: change.phone,
-      source: "api",
+      source: change.principal.kind === "user" ? "user" : "api",
       createdBy: auditActorOf(change.principal).actorId,
       createdAt: now,
     });
-    if (added) await auditDnc(tx, change, "dnc.added", now);
-    return entry;
+    if (result.added) await auditDnc(tx, change, "dnc.added", now);
+    return result;
   });
 }
 
