@@ -161,15 +161,21 @@ async function failure(response: Response): Promise<ApiError> {
 async function call<T>(
   method: string,
   path: string,
-  options: { query?: Query; body?: unknown; headers?: Record<string, string> } = {},
+  options: {
+    query?: Query;
+    body?: unknown;
+    headers?: Record<string, string>;
+    /** A file sent as it is, with its type. */
+    raw?: Blob;
+    contentType?: string;
+  } = {},
 ): Promise<T> {
+  const json = options.body !== undefined;
+  const type = json ? "application/json" : options.contentType;
   const response = await fetch(url(path, options.query), {
     method,
-    headers: headers({
-      ...(options.body === undefined ? {} : { "content-type": "application/json" }),
-      ...options.headers,
-    }),
-    body: options.body === undefined ? undefined : JSON.stringify(options.body),
+    headers: headers({ ...(type ? { "content-type": type } : {}), ...options.headers }),
+    body: json ? JSON.stringify(options.body) : options.raw,
   });
   if (!response.ok) throw await failure(response);
   return (await response.json()) as T;
@@ -306,7 +312,25 @@ export const api = {
   dnc: (query: { phone?: string; limit?: number; offset?: number }) =>
     list<DncEntry>("/dnc", query),
   addDnc: (phone: string) =>
-    one(call<{ data: { dnc_entry: DncEntry } }>("POST", "/dnc", { body: { phone } })),
+    one(
+      call<{ data: { dnc_entry: DncEntry; already_listed: boolean } }>("POST", "/dnc", {
+        body: { phone },
+      }),
+    ),
+  uploadDnc: (file: File) =>
+    one(
+      call<{
+        data: {
+          report: {
+            rows: number;
+            added: number;
+            already_listed: number;
+            rejected: number;
+            rejections: { row: number; value: string; reason: string }[];
+          };
+        };
+      }>("POST", "/dnc/import", { raw: file, contentType: "text/csv" }),
+    ),
   removeDnc: (phone: string) => call("DELETE", `/dnc/${encodeURIComponent(phone)}`),
 
   agentMe: () =>

@@ -13,6 +13,9 @@ export function DoNotCall() {
   );
   const adding = useAction();
   const removing = useAction();
+  const uploading = useAction();
+  const [added, setAdded] = useState<string | undefined>();
+  const [report, setReport] = useState<Awaited<ReturnType<typeof api.uploadDnc>>["report"]>();
   const canWrite = may("dnc.write");
   return (
     <Page title="Do not call">
@@ -28,7 +31,12 @@ export function DoNotCall() {
             );
           }}
         >
-          <Field label="Search number" name="search" type="search" />
+          <Field
+            label="Search number"
+            name="search"
+            type="search"
+            hint="the numbers starting with these digits, e.g. +1415"
+          />
           <button type="submit">Search</button>
         </form>
         {canWrite && (
@@ -40,7 +48,13 @@ export function DoNotCall() {
               event.preventDefault();
               const form = event.target as HTMLFormElement;
               const number = String(new FormData(form).get("phone") ?? "");
-              if (await adding.run(() => api.addDnc(number))) {
+              const done = await adding.run(() => api.addDnc(number));
+              if (done) {
+                setAdded(
+                  done.already_listed
+                    ? `${done.dnc_entry.phone} was on the list already (since ${dateTime(done.dnc_entry.created_at)}).`
+                    : `${done.dnc_entry.phone} added.`,
+                );
                 form.reset();
                 entries.reload();
               }
@@ -57,9 +71,56 @@ export function DoNotCall() {
               Add
             </button>
             <Problem error={adding.field("phone") ? undefined : adding.error} />
+            {added && <p role="status">{added}</p>}
           </form>
         )}
       </div>
+      {canWrite && (
+        <form
+          class="inline card"
+          aria-label="Upload a list"
+          onSubmit={async (event) => {
+            event.preventDefault();
+            const form = event.target as HTMLFormElement;
+            const file = (form.elements.namedItem("dnc-file") as HTMLInputElement).files?.[0];
+            if (!file) return;
+            const done = await uploading.run(() => api.uploadDnc(file));
+            if (done) {
+              setReport(done.report);
+              form.reset();
+              entries.reload();
+            }
+          }}
+        >
+          <div class="field">
+            <label for="dnc-file">Upload numbers (CSV)</label>
+            <input id="dnc-file" name="dnc-file" type="file" accept=".csv,text/csv" />
+            <small class="hint">a column named phone, or numbers in the first column</small>
+          </div>
+          <button type="submit" disabled={uploading.busy}>
+            Upload
+          </button>
+          <Problem error={uploading.error} />
+          {report && (
+            <div role="status">
+              <p>
+                {report.rows} rows: {report.added} added, {report.already_listed} already listed,{" "}
+                {report.rejected} refused.
+              </p>
+              {report.rejections.length > 0 && (
+                <ul>
+                  {report.rejections.map((rejection) => (
+                    <li key={rejection.row}>
+                      Row {rejection.row}: {rejection.value || "(empty)"} —{" "}
+                      {rejection.reason.replace("_", " ")}
+                    </li>
+                  ))}
+                </ul>
+              )}
+            </div>
+          )}
+        </form>
+      )}
       <Problem error={entries.error ?? removing.error} />
       <section class="card" aria-label="Numbers">
         <Table label="Do-not-call numbers">
@@ -67,6 +128,7 @@ export function DoNotCall() {
             <tr>
               <th scope="col">Number</th>
               <th scope="col">Source</th>
+              <th scope="col">Added by</th>
               <th scope="col">Added</th>
               {canWrite && <th scope="col">Actions</th>}
             </tr>
@@ -76,6 +138,7 @@ export function DoNotCall() {
               <tr key={entry.phone}>
                 <th scope="row">{entry.phone}</th>
                 <td>{entry.source}</td>
+                <td>{entry.added_by ?? "—"}</td>
                 <td>{dateTime(entry.created_at)}</td>
                 {canWrite && (
                   <td>
