@@ -37,6 +37,7 @@ import { tenantsModule } from "./modules/tenants/index.ts";
 import { tenantStore } from "./modules/tenants/store.ts";
 import { usersModule } from "./modules/users/index.ts";
 import { authPlugin } from "./plugins/auth.ts";
+import { DOCS_ASSETS_PATH, docsAssetsModule } from "./plugins/docs-assets.ts";
 import { errorsPlugin } from "./plugins/errors.ts";
 import { jsonBodyPlugin } from "./plugins/json-body.ts";
 import { requestIdPlugin } from "./plugins/request-id.ts";
@@ -142,8 +143,15 @@ export function createApp(deps: ServiceDeps) {
         specPath: "/api/v1/openapi.json",
         documentation,
         exclude: { paths: ["/docs", "/api/v1/openapi.json"] },
+        provider: "swagger-ui",
+        swagger: {
+          cdn: `${DOCS_ASSETS_PATH}/swagger-ui-bundle.js`,
+          theme: `${DOCS_ASSETS_PATH}/swagger-ui.css`,
+          autoDarkMode: false,
+        },
       }),
     )
+    .use(docsAssetsModule)
     .use(healthModule(deps))
     .use(authModule(deps, auth))
     .use(tenantsModule(deps, auth))

@@ -3,7 +3,13 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, Page, WebSocketRoute } from "playwright-core";
-import { captureView, haveBrowser, launchBrowser, newContext } from "../helpers/browser.ts";
+import {
+  captureView,
+  haveBrowser,
+  launchBrowser,
+  newContext,
+  SCREENSHOTS,
+} from "../helpers/browser.ts";
 import { resetDatabase } from "../helpers/database.ts";
 import {
   SERVER_TEST_TIMEOUT_MS,
@@ -823,5 +829,32 @@ describe("regulatory rules in the console", () => {
       await adminContext.close();
     },
     SERVER_TEST_TIMEOUT_MS * 2,
+  );
+});
+
+describe("the API reference", () => {
+  test.skipIf(!haveBrowser)(
+    "/docs renders with the network cut off: everything comes from the server",
+    async () => {
+      const context = await newContext(browser);
+      const outside: string[] = [];
+      await context.route("**/*", (route) => {
+        const { hostname } = new URL(route.request().url());
+        if (hostname === "127.0.0.1" || hostname === "localhost") return route.continue();
+        outside.push(route.request().url());
+        return route.abort();
+      });
+      const page = await context.newPage();
+      await page.goto(`${server.baseUrl}/docs`);
+      await page
+        .getByText("Dialer engine API", { exact: false })
+        .first()
+        .waitFor({ timeout: 15_000 });
+      await page.locator(".opblock").first().waitFor({ timeout: 15_000 });
+      expect(outside).toEqual([]);
+      await page.screenshot({ path: `${SCREENSHOTS}/api-reference-offline.png` });
+      await context.close();
+    },
+    SERVER_TEST_TIMEOUT_MS,
   );
 });

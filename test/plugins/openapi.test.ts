@@ -57,10 +57,28 @@ describe("API documentation", () => {
     expect(undocumented).toEqual([]);
   });
 
-  test("a docs page is served at /docs", async () => {
+  test("a docs page is served at /docs, its renderer from the server itself", async () => {
     const response = await h.request("GET", "/docs");
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toContain("text/html");
+    const page = await h.app.handle(new Request("http://localhost/docs"));
+    const html = await page.text();
+    // Nothing from another host: the page works without the internet.
+    expect(html.match(/(src|href)="[^"]+"/g)).toEqual([
+      'href="/docs/assets/swagger-ui.css"',
+      'src="/docs/assets/swagger-ui-bundle.js"',
+    ]);
+    for (const [asset, type] of [
+      ["swagger-ui-bundle.js", "text/javascript"],
+      ["swagger-ui.css", "text/css"],
+    ] as const) {
+      const served = await h.app.handle(new Request(`http://localhost/docs/assets/${asset}`));
+      expect(served.status).toBe(200);
+      expect(served.headers.get("content-type")).toContain(type);
+      expect((await served.arrayBuffer()).byteLength).toBeGreaterThan(10_000);
+    }
+    const other = await h.app.handle(new Request("http://localhost/docs/assets/package.json"));
+    expect(other.status).toBe(404);
   });
 });
 
