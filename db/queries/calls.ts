@@ -153,7 +153,13 @@ export function listDnc(
  */
 export async function addDncMany(
   db: Executor,
-  params: { tenantId: string; phones: string[]; source: string; createdBy: string | null; at: Date },
+  params: {
+    tenantId: string;
+    phones: string[];
+    source: string;
+    createdBy: string | null;
+    at: Date;
+  },
 ): Promise<string[]> {
   if (params.phones.length === 0) return [];
   const inserted = await db

@@ -1,4 +1,3 @@
-import { ValueErrorType } from "@sinclair/typebox/errors";
 import { Elysia, ParseError, ValidationError } from "elysia";
 import type { DatabaseAvailability, DatabaseFailure } from "../../db/availability.ts";
 import { JSON_MEDIA_TYPE } from "../envelope.ts";
@@ -6,6 +5,7 @@ import { ApiError, badRequest, type FieldError, INVALID_BODY, notFound } from ".
 import { QueueFullError } from "../lib/keyed-mutex.ts";
 import type { Logger } from "../logger.ts";
 import { requestIdOf } from "./request-id.ts";
+import { sentenceOf } from "./schema-sentences.ts";
 
 /** The message of a refused request, by the part of it that was refused. */
 export const VALIDATION_MESSAGES: Record<string, string> = {
@@ -23,30 +23,13 @@ const fieldOf = (path: string) =>
     .map((part) => part.replaceAll("~1", "/").replaceAll("~0", "~"))
     .join(".");
 
-const TYPE_ONLY = /^Expected (number|integer|string|boolean|null|union value)$/;
-
-/**
- * A failure's message; for a union (Elysia accepts a number as a number or numeric text),
- * the first of its variants' messages that says more than the expected type, such as
- * "Expected integer to be less or equal to 50", where the union alone says "Expected union value".
- */
-function messageOf(issue: { type?: unknown; message: string; errors?: unknown }): string {
-  if (issue.type !== ValueErrorType.Union || !Array.isArray(issue.errors)) return issue.message;
-  for (const variant of issue.errors as Iterable<{ message: string }>[]) {
-    for (const nested of variant) if (!TYPE_ONLY.test(nested.message)) return nested.message;
-  }
-  return issue.message;
-}
-
 function fieldErrorsOf(error: ValidationError): FieldError[] {
   const byField = new Map<string, string>();
   for (const issue of error.all) {
     if (!("path" in issue)) continue;
     const field = fieldOf(issue.path);
     if (field === "" || byField.has(field)) continue;
-    // TypeBox reports an unknown key as an additional-properties failure at that key's path.
-    const unknownKey = "type" in issue && issue.type === ValueErrorType.ObjectAdditionalProperties;
-    byField.set(field, unknownKey ? "unknown field" : messageOf(issue));
+    byField.set(field, sentenceOf(issue));
   }
   return [...byField].map(([field, message]) => ({ field, message }));
 }

@@ -1,0 +1,104 @@
+import { describe, expect, test } from "bun:test";
+import { Type } from "@sinclair/typebox";
+import { ValueErrorType } from "@sinclair/typebox/errors";
+import { Value } from "@sinclair/typebox/value";
+import { sentenceOf } from "../../src/plugins/schema-sentences.ts";
+import { createWorkspace } from "../helpers/app.ts";
+
+/** TypeBox's own wording, which no answer may carry. */
+const RAW = /Expected|schema|union value|must match/i;
+
+describe("schema failures as sentences", () => {
+  test("every kind of failure TypeBox reports reads as a sentence, never its own text", () => {
+    const kinds = Object.values(ValueErrorType).filter(
+      (kind): kind is ValueErrorType => typeof kind === "number",
+    );
+    for (const kind of kinds) {
+      const said = sentenceOf({
+        type: kind,
+        schema: {
+          minLength: 3,
+          maxLength: 9,
+          minimum: 1,
+          maximum: 5,
+          exclusiveMinimum: 0,
+          exclusiveMaximum: 6,
+          multipleOf: 2,
+          minItems: 1,
+          maxItems: 4,
+          minProperties: 1,
+          maxProperties: 2,
+          const: "ready",
+          format: "uuid",
+          pattern: "^x+$",
+        },
+        message: `Expected something of kind ${kind}`,
+      });
+      expect([kind, said]).not.toEqual([kind, expect.stringMatching(RAW)]);
+      expect([kind, said.length > 5]).toEqual([kind, true]);
+    }
+  });
+
+  test("the failures of real schemas read as what the field expects", () => {
+    const schema = Type.Object(
+      {
+        phone: Type.String({ pattern: "^\\+[1-9][0-9]{1,14}$" }),
+        name: Type.String({ minLength: 1, maxLength: 5 }),
+        mode: Type.Union([Type.Literal("preview"), Type.Literal("progressive")]),
+        ratio: Type.Union([Type.Number({ maximum: 5 }), Type.String()]),
+        id: Type.String({ format: "uuid" }),
+        window: Type.String({ pattern: "^([01][0-9]|2[0-3]):[0-5][0-9]$" }),
+        codes: Type.Array(Type.String(), { uniqueItems: true }),
+      },
+      { additionalProperties: false },
+    );
+    const errors = [
+      ...Value.Errors(schema, {
+        phone: "555-0100",
+        name: "",
+        mode: "fast",
+        ratio: 9,
+        id: "x",
+        window: "25:00",
+        codes: ["a", "a"],
+        extra: 1,
+      }),
+    ];
+    const by = Object.fromEntries(errors.map((error) => [error.path, sentenceOf(error)]));
+    expect(by).toMatchObject({
+      "/phone": "must be a phone number in E.164 form, e.g. +14155550100",
+      "/name": "must not be empty",
+      "/mode": "must be one of preview, progressive",
+      "/ratio": "must be at most 5",
+      "/id": "must be an id (a UUID)",
+      "/window": "must be a time of day as HH:MM, e.g. 09:30",
+      "/codes": "must not list an item twice",
+      "/extra": "unknown field",
+    });
+  });
+
+  test("the API answers bad bodies and queries with them", async () => {
+    const h = await createWorkspace();
+    const token = await h.login("admin@acme.test");
+    const bad = await h.request("POST", "/api/v1/campaigns", {
+      token,
+      body: { name: "", dial_mode: "fast", caller_id: "555", max_attempts: 0 },
+    });
+    expect(bad.status).toBe(400);
+    for (const error of bad.body.field_errors as { field: string; message: string }[])
+      expect([error.field, error.message]).not.toEqual([error.field, expect.stringMatching(RAW)]);
+    expect(bad.body.field_errors).toEqual(
+      expect.arrayContaining([
+        { field: "caller_id", message: "must be a phone number in E.164 form, e.g. +14155550100" },
+        { field: "dial_mode", message: "must be one of preview, progressive, predictive" },
+      ]),
+    );
+    const empty = await h.request("POST", "/api/v1/auth/login", { body: {} });
+    expect(empty.body.field_errors).toContainEqual({ field: "email", message: "is required" });
+    const outcome = await h.request("GET", "/api/v1/cdrs?outcome=lost", { token });
+    expect(outcome.body.field_errors[0]).toEqual({
+      field: "outcome",
+      message: expect.stringMatching(/^must be one of answered, /),
+    });
+  });
+});
