@@ -476,6 +476,36 @@ describe("what a supervisor does to an agent", () => {
     }
   });
 
+  test("the board: each agent's state, call and day, and the counts by state and reason", async () => {
+    await setUp();
+    await w.user(w.acme.id, "lead@acme.test", "supervisor");
+    const supervisor = await w.login("lead@acme.test");
+    await w.user(w.acme.id, "resting@acme.test", "agent");
+    const resting = await w.login("resting@acme.test");
+    await w.request("POST", "/api/v1/agents/me/state", {
+      token: resting,
+      body: { state: "paused", campaign_id: campaignId, reason: "lunch" },
+    });
+    const callId = await onCall();
+    const board = await w.request("GET", "/api/v1/agents/board", { token: supervisor });
+    expect(board.status).toBe(200);
+    expect(board.body.data.counts).toEqual({
+      by_state: { paused: 1, on_call: 1 },
+      paused_by_reason: { lunch: 1 },
+    });
+    const onIt = board.body.data.agents.find(
+      (row: { agent: { state: string } }) => row.agent.state === "on_call",
+    );
+    expect(onIt).toMatchObject({
+      agent: { call_id: callId },
+      call: { id: callId, phone: "+14155552671" },
+      figures: { seconds_by_state: { on_call: 60 } },
+    });
+    expect((await w.request("GET", "/api/v1/agents/board", { token: agentToken })).status).toBe(
+      403,
+    );
+  });
+
   test("on a call: a pause waits for the disposition, a sign-out is refused; others are refused", async () => {
     await setUp();
     await w.user(w.acme.id, "lead@acme.test", "supervisor");

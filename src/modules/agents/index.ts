@@ -23,6 +23,7 @@ import { jsonBody } from "../../plugins/json-body.ts";
 import { E164 } from "../campaigns/model.ts";
 import { NotReadyReasonSchema } from "../tenants/model.ts";
 import { TenantQuery } from "../users/model.ts";
+import { AgentBoardSchema, agentBoard } from "./board.ts";
 import { AttemptSchema, CallbackSchema, ownCallbacks, ownLeadHistory } from "./desk.ts";
 import { AgentFiguresSchema, agentFigures, FiguresQuery } from "./figures.ts";
 import { notReadyReasons, setAgentState, superviseAgent, transferTargets } from "./service.ts";
@@ -291,6 +292,19 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
           description:
             "Admins set them with `PATCH /tenants/{id}` (`not_ready_reasons`). A paused agent whose campaign gives a breath after each call shows the reason `after_call`.",
           ...documentedList(NotReadyReasonSchema),
+        },
+      },
+    )
+    .get(
+      "/agents/board",
+      async ({ tenantId, query }) => ok(await agentBoard(deps, tenantId, query.time_zone)),
+      {
+        auth: "agents.read",
+        query: t.Object({ ...FiguresQuery.properties, ...TenantQuery }),
+        detail: {
+          summary:
+            "The agents signed in, with their calls and their figures for the day, and the counts by state and by not-ready reason (supervisors)",
+          ...documented(AgentBoardSchema.properties),
         },
       },
     )
