@@ -15,17 +15,13 @@ const directory = dirname(Bun.resolveSync("swagger-ui-dist/package.json", import
 
 export const DOCS_ASSETS_PATH = "/docs/assets";
 
-export const docsAssetsModule = new Elysia({ name: "docs-assets" }).get(
-  `${DOCS_ASSETS_PATH}/:file`,
-  ({ params, set }) => {
-    const type = ASSETS[params.file as keyof typeof ASSETS];
-    if (!type) {
-      set.status = 404;
-      return "not found";
-    }
-    return new Response(Bun.file(join(directory, params.file)), {
-      headers: { "content-type": type, "cache-control": "public, max-age=86400" },
-    });
-  },
-  { detail: { hide: true, ["x-permission" as string]: "public" } },
-);
+const served = (file: keyof typeof ASSETS) => () =>
+  new Response(Bun.file(join(directory, file)), {
+    headers: { "content-type": ASSETS[file], "cache-control": "public, max-age=86400" },
+  });
+const hidden = { detail: { hide: true, ["x-permission" as string]: "public" } };
+
+/** One fixed route per file: nothing else of the package is reachable. */
+export const docsAssetsModule = new Elysia({ name: "docs-assets" })
+  .get(`${DOCS_ASSETS_PATH}/swagger-ui-bundle.js`, served("swagger-ui-bundle.js"), hidden)
+  .get(`${DOCS_ASSETS_PATH}/swagger-ui.css`, served("swagger-ui.css"), hidden);

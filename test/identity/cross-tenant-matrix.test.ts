@@ -169,6 +169,8 @@ function bodyFor(method: string, path: string): RequestOptions {
     "POST /api/v1/campaigns/:id/lead-lists": { name: "planted", caller_id: "+14155550100" },
     "POST /api/v1/nodes/calls/:call_id/events": { type: "ended", at: at(), hangup_cause: "X" },
     "POST /api/v1/calls/:call_id/disposition": { disposition: "do_not_call" },
+    "POST /api/v1/calls/:call_id/transfer": { phone: "+14155550199" },
+    "POST /api/v1/agents/:user_id/state": { state: "paused" },
   };
   if (method === "PUT" && path.endsWith("/messages/:kind"))
     return { headers: { "content-type": "audio/wav" }, rawBody: MESSAGE };
@@ -185,6 +187,7 @@ const PARAM_OBJECT: Record<string, string> = {
   phone: "phone",
   campaign_id: "campaign",
   kind: "kind",
+  user_id: "user",
 };
 
 /** The route's path with B's objects in it; `:id` is the object the route's family names. */

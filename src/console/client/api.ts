@@ -5,6 +5,7 @@
  */
 import type { Static, TSchema } from "@sinclair/typebox";
 import type { EligibilitySchema, PreviewSchema } from "../../dialer/model.ts";
+import type { AgentBoardSchema } from "../../modules/agents/board.ts";
 import type { AttemptSchema, CallbackSchema } from "../../modules/agents/desk.ts";
 import type { AgentFiguresSchema } from "../../modules/agents/figures.ts";
 import type {
@@ -29,6 +30,7 @@ import type {
   StatusActionBody,
   StatusChangeSchema,
 } from "../../modules/campaigns/model.ts";
+import type { MinuteFiguresSchema } from "../../modules/campaigns/stats-history.ts";
 import type { CdrQuery, CdrSchema } from "../../modules/cdrs/model.ts";
 import type { DncEntrySchema } from "../../modules/dnc/index.ts";
 import type { CreateEdgeNodeBody, EdgeNodeSchema } from "../../modules/edge-nodes/model.ts";
@@ -381,6 +383,23 @@ export const api = {
       }),
     ),
   notReadyReasons: () => list<NotReadyReason>("/agents/not-ready-reasons"),
+  agentBoard: (timeZone: string) =>
+    one(
+      call<{ data: S<typeof AgentBoardSchema> }>("GET", "/agents/board", {
+        query: { time_zone: timeZone },
+      }),
+    ),
+  superviseAgent: (userId: string, body: { state: "paused" | "offline"; reason?: string }) =>
+    one(
+      call<{ data: { agent: Agent } }>("POST", `/agents/${encodeURIComponent(userId)}/state`, {
+        body,
+      }),
+    ),
+  statsHistory: (campaignId: string, from: string) =>
+    list<S<typeof MinuteFiguresSchema>>(
+      `/campaigns/${encodeURIComponent(campaignId)}/stats/history`,
+      { from },
+    ),
   ownHistory: () => list<S<typeof AttemptSchema>>("/agents/me/history"),
   ownCallbacks: () => list<S<typeof CallbackSchema>>("/agents/me/callbacks"),
   agentState: (body: S<typeof AgentStateBody>) =>

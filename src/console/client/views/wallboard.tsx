@@ -72,10 +72,64 @@ function LeadsByState({ stats }: { stats: CampaignStats | undefined }) {
   );
 }
 
+type Board = Awaited<ReturnType<typeof api.agentBoard>>;
+const browserZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+
+/** The lead of an agent's call, by name when its columns give one. */
+const leadOf = (call: NonNullable<Board["agents"][number]["call"]>) => {
+  const fields = Object.fromEntries(
+    Object.entries(call.lead_fields).map(([key, value]) => [key.toLowerCase(), value]),
+  );
+  const name = fields.name ?? [fields.first_name, fields.last_name].filter(Boolean).join(" ");
+  return name ? `${name} (${call.phone})` : call.phone;
+};
+
+/** Pause or sign out an agent: the agent's desktop says who did it. */
+function SupervisorActions({ agent, onDone }: { agent: Agent; onDone: () => void }) {
+  const action = useAction();
+  const act = (state: "paused" | "offline") =>
+    action.run(() => api.superviseAgent(agent.user_id, { state })).then((done) => done && onDone());
+  const withCall = agent.state === "on_call" || agent.state === "wrap_up";
+  return (
+    <div class="buttons">
+      <button
+        type="button"
+        disabled={action.busy || agent.state === "paused" || agent.pause_after_call}
+        aria-label={`Pause ${agent.email ?? "the agent"}`}
+        onClick={() => act("paused")}
+      >
+        {withCall ? "Pause after call" : "Pause"}
+      </button>
+      <button
+        type="button"
+        disabled={action.busy || withCall}
+        aria-label={`Sign out ${agent.email ?? "the agent"}`}
+        onClick={() => act("offline")}
+      >
+        Sign out
+      </button>
+      <Problem error={action.error} />
+    </div>
+  );
+}
+
+/** The campaign's abandon rate minute by minute over the last hour, from the server. */
+async function hourOf(campaignId: string): Promise<Sample[]> {
+  const from = new Date(Date.now() - HOUR).toISOString();
+  const { items } = await api.statsHistory(campaignId, from);
+  return items.flatMap((minute) =>
+    minute.abandon_rate === null
+      ? []
+      : [{ at: Date.parse(minute.minute) + 60_000, rate: minute.abandon_rate }],
+  );
+}
+
 export function Wallboard() {
   const [campaigns, setCampaigns] = useState(new Map<string, CampaignWithStats>());
   const [history, setHistory] = useState(storedHistory);
   const [agents, setAgents] = useState(new Map<string, Agent>());
+  const [board, setBoard] = useState<Board | undefined>();
+  const [boardKey, setBoardKey] = useState(0);
   const [link, setLink] = useState<Link>("connecting");
   const [now, setNow] = useState(Date.now());
   const action = useAction();
@@ -90,6 +144,23 @@ export function Wallboard() {
       sessionStorage.setItem(HISTORY_KEY, JSON.stringify(Object.fromEntries(history)));
     } catch {}
   }, [history]);
+
+  // The agents' calls and figures: every 15 s, and soon after any agent changes state.
+  useEffect(() => {
+    let live = true;
+    const load = () =>
+      api.agentBoard(browserZone).then(
+        (next) => live && setBoard(next),
+        () => {},
+      );
+    const soon = setTimeout(load, 300);
+    const timer = setInterval(load, 15_000);
+    return () => {
+      live = false;
+      clearTimeout(soon);
+      clearInterval(timer);
+    };
+  }, [boardKey]);
 
   useEffect(() => {
     const record = (id: string, stats: CampaignStats) =>
@@ -118,8 +189,18 @@ export function Wallboard() {
         await Promise.all(
           ids.slice(i, i + 4).map((id) =>
             api.campaign(id).then(
-              ({ campaign }) => {
+              async ({ campaign }) => {
                 put(campaign);
+                // The chart starts whole: the last hour from the server, then live.
+                const earlier = await hourOf(campaign.id).catch(() => []);
+                setHistory((before) => {
+                  const kept = before.get(campaign.id) ?? [];
+                  const since = earlier.at(-1)?.at ?? 0;
+                  return new Map(before).set(campaign.id, [
+                    ...earlier,
+                    ...kept.filter((sample) => sample.at > since),
+                  ]);
+                });
                 if (campaign.stats) record(campaign.id, campaign.stats);
               },
               () => {},
@@ -170,6 +251,7 @@ export function Wallboard() {
             record(message.campaign_id, message.stats);
             break;
           case "agent.state":
+            setBoardKey((key) => key + 1);
             setAgents((before) => {
               const next = new Map(before);
               if (message.agent.state === "offline") next.delete(message.agent.user_id);
@@ -200,7 +282,10 @@ export function Wallboard() {
   const counts = facts.agentStates
     .filter((state) => state !== "offline")
     .map((state) => [state, agentRows.filter((agent) => agent.state === state).length] as const);
+  const reasons = Object.entries(board?.counts.paused_by_reason ?? {});
+  const boardOf = new Map(board?.agents.map((row) => [row.agent.user_id, row]));
   const canAct = may("campaigns.status");
+  const canSupervise = may("agents.supervise");
   const held = rows.filter((campaign) => governorHold(campaign.stats?.dial_ratio_reason));
 
   return (
@@ -311,6 +396,15 @@ export function Wallboard() {
             </li>
           ))}
         </ul>
+        {reasons.length > 0 && (
+          <ul class="counts" aria-label="Paused agents by reason">
+            {reasons.map(([reason, count]) => (
+              <li key={reason}>
+                <strong>{count}</strong> {label(reason)}
+              </li>
+            ))}
+          </ul>
+        )}
         <Table label="Agents" stacked>
           <thead>
             <tr>
@@ -318,23 +412,63 @@ export function Wallboard() {
               <th scope="col">State</th>
               <th scope="col">Campaign</th>
               <th scope="col">Time in state</th>
+              <th scope="col">Call</th>
+              <th scope="col">Calls today</th>
+              <th scope="col">Average talk / wrap-up</th>
+              {canSupervise && <th scope="col">Actions</th>}
             </tr>
           </thead>
           <tbody>
-            {agentRows.map((agent) => (
-              <tr key={agent.user_id} data-agent={agent.email ?? ""}>
-                <th scope="row">{agent.email ?? "–"}</th>
-                <td data-label="State">
-                  <span class={`state state-${agent.state}`}>{label(agent.state)}</span>
-                </td>
-                <td data-label="Campaign">
-                  {(agent.campaign_id && campaigns.get(agent.campaign_id)?.name) || "–"}
-                </td>
-                <td data-label="Time in state">
-                  {agent.since ? duration((now - Date.parse(agent.since)) / 1000) : "–"}
-                </td>
-              </tr>
-            ))}
+            {agentRows.map((agent) => {
+              const row = boardOf.get(agent.user_id);
+              const call = row?.call?.id === agent.call_id ? row?.call : null;
+              const figures = row?.figures;
+              return (
+                <tr key={agent.user_id} data-agent={agent.email ?? ""}>
+                  <th scope="row">{agent.email ?? "–"}</th>
+                  <td data-label="State">
+                    <span class={`state state-${agent.state}`}>{label(agent.state)}</span>
+                    {agent.reason && <span class="muted"> ({label(agent.reason)})</span>}
+                    {agent.pause_after_call && <span class="muted"> (pausing after the call)</span>}
+                  </td>
+                  <td data-label="Campaign">
+                    {(agent.campaign_id && campaigns.get(agent.campaign_id)?.name) || "–"}
+                  </td>
+                  <td data-label="Time in state">
+                    {agent.since ? duration((now - Date.parse(agent.since)) / 1000) : "–"}
+                  </td>
+                  <td data-label="Call">
+                    {call ? (
+                      <>
+                        {leadOf(call)}
+                        {call.answered_at && (
+                          <span class="muted">
+                            {" "}
+                            · {duration((now - Date.parse(call.answered_at)) / 1000)}
+                          </span>
+                        )}
+                      </>
+                    ) : (
+                      "–"
+                    )}
+                  </td>
+                  <td data-label="Calls today">{figures?.calls ?? "–"}</td>
+                  <td data-label="Average talk / wrap-up">
+                    {figures?.average_talk_seconds != null
+                      ? `${duration(figures.average_talk_seconds)} / ${duration(figures.average_wrap_up_seconds ?? 0)}`
+                      : "–"}
+                  </td>
+                  {canSupervise && (
+                    <td data-label="Actions">
+                      <SupervisorActions
+                        agent={agent}
+                        onDone={() => setBoardKey((key) => key + 1)}
+                      />
+                    </td>
+                  )}
+                </tr>
+              );
+            })}
           </tbody>
         </Table>
         {agentRows.length === 0 && <p class="muted">No agent signed in.</p>}
