@@ -90,20 +90,22 @@ function SupervisorActions({ agent, onDone }: { agent: Agent; onDone: () => void
   const act = (state: "paused" | "offline") =>
     action.run(() => api.superviseAgent(agent.user_id, { state })).then((done) => done && onDone());
   const withCall = agent.state === "on_call" || agent.state === "wrap_up";
+  const pause = withCall ? "Pause after call" : "Pause";
+  const who = agent.email ?? "the agent";
   return (
     <div class="buttons">
       <button
         type="button"
         disabled={action.busy || agent.state === "paused" || agent.pause_after_call}
-        aria-label={`Pause ${agent.email ?? "the agent"}`}
+        aria-label={`${pause}: ${who}`}
         onClick={() => act("paused")}
       >
-        {withCall ? "Pause after call" : "Pause"}
+        {pause}
       </button>
       <button
         type="button"
         disabled={action.busy || withCall}
-        aria-label={`Sign out ${agent.email ?? "the agent"}`}
+        aria-label={`Sign out: ${who}`}
         onClick={() => act("offline")}
       >
         Sign out
