@@ -564,6 +564,13 @@ export class CampaignRegistry {
     return this.nodeLoad.get(nodeId) ?? 0;
   }
 
+  /** Every running campaign this process knows of, with its tenant. */
+  allRunning(): { tenantId: string; campaignId: string }[] {
+    return [...this.running].flatMap(([tenantId, ids]) =>
+      [...ids].map((campaignId) => ({ tenantId, campaignId })),
+    );
+  }
+
   /** The tenant's running campaigns, oldest first. */
   runningCampaigns(tenantId: string): string[] {
     const ids = [...(this.running.get(tenantId) ?? [])];

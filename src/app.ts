@@ -21,6 +21,7 @@ import { TokenService } from "./identity/tokens.ts";
 import { KeyedMutex } from "./lib/keyed-mutex.ts";
 import type { Logger } from "./logger.ts";
 import { agentsModule } from "./modules/agents/index.ts";
+import { alertsModule } from "./modules/alerts/index.ts";
 import { apiKeysModule } from "./modules/api-keys/index.ts";
 import { auditModule } from "./modules/audit/index.ts";
 import { authModule } from "./modules/auth/index.ts";
@@ -166,6 +167,7 @@ export function createApp(deps: ServiceDeps) {
     .use(cdrsModule(deps, auth))
     .use(dncModule(deps, auth))
     .use(auditModule(deps, auth))
+    .use(alertsModule(deps, auth))
     .use(realtimeModule(deps))
     .use(ownerCommandsModule(deps))
     .use(asyncApiModule)

@@ -14,6 +14,7 @@ import { sweepExpiredCalls } from "./dialer/calls.ts";
 import { forgetOldNodeCommands } from "./dialer/node-commands.ts";
 import { expireGraces, restorePresence } from "./dialer/presence.ts";
 import { createLogger } from "./logger.ts";
+import { ALERT_SWEEP_MS, sweepAlerts } from "./modules/alerts/service.ts";
 import { deleteExpiredReplies } from "./modules/campaigns/service.ts";
 
 /** How often expired calls, agents' deadlines and idempotency records are swept. */
@@ -202,6 +203,17 @@ async function main() {
       });
   }, SWEEP_MS);
 
+  let sweepingAlerts = false;
+  const alertSweeper = setInterval(() => {
+    if (sweepingAlerts || !database.availability.available) return;
+    sweepingAlerts = true;
+    sweepAlerts(deps)
+      .catch((error) => logger.error("alerts' sweep failed", { error }))
+      .finally(() => {
+        sweepingAlerts = false;
+      });
+  }, ALERT_SWEEP_MS);
+
   // Wrap-ups and breaths after calls that ran out end at their campaign's limits.
   let sweepingDeadlines = false;
   const deadlineSweeper = setInterval(() => {
@@ -221,6 +233,7 @@ async function main() {
     deps.lifecycle.accepting = false;
     logger.info("draining", { signal });
     clearInterval(sweeper);
+    clearInterval(alertSweeper);
     clearInterval(deadlineSweeper);
     clearInterval(orphanSweeper);
     clearInterval(rebalancer);

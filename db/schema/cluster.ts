@@ -9,6 +9,7 @@ import {
   pgTable,
   primaryKey,
   text,
+  uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
 import { instant } from "./columns.ts";
@@ -133,5 +134,32 @@ export const nodeCommands = pgTable(
       .on(table.edgeNodeId, table.createdAt)
       .where(sql`${table.ackedAt} is null`),
     index("node_commands_created").on(table.createdAt),
+  ],
+);
+
+export const ALERT_KINDS = ["abandon_budget", "governor_hold", "no_agents", "node_silent"] as const;
+
+/**
+ * What supervisors should look at now: a campaign near its abandon limit, held by the
+ * governor, or with nobody to take its calls; an edge node gone silent. One open alert per
+ * kind and subject; it is closed (`cleared_at`) when the condition ends, and kept.
+ */
+export const alerts = pgTable(
+  "alerts",
+  {
+    id: uuid("id").primaryKey(),
+    tenantId: uuid("tenant_id").notNull(),
+    kind: text("kind", { enum: ALERT_KINDS }).notNull(),
+    /** The campaign, or the node, it is about. */
+    subjectId: uuid("subject_id").notNull(),
+    message: text("message").notNull(),
+    raisedAt: instant("raised_at").notNull(),
+    clearedAt: instant("cleared_at"),
+  },
+  (table) => [
+    uniqueIndex("alerts_open")
+      .on(table.tenantId, table.kind, table.subjectId)
+      .where(sql`${table.clearedAt} is null`),
+    index("alerts_tenant_raised").on(table.tenantId, table.raisedAt),
   ],
 );

@@ -6,6 +6,7 @@ import {
   LeadSummarySchema,
   PreviewSchema,
 } from "../dialer/model.ts";
+import { AlertSchema } from "../modules/alerts/service.ts";
 import {
   CampaignSchema,
   CampaignStatsSchema,
@@ -43,6 +44,10 @@ export const SERVER_MESSAGES = {
       ),
     ),
   }),
+  alert: t.Object(
+    { type: t.Literal("alert"), alert: AlertSchema },
+    { description: "an alert raised, or closed (`cleared_at` set): see GET /api/v1/alerts" },
+  ),
   "campaign.updated": t.Object(
     { type: t.Literal("campaign.updated"), campaign: CampaignSchema },
     { description: "a campaign's settings changed (its pacing, say): the campaign as it now is" },
@@ -175,6 +180,7 @@ export function asyncApiDocument() {
     "snapshot",
     "campaign.status",
     "campaign.updated",
+    "alert",
     "campaign.stats",
     "agent.state",
     "call.event",

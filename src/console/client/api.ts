@@ -14,6 +14,7 @@ import type {
   ManualDialBody,
   TransferBody,
 } from "../../modules/agents/index.ts";
+import type { AlertSchema } from "../../modules/alerts/service.ts";
 import type { ApiKeySchema, CreateApiKeyBody } from "../../modules/api-keys/model.ts";
 import type {
   ChangePasswordBody,
@@ -59,6 +60,7 @@ type Paged<T extends TSchema> = Omit<Partial<S<T>>, "limit" | "offset" | "tenant
 
 export type Campaign = S<typeof CampaignSchema>;
 export type Preview = S<typeof PreviewSchema>;
+export type Alert = S<typeof AlertSchema>;
 export type CampaignStats = S<typeof CampaignStatsSchema>;
 export type CampaignWithStats = Campaign & { stats?: CampaignStats };
 export type StatusChange = S<typeof StatusChangeSchema>;
@@ -383,6 +385,7 @@ export const api = {
       }),
     ),
   notReadyReasons: () => list<NotReadyReason>("/agents/not-ready-reasons"),
+  alerts: () => list<Alert>("/alerts", { open: "true" }),
   agentBoard: (timeZone: string) =>
     one(
       call<{ data: S<typeof AgentBoardSchema> }>("GET", "/agents/board", {

@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { may } from "../access.ts";
-import { type Agent, api, type CampaignStats, type CampaignWithStats } from "../api.ts";
+import { type Agent, type Alert, api, type CampaignStats, type CampaignWithStats } from "../api.ts";
 import { facts } from "../facts.ts";
 import { duration, label, percent } from "../format.ts";
 import { type Link, liveSocket } from "../live.ts";
@@ -131,6 +131,7 @@ export function Wallboard() {
   const [history, setHistory] = useState(storedHistory);
   const [agents, setAgents] = useState(new Map<string, Agent>());
   const [board, setBoard] = useState<Board | undefined>();
+  const [alerts, setAlerts] = useState(new Map<string, Alert>());
   const [boardKey, setBoardKey] = useState(0);
   const [link, setLink] = useState<Link>("connecting");
   const [now, setNow] = useState(Date.now());
@@ -218,10 +219,22 @@ export function Wallboard() {
         () => {},
       );
     }, 30_000);
+    api.alerts().then(
+      (page) => setAlerts(new Map(page.items.map((alert) => [alert.id, alert]))),
+      () => {},
+    );
     const stop = liveSocket(
       "/ws/supervisor",
       (message) => {
         switch (message.type) {
+          case "alert":
+            setAlerts((before) => {
+              const next = new Map(before);
+              if (message.alert.cleared_at) next.delete(message.alert.id);
+              else next.set(message.alert.id, message.alert);
+              return next;
+            });
+            break;
           case "snapshot":
             for (const campaign of message.campaigns) known.add(campaign.id);
             setCampaigns(
@@ -299,6 +312,19 @@ export function Wallboard() {
             ? "Connecting…"
             : "Connection lost: reconnecting…"}
       </p>
+      {alerts.size > 0 && (
+        <section class="card alerts" aria-labelledby="alerts-title">
+          <h2 id="alerts-title">Alerts</h2>
+          <ul>
+            {[...alerts.values()].map((alert) => (
+              <li key={alert.id} data-alert={alert.kind}>
+                <strong>{label(alert.kind)}</strong>: {alert.message}{" "}
+                <span class="muted">since {new Date(alert.raised_at).toLocaleTimeString()}</span>
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
       <section class="card" aria-labelledby="campaigns-title">
         <h2 id="campaigns-title">Campaigns</h2>
         {/* One announcement when a campaign is held or let go, not one per stats message. */}

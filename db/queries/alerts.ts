@@ -1,0 +1,87 @@
+import { and, desc, eq, isNull, sql } from "drizzle-orm";
+import type { Executor } from "../client.ts";
+import { rowsOf } from "../rows.ts";
+import { alerts } from "../schema/index.ts";
+
+export type AlertRow = typeof alerts.$inferSelect;
+type AlertKind = AlertRow["kind"];
+
+/** Opens an alert unless one of its kind is open for the subject; the row if this opened it. */
+export async function raiseAlert(
+  db: Executor,
+  row: Omit<AlertRow, "clearedAt">,
+): Promise<AlertRow | undefined> {
+  const [raised] = await db
+    .insert(alerts)
+    .values({ ...row, clearedAt: null })
+    .onConflictDoNothing()
+    .returning();
+  return raised;
+}
+
+/** Closes the subject's open alert of a kind; the row if this closed it. */
+export async function clearAlert(
+  db: Executor,
+  params: { tenantId: string; kind: AlertKind; subjectId: string; at: Date },
+): Promise<AlertRow | undefined> {
+  const [cleared] = await db
+    .update(alerts)
+    .set({ clearedAt: params.at })
+    .where(
+      and(
+        eq(alerts.tenantId, params.tenantId),
+        eq(alerts.kind, params.kind),
+        eq(alerts.subjectId, params.subjectId),
+        isNull(alerts.clearedAt),
+      ),
+    )
+    .returning();
+  return cleared;
+}
+
+/** A tenant's alerts, newest first: the open ones only, or all. */
+export const listAlerts = (
+  db: Executor,
+  params: { tenantId: string; openOnly: boolean; limit: number },
+) =>
+  db
+    .select()
+    .from(alerts)
+    .where(
+      and(
+        eq(alerts.tenantId, params.tenantId),
+        params.openOnly ? isNull(alerts.clearedAt) : undefined,
+      ),
+    )
+    .orderBy(desc(alerts.raisedAt), desc(alerts.id))
+    .limit(params.limit);
+
+/** Open campaign alerts whose campaign no longer runs: to be closed. */
+export async function alertsOfStoppedCampaigns(db: Executor): Promise<AlertRow[]> {
+  const result = await db.execute(sql`
+    select a.id from alerts a join campaigns c on c.id = a.subject_id
+    where a.cleared_at is null and a.kind <> 'node_silent' and c.status <> 'running'`);
+  const ids = rowsOf<{ id: string }>(result).map((row) => row.id);
+  if (ids.length === 0) return [];
+  return db
+    .select()
+    .from(alerts)
+    .where(sql`${alerts.id} = any(${`{${ids.join(",")}}`}::uuid[])`);
+}
+
+/** Nodes not revoked, with when each last sent a heartbeat (null: never). */
+export async function nodeHeartbeats(db: Executor) {
+  const result = await db.execute(sql`
+    select id, tenant_id, name, last_heartbeat_at from nodes where revoked_at is null`);
+  return rowsOf<{
+    id: string;
+    tenant_id: string;
+    name: string;
+    last_heartbeat_at: string | Date | null;
+  }>(result).map((row) => ({
+    id: row.id,
+    tenantId: row.tenant_id,
+    name: row.name,
+    lastHeartbeatAt: row.last_heartbeat_at === null ? null : new Date(row.last_heartbeat_at),
+  }));
+}

@@ -1,0 +1,133 @@
+import { t } from "elysia";
+import type { CampaignRecord } from "../../../actors/campaign.machine.ts";
+import {
+  type AlertRow,
+  alertsOfStoppedCampaigns,
+  clearAlert,
+  listAlerts,
+  nodeHeartbeats,
+  raiseAlert,
+} from "../../../db/queries/alerts.ts";
+import type { ServiceDeps } from "../../deps.ts";
+import { GOVERNOR_REASON_PREFIX } from "../../dialer/governor.ts";
+import type { CampaignStats } from "../campaigns/model.ts";
+import { campaignStatsFor } from "../campaigns/service.ts";
+import { NODE_OFFLINE_AFTER_MS } from "../edge-nodes/model.ts";
+
+/** How often each process looks at its campaigns and the nodes. */
+export const ALERT_SWEEP_MS = 5_000;
+/** A campaign is warned of once it has used this share of its abandon budget. */
+const BUDGET_WARNING = 0.8;
+/** A node silent for longer than this is not counted as gone quiet: it was retired. */
+const SILENT_FOR_AT_MOST_MS = 24 * 3_600_000;
+
+export const AlertSchema = t.Object({
+  id: t.String({ format: "uuid" }),
+  kind: t.String({
+    description:
+      "abandon_budget (80 % of the abandon limit used), governor_hold (the governor holds the campaign), no_agents (a running campaign with no agent ready or on a call), node_silent (an edge node stopped sending heartbeats)",
+  }),
+  subject_id: t.String({ format: "uuid", description: "the campaign, or the edge node" }),
+  message: t.String(),
+  raised_at: t.String({ format: "date-time" }),
+  cleared_at: t.Union([t.String({ format: "date-time" }), t.Null()], {
+    description: "when the condition ended; null while it holds",
+  }),
+});
+
+export const alertView = (row: AlertRow) => ({
+  id: row.id,
+  kind: row.kind,
+  subject_id: row.subjectId,
+  message: row.message,
+  raised_at: row.raisedAt.toISOString(),
+  cleared_at: row.clearedAt?.toISOString() ?? null,
+});
+
+export async function tenantAlerts(deps: ServiceDeps, tenantId: string, openOnly: boolean) {
+  const rows = await listAlerts(deps.db, { tenantId, openOnly, limit: 200 });
+  return rows.map(alertView);
+}
+
+type Condition = { kind: AlertRow["kind"]; holds: boolean; message: string };
+
+/** What a running campaign's live stats say about each of its alerts. */
+export function campaignConditions(
+  campaign: Pick<CampaignRecord, "name" | "maxAbandonRate">,
+  stats: CampaignStats,
+): Condition[] {
+  const limit = campaign.maxAbandonRate;
+  const working = ["ready", "reserved", "on_call", "wrap_up"].reduce(
+    (sum, state) => sum + (stats.agents_by_state[state] ?? 0),
+    0,
+  );
+  return [
+    {
+      kind: "abandon_budget",
+      holds: stats.abandon_rate > 0 && stats.abandon_rate >= BUDGET_WARNING * limit,
+      message: `${campaign.name}: abandon rate ${(stats.abandon_rate * 100).toFixed(1)} % of a ${(limit * 100).toFixed(1)} % limit`,
+    },
+    {
+      kind: "governor_hold",
+      holds: stats.dial_ratio_reason.startsWith(GOVERNOR_REASON_PREFIX),
+      message: `${campaign.name}: ${stats.dial_ratio_reason}`,
+    },
+    {
+      kind: "no_agents",
+      holds: working === 0,
+      message: `${campaign.name} is running with no agent ready or on a call`,
+    },
+  ];
+}
+
+/**
+ * Opens the alerts whose condition holds and closes those whose condition ended, pushing each
+ * change to the tenant's supervisors (`alert`): the campaigns this process runs, from their
+ * live stats, and every edge node, from its last heartbeat. A change is pushed by the process
+ * that wrote it only, so several processes say it once.
+ */
+export async function sweepAlerts(deps: ServiceDeps): Promise<void> {
+  const at = new Date(deps.clock.now());
+  const push = (row: AlertRow | undefined) => {
+    if (row) deps.realtime.toSupervisors(row.tenantId, { type: "alert", alert: alertView(row) });
+  };
+  for (const { tenantId, campaignId } of deps.campaigns.allRunning()) {
+    const campaign = deps.campaigns.peek(campaignId)?.campaign;
+    if (!campaign || campaign.status !== "running") continue;
+    const stats = await campaignStatsFor(deps, tenantId, campaignId);
+    if (!stats) continue;
+    for (const condition of campaignConditions(campaign, stats)) {
+      const subject = { tenantId, kind: condition.kind, subjectId: campaignId };
+      push(
+        condition.holds
+          ? await raiseAlert(deps.db, {
+              ...subject,
+              id: Bun.randomUUIDv7(),
+              message: condition.message,
+              raisedAt: at,
+            })
+          : await clearAlert(deps.db, { ...subject, at }),
+      );
+    }
+  }
+  for (const stale of await alertsOfStoppedCampaigns(deps.db))
+    push(await clearAlert(deps.db, { ...stale, at }));
+  for (const node of await nodeHeartbeats(deps.db)) {
+    const heard = node.lastHeartbeatAt?.getTime();
+    const subject = { tenantId: node.tenantId, kind: "node_silent" as const, subjectId: node.id };
+    const silent =
+      heard !== undefined &&
+      at.getTime() - heard > NODE_OFFLINE_AFTER_MS &&
+      at.getTime() - heard < SILENT_FOR_AT_MOST_MS;
+    push(
+      silent
+        ? await raiseAlert(deps.db, {
+            ...subject,
+            id: Bun.randomUUIDv7(),
+            message: `edge node ${node.name} has sent no heartbeat since ${node.lastHeartbeatAt?.toISOString()}`,
+            raisedAt: at,
+          })
+        : await clearAlert(deps.db, { ...subject, at }),
+    );
+  }
+}
