@@ -60,7 +60,8 @@ async function bundle(): Promise<Bundle> {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Dialer console</title>
+<title>Dialer engine console</title>
+<link rel="icon" href="data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 32 32'%3E%3Crect width='32' height='32' rx='6' fill='%231f5fbf'/%3E%3Cpath d='M10 8c2 0 3 4 3 5s-2 2-2 3 3 5 5 5 2-2 3-2 5 1 5 3-2 3-4 3C13 25 7 19 7 11c0-2 1-3 3-3z' fill='white'/%3E%3C/svg%3E">
 ${tags.join("\n")}
 </head>
 <body>

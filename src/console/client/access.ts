@@ -7,6 +7,12 @@ export type Permission = keyof typeof facts.permissions;
 export const may = (permission: Permission) =>
   Boolean(role.value && facts.permissions[permission].includes(role.value));
 
+/** The roles the signed-in user may give: up to its own (only a platform admin makes another). */
+export function grantableRoles(): string[] {
+  const own = role.value ? facts.roles.indexOf(role.value) : -1;
+  return facts.roles.filter((_, index) => index <= own);
+}
+
 /** Where each role starts. */
 export function home(): string {
   if (role.value === "platform_admin" && !pickedTenant.value) return "/tenants";

@@ -93,7 +93,7 @@ export async function sweepAlerts(deps: ServiceDeps): Promise<void> {
   };
   for (const { tenantId, campaignId } of deps.campaigns.allRunning()) {
     const campaign = deps.campaigns.peek(campaignId)?.campaign;
-    if (!campaign || campaign.status !== "running") continue;
+    if (campaign?.status !== "running") continue;
     const stats = await campaignStatsFor(deps, tenantId, campaignId);
     if (!stats) continue;
     for (const condition of campaignConditions(campaign, stats)) {

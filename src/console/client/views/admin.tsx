@@ -1,4 +1,5 @@
 import { useEffect, useState } from "preact/hooks";
+import { grantableRoles } from "../access.ts";
 import { type ApiKey, api, type User } from "../api.ts";
 import { facts } from "../facts.ts";
 import { dateTime, label } from "../format.ts";
@@ -67,7 +68,7 @@ export function AdminUsers() {
         <Select
           label="Role"
           name="role"
-          options={facts.roles}
+          options={grantableRoles()}
           defaultValue="agent"
           error={creating.field("role")}
         />
@@ -103,7 +104,7 @@ export function AdminUsers() {
                       })
                     }
                   >
-                    {facts.roles.map((role) => (
+                    {grantableRoles().map((role) => (
                       <option key={role} value={role}>
                         {label(role)}
                       </option>

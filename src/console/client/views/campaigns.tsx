@@ -330,6 +330,64 @@ function SettingsForm({
   );
 }
 
+/** Stopping is for good: a stopped campaign is not started again. */
+const confirmed = (verb: string, name: string) =>
+  verb !== "stop" ||
+  window.confirm(
+    `Stop ${name}? A stopped campaign cannot be started again; pause it to resume later.`,
+  );
+
+/**
+ * A new workspace's first steps, each checked off as it is done: a campaign, leads, agents,
+ * an edge node. Gone once all four are.
+ */
+function FirstRun() {
+  const steps = useLoad(async () => {
+    const [campaigns, users, nodes] = await Promise.all([
+      api.campaigns({ limit: 50 }),
+      api.users({ limit: 500 }),
+      api.edgeNodes(),
+    ]);
+    const withLeads = await Promise.all(
+      campaigns.items.slice(0, 10).map((campaign) => api.leadLists(campaign.id)),
+    );
+    return [
+      { done: campaigns.total > 0, text: "Create a campaign", href: "/campaigns/new" },
+      {
+        done: withLeads.some((lists) => lists.items.some((list) => list.lead_count > 0)),
+        text: "Import leads into a lead list of the campaign",
+        href: campaigns.items[0] ? `/campaigns/${campaigns.items[0].id}` : "/campaigns/new",
+      },
+      {
+        done: users.items.some((user) => user.role === "agent"),
+        text: "Add agents (and give each a phone)",
+        href: "/users",
+      },
+      { done: nodes.items.length > 0, text: "Register an edge node", href: "/edge-nodes" },
+    ];
+  }, []).data;
+  if (!steps || steps.every((step) => step.done)) return null;
+  return (
+    <section class="card" aria-labelledby="first-run-title">
+      <h2 id="first-run-title">Getting started</h2>
+      <ol class="checklist">
+        {steps.map((step) => (
+          <li key={step.text} class={step.done ? "done" : ""}>
+            {step.done ? (
+              <>
+                <span aria-hidden="true">✓ </span>
+                {step.text} <span class="sr-only">(done)</span>
+              </>
+            ) : (
+              <a href={step.href}>{step.text}</a>
+            )}
+          </li>
+        ))}
+      </ol>
+    </section>
+  );
+}
+
 export function CampaignList() {
   const [offset, setOffset] = useState(0);
   const [status, setStatus] = useState("");
@@ -344,6 +402,7 @@ export function CampaignList() {
   );
   return (
     <Page title="Campaigns">
+      {may("campaigns.write") && <FirstRun />}
       <div class="buttons">
         {may("campaigns.write") && (
           <a class="button primary" href="/campaigns/new">
@@ -575,6 +634,7 @@ export function CampaignDetail({ id }: { id: string }) {
                 type="button"
                 disabled={!allowed.includes(verb) || action.busy}
                 onClick={async () => {
+                  if (!confirmed(verb, current.name)) return;
                   const done = await action.run(() => api.campaignAction(id, { action: verb }));
                   if (done) {
                     campaign.reload();

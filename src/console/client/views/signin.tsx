@@ -111,6 +111,10 @@ export function SignIn() {
   return (
     <main id="main">
       <form class="card narrow" onSubmit={submit} noValidate aria-labelledby="signin-title">
+        <p class="product">
+          <strong>Dialer engine</strong>: the outbound dialer for contact centers: campaigns, lead
+          lists, agents and their calls.
+        </p>
         <h1 id="signin-title">Sign in</h1>
         <Field label="E-mail" name="email" type="email" autoComplete="username" required />
         <Field

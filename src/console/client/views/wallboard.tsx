@@ -72,6 +72,13 @@ function LeadsByState({ stats }: { stats: CampaignStats | undefined }) {
   );
 }
 
+/** Stopping is for good: a stopped campaign is not started again. */
+const confirmed = (verb: string, name: string) =>
+  verb !== "stop" ||
+  window.confirm(
+    `Stop ${name}? A stopped campaign cannot be started again; pause it to resume later.`,
+  );
+
 type Board = Awaited<ReturnType<typeof api.agentBoard>>;
 const browserZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
 
@@ -285,6 +292,7 @@ export function Wallboard() {
   }, []);
 
   const act = (id: string, verb: "start" | "pause" | "stop") =>
+    confirmed(verb, campaigns.get(id)?.name ?? "this campaign") &&
     action.run(async () => {
       const { campaign } = await api.campaignAction(id, { action: verb });
       setCampaigns((before) => new Map(before).set(id, { ...before.get(id), ...campaign }));
