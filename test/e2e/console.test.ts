@@ -610,7 +610,7 @@ describe("console for admins", () => {
       await page.keyboard.press("Tab");
       await page.keyboard.type("a configured password");
       await page.keyboard.press("Enter");
-      await page.getByRole("heading", { name: "Tenants" }).waitFor({ timeout: 10_000 });
+      await page.getByRole("heading", { name: "Workspaces" }).waitFor({ timeout: 10_000 });
       await page.getByRole("row", { name: /Acme/ }).waitFor({ timeout: 10_000 });
       await captureView(page, "tenants");
       await page.getByRole("button", { name: "Open Acme" }).click();

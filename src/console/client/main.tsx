@@ -74,7 +74,7 @@ const ROUTES: Route[] = [
     view: () => <AdminSettings />,
     nav: "Settings",
   },
-  { pattern: "/tenants", permission: "tenants.read", view: () => <Tenants />, nav: "Tenants" },
+  { pattern: "/tenants", permission: "tenants.read", view: () => <Tenants />, nav: "Workspaces" },
 ];
 
 function TenantPicker() {

@@ -465,7 +465,7 @@ export function Tenants() {
   const tenants = useLoad(() => api.tenants(), []);
   const creating = useAction();
   return (
-    <Page title="Tenants">
+    <Page title="Workspaces">
       <form
         class="inline card"
         noValidate
@@ -500,7 +500,7 @@ export function Tenants() {
       </form>
       <Problem error={tenants.error} />
       <section class="card" aria-label="Tenant list">
-        <Table label="Tenants">
+        <Table label="Workspaces">
           <thead>
             <tr>
               <th scope="col">Name</th>

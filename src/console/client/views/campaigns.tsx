@@ -361,9 +361,9 @@ function FirstRun() {
       {
         done: users.items.some((user) => user.role === "agent"),
         text: "Add agents (and give each a phone)",
-        href: "/users",
+        href: "/admin/users",
       },
-      { done: nodes.items.length > 0, text: "Register an edge node", href: "/edge-nodes" },
+      { done: nodes.items.length > 0, text: "Register an edge node", href: "/admin/edge-nodes" },
     ];
   }, []).data;
   if (!steps || steps.every((step) => step.done)) return null;
