@@ -12,6 +12,7 @@ import type { CallRow } from "../../db/queries/dialer.ts";
 import type { CallTransfer } from "../../db/schema/columns.ts";
 import { conflict, forbidden, notFound, unprocessable } from "../errors.ts";
 import { type AgentPresence, freeForTransfer } from "./agents.ts";
+import { rowOf } from "./call-decide.ts";
 import { callView } from "./model.ts";
 import { nodeCommandOf } from "./node-commands.ts";
 
@@ -24,11 +25,6 @@ import { nodeCommandOf } from "./node-commands.ts";
  */
 
 type CallDecision = Decision<CallReply>;
-
-const liveRow = (call: LiveCall): CallRow => {
-  const { lead: _lead, ...row } = call;
-  return row;
-};
 
 /** The call a control names: live in the campaign, and the caller's to control. */
 function controlled(
@@ -55,7 +51,7 @@ export function decideCallControl(
   const call = controlled(snapshot, command, inputs);
   const { control } = command;
   if (control.kind === "hangup") {
-    const row = liveRow(call);
+    const row = rowOf(call);
     return {
       writes: [{ type: "nodeCommand", command: commandFor(call, inputs, "hangup", {}, now) }],
       adopt: () => [],
@@ -78,7 +74,7 @@ export function decideCallControl(
     reason: null,
   };
   const row: CallRow = {
-    ...liveRow(call),
+    ...rowOf(call),
     media: { ...call.media, transfer },
     updatedAt: new Date(now),
   };
@@ -171,7 +167,7 @@ export function transferReported(
   inputs: CommandInputs,
 ): CallDecision {
   const transfer = call.media?.transfer;
-  const row = liveRow(call);
+  const row = rowOf(call);
   if (transfer?.status !== "pending") {
     return {
       writes: [],
