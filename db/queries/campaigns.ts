@@ -1,9 +1,14 @@
-import { and, count, desc, eq, gt, inArray, sql } from "drizzle-orm";
+import { and, count, desc, eq, getTableColumns, gt, inArray, sql } from "drizzle-orm";
 import type { Executor, RawClient } from "../client.ts";
 import { type CommitNotice, noticeChunks } from "../commit-notices.ts";
 import { type Fence, fenced } from "../fence.ts";
 import { rowsOf } from "../rows.ts";
-import { campaignIdempotencyKeys, campaignStatusChanges, campaigns } from "../schema/index.ts";
+import {
+  campaignIdempotencyKeys,
+  campaignStatusChanges,
+  campaigns,
+  users,
+} from "../schema/index.ts";
 import { arrayLiteral, runStatement } from "../statement.ts";
 import { paged } from "./paged.ts";
 
@@ -105,8 +110,9 @@ export const listStatusChanges = (
 ) =>
   paged(
     db
-      .select()
+      .select({ ...getTableColumns(campaignStatusChanges), actorEmail: users.email })
       .from(campaignStatusChanges)
+      .leftJoin(users, sql`${users.id}::text = ${campaignStatusChanges.actorId}`)
       .where(eq(campaignStatusChanges.campaignId, campaignId))
       .orderBy(desc(campaignStatusChanges.createdAt), desc(campaignStatusChanges.id))
       .limit(page.limit)

@@ -330,6 +330,7 @@ export function decideStats(
     calls_in_flight: callsInFlight(dialing),
     agents_by_state: agents,
     answer_rate: answerRateOf(recentCounts(dialing)),
+    recent_calls: recentCounts(dialing).total,
     abandon_rate: ledgerNow(campaign, dialing, now).abandonRate,
     dial_ratio: pacing.ratio,
     dial_ratio_reason: pacing.reason,

@@ -198,6 +198,9 @@ export const CampaignStatsSchema = t.Object({
   calls_in_flight: t.Integer(),
   agents_by_state: t.Record(t.String(), t.Integer()),
   answer_rate: t.Number({ description: "share of recent calls picked up" }),
+  recent_calls: t.Optional(
+    t.Integer({ description: "the recent calls the rates are measured over (0: no rate yet)" }),
+  ),
   abandon_rate: t.Number({
     description:
       "abandoned over answered by a person, over the legal window (the campaign's life under 30 days, else the last 30 days)",
@@ -218,6 +221,7 @@ export const StatusChangeSchema = t.Object({
   to: CampaignStatusSchema,
   actor_type: t.String(),
   actor_id: t.Union([t.String(), t.Null()]),
+  actor_email: t.Union([t.String(), t.Null()], { description: "the user's, when a user did it" }),
   request_id: t.Union([t.String(), t.Null()]),
   created_at: Timestamp,
 });

@@ -217,6 +217,7 @@ export async function campaignHistory(deps: ServiceDeps, tenantId: string, id: s
       to: row.toStatus,
       actor_type: row.actorType,
       actor_id: row.actorId,
+      actor_email: row.actorEmail,
       request_id: row.requestId,
       created_at: row.createdAt.toISOString(),
     })),

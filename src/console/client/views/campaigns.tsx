@@ -708,7 +708,10 @@ export function CampaignDetail({ id }: { id: string }) {
                   <td>
                     {change.from} → {change.to}
                   </td>
-                  <td>{label(change.actor_type)}</td>
+                  <td>
+                    {change.actor_email ??
+                      (change.actor_type === "system" ? "the service" : label(change.actor_type))}
+                  </td>
                 </tr>
               ))}
             </tbody>

@@ -384,7 +384,9 @@ export function Wallboard() {
                       <GovernorStatus reason={stats?.dial_ratio_reason} />
                     </div>
                   </td>
-                  <td data-label="Answer rate">{percent(stats?.answer_rate)}</td>
+                  <td data-label="Answer rate">
+                    {stats?.recent_calls === 0 ? "– (no calls yet)" : percent(stats?.answer_rate)}
+                  </td>
                   <td class={over ? "over" : undefined} data-label="Abandon rate">
                     <span>
                       {percent(stats?.abandon_rate)}{" "}
