@@ -106,6 +106,7 @@ describe("the status operation", () => {
       to: "paused",
       actor_type: "user",
       actor_id: w.admin.id,
+      actor_email: "admin@acme.test",
       request_id: "pause-request-01",
       created_at: expect.stringMatching(/Z$/),
     });
