@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { may } from "../access.ts";
 import { api, type Eligibility, type Import, type Lead } from "../api.ts";
-import { previewRows } from "../csv-preview.ts";
+import { type FileProblem, previewRows, problemOf } from "../csv-preview.ts";
 import { facts } from "../facts.ts";
 import { dateTime, zonedDateTime } from "../format.ts";
 import { profileLabel, reasonLabel, zoneSourceLabel } from "../rules.ts";
@@ -9,9 +9,17 @@ import { Field, Page, Pager, Problem, Select, Table, useAction, useLoad } from "
 
 const PREVIEW_ROWS = 5;
 
+const PREVIEW_BYTES = 64 * 1024;
+
 /** The header and first rows of a CSV file, read in the browser before it is sent. */
 async function previewOf(file: File): Promise<string[][]> {
-  return previewRows(await file.slice(0, 64 * 1024).text(), PREVIEW_ROWS + 1);
+  return previewRows(await file.slice(0, PREVIEW_BYTES).text(), PREVIEW_ROWS + 1);
+}
+
+/** What the import would refuse only after the upload, found before it. */
+async function fileProblemOf(file: File): Promise<FileProblem | undefined> {
+  const bytes = new Uint8Array(await file.slice(0, PREVIEW_BYTES).arrayBuffer());
+  return problemOf(bytes, file.size <= PREVIEW_BYTES);
 }
 
 const guess = (header: string[], pattern: RegExp, otherwise = header[0] ?? "") =>
@@ -40,6 +48,7 @@ function ImportForm({
   const [zone, setZone] = useState("");
   const [progress, setProgress] = useState<number | undefined>();
   const [report, setReport] = useState<Import | undefined>();
+  const [problem, setProblem] = useState<FileProblem | undefined>();
   const action = useAction();
   const header = rows[0] ?? [];
   return (
@@ -71,7 +80,11 @@ function ImportForm({
             const file = (event.target as HTMLInputElement).files?.[0];
             setReport(undefined);
             setProgress(undefined);
+            setProblem(undefined);
             if (!file) return setRows([]);
+            const found = await fileProblemOf(file);
+            setProblem(found);
+            if (found?.kind === "not_text") return setRows([]);
             const preview = await previewOf(file);
             setRows(preview);
             const names = preview[0] ?? [];
@@ -80,6 +93,11 @@ function ImportForm({
             setZone(guess(names, /zone|tz/i, ""));
           }}
         />
+        {problem && (
+          <p class="problem" role="alert">
+            {problem.message}
+          </p>
+        )}
         {rows.length > 0 && (
           <Table label="Preview of the first rows">
             <caption class="muted small">
@@ -155,7 +173,11 @@ function ImportForm({
           </div>
         )}
         <div class="buttons">
-          <button type="submit" class="primary" disabled={action.busy || rows.length === 0}>
+          <button
+            type="submit"
+            class="primary"
+            disabled={action.busy || rows.length === 0 || problem !== undefined}
+          >
             Import
           </button>
         </div>
