@@ -97,6 +97,18 @@ describe("import results", () => {
     ]);
   });
 
+  test("a quote that never closes is said so, on the row where it opens", async () => {
+    const csv = [
+      "phone,timezone,note",
+      "+14155552671,UTC,fine",
+      '+14155552672,UTC,"never closed',
+      "+14155552673,UTC,swallowed",
+    ].join("\n");
+    const report = (await upload(csv)).body.data.import;
+    expect(report.imported).toBe(1);
+    expect(report.errors).toEqual([{ row: 2, column: null, reason: "unclosed_quote" }]);
+  });
+
   test("default_region reads national numbers; links are stored canonical", async () => {
     const response = await upload(
       "phone,timezone\n(415) 555-2671,US/Pacific\n020 7183 8750,Europe/London\n",

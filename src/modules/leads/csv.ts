@@ -42,7 +42,13 @@ function strictUtf8() {
  * semicolon, tab or pipe) is detected; quoted cells may hold delimiters, quotes and newlines.
  * Parsing pauses while the consumer works on a chunk's rows, so memory stays flat.
  */
-export async function* csvRows(path: string): AsyncGenerator<string[]> {
+/** Marks a row whose quoted cell never closed (it ran on to the end of the file). */
+export const UNCLOSED_QUOTE: unique symbol = Symbol("unclosed quote");
+
+/** A row of cells, marked when a quoted cell of it never closed. */
+export type CsvRow = string[] & { [UNCLOSED_QUOTE]?: true };
+
+export async function* csvRows(path: string): AsyncGenerator<CsvRow> {
   const source = createReadStream(path, { highWaterMark: 256 * 1024 });
   const text = source.pipe(strictUtf8());
   let failure: unknown;
@@ -55,7 +61,7 @@ export async function* csvRows(path: string): AsyncGenerator<string[]> {
     wake();
   });
 
-  const chunks: string[][][] = [];
+  const chunks: CsvRow[][] = [];
   let finished = false;
   let parser: Papa.Parser | undefined;
   let waiting: (() => void) | undefined;
@@ -73,7 +79,12 @@ export async function* csvRows(path: string): AsyncGenerator<string[]> {
       // flowing into papaparse's queue while the consumer works.
       handle.pause();
       text.pause();
-      chunks.push(results.data);
+      const rows: CsvRow[] = results.data;
+      for (const error of results.errors) {
+        const row = error.code === "MissingQuotes" ? rows[error.row ?? -1] : undefined;
+        if (row) row[UNCLOSED_QUOTE] = true;
+      }
+      chunks.push(rows);
       wake();
     },
     complete() {

@@ -6,13 +6,14 @@ import { zonesOf } from "../../compliance/zones.ts";
 import type { RequestMeta, ServiceDeps } from "../../deps.ts";
 import { ApiError, badRequest, type FieldError, INVALID_BODY } from "../../errors.ts";
 import { auditActorOf, type Principal } from "../../identity/principal.ts";
-import { csvRows, NotTextError } from "./csv.ts";
+import { type CsvRow, csvRows, NotTextError, UNCLOSED_QUOTE } from "./csv.ts";
 import { type ImportView, importView } from "./model.ts";
 import { canonicalTimeZone, isRegion, normalisePhone } from "./normalise.ts";
 import type { ImportUpload } from "./upload.ts";
 
 /** Why a row was not imported; also the `reason` of the rejected-rows export. */
 export type RejectReason =
+  | "unclosed_quote"
   | "too_few_cells"
   | "too_many_cells"
   | "missing_phone"
@@ -53,8 +54,10 @@ function columnIndex(header: string[], name: string): number {
   return exact !== -1 ? exact : header.findIndex((cell) => cell.trim() === name.trim());
 }
 
-function judgeRow(cells: string[], columns: Columns): Verdict {
+function judgeRow(cells: CsvRow, columns: Columns): Verdict {
   const { header } = columns;
+  // A quote that never closes swallows every line after it into one cell: said as such.
+  if (cells[UNCLOSED_QUOTE]) return { ok: false, reason: "unclosed_quote", column: null };
   if (cells.length < header.length) return { ok: false, reason: "too_few_cells", column: null };
   if (cells.length > header.length) return { ok: false, reason: "too_many_cells", column: null };
   const phoneCell = (cells[columns.phone] as string).trim();
