@@ -862,7 +862,8 @@ export function AgentDesktop() {
           key={preview.lead.id}
           preview={preview}
           now={now}
-          onDone={() => setPreview(null)}
+          // The next offer may arrive before this answer does: only this lead's card goes.
+          onDone={() => setPreview((shown) => (shown?.lead.id === preview.lead.id ? null : shown))}
         />
       )}
 
