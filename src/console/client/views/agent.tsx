@@ -34,10 +34,6 @@ const REASON_KEY = "dialer.agent.reason";
 /** The service's own reason for the breath a campaign gives after each call. */
 const AFTER_CALL = "after_call";
 const STOPPED = new Set(["paused", "stopped", "completed"]);
-const SHORTCUTS: Record<string, string> = {
-  r: "ready",
-  p: "pause",
-};
 type DispositionCode = Campaign["disposition_codes"][number];
 /** A campaign the page has not loaded (no longer running, say) offers the defaults. */
 const DEFAULT_CODES = CAMPAIGN_DEFAULTS.disposition_codes as readonly DispositionCode[];
@@ -247,6 +243,28 @@ function EarlierCalls({ callId }: { callId: string }) {
   );
 }
 
+/**
+ * Single-key shortcuts while the component is shown, ignored while typing in a field or with
+ * a modifier held.
+ */
+function useShortcuts(keys: Record<string, (() => unknown) | undefined>) {
+  useEffect(() => {
+    const onKey = (event: KeyboardEvent) => {
+      const target = event.target as HTMLElement;
+      if (
+        target.closest("input, select, textarea") ||
+        event.altKey ||
+        event.ctrlKey ||
+        event.metaKey
+      )
+        return;
+      keys[event.key]?.();
+    };
+    addEventListener("keydown", onKey);
+    return () => removeEventListener("keydown", onKey);
+  });
+}
+
 /** Why an agent passes on a lead offered in preview. */
 const SKIP_REASONS = ["Not the right time", "Wrong region", "Recently contacted", "Other"];
 
@@ -273,22 +291,7 @@ function PreviewCard({
   const left = Math.max(0, Math.ceil((Date.parse(preview.expires_at) - now) / 1000));
   const dial = () => action.run(() => api.dialPreview()).then((done) => done && onDone());
   const skip = () => action.run(() => api.skipPreview(reason)).then((done) => done && onDone());
-  useEffect(() => {
-    const onKey = (event: KeyboardEvent) => {
-      const target = event.target as HTMLElement;
-      if (
-        target.closest("input, select, textarea") ||
-        event.altKey ||
-        event.ctrlKey ||
-        event.metaKey
-      )
-        return;
-      if (event.key === "d") void dial();
-      else if (event.key === "s") void skip();
-    };
-    addEventListener("keydown", onKey);
-    return () => removeEventListener("keydown", onKey);
-  });
+  useShortcuts({ d: dial, s: skip });
   return (
     <section class="card" aria-labelledby="preview-title">
       <h2 id="preview-title">Preview: {leadName(preview.lead.fields) ?? preview.lead.phone}</h2>
@@ -369,22 +372,7 @@ function CallControls({
       await api.transfer(callId, kind === "agent" ? { agent_id: value } : { phone: value });
       setChoosing(false);
     });
-  useEffect(() => {
-    const onKey = (event: KeyboardEvent) => {
-      const element = event.target as HTMLElement;
-      if (
-        element.closest("input, select, textarea") ||
-        event.altKey ||
-        event.ctrlKey ||
-        event.metaKey
-      )
-        return;
-      if (event.key === "h") void hangUp();
-      else if (event.key === "t" && connected) setChoosing(true);
-    };
-    addEventListener("keydown", onKey);
-    return () => removeEventListener("keydown", onKey);
-  });
+  useShortcuts({ h: hangUp, t: connected ? () => setChoosing(true) : undefined });
   const options = [
     ...(targets?.agents ?? []).map((agent) => ({
       value: `agent:${agent.user_id}`,
@@ -726,22 +714,9 @@ export function AgentDesktop() {
       setAgent(reply.agent);
     });
 
-  useEffect(() => {
-    const onKey = (event: KeyboardEvent) => {
-      const target = event.target as HTMLElement;
-      if (
-        target.closest("input, select, textarea") ||
-        event.altKey ||
-        event.ctrlKey ||
-        event.metaKey
-      )
-        return;
-      const shortcut = SHORTCUTS[event.key];
-      if (shortcut === "ready" && campaignId) void setState("ready");
-      else if (shortcut === "pause") void setState("paused");
-    };
-    addEventListener("keydown", onKey);
-    return () => removeEventListener("keydown", onKey);
+  useShortcuts({
+    r: campaignId ? () => setState("ready") : undefined,
+    p: () => setState("paused"),
   });
 
   const state = agent?.state ?? "offline";
