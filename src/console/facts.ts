@@ -8,6 +8,10 @@ import { GOVERNOR_REASON_PREFIX } from "../dialer/governor.ts";
 import { DISPOSITION_OUTCOMES } from "../dialer/model.ts";
 import { PERMISSIONS, SCOPE_LEVELS, SCOPED_RESOURCES } from "../identity/permissions.ts";
 import { ROLES, USER_STATUSES } from "../identity/roles.ts";
+import { ChangePasswordBody } from "../modules/auth/model.ts";
+import { CreateCampaignBody } from "../modules/campaigns/model.ts";
+import { CreateUserBody } from "../modules/users/model.ts";
+import { inputLimitsOf } from "./input-limits.ts";
 
 /**
  * The status actions the campaign machine accepts in each status, read from its own
@@ -45,6 +49,12 @@ export function consoleFacts() {
     agentStates: [...AGENT_STATES],
     /** What a disposition code may do to its lead. */
     dispositionOutcomes: [...DISPOSITION_OUTCOMES],
+    /** What each form's fields take, from the bodies the API checks them against. */
+    inputLimits: {
+      campaign: inputLimitsOf(CreateCampaignBody),
+      user: inputLimitsOf(CreateUserBody),
+      password: inputLimitsOf(ChangePasswordBody),
+    },
     roles: [...ROLES],
     userStatuses: [...USER_STATUSES],
     scopedResources: [...SCOPED_RESOURCES],

@@ -24,6 +24,7 @@ const PATTERNS: Record<string, string> = {
     "must be a code of lower-case letters, digits and _, starting with a letter, at most 32",
   "^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$": "must be a domain name such as acme.example",
   "\\S": "must not be blank",
+  "^[0-9*#]$": "must be one key: a digit, * or #",
 };
 
 const FORMATS: Record<string, string> = {
@@ -32,6 +33,10 @@ const FORMATS: Record<string, string> = {
   email: "must be an e-mail address",
   uri: "must be a URI",
 };
+
+/** What a pattern of our schemas asks for, as a sentence. */
+export const patternSentence = (pattern: string) =>
+  PATTERNS[pattern] ?? "is not in the form this field takes";
 
 const plural = (count: unknown, one: string) => `${count} ${one}${count === 1 ? "" : "s"}`;
 
@@ -85,7 +90,7 @@ export function sentenceOf(issue: SchemaIssue): string {
     case ValueErrorType.StringMaxLength:
       return `must be at most ${plural(schema.maxLength, "character")}`;
     case ValueErrorType.StringPattern:
-      return PATTERNS[String(schema.pattern)] ?? "is not in the form this field takes";
+      return patternSentence(String(schema.pattern));
     case ValueErrorType.StringFormat:
     case ValueErrorType.StringFormatUnknown:
       return FORMATS[String(schema.format)] ?? `must be in the ${String(schema.format)} format`;

@@ -486,13 +486,35 @@ describe("console for admins", () => {
       expect(rejected).toContain("Bad phone");
       expect(rejected).toContain("invalid_timezone");
 
-      // A campaign setting out of range shows the API's message beside its field.
+      // Every setting the API would refuse is said beside its field on the first submit,
+      // before anything is sent: a blank name, a number out of range, a reversed window.
       await page.goto(`${server.baseUrl}/campaigns/new`);
-      await page.getByLabel("Name").fill("Winter");
+      const sent: string[] = [];
+      page.on("request", (request) => {
+        if (request.method() === "POST" && request.url().endsWith("/api/v1/campaigns"))
+          sent.push(request.url());
+      });
       await page.getByLabel("Max attempts").fill("99");
+      await page.getByLabel("Calling window start").fill("21:00");
+      await page.getByLabel("Calling window end").fill("08:00");
       await page.getByRole("button", { name: "Create campaign" }).click();
-      await page.locator(".field-error").first().waitFor({ timeout: 10_000 });
+      const errorOf = (label: string) =>
+        page
+          .locator(".field", { has: page.getByLabel(label, { exact: true }) })
+          .locator(".field-error");
+      await errorOf("Name").getByText("is required").waitFor({ timeout: 10_000 });
+      await errorOf("Max attempts").getByText("must be at most 50").waitFor();
+      await errorOf("Calling window start")
+        .getByText("must be before calling_window.end")
+        .waitFor();
+      expect(sent).toEqual([]);
       await captureView(page, "campaign-new-invalid");
+      // Leaving a field put right takes its message away at once.
+      await page.getByLabel("Name").fill("Winter");
+      await page.getByLabel("Max attempts").focus();
+      await errorOf("Name").waitFor({ state: "detached" });
+      await page.getByLabel("Calling window start").fill("08:00");
+      await page.getByLabel("Calling window end").fill("21:00");
       await page.getByLabel("Max attempts").fill("5");
       await page.getByRole("button", { name: "Create campaign" }).click();
       await page.getByRole("heading", { name: "Winter" }).waitFor({ timeout: 10_000 });
@@ -587,6 +609,14 @@ describe("console for admins", () => {
       }
       await page.getByRole("button", { name: "Sign out" }).click();
       await page.getByRole("heading", { name: "Sign in" }).waitFor({ timeout: 10_000 });
+      // An empty sign-in names what is missing, in sentences.
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await errorOf("E-mail").getByText("is required").waitFor({ timeout: 10_000 });
+      await errorOf("Password").getByText("is required").waitFor();
+      await page
+        .getByRole("alert")
+        .getByText("Some fields need changing: email, password.")
+        .waitFor();
       await page.getByLabel("E-mail").fill("admin@acme.test");
       await page.getByLabel("Password", { exact: true }).fill("not the password");
       await page.getByLabel("Workspace").fill("acme.test");

@@ -85,6 +85,25 @@ export async function expectAccessible(page: Page, view: string) {
   expect({ view, serious }).toEqual({ view, serious: [] });
 }
 
+/**
+ * The page itself never scrolls sideways: anything wider than the screen scrolls inside its own
+ * box (a table's wrapper, which shows a shadow at the edge with more beyond it).
+ */
+export async function expectNoSidewaysScroll(page: Page, view: string) {
+  const widths = await page.evaluate(() => {
+    const root = (
+      globalThis as unknown as {
+        document: { documentElement: { scrollWidth: number; clientWidth: number } };
+      }
+    ).document.documentElement;
+    return { scroll: root.scrollWidth, client: root.clientWidth };
+  });
+  expect({ view, overflow: widths.scroll > widths.client ? widths : null }).toEqual({
+    view,
+    overflow: null,
+  });
+}
+
 /** A screenshot of the page at each size, then axe at each size. */
 export async function captureView(page: Page, name: string) {
   mkdirSync(SCREENSHOTS, { recursive: true });
@@ -94,6 +113,7 @@ export async function captureView(page: Page, name: string) {
     await page.waitForTimeout(150);
     await page.screenshot({ path: join(SCREENSHOTS, `${name}-${size}.png`), fullPage: true });
     await expectAccessible(page, `${name} at ${size}`);
+    await expectNoSidewaysScroll(page, `${name} at ${size}`);
   }
   if (original) await page.setViewportSize(original);
 }

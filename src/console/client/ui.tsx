@@ -1,6 +1,7 @@
 import type { ComponentChildren, InputHTMLAttributes, SelectHTMLAttributes } from "preact";
 import { useCallback, useEffect, useId, useState } from "preact/hooks";
-import { ApiError } from "./api.ts";
+import { ApiError, type FieldError } from "./api.ts";
+import { failureOf, focusField, formFailures } from "./field-checks.ts";
 
 /** A labelled input with the API's message for its field beside it. */
 export function Field(
@@ -92,10 +93,19 @@ export function Select(
   );
 }
 
-/** An error the page shows: the API's own message. */
+/**
+ * An error the page shows: the API's own message, or the fields to change when the message
+ * is beside each of them.
+ */
 export function Problem({ error }: { error: unknown }) {
   if (!error) return null;
-  const message = error instanceof Error ? error.message : String(error);
+  const fields = error instanceof ApiError ? error.fieldErrors.map((failure) => failure.field) : [];
+  const message =
+    fields.length > 0
+      ? `Some fields need changing: ${fields.join(", ")}.`
+      : error instanceof Error
+        ? error.message
+        : String(error);
   return (
     <p class="problem" role="alert">
       {message}
@@ -180,7 +190,22 @@ export function usePolled<T>(load: () => Promise<T>, deps: unknown[], everyMs: n
   return loaded;
 }
 
-/** Runs a form's action, keeping its error (with field messages) and a busy flag. */
+/** A form held back in the browser: what the API would have said, field by field. */
+const refused = (failures: FieldError[]) =>
+  new ApiError("some fields need changing", 422, "validation_failed", failures);
+
+const isControl = (target: EventTarget | null): target is HTMLInputElement =>
+  (target instanceof HTMLInputElement ||
+    target instanceof HTMLSelectElement ||
+    target instanceof HTMLTextAreaElement) &&
+  target.name !== "";
+
+/**
+ * Runs a form's action, keeping its error (with field messages) and a busy flag. `submit`
+ * checks every field first and shows all that fail at once; `checks` (spread on the
+ * form) takes a message away once its field is put right, and adds one when a
+ * field is left with a value the API would refuse.
+ */
 export function useAction() {
   const [error, setError] = useState<unknown>(undefined);
   const [busy, setBusy] = useState(false);
@@ -197,7 +222,38 @@ export function useAction() {
     }
   };
   const field = (name: string) => (error instanceof ApiError ? error.field(name) : undefined);
-  return { error, busy, run, field };
+  const submit = async <T,>(
+    form: HTMLFormElement,
+    action: () => Promise<T>,
+    rules: (FieldError | undefined)[] = [],
+  ): Promise<T | undefined> => {
+    const failures = [
+      ...formFailures(form),
+      ...rules.filter((rule): rule is FieldError => rule !== undefined),
+    ];
+    const first = failures[0];
+    if (!first) return run(action);
+    setError(refused(failures));
+    focusField(form, first.field);
+    return undefined;
+  };
+  const recheck = (event: Event) => {
+    const control = event.target;
+    if (!isControl(control)) return;
+    const message = failureOf(control);
+    const shown = field(control.name) !== undefined;
+    // Typing only takes a message away: one that appeared mid-word would move the page.
+    if (message ? event.type !== "focusout" : !shown) return;
+    const others =
+      error instanceof ApiError
+        ? error.fieldErrors.filter((failure) => failure.field !== control.name)
+        : [];
+    const failures = message ? [...others, { field: control.name, message }] : others;
+    setError(failures.length > 0 ? refused(failures) : undefined);
+  };
+  /** Spread on the form: its fields are checked as they change and as they are left. */
+  const checks = { onInput: recheck, onFocusOut: recheck };
+  return { error, busy, run, field, submit, checks };
 }
 
 /** A secret the API shows once, with a button that copies it. */

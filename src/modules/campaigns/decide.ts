@@ -40,6 +40,7 @@ import { ok } from "../../envelope.ts";
 import { ApiError, badRequest, unprocessable } from "../../errors.ts";
 import { errorEnvelope } from "../../plugins/errors.ts";
 import { type CampaignStats, campaignView } from "./model.ts";
+import { windowOrderFailure } from "./window-order.ts";
 
 /**
  * A campaign's own commands as pure steps: a status change with its idempotent reply, new
@@ -169,12 +170,8 @@ export function completion(
 }
 
 export function assertWindowOrder(start: string, end: string) {
-  // "HH:MM" strings compare in time order.
-  if (start >= end) {
-    throw badRequest("invalid request body", [
-      { field: "calling_window.start", message: "must be before calling_window.end" },
-    ]);
-  }
+  const failure = windowOrderFailure({ start, end });
+  if (failure) throw badRequest("invalid request body", [failure]);
 }
 
 /** API fields to columns, for the fields that are present. */

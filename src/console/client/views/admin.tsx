@@ -33,11 +33,12 @@ export function AdminUsers() {
         class="inline card"
         noValidate
         aria-label="New user"
+        {...creating.checks}
         onSubmit={async (event) => {
           event.preventDefault();
           const form = event.target as HTMLFormElement;
           const data = new FormData(form);
-          const created = await creating.run(() =>
+          const created = await creating.submit(form, () =>
             api.createUser({
               email: String(data.get("email")),
               password: String(data.get("password")),
@@ -55,6 +56,8 @@ export function AdminUsers() {
           name="email"
           type="email"
           autoComplete="off"
+          required
+          {...facts.inputLimits.user.email}
           error={creating.field("email")}
         />
         <Field
@@ -62,6 +65,8 @@ export function AdminUsers() {
           name="password"
           type="text"
           autoComplete="off"
+          required
+          {...facts.inputLimits.user.password}
           hint="12+ characters; changed at first sign-in"
           error={creating.field("password")}
         />

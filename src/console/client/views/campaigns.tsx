@@ -1,6 +1,7 @@
 import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { CAMPAIGN_DEFAULTS } from "../../../modules/campaigns/defaults.ts";
+import { windowOrderFailure } from "../../../modules/campaigns/window-order.ts";
 import { may } from "../access.ts";
 import {
   ApiError,
@@ -43,6 +44,12 @@ const DEFAULTS: Omit<Settings, "regulatory_profile"> = {
   calling_window: { ...CAMPAIGN_DEFAULTS.calling_window },
 };
 
+/** What a setting takes, as the API checks it; a number left empty is refused at once. */
+const limitsOf = (name: string) => {
+  const limits = facts.inputLimits.campaign[name] ?? {};
+  return { ...limits, required: limits.step !== undefined || name === "name" };
+};
+
 /** The API's first complaint about the disposition codes, if any. */
 const codesError = (error: unknown) =>
   error instanceof ApiError
@@ -57,7 +64,7 @@ function settingsOf(form: HTMLFormElement): Settings {
     name: text("name"),
     dial_mode: text("dial_mode") as Settings["dial_mode"],
     caller_id: text("caller_id").trim() || null,
-    calling_window: { start: text("window_start"), end: text("window_end") },
+    calling_window: { start: text("calling_window.start"), end: text("calling_window.end") },
     max_attempts: number("max_attempts"),
     retry_delay_seconds: number("retry_delay_seconds"),
     dial_ratio: number("dial_ratio"),
@@ -113,10 +120,15 @@ function SettingsForm({
     <form
       class="stack"
       noValidate
+      {...action.checks}
       onSubmit={async (event) => {
         event.preventDefault();
         setSaved(false);
-        const done = await action.run(() => onSubmit(settingsOf(event.target as HTMLFormElement)));
+        const form = event.target as HTMLFormElement;
+        const settings = settingsOf(form);
+        // A read-only window is not in the form's data, and not sent.
+        const windowRule = readOnly ? undefined : windowOrderFailure(settings.calling_window);
+        const done = await action.submit(form, () => onSubmit(settings), [windowRule]);
         if (done !== undefined) setSaved(true);
       }}
     >
@@ -126,8 +138,8 @@ function SettingsForm({
         <Field
           label="Name"
           name="name"
+          {...limitsOf("name")}
           defaultValue={initial.name}
-          required
           disabled={readOnly}
           error={action.field("name")}
         />
@@ -142,6 +154,7 @@ function SettingsForm({
         <Field
           label="Caller ID"
           name="caller_id"
+          {...limitsOf("caller_id")}
           defaultValue={initial.caller_id ?? ""}
           hint="E.164, e.g. +14155550100; empty: each list's own"
           disabled={readOnly}
@@ -165,7 +178,8 @@ function SettingsForm({
         />
         <Field
           label="Calling window start"
-          name="window_start"
+          name="calling_window.start"
+          {...limitsOf("calling_window.start")}
           type="time"
           defaultValue={initial.calling_window.start}
           hint="the lead's local time"
@@ -174,7 +188,8 @@ function SettingsForm({
         />
         <Field
           label="Calling window end"
-          name="window_end"
+          name="calling_window.end"
+          {...limitsOf("calling_window.end")}
           type="time"
           defaultValue={initial.calling_window.end}
           disabled={readOnly}
@@ -184,6 +199,7 @@ function SettingsForm({
         <Field
           label="Max attempts"
           name="max_attempts"
+          {...limitsOf("max_attempts")}
           type="number"
           defaultValue={String(initial.max_attempts)}
           disabled={readOnly}
@@ -192,6 +208,7 @@ function SettingsForm({
         <Field
           label="Retry delay (seconds)"
           name="retry_delay_seconds"
+          {...limitsOf("retry_delay_seconds")}
           type="number"
           defaultValue={String(initial.retry_delay_seconds)}
           disabled={readOnly}
@@ -200,6 +217,7 @@ function SettingsForm({
         <Field
           label="Dial ratio"
           name="dial_ratio"
+          {...limitsOf("dial_ratio")}
           type="number"
           step="0.1"
           defaultValue={String(initial.dial_ratio)}
@@ -210,6 +228,7 @@ function SettingsForm({
         <Field
           label="Max abandon rate"
           name="max_abandon_rate"
+          {...limitsOf("max_abandon_rate")}
           type="number"
           step="0.001"
           defaultValue={String(initial.max_abandon_rate)}
@@ -220,6 +239,7 @@ function SettingsForm({
         <Field
           label="Opt-out key"
           name="opt_out_digit"
+          {...limitsOf("opt_out_digit")}
           defaultValue={initial.opt_out_digit}
           hint="pressed during the abandon message, puts the number on the do-not-call list"
           disabled={readOnly}
@@ -239,6 +259,7 @@ function SettingsForm({
         <Field
           label="Detection budget (ms)"
           name="amd_budget_ms"
+          {...limitsOf("amd_budget_ms")}
           type="number"
           defaultValue={String(initial.amd_budget_ms)}
           hint="no verdict by then: put through to an agent"
@@ -259,6 +280,7 @@ function SettingsForm({
         <Field
           label="Machine verdicts sent to agents (%)"
           name="amd_sample_percent"
+          {...limitsOf("amd_sample_percent")}
           type="number"
           step="0.1"
           defaultValue={String(initial.amd_sample_percent)}
@@ -269,6 +291,7 @@ function SettingsForm({
         <Field
           label="Wrap-up limit (seconds)"
           name="wrap_up_seconds"
+          {...limitsOf("wrap_up_seconds")}
           type="number"
           defaultValue={String(initial.wrap_up_seconds)}
           hint="0: no limit; at the limit the default disposition is recorded for the agent"
@@ -289,6 +312,7 @@ function SettingsForm({
         <Field
           label="Pause after each call (seconds)"
           name="after_call_pause_seconds"
+          {...limitsOf("after_call_pause_seconds")}
           type="number"
           defaultValue={String(initial.after_call_pause_seconds)}
           hint="a breath before the next call; 0: none"
@@ -298,6 +322,7 @@ function SettingsForm({
         <Field
           label="Preview time to dial (seconds)"
           name="preview_timeout_seconds"
+          {...limitsOf("preview_timeout_seconds")}
           type="number"
           defaultValue={String(initial.preview_timeout_seconds)}
           hint="in preview, a lead not dialled in this time is skipped and goes back"

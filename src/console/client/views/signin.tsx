@@ -1,6 +1,6 @@
-import { useState } from "preact/hooks";
 import { home } from "../access.ts";
 import { api } from "../api.ts";
+import { facts } from "../facts.ts";
 import { navigate, search } from "../router.ts";
 import { refreshMe, session, signedIn, signOut } from "../session.ts";
 import { Field, Problem, useAction } from "../ui.tsx";
@@ -12,27 +12,35 @@ function nextPage(): string {
 
 function ChangePassword() {
   const action = useAction();
-  const [mismatch, setMismatch] = useState<string | undefined>();
   const submit = async (event: Event) => {
     event.preventDefault();
-    const form = new FormData(event.target as HTMLFormElement);
+    const element = event.target as HTMLFormElement;
+    const form = new FormData(element);
     const next = String(form.get("new_password"));
-    if (next !== String(form.get("repeat"))) {
-      setMismatch("the two new passwords differ");
-      return;
-    }
-    setMismatch(undefined);
-    const done = await action.run(() =>
-      api.changePassword({
-        current_password: String(form.get("current_password")),
-        new_password: next,
-      }),
+    const mismatch =
+      next === String(form.get("repeat"))
+        ? undefined
+        : { field: "repeat", message: "must be the same as the new password" };
+    const done = await action.submit(
+      element,
+      () =>
+        api.changePassword({
+          current_password: String(form.get("current_password")),
+          new_password: next,
+        }),
+      [mismatch],
     );
     // The session's user changes, and the page moves on by itself.
     if (done) await refreshMe();
   };
   return (
-    <form class="card narrow" onSubmit={submit} noValidate aria-labelledby="change-title">
+    <form
+      class="card narrow"
+      onSubmit={submit}
+      {...action.checks}
+      noValidate
+      aria-labelledby="change-title"
+    >
       <h1 id="change-title">Choose a new password</h1>
       <p>Your account was given a first password: choose your own before you go on.</p>
       <input
@@ -48,6 +56,7 @@ function ChangePassword() {
         name="current_password"
         type="password"
         autoComplete="current-password"
+        {...facts.inputLimits.password.current_password}
         required
         error={action.field("current_password")}
       />
@@ -56,6 +65,7 @@ function ChangePassword() {
         name="new_password"
         type="password"
         autoComplete="new-password"
+        {...facts.inputLimits.password.new_password}
         required
         hint="12 to 256 characters"
         error={action.field("new_password")}
@@ -66,7 +76,7 @@ function ChangePassword() {
         type="password"
         autoComplete="new-password"
         required
-        error={mismatch}
+        error={action.field("repeat")}
       />
       <button type="submit" class="primary" disabled={action.busy}>
         Change password
@@ -96,7 +106,7 @@ export function SignIn() {
     event.preventDefault();
     const form = new FormData(event.target as HTMLFormElement);
     const workspace = String(form.get("tenant_domain") ?? "").trim();
-    const login = await action.run(() =>
+    const login = await action.submit(event.target as HTMLFormElement, () =>
       api.login({
         email: String(form.get("email")),
         password: String(form.get("password")),
@@ -110,19 +120,33 @@ export function SignIn() {
   };
   return (
     <main id="main">
-      <form class="card narrow" onSubmit={submit} noValidate aria-labelledby="signin-title">
+      <form
+        class="card narrow"
+        onSubmit={submit}
+        {...action.checks}
+        noValidate
+        aria-labelledby="signin-title"
+      >
         <p class="product">
           <strong>Dialer engine</strong>: the outbound dialer for contact centers: campaigns, lead
           lists, agents and their calls.
         </p>
         <h1 id="signin-title">Sign in</h1>
-        <Field label="E-mail" name="email" type="email" autoComplete="username" required />
+        <Field
+          label="E-mail"
+          name="email"
+          type="email"
+          autoComplete="username"
+          required
+          error={action.field("email")}
+        />
         <Field
           label="Password"
           name="password"
           type="password"
           autoComplete="current-password"
           required
+          error={action.field("password")}
         />
         <Field
           label="Workspace"
