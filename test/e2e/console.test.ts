@@ -3,6 +3,8 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, Page, WebSocketRoute } from "playwright-core";
+import { encodeWav } from "../../src/media/wav.ts";
+import { tone } from "../helpers/audio.ts";
 import {
   captureView,
   haveBrowser,
@@ -51,22 +53,26 @@ async function apiCall<T = Record<string, unknown>>(
 const node = (path: string, body: unknown) =>
   apiCall<Record<string, unknown>>("POST", `/nodes${path}`, { token: world.nodeKey, body });
 
-async function signInAs(email: string, password: string): Promise<string> {
+async function signInAs(email: string, password: string, domain = "acme.test"): Promise<string> {
   const login = await apiCall<{ token: string }>("POST", "/auth/login", {
-    body: { email, password, tenant_domain: "acme.test" },
+    body: { email, password, tenant_domain: domain },
   });
   expect(login.status).toBe(200);
   return login.body.data.token;
 }
 
 /** A user of the workspace whose first password was already changed through the API. */
-async function readyUser(email: string, role: string): Promise<string> {
-  const created = await apiCall("POST", `/users?tenant_id=${world.tenantId}`, {
+async function readyUser(
+  email: string,
+  role: string,
+  workspace = { id: world.tenantId, domain: "acme.test" },
+): Promise<string> {
+  const created = await apiCall("POST", `/users?tenant_id=${workspace.id}`, {
     token: world.tokens.platform,
     body: { email, password: FIRST_PASSWORD, role },
   });
   expect(created.status).toBe(201);
-  const token = await signInAs(email, FIRST_PASSWORD);
+  const token = await signInAs(email, FIRST_PASSWORD, workspace.domain);
   const changed = await apiCall("POST", "/auth/me/password", {
     token,
     body: { current_password: FIRST_PASSWORD, new_password: OWN_PASSWORD },
@@ -75,10 +81,10 @@ async function readyUser(email: string, role: string): Promise<string> {
   return token;
 }
 
-async function signInPage(page: Page, email: string, password: string) {
+async function signInPage(page: Page, email: string, password: string, domain = "acme.test") {
   await page.getByLabel("E-mail").fill(email);
   await page.getByLabel("Password", { exact: true }).fill(password);
-  await page.getByLabel("Workspace").fill("acme.test");
+  await page.getByLabel("Workspace").fill(domain);
   await page.getByRole("button", { name: "Sign in" }).click();
 }
 
@@ -886,5 +892,273 @@ describe("the API reference", () => {
       await context.close();
     },
     SERVER_TEST_TIMEOUT_MS,
+  );
+});
+
+/** A zone where it is between 10:00 and 18:00 now. */
+function daytimeZone(): string {
+  const zones = [
+    "Pacific/Honolulu",
+    "America/Los_Angeles",
+    "America/Chicago",
+    "America/Sao_Paulo",
+    "Atlantic/Azores",
+    "Europe/London",
+    "Europe/Athens",
+    "Asia/Dubai",
+    "Asia/Dhaka",
+    "Asia/Shanghai",
+    "Asia/Tokyo",
+    "Australia/Brisbane",
+    "Pacific/Noumea",
+    "Pacific/Auckland",
+  ];
+  const hourIn = (timeZone: string) =>
+    Number(
+      new Intl.DateTimeFormat("en-GB", { timeZone, hour: "2-digit", hourCycle: "h23" }).format(
+        new Date(),
+      ),
+    );
+  const zone = zones.find((candidate) => hourIn(candidate) >= 10 && hourIn(candidate) < 18);
+  if (!zone) throw new Error("no zone in daytime");
+  return zone;
+}
+
+describe("a supervisor's and an admin's day", () => {
+  test.skipIf(!haveBrowser)(
+    "figures per agent, a forced pause, pacing within the governor, an alert, the last hour on a fresh page, a bulk do-not-call upload and a platform admin's reload",
+    async () => {
+      // A workspace of its own: its node hands out only this walk-through's calls.
+      const tenant = await apiCall<{ tenant: { id: string } }>("POST", "/tenants", {
+        token: world.tokens.platform,
+        body: { name: "Globex", domain: "globex.test" },
+      });
+      const globex = { id: tenant.body.data.tenant.id, domain: "globex.test" };
+      const admin = await readyUser("admin@globex.test", "admin", globex);
+      await readyUser("super@globex.test", "supervisor", globex);
+      const agentToken = await readyUser("evening@globex.test", "agent", globex);
+      const signIn = (page: Page, email: string) =>
+        signInPage(page, email, OWN_PASSWORD, globex.domain);
+
+      // A new workspace's admin is shown what to do first.
+      const adminContext = await newContext(browser);
+      const adminPage = await adminContext.newPage();
+      await adminPage.goto(`${server.baseUrl}/campaigns`);
+      await signIn(adminPage, "admin@globex.test");
+      const firstRun = adminPage.getByRole("region", { name: "Getting started" });
+      await firstRun.getByRole("link", { name: "Create a campaign" }).waitFor({ timeout: 10_000 });
+      await firstRun.getByText("Add agents (and give each a phone)").waitFor();
+      await captureView(adminPage, "first-run-checklist");
+
+      const campaign = await apiCall<{ campaign: { id: string } }>("POST", "/campaigns", {
+        token: admin,
+        body: {
+          name: "Evening sales",
+          dial_mode: "progressive",
+          dial_ratio: 2,
+          calling_window: { start: "00:00", end: "23:59" },
+          regulatory_profile: "uk",
+        },
+      });
+      const campaignId = campaign.body.data.campaign.id;
+      // The profile's abandon message, without which its governor allows no abandoned call.
+      const message = await fetch(
+        `${server.baseUrl}/api/v1/campaigns/${campaignId}/messages/abandon`,
+        {
+          method: "PUT",
+          headers: { authorization: `Bearer ${admin}`, "content-type": "audio/wav" },
+          body: encodeWav(tone(440, 1000), 8000),
+        },
+      );
+      expect(message.status).toBe(201);
+      const list = await apiCall<{ lead_list: { id: string } }>(
+        "POST",
+        `/campaigns/${campaignId}/lead-lists`,
+        { token: admin, body: { name: "Evening", caller_id: "+14155550100" } },
+      );
+      const leads = new FormData();
+      leads.append("phone_column", "phone");
+      leads.append("timezone_column", "tz");
+      // Leads where it is day now, whenever the test runs: inside the profile's hours.
+      const zone = daytimeZone();
+      leads.append(
+        "file",
+        new Blob(
+          [
+            [
+              "phone,tz,name",
+              ...Array.from({ length: 60 }, (_, n) => `+44207946${1000 + n},${zone},Lead ${n}`),
+            ].join("\n"),
+          ],
+          { type: "text/csv" },
+        ),
+        "evening.csv",
+      );
+      const imported = await apiCall(
+        "POST",
+        `/campaigns/${campaignId}/lead-lists/${list.body.data.lead_list.id}/import`,
+        { token: admin, form: leads },
+      );
+      expect(imported.status).toBe(200);
+      const edge = await apiCall<{ key: string }>("POST", "/edge-nodes", {
+        token: admin,
+        body: { name: "globex-edge", max_concurrent_calls: 10 },
+      });
+      const nodeKey = edge.body.data.key;
+      const globexNode = (path: string, body: unknown) =>
+        apiCall<Record<string, unknown>>("POST", `/nodes${path}`, { token: nodeKey, body });
+      expect(
+        (
+          await apiCall("POST", `/campaigns/${campaignId}/status`, {
+            token: admin,
+            body: { action: "start" },
+          })
+        ).status,
+      ).toBe(200);
+
+      // The agent is ready on the desktop; the supervisor watches the wallboard.
+      const agentContext = await newContext(browser);
+      const desk = await agentContext.newPage();
+      await desk.goto(`${server.baseUrl}/agent`);
+      await signIn(desk, "evening@globex.test");
+      const state = desk.getByRole("status", { name: "Agent state" });
+      await state.waitFor({ timeout: 10_000 });
+      await desk.getByLabel("Campaign").selectOption(campaignId);
+      await desk.getByRole("button", { name: /^Ready/ }).click();
+      await state.getByText("ready").waitFor({ timeout: 10_000 });
+
+      const supervisorContext = await newContext(browser);
+      const wallboard = await supervisorContext.newPage();
+      await wallboard.goto(server.baseUrl);
+      await signIn(wallboard, "super@globex.test");
+      const agentRow = wallboard.locator('tr[data-agent="evening@globex.test"]');
+      await agentRow.getByText("ready").waitFor({ timeout: 10_000 });
+
+      // A busy hour: calls put through one at a time while the profile's budget (3 % of
+      // live answers) covers no abandoned call; once it covers one, ratio 2 places two calls
+      // for the one agent, and the second is abandoned.
+      expect((await globexNode("/heartbeat", { active_calls: 0 })).status).toBe(200);
+      const at = () => new Date().toISOString();
+      let bridged = 0;
+      let abandoned = 0;
+      for (let round = 0; abandoned === 0 && round < 60; round++) {
+        const claim = await globexNode("/jobs/claim", { max: 2, wait_ms: 2000 });
+        const jobs = (claim.body.data as { jobs: { call_id: string }[] }).jobs;
+        const put: string[] = [];
+        for (const { call_id } of jobs) {
+          await globexNode(`/calls/${call_id}/events`, { type: "ringing", at: at() });
+          const answered = await globexNode(`/calls/${call_id}/events`, {
+            type: "answered",
+            at: at(),
+          });
+          const action = (answered.body.data as { call: { action: string } }).call.action;
+          if (action === "bridge") put.push(call_id);
+          else abandoned++;
+        }
+        for (const { call_id } of jobs)
+          await globexNode(`/calls/${call_id}/events`, {
+            type: "ended",
+            at: at(),
+            hangup_cause: "NORMAL_CLEARING",
+          });
+        for (const callId of put) {
+          const done = await apiCall("POST", `/calls/${callId}/disposition`, {
+            token: agentToken,
+            body: { disposition: "completed" },
+          });
+          expect(done.status).toBe(200);
+          bridged++;
+        }
+      }
+      expect(abandoned).toBe(1);
+      expect(bridged).toBeGreaterThanOrEqual(34);
+      await state.getByText("ready").waitFor({ timeout: 10_000 });
+
+      // The supervisor sees the agent's figures and the alert, pushed.
+      await agentRow
+        .locator('[data-label="Calls today"]', { hasText: String(bridged) })
+        .waitFor({ timeout: 20_000 });
+      const alerts = wallboard.getByRole("region", { name: "Alerts" });
+      await alerts.locator('[data-alert="abandon_budget"]').waitFor({ timeout: 15_000 });
+      await captureView(wallboard, "wallboard-alert");
+
+      // A forced pause: the agent's desktop says who did it.
+      await agentRow.getByRole("button", { name: "Pause: evening@globex.test" }).click();
+      await agentRow.getByText("paused").waitFor({ timeout: 10_000 });
+      await state.getByText("paused").waitFor({ timeout: 10_000 });
+      await desk
+        .getByRole("alert")
+        .getByText(/super@globex\.test paused you at/)
+        .waitFor({ timeout: 10_000 });
+      await captureView(desk, "agent-desktop-paused-by-supervisor");
+
+      // The supervisor raises the ratio: stored as set, the governor caps what is used.
+      await wallboard.goto(`${server.baseUrl}/campaigns/${campaignId}`);
+      await wallboard.getByRole("heading", { name: "Status history" }).waitFor({ timeout: 10_000 });
+      await wallboard.getByLabel("Dial ratio").fill("3");
+      await wallboard.getByRole("button", { name: "Save rules and pacing" }).click();
+      await wallboard.getByRole("status").getByText("Saved").waitFor({ timeout: 10_000 });
+      const saved = await apiCall<{
+        campaign: { dial_ratio: number; stats: { dial_ratio: number; dial_ratio_reason: string } };
+      }>("GET", `/campaigns/${campaignId}`, { token: admin });
+      expect(saved.body.data.campaign.dial_ratio).toBe(3);
+      expect(saved.body.data.campaign.stats.dial_ratio).toBeLessThan(3);
+      await wallboard.locator("[data-governor]").waitFor({ timeout: 10_000 });
+      await captureView(wallboard, "campaign-pacing-supervisor");
+
+      // A wallboard opened afresh has the minutes behind it, with their numbers.
+      const freshContext = await newContext(browser);
+      const fresh = await freshContext.newPage();
+      await fresh.goto(server.baseUrl);
+      await signIn(fresh, "super@globex.test");
+      const chart = fresh.locator(`tr[data-campaign="${campaignId}"] svg.chart`);
+      await chart.locator("title", { hasText: /1 abandoned of \d+ answered/ }).waitFor({
+        state: "attached",
+        timeout: 10_000,
+      });
+      await captureView(fresh, "wallboard-fresh");
+
+      // The admin uploads do-not-call numbers, with a report by row.
+      await adminPage.goto(`${server.baseUrl}/dnc`);
+      await adminPage.getByLabel("Upload numbers (CSV)").setInputFiles({
+        name: "opt-outs.csv",
+        mimeType: "text/csv",
+        buffer: Buffer.from("phone\n+12025550191\n+1 202 555 0192\nnot a number\n"),
+      });
+      await adminPage.getByRole("button", { name: "Upload", exact: true }).click();
+      await adminPage
+        .getByRole("status")
+        .getByText("3 rows: 2 added, 0 already listed, 1 refused.")
+        .waitFor({ timeout: 10_000 });
+      await adminPage.getByRole("row", { name: /\+12025550192/ }).waitFor({ timeout: 10_000 });
+      await captureView(adminPage, "do-not-call-upload");
+
+      // A platform admin picks the workspace and reloads: every view still works.
+      const rootContext = await newContext(browser);
+      const root = await rootContext.newPage();
+      await root.goto(server.baseUrl);
+      await root.getByLabel("E-mail").fill("root@example.test");
+      await root.getByLabel("Password", { exact: true }).fill("a configured password");
+      await root.getByRole("button", { name: "Sign in" }).click();
+      await root.getByRole("button", { name: "Open Globex" }).click();
+      await root.locator(`tr[data-campaign="${campaignId}"]`).waitFor({ timeout: 10_000 });
+      await root.reload();
+      await root.locator(`tr[data-campaign="${campaignId}"]`).waitFor({ timeout: 10_000 });
+      expect(await root.getByLabel("Workspace").inputValue()).toBe(globex.id);
+      await root.goto(`${server.baseUrl}/tenants`);
+      await root.getByRole("row", { name: /Globex/ }).waitFor({ timeout: 10_000 });
+      expect(await root.getByText("invalid query parameters").count()).toBe(0);
+      await captureView(root, "workspaces-after-reload");
+
+      for (const context of [
+        adminContext,
+        agentContext,
+        supervisorContext,
+        freshContext,
+        rootContext,
+      ])
+        await context.close();
+    },
+    SERVER_TEST_TIMEOUT_MS * 3,
   );
 });

@@ -1,5 +1,5 @@
 import type { ComponentChildren, InputHTMLAttributes, SelectHTMLAttributes } from "preact";
-import { useCallback, useEffect, useId, useState } from "preact/hooks";
+import { useCallback, useEffect, useId, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { ApiError, type FieldError } from "./api.ts";
 import { failureOf, focusField, formFailures } from "./field-checks.ts";
 
@@ -121,15 +121,41 @@ export function Table({
 }: {
   label: string;
   children: ComponentChildren;
-  /** On a phone, each row becomes a card of labelled values (cells carry `data-label`). */
+  /**
+   * On a phone, each row becomes a card of labelled values: a cell without its own
+   * `data-label` takes its column's heading.
+   */
   stacked?: boolean;
 }) {
+  const table = useRef<HTMLTableElement>(null);
+  // Every render: rows come and go with the data the parent passes.
+  useLayoutEffect(() => {
+    if (stacked && table.current) labelCells(table.current);
+  });
   return (
     // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must take focus to scroll by keyboard
     <section class={stacked ? "table-wrap stacked" : "table-wrap"} tabIndex={0} aria-label={label}>
-      <table>{children}</table>
+      <table ref={table}>{children}</table>
     </section>
   );
+}
+
+/** Gives each body cell without a `data-label` the heading of its column. */
+function labelCells(table: HTMLTableElement) {
+  const headings = [...(table.tHead?.rows[0]?.cells ?? [])].flatMap((cell) =>
+    Array<string>(cell.colSpan).fill(cell.textContent?.trim() ?? ""),
+  );
+  for (const body of table.tBodies) {
+    for (const row of body.rows) {
+      let column = 0;
+      for (const cell of row.cells) {
+        const heading = headings[column];
+        if (cell.tagName === "TD" && heading && !cell.hasAttribute("data-label"))
+          cell.setAttribute("data-label", heading);
+        column += cell.colSpan;
+      }
+    }
+  }
 }
 
 export function Pager({

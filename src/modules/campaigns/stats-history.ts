@@ -19,7 +19,10 @@ export const StatsHistoryQuery = t.Object({
     }),
   ),
   to: t.Optional(
-    t.String({ description: "RFC 3339; the minute after the last (rounded down). Now by default" }),
+    t.String({
+      description:
+        "RFC 3339; the minute after the last (rounded down). By default the last is the minute under way, so far",
+    }),
   ),
   tenant_id: t.Optional(t.String()),
 });

@@ -240,7 +240,7 @@ export function AdminApiKeys() {
       {shown && <ShownOnce label="New API key" secret={shown} />}
       <Problem error={keys.error ?? revoking.error} />
       <section class="card" aria-label="Keys">
-        <Table label="API keys">
+        <Table label="API keys" stacked>
           <thead>
             <tr>
               <th scope="col">Name</th>
@@ -339,7 +339,7 @@ export function AdminEdgeNodes() {
       {shown && <ShownOnce label="New node key" secret={shown} />}
       <Problem error={nodes.error ?? revoking.error} />
       <section class="card" aria-label="Nodes">
-        <Table label="Edge nodes">
+        <Table label="Edge nodes" stacked>
           <thead>
             <tr>
               <th scope="col">Name</th>
@@ -505,7 +505,7 @@ export function Tenants() {
       </form>
       <Problem error={tenants.error} />
       <section class="card" aria-label="Tenant list">
-        <Table label="Workspaces">
+        <Table label="Workspaces" stacked>
           <thead>
             <tr>
               <th scope="col">Name</th>

@@ -447,7 +447,7 @@ export function CampaignList() {
       </div>
       <Problem error={error} />
       <section class="card" aria-label="Campaign list">
-        <Table label="Campaigns">
+        <Table label="Campaigns" stacked>
           <thead>
             <tr>
               <th scope="col">Name</th>
@@ -520,7 +520,7 @@ function ComplianceView({ compliance }: { compliance: Compliance }) {
         Basis: <strong>{label(compliance.basis)}</strong>; limit{" "}
         {percent(compliance.max_abandon_rate)}; as of {dateTime(compliance.at)}.
       </p>
-      <Table label="Compliance">
+      <Table label="Compliance" stacked>
         <thead>
           <tr>
             <th scope="col">Period</th>
@@ -557,7 +557,7 @@ function LeadLists({ campaignId }: { campaignId: string }) {
     <section class="card" aria-labelledby="lists-title">
       <h2 id="lists-title">Lead lists</h2>
       <Problem error={lists.error} />
-      <Table label="Lead lists">
+      <Table label="Lead lists" stacked>
         <thead>
           <tr>
             <th scope="col">Name</th>
@@ -694,10 +694,15 @@ export function CampaignDetail({ id }: { id: string }) {
           windowSummary={<EffectiveWindow campaign={current} />}
           onSubmit={async (settings) => {
             // Supervisors send the rules and the pacing; every other setting is an admin's.
+            // A profile they may not choose (none) is a disabled option, which a form leaves
+            // out of its data: the profile is sent only when they changed it.
+            const profileChanged =
+              settings.regulatory_profile !== "" &&
+              settings.regulatory_profile !== current.regulatory_profile;
             const changes = may("campaigns.write")
               ? settings
               : {
-                  regulatory_profile: settings.regulatory_profile,
+                  ...(profileChanged ? { regulatory_profile: settings.regulatory_profile } : {}),
                   dial_mode: settings.dial_mode,
                   dial_ratio: settings.dial_ratio,
                   max_abandon_rate: settings.max_abandon_rate,
@@ -716,7 +721,7 @@ export function CampaignDetail({ id }: { id: string }) {
         <section class="card" aria-labelledby="history-title">
           <h2 id="history-title">Status history</h2>
           <Problem error={history.error} />
-          <Table label="Status history">
+          <Table label="Status history" stacked>
             <thead>
               <tr>
                 <th scope="col">When</th>

@@ -123,7 +123,7 @@ export function DoNotCall() {
       )}
       <Problem error={entries.error ?? removing.error} />
       <section class="card" aria-label="Numbers">
-        <Table label="Do-not-call numbers">
+        <Table label="Do-not-call numbers" stacked>
           <thead>
             <tr>
               <th scope="col">Number</th>

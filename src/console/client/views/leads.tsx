@@ -248,7 +248,7 @@ function PastImports({
     <section class="card" aria-labelledby="imports-title">
       <h2 id="imports-title">Past imports</h2>
       <Problem error={imports.error ?? downloading.error} />
-      <Table label="Past imports">
+      <Table label="Past imports" stacked>
         <thead>
           <tr>
             <th scope="col">Finished</th>

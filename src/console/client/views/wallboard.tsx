@@ -10,7 +10,8 @@ import { GovernorStatus } from "./rules.tsx";
 
 const HOUR = 3_600_000;
 const HISTORY_KEY = "dialer.wallboard.history";
-type Sample = { at: number; rate: number };
+/** A point of the chart; a whole minute from the server says what its rate is made of. */
+type Sample = { at: number; rate: number; detail?: string };
 
 /** The samples of the last hour this tab has seen, kept across reloads of the page. */
 function storedHistory(): Map<string, Sample[]> {
@@ -33,7 +34,8 @@ function AbandonChart({ samples, limit, now }: { samples: Sample[]; limit: numbe
   const width = 160;
   const height = 40;
   const top = Math.max(limit * 2, ...samples.map((sample) => sample.rate), 0.01);
-  const x = (at: number) => ((at - (now - HOUR)) / HOUR) * width;
+  // The minute under way ends after now: its point sits at the right edge.
+  const x = (at: number) => Math.min(width, ((at - (now - HOUR)) / HOUR) * width);
   const y = (rate: number) => height - (rate / top) * (height - 2) - 1;
   const points = samples.map((sample) => `${x(sample.at).toFixed(1)},${y(sample.rate).toFixed(1)}`);
   const last = samples.at(-1);
@@ -52,6 +54,15 @@ function AbandonChart({ samples, limit, now }: { samples: Sample[]; limit: numbe
       <line x1="0" x2={width} y1={y(limit)} y2={y(limit)} class="chart-limit" />
       {points.length > 1 && (
         <polyline points={points.join(" ")} class={over ? "chart-line over" : "chart-line"} />
+      )}
+      {/* A minute's numbers on hover: its point names them. */}
+      {samples.map(
+        (sample) =>
+          sample.detail && (
+            <circle key={sample.at} cx={x(sample.at)} cy={y(sample.rate)} r="3" class="chart-point">
+              <title>{sample.detail}</title>
+            </circle>
+          ),
       )}
     </svg>
   );
@@ -126,11 +137,21 @@ function SupervisorActions({ agent, onDone }: { agent: Agent; onDone: () => void
 async function hourOf(campaignId: string): Promise<Sample[]> {
   const from = new Date(Date.now() - HOUR).toISOString();
   const { items } = await api.statsHistory(campaignId, from);
-  return items.flatMap((minute) =>
-    minute.abandon_rate === null
-      ? []
-      : [{ at: Date.parse(minute.minute) + 60_000, rate: minute.abandon_rate }],
-  );
+  return items.flatMap((minute) => {
+    if (minute.abandon_rate === null) return [];
+    const start = new Date(minute.minute).toLocaleTimeString(undefined, {
+      hour: "2-digit",
+      minute: "2-digit",
+    });
+    const people = minute.answered + minute.abandoned;
+    return [
+      {
+        at: Date.parse(minute.minute) + 60_000,
+        rate: minute.abandon_rate,
+        detail: `${start}: ${minute.abandoned} abandoned of ${people} answered (${percent(minute.abandon_rate)})`,
+      },
+    ];
+  });
 }
 
 export function Wallboard() {
