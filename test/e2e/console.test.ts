@@ -621,7 +621,7 @@ describe("console for admins", () => {
       await errorOf("Password").getByText("is required").waitFor();
       await page
         .getByRole("alert")
-        .getByText("Some fields need changing: email, password.")
+        .getByText("email: is required; password: is required")
         .waitFor();
       await page.getByLabel("E-mail").fill("admin@acme.test");
       await page.getByLabel("Password", { exact: true }).fill("not the password");

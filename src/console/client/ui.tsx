@@ -94,15 +94,15 @@ export function Select(
 }
 
 /**
- * An error the page shows: the API's own message, or the fields to change when the message
- * is beside each of them.
+ * An error the page shows: the API's own message, or each field's (also shown beside the
+ * field where the form has one).
  */
 export function Problem({ error }: { error: unknown }) {
   if (!error) return null;
-  const fields = error instanceof ApiError ? error.fieldErrors.map((failure) => failure.field) : [];
+  const fields = error instanceof ApiError ? error.fieldErrors : [];
   const message =
     fields.length > 0
-      ? `Some fields need changing: ${fields.join(", ")}.`
+      ? fields.map((failure) => `${failure.field}: ${failure.message}`).join("; ")
       : error instanceof Error
         ? error.message
         : String(error);
