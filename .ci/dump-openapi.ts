@@ -1,8 +1,9 @@
 /**
- * Writes the OpenAPI document the app serves at /api/v1/openapi.json to the file named by
- * the first argument, pretty-printed, so that CI can lint it.
+ * Writes a document the app serves (the OpenAPI document at /api/v1/openapi.json unless another
+ * path is given, e.g. /api/v1/asyncapi.json) to the file named by the first argument,
+ * pretty-printed, so that CI can lint it.
  *
- *   bun .ci/dump-openapi.ts <out.json>
+ *   bun .ci/dump-openapi.ts <out.json> [path]
  *
  * The app is built in-process over an in-memory database; nothing listens on a port.
  */
@@ -16,11 +17,8 @@ import { silentLogger } from "../src/logger.ts";
 
 const SPEC_PATH = "/api/v1/openapi.json";
 
-async function main(outFile: string | undefined): Promise<number> {
-  if (!outFile) {
-    console.error("usage: bun .ci/dump-openapi.ts <out.json>");
-    return 2;
-  }
+/** The JSON document the app answers at `path`; throws when it answers anything else. */
+export async function servedDocument(path: string): Promise<unknown> {
   // A throwaway secret: the document does not depend on it, but the config requires 32+ bytes.
   const secret = "x".repeat(40);
   const handle = await openDatabase({ dataDir: "memory://" });
@@ -33,31 +31,38 @@ async function main(outFile: string | undefined): Promise<number> {
       logger: silentLogger,
       jwtSecret: secret,
     });
-    const response = await createApp(deps).handle(new Request(`http://localhost${SPEC_PATH}`));
+    const response = await createApp(deps).handle(new Request(`http://localhost${path}`));
     const text = await response.text();
     if (response.status !== 200) {
-      console.error(`GET ${SPEC_PATH} answered ${response.status}: ${text.slice(0, 500)}`);
-      return 1;
+      throw new Error(`GET ${path} answered ${response.status}: ${text.slice(0, 500)}`);
     }
-    let document: unknown;
     try {
-      document = JSON.parse(text);
+      return JSON.parse(text);
     } catch {
-      console.error(`GET ${SPEC_PATH} did not return JSON: ${text.slice(0, 500)}`);
-      return 1;
+      throw new Error(`GET ${path} did not return JSON: ${text.slice(0, 500)}`);
     }
-    writeFileSync(outFile, `${JSON.stringify(document, null, 2)}\n`);
-    console.log(`wrote the OpenAPI document to ${outFile}`);
-    return 0;
   } finally {
     await handle.close();
   }
 }
 
-main(process.argv[2]).then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+async function main(outFile: string | undefined, path = SPEC_PATH): Promise<number> {
+  if (!outFile) {
+    console.error("usage: bun .ci/dump-openapi.ts <out.json> [path]");
+    return 2;
+  }
+  const document = await servedDocument(path);
+  writeFileSync(outFile, `${JSON.stringify(document, null, 2)}\n`);
+  console.log(`wrote ${path} to ${outFile}`);
+  return 0;
+}
+
+if (import.meta.main) {
+  main(process.argv[2], process.argv[3]).then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+}
