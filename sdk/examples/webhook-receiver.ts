@@ -1,6 +1,6 @@
 import { verifyWebhook, WebhookVerificationError } from "@dialer-engine/sdk";
 
-/** A fetch handler: `Bun.serve({ port: 8080, fetch: receive })`, `Deno.serve(receive)`, a worker. */
+/** A fetch handler: `Bun.serve({ port: 8080, fetch: receive })`, `Deno.serve(receive)`… */
 export async function receive(request: Request): Promise<Response> {
   try {
     const secret = process.env.WEBHOOK_SECRET ?? "";

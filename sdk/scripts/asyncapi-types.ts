@@ -60,5 +60,6 @@ function channelsInterface(document: AsyncApiDocument): string {
       "    };",
     ].join("\n");
   });
-  return `/** The sockets: each channel's address and the messages each side sends. */\nexport interface channels {\n${members.join("\n")}\n}\n`;
+  const doc = "/** The sockets: each channel's address and the messages each side sends. */";
+  return `${doc}\nexport interface channels {\n${members.join("\n")}\n}\n`;
 }

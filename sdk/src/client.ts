@@ -9,7 +9,7 @@ export type ApiClient = Client<paths>;
 export interface ClientOptions {
   /** Where the server is, e.g. `http://127.0.0.1:3000`; each path carries its own `/api/v1`. */
   baseUrl: string;
-  /** A user's token from `POST /api/v1/auth/login`, or an API key (`svc_key_…`); none to sign in. */
+  /** A user's token (`POST /api/v1/auth/login`) or an API key (`svc_key_…`); none to sign in. */
   token?: string;
   /** A `fetch` of your own (a proxy, a test double); the global one by default. */
   fetch?: (request: Request) => Promise<Response>;

@@ -4,7 +4,10 @@ import type { paths } from "./generated/openapi.ts";
 export type ApiErrorBody =
   paths["/api/v1/auth/login"]["post"]["responses"]["4XX"]["content"]["application/json"];
 
-/** A refusal of the API, from its envelope `{status: "error", code, message, field_errors?, request_id}`. */
+/**
+ * A refusal of the API, from its envelope
+ * `{status: "error", code, message, field_errors?, request_id}`.
+ */
 export class ApiError extends Error {
   override readonly name = "ApiError";
   /** The HTTP status, e.g. 422. */
@@ -32,7 +35,7 @@ const isErrorBody = (body: unknown): body is ApiErrorBody =>
  * The `data` of a request's success envelope `{status: "success", data}`, or its refusal thrown
  * as an `ApiError`:
  *
- *   const { campaign } = await unwrap(api.GET("/api/v1/campaigns/{id}", { params: { path: { id } } }));
+ *   const { campaign } = await unwrap(api.GET("/api/v1/campaigns/{id}", { params }));
  */
 export async function unwrap<Data>(
   request: Promise<{ data?: { data: Data }; error?: unknown; response: Response }>,

@@ -47,7 +47,10 @@ const CLOSE_ROLE_CHANGED = 4004;
 
 type Handler<Argument> = (argument: Argument) => void;
 
-/** A handler's exception is rethrown on its own, so that it neither stops the socket nor the handlers after it. */
+/**
+ * A handler's exception is rethrown on its own, so that it stops neither the socket nor the
+ * handlers after it.
+ */
 function deliver<Argument>(handler: Handler<Argument>, argument: Argument): void {
   try {
     handler(argument);
@@ -164,8 +167,8 @@ export class RealtimeSocket<C extends Channel> {
       const { token: given } = this.#options;
       token = typeof given === "string" ? given : await given();
     } catch {
-      // A sign-in that failed (the server away, say) is retried like a dropped connection.
-      this.#scheduleReconnect();
+      // A sign-in that failed (the server away, say) is a connection that dropped.
+      if (!this.#closed) this.#dropped(1006, "no token");
       return;
     }
     if (this.#closed) return;
@@ -178,10 +181,16 @@ export class RealtimeSocket<C extends Channel> {
     socket.onmessage = (event) => this.#dispatch(event.data);
     socket.onclose = (event) => {
       this.#socket = undefined;
-      const reconnecting = this.#mayReconnect(event.code);
-      this.#emitClose({ code: event.code, reason: event.reason, reconnecting });
-      if (reconnecting) this.#scheduleReconnect();
+      this.#dropped(event.code, event.reason);
     };
+  }
+
+  #dropped(code: number, reason: string): void {
+    const backoff = this.#mayReconnect(code) ? this.#backoff : undefined;
+    this.#emitClose({ code, reason, reconnecting: backoff !== undefined });
+    if (!backoff) return;
+    const delay = reconnectDelay(this.#attempt++, backoff);
+    this.#retry = setTimeout(() => void this.#connect(), delay);
   }
 
   #url(token: string): URL {
@@ -199,12 +208,6 @@ export class RealtimeSocket<C extends Channel> {
       return typeof this.#options.token === "function";
     }
     return true;
-  }
-
-  #scheduleReconnect(): void {
-    if (this.#closed || !this.#backoff) return;
-    const delay = reconnectDelay(this.#attempt++, this.#backoff);
-    this.#retry = setTimeout(() => void this.#connect(), delay);
   }
 
   #dispatch(data: unknown): void {
