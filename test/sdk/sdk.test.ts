@@ -17,7 +17,6 @@ import { listenOnLoopback } from "../helpers/sockets.ts";
 
 /** The SDK (sdk/) against the real app listening on loopback, and its pure parts alone. */
 
-type Workspace = Awaited<ReturnType<typeof createWorkspace>>;
 let stops: Array<() => unknown> = [];
 afterEach(async () => {
   for (const stop of stops.reverse()) await stop();
@@ -25,7 +24,7 @@ afterEach(async () => {
 });
 
 async function listening() {
-  const w: Workspace = await createWorkspace();
+  const w = await createWorkspace();
   const server = listenOnLoopback(w);
   stops.push(() => server.stop());
   const adminToken = await w.login("admin@acme.test");
