@@ -61,8 +61,13 @@ export function verifyWebhook(
 }
 
 function headerRecord(headers: WebhookHeaders): Record<string, string> {
-  if (headers instanceof Headers) return Object.fromEntries(headers.entries());
   const record: Record<string, string> = {};
+  if (headers instanceof Headers) {
+    headers.forEach((value, name) => {
+      record[name] = value;
+    });
+    return record;
+  }
   for (const [name, value] of Object.entries(headers)) {
     // A header sent twice arrives as an array; signatures are space-separated anyway.
     if (value !== undefined) record[name.toLowerCase()] = [value].flat().join(" ");
