@@ -37,6 +37,7 @@ import { messagesModule } from "./modules/messages/index.ts";
 import { tenantsModule } from "./modules/tenants/index.ts";
 import { tenantStore } from "./modules/tenants/store.ts";
 import { usersModule } from "./modules/users/index.ts";
+import { webhooksModule } from "./modules/webhooks/index.ts";
 import { authPlugin } from "./plugins/auth.ts";
 import { DOCS_ASSETS_PATH, docsAssetsModule } from "./plugins/docs-assets.ts";
 import { errorsPlugin } from "./plugins/errors.ts";
@@ -47,6 +48,8 @@ import { asyncApiModule } from "./realtime/asyncapi.ts";
 import { connectRealtime } from "./realtime/events.ts";
 import { RealtimeHub } from "./realtime/hub.ts";
 import { realtimeModule, SOCKET_LIMITS } from "./realtime/routes.ts";
+import { type Resolve, systemResolve } from "./webhooks/addresses.ts";
+import { WebhookDispatcher } from "./webhooks/dispatcher.ts";
 
 export interface ServiceDepsInput {
   database: DatabaseHandle;
@@ -59,6 +62,8 @@ export interface ServiceDepsInput {
    * database; a server on PostgreSQL shares them with the other processes (`campaignLeasesFor`).
    */
   leases?: CampaignLeases;
+  /** How webhook hosts are resolved: the system's resolver unless a test changes DNS. */
+  resolve?: Resolve;
 }
 
 export function createServiceDeps(input: ServiceDepsInput): ServiceDeps {
@@ -105,6 +110,21 @@ export function createServiceDeps(input: ServiceDepsInput): ServiceDeps {
     loginGate: new KeyedMutex(),
     importGate: new KeyedMutex(),
     statusCommits: statusCommitsOn(input.database.raw),
+    webhooks: undefined as unknown as ServiceDeps["webhooks"],
+  };
+  const resolve = input.resolve ?? systemResolve;
+  deps.webhooks = {
+    resolve,
+    dispatcher: new WebhookDispatcher({
+      db: input.database.db,
+      clock: input.clock,
+      logger: input.logger,
+      realtime: deps.realtime,
+      resolve,
+      allowPrivateNetworks: input.config.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+      retryWindowMs: input.config.WEBHOOK_RETRY_HOURS * 3_600_000,
+      disableAfterMs: input.config.WEBHOOK_DISABLE_AFTER_HOURS * 3_600_000,
+    }),
   };
   deps.campaigns.connect(campaignPort(deps), forwarderOf(deps));
   deps.sharedRateCounts = sharedRateCountsOf(deps);
@@ -168,6 +188,7 @@ export function createApp(deps: ServiceDeps) {
     .use(dncModule(deps, auth))
     .use(auditModule(deps, auth))
     .use(alertsModule(deps, auth))
+    .use(webhooksModule(deps, auth))
     .use(realtimeModule(deps))
     .use(ownerCommandsModule(deps))
     .use(asyncApiModule)

@@ -45,6 +45,15 @@ export const ConfigSchema = Type.Object({
    * and asks the busiest for some when it runs fewer than its share; 0 never.
    */
   CAMPAIGN_REBALANCE_SECONDS: Type.Integer({ minimum: 0, maximum: 3600, default: 10 }),
+  /**
+   * Webhooks may reach loopback, private and link-local addresses, and plain `http` (tests,
+   * a receiver on the same host). Off: only `https` to public addresses.
+   */
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS: Type.Boolean({ default: false }),
+  /** How long an event is retried before it is given up. */
+  WEBHOOK_RETRY_HOURS: Type.Number({ exclusiveMinimum: 0, maximum: 720, default: 24 }),
+  /** An endpoint failing without a success this long is disabled, and its admins alerted. */
+  WEBHOOK_DISABLE_AFTER_HOURS: Type.Number({ exclusiveMinimum: 0, maximum: 8760, default: 72 }),
   LOG_LEVEL: Type.Union(
     [Type.Literal("debug"), Type.Literal("info"), Type.Literal("warn"), Type.Literal("error")],
     { default: "info" },

@@ -19,6 +19,9 @@ import type { Logger } from "./logger.ts";
 import type { RealtimeHub } from "./realtime/hub.ts";
 
 /** What services are given. They never see a request context. */
+import type { Resolve } from "./webhooks/addresses.ts";
+import type { WebhookDispatcher } from "./webhooks/dispatcher.ts";
+
 export interface ServiceDeps {
   db: Database;
   /** The same database for long work (reports over many rows, clean-ups), off the hot path's connections. */
@@ -75,6 +78,8 @@ export interface ServiceDeps {
   importGate: KeyedMutex;
   /** Status changes of different campaigns, committed together under load; true if applied. */
   statusCommits: GroupCommit<StatusChange, boolean>;
+  /** Delivers the outbox of webhook events; started by the server, not by tests that skip it. */
+  webhooks: { dispatcher: WebhookDispatcher; resolve: Resolve };
 }
 
 /** Facts about the request a service records (audit) but does not decide on. */

@@ -226,6 +226,9 @@ async function main() {
       });
   }, DEADLINE_SWEEP_MS);
 
+  // Every process delivers webhooks; the outbox gives each event to one of them.
+  deps.webhooks.dispatcher.start();
+
   let stopping = false;
   const drain = async (signal: string) => {
     if (stopping) return;
@@ -247,6 +250,7 @@ async function main() {
     await server?.stop(false);
     closeOwnerLinks(deps);
     await deps.dialer.agents.settled();
+    await deps.webhooks.dispatcher.stop();
     await stopChangeFeed().catch(() => undefined);
     await pushRelay.stop().catch(() => undefined);
     await deps.sharedRateCounts?.stop();

@@ -1,7 +1,8 @@
-import { and, count, desc, eq, getTableColumns, gte, lt, sql } from "drizzle-orm";
+import { and, count, desc, eq, getTableColumns, gte, inArray, lt, sql } from "drizzle-orm";
 import type { Executor } from "../client.ts";
 import { campaigns, cdrs, dncNumbers, dncRequests, users } from "../schema/index.ts";
 import { paged } from "./paged.ts";
+import { enqueueEvents, type OutboxEvent } from "./webhooks.ts";
 
 export type CdrRow = typeof cdrs.$inferSelect;
 /** A CDR as listed: with its agent's e-mail and its campaign's name. */
@@ -55,6 +56,17 @@ export function listCdrs(
   );
 }
 
+/** The CDRs of these calls, named as listed. */
+export const namedCdrsOfCalls = (db: Executor, callIds: string[]) =>
+  callIds.length === 0
+    ? Promise.resolve([])
+    : db
+        .select(namedCdr)
+        .from(cdrs)
+        .leftJoin(users, eq(users.id, cdrs.agentId))
+        .leftJoin(campaigns, eq(campaigns.id, cdrs.campaignId))
+        .where(inArray(cdrs.callId, callIds));
+
 /** The next page of CDRs after a (created_at, id) cursor, newest first: keyset paging for exports. */
 export const cdrsBefore = (
   db: Executor,
@@ -86,6 +98,18 @@ export const cdrsBefore = (
     .orderBy(desc(cdrs.createdAt), desc(cdrs.id))
     .limit(limit);
 
+/** The webhook event of a number put on the list. */
+const dncAdded = (
+  entry: { tenantId: string; phone: string; source: string; createdBy: string | null },
+  at: Date,
+): OutboxEvent => ({
+  type: "dnc.added",
+  tenantId: entry.tenantId,
+  orderKey: null,
+  data: { phone: entry.phone, source: entry.source, added_by: entry.createdBy },
+  at,
+});
+
 /**
  * Adds a number to the tenant's do-not-call list; an existing entry is kept as it was.
  * `added` says whether this call wrote it.
@@ -95,6 +119,7 @@ export async function addDnc(db: Executor, row: DncRow) {
   if (inserted[0]) {
     const { tenantId, phone, source, createdAt: requestedAt } = inserted[0];
     await db.insert(dncRequests).values({ tenantId, phone, source, requestedAt });
+    await enqueueEvents(db, [dncAdded(inserted[0], requestedAt)]);
     return { entry: inserted[0], added: true };
   }
   const existing = await db
@@ -183,6 +208,10 @@ export async function addDncMany(
         source: params.source,
         requestedAt: params.at,
       })),
+    );
+    await enqueueEvents(
+      db,
+      inserted.map(({ phone }) => dncAdded({ ...params, phone }, params.at)),
     );
   }
   return inserted.map(({ phone }) => phone);

@@ -11,6 +11,7 @@ import {
 } from "../schema/index.ts";
 import { arrayLiteral, runStatement } from "../statement.ts";
 import { paged } from "./paged.ts";
+import { outboxStatement } from "./webhooks.ts";
 
 export type CampaignRow = typeof campaigns.$inferSelect;
 export type CampaignStatusChangeRow = typeof campaignStatusChanges.$inferSelect;
@@ -293,7 +294,16 @@ const statusChangeWrites = (campaignsToUpdate: string) => `
     where c.key is not null
     on conflict (campaign_id, key) do update set body_hash = excluded.body_hash,
       response_status = excluded.response_status, response_body = excluded.response_body,
-      expires_at = excluded.expires_at)`;
+      expires_at = excluded.expires_at),${outboxStatement("status_changed", {
+        type: "campaign.status_changed",
+        source: "change c join updated u on u.id = c.campaign_id",
+        tenantId: "c.tenant_id",
+        orderKey: "c.campaign_id::text",
+        data: `jsonb_build_object('campaign_id', c.campaign_id, 'from', c.from_status,
+          'to', c.to_status, 'action', c.action, 'actor_type', c.actor_type,
+          'actor_id', c.actor_id)`,
+        at: "c.at",
+      })}`;
 
 /**
  * One change alone (the usual case below a few hundred changes a second) names its campaign

@@ -30,6 +30,7 @@ import {
   nodes,
 } from "../schema/index.ts";
 import { arrayLiteral, namedStatement, runStatement } from "../statement.ts";
+import { outboxStatement } from "./webhooks.ts";
 
 export type CallRow = typeof calls.$inferSelect;
 
@@ -680,6 +681,41 @@ const SAVE_LIVE_CALL = namedStatement<
   where id = :call_id::uuid and ${fenceCondition(":campaign_id", ":lease_token")}`);
 
 /**
+ * `lead.completed` (done, or on the do-not-call list) or `lead.exhausted` for the lead whose
+ * next state is `:lead_state`, once `changed` (the call's own CTE) wrote anything.
+ */
+const leadEventStatements = (changed: string, at: string) =>
+  [
+    outboxStatement("lead_completed", {
+      type: "lead.completed",
+      source: `${changed} where :lead_state::text in ('Completed', 'DoNotCall')`,
+      tenantId: ":tenant_id::uuid",
+      orderKey: ":lead_id::text",
+      data: "jsonb_build_object('lead_id', :lead_id::text)",
+      at,
+    }),
+    outboxStatement("lead_exhausted", {
+      type: "lead.exhausted",
+      source: `${changed} where :lead_state::text = 'Exhausted'`,
+      tenantId: ":tenant_id::uuid",
+      orderKey: ":lead_id::text",
+      data: "jsonb_build_object('lead_id', :lead_id::text)",
+      at,
+    }),
+  ].join(",");
+
+/** `dnc.added` for each number the `added` CTE put on the list. */
+const dncEventStatement = (added: string, source: string, by: string, at: string) =>
+  outboxStatement("dnc_added", {
+    type: "dnc.added",
+    source: added,
+    tenantId: ":tenant_id::uuid",
+    orderKey: "null::text",
+    data: `jsonb_build_object('phone', ${added}.phone, 'source', ${source}, 'added_by', ${by})`,
+    at,
+  });
+
+/**
  * Ends a call in one statement: its row, its CDR (once per call), and for a call no agent
  * took, its lead's next state as the call's step decided it (`lead`). One round trip and one
  * commit, where a transaction of three statements took five. `ended` is the call as it ends.
@@ -772,7 +808,14 @@ const END_CALL = namedStatement<
       governor_held, media, notes, disposition_automatic, disposition_outcome,
       :ended_at::timestamptz
     from ended
-    on conflict do nothing)
+    on conflict do nothing),${outboxStatement("call_ended", {
+      type: "call.ended",
+      source: "ended",
+      tenantId: ":tenant_id::uuid",
+      orderKey: "ended.id::text",
+      data: "jsonb_build_object('call_id', ended.id)",
+      at: ":ended_at::timestamptz",
+    })},${leadEventStatements("ended", ":ended_at::timestamptz")}
   update leads set state = :lead_state::text, next_attempt_at = :next_attempt_at::timestamptz,
     last_outcome = :outcome, updated_at = :ended_at::timestamptz
   where id = :lead_id::uuid and :lead_state::text is not null and exists (select 1 from ended)`);
@@ -899,7 +942,14 @@ const SETTLE_DISPOSITION = namedStatement<
     select :audit_id::uuid, :tenant_id::uuid, :actor_type, :actor_id, 'dnc.added', 'dnc_entry', phone,
       jsonb_build_object('phone', phone, 'source', 'disposition', 'call_id', :call_id::text),
       :updated_at::timestamptz
-    from dnc)
+    from dnc),${outboxStatement("call_dispositioned", {
+      type: "call.dispositioned",
+      source: "updated",
+      tenantId: ":tenant_id::uuid",
+      orderKey: "updated.id::text",
+      data: "jsonb_build_object('call_id', updated.id)",
+      at: ":updated_at::timestamptz",
+    })},${dncEventStatement("dnc", "'disposition'", ":agent_id::text", ":updated_at::timestamptz")},${leadEventStatements("updated", ":updated_at::timestamptz")}
   update leads set state = :lead_state::text, next_attempt_at = :next_attempt_at::timestamptz,
     last_outcome = :disposition, updated_at = :updated_at::timestamptz
   where id = :lead_id::uuid and exists (select 1 from updated)`);
@@ -950,7 +1000,7 @@ const RECORD_OPT_OUT = namedStatement<
   dnc_request as (
     insert into dnc_requests (tenant_id, phone, source, requested_at)
     select :tenant_id::uuid, :phone, 'keypress', :at::timestamptz
-    where exists (select 1 from updated))
+    where exists (select 1 from updated)),${dncEventStatement("dnc", "'keypress'", ":node_id::text", ":at::timestamptz")}
   insert into audit_events (id, tenant_id, actor_type, actor_id, action, target_type, target_id,
     details, created_at)
   select :audit_id::uuid, :tenant_id::uuid, 'edge_node', :node_id, 'dnc.added', 'dnc_entry', phone,

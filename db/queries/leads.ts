@@ -144,3 +144,6 @@ export const rejectedRowsAfter = (
 export const analyzeLeads = async (db: Executor) => {
   await db.execute(sql`analyze leads`);
 };
+
+export const findLeadsByIds = (db: Executor, ids: string[]) =>
+  ids.length === 0 ? Promise.resolve([]) : db.select().from(leads).where(inArray(leads.id, ids));

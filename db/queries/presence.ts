@@ -1,5 +1,6 @@
 import type { RawClient } from "../client.ts";
 import { arrayLiteral, namedStatement, runStatement } from "../statement.ts";
+import { outboxStatement, STAMP_SQL } from "./webhooks.ts";
 
 /** An agent's presence as the table holds it, times in epoch milliseconds. */
 export interface PresenceRow {
@@ -110,7 +111,18 @@ const UPSERT_PRESENCE = namedStatement<{
     insert into agent_state_log (tenant_id, user_id, state, reason, campaign_id, started_at, ended_at)
     select * from unnest(:log_tenant_ids::uuid[], :log_user_ids::uuid[], :log_states::text[],
       :log_reasons::text[], :log_campaign_ids::uuid[], :log_starts::timestamptz[],
-      :log_ends::timestamptz[]))
+      :log_ends::timestamptz[])),${outboxStatement("state_changed", {
+        type: "agent.state_changed",
+        source: "w left join users u on u.id = w.user_id",
+        tenantId: "w.tenant_id",
+        orderKey: "w.user_id::text",
+        data: `jsonb_build_object('agent', jsonb_build_object('user_id', w.user_id,
+          'email', u.email, 'state', w.state, 'campaign_id', w.campaign_id, 'call_id', w.call_id,
+          'since', ${STAMP_SQL("w.since")}, 'reason', w.reason,
+          'pause_after_call', coalesce(w.pause_after_call, false),
+          'ready_at', ${STAMP_SQL("w.ready_at")}))`,
+        at: "coalesce(w.since, now())",
+      })}
   insert into agent_presence as p
     (user_id, tenant_id, state, campaign_id, call_id, since, grace_until, reason,
       pause_after_call, ready_at, version)

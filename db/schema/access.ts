@@ -3,7 +3,9 @@ import { instant } from "./columns.ts";
 import { tenants } from "./identity.ts";
 
 export type ScopeLevel = "none" | "read" | "write";
-export type Scopes = Partial<Record<"campaigns" | "leads" | "cdrs" | "users", ScopeLevel>>;
+export type Scopes = Partial<
+  Record<"campaigns" | "leads" | "cdrs" | "users" | "webhooks", ScopeLevel>
+>;
 
 /** Workspace API keys. Only the SHA-256 of a key is stored, and a short prefix to show. */
 export const apiKeys = pgTable(

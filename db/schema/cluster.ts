@@ -137,7 +137,13 @@ export const nodeCommands = pgTable(
   ],
 );
 
-export const ALERT_KINDS = ["abandon_budget", "governor_hold", "no_agents", "node_silent"] as const;
+export const ALERT_KINDS = [
+  "abandon_budget",
+  "governor_hold",
+  "no_agents",
+  "node_silent",
+  "webhook_disabled",
+] as const;
 
 /**
  * What supervisors should look at now: a campaign near its abandon limit, held by the

@@ -4,3 +4,4 @@ export * from "./campaigns.ts";
 export * from "./cluster.ts";
 export * from "./identity.ts";
 export * from "./leads.ts";
+export * from "./webhooks.ts";

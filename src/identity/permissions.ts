@@ -6,7 +6,13 @@ const SUPERVISOR_UP: Role[] = ["supervisor", "admin", "platform_admin"];
 const ADMIN_UP: Role[] = ["admin", "platform_admin"];
 
 export type ScopedResource = keyof Scopes;
-export const SCOPED_RESOURCES: ScopedResource[] = ["campaigns", "leads", "cdrs", "users"];
+export const SCOPED_RESOURCES: ScopedResource[] = [
+  "campaigns",
+  "leads",
+  "cdrs",
+  "users",
+  "webhooks",
+];
 export const SCOPE_LEVELS: ScopeLevel[] = ["none", "read", "write"];
 
 export interface PermissionRule {
@@ -69,6 +75,8 @@ export const PERMISSIONS = {
   "realtime.supervisor": { roles: SUPERVISOR_UP },
   "realtime.agent": { roles: AGENT_UP },
   "cdrs.read": { roles: SUPERVISOR_UP, scope: { resource: "cdrs", level: "read" } },
+  "webhooks.read": { roles: ADMIN_UP, scope: { resource: "webhooks", level: "read" } },
+  "webhooks.write": { roles: ADMIN_UP, scope: { resource: "webhooks", level: "write" } },
 } satisfies Record<string, PermissionRule>;
 
 export type Permission = keyof typeof PERMISSIONS;

@@ -3,6 +3,7 @@ import { insertTenant } from "../../db/queries/tenants.ts";
 import { insertUser, type UserRow } from "../../db/queries/users.ts";
 import { createApp, createServiceDeps } from "../../src/app.ts";
 import { loadConfig } from "../../src/config.ts";
+import type { Resolve } from "../../src/webhooks/addresses.ts";
 import { hashPassword } from "../../src/identity/passwords.ts";
 import type { Role } from "../../src/identity/roles.ts";
 import { silentLogger } from "../../src/logger.ts";
@@ -57,7 +58,7 @@ export interface TestResponse {
 
 /** A fresh app over the reset shared database, with a controlled clock. */
 export async function createHarness(
-  options: { env?: Record<string, string>; clock?: Clock } = {},
+  options: { env?: Record<string, string>; clock?: Clock; resolve?: Resolve } = {},
 ): Promise<Harness> {
   const database = await resetDatabase();
   const clock = (options.clock as ManualClock | undefined) ?? new ManualClock();
@@ -69,6 +70,7 @@ export async function createHarness(
       clock,
       logger: silentLogger,
       jwtSecret: TEST_SECRET,
+      ...(options.resolve ? { resolve: options.resolve } : {}),
     });
     return { deps, app: createApp(deps) };
   };

@@ -1,5 +1,6 @@
 import { t } from "elysia";
 import type { CampaignRecord } from "../../../actors/campaign.machine.ts";
+import type { Executor } from "../../../db/client.ts";
 import {
   type AlertRow,
   alertsOfStoppedCampaigns,
@@ -8,6 +9,7 @@ import {
   nodeHeartbeats,
   raiseAlert,
 } from "../../../db/queries/alerts.ts";
+import { enqueueEvents } from "../../../db/queries/webhooks.ts";
 import type { ServiceDeps } from "../../deps.ts";
 import { GOVERNOR_REASON_PREFIX } from "../../dialer/governor.ts";
 import type { CampaignStats } from "../campaigns/model.ts";
@@ -98,15 +100,38 @@ export async function sweepAlerts(deps: ServiceDeps): Promise<void> {
     if (!stats) continue;
     for (const condition of campaignConditions(campaign, stats)) {
       const subject = { tenantId, kind: condition.kind, subjectId: campaignId };
-      push(
+      const change = (db: Executor) =>
         condition.holds
-          ? await raiseAlert(deps.db, {
+          ? raiseAlert(db, {
               ...subject,
               id: Bun.randomUUIDv7(),
               message: condition.message,
               raisedAt: at,
             })
-          : await clearAlert(deps.db, { ...subject, at }),
+          : clearAlert(db, { ...subject, at });
+      // The governor's hold and release reach webhooks too, with the alert that says so.
+      const governed = condition.kind === "governor_hold";
+      push(
+        governed
+          ? await deps.db.transaction(async (tx) => {
+              const row = await change(tx);
+              if (row)
+                await enqueueEvents(tx, [
+                  {
+                    type: "compliance.governor",
+                    tenantId,
+                    orderKey: campaignId,
+                    data: {
+                      campaign_id: campaignId,
+                      held: condition.holds,
+                      reason: stats.dial_ratio_reason,
+                    },
+                    at,
+                  },
+                ]);
+              return row;
+            })
+          : await change(deps.db),
       );
     }
   }

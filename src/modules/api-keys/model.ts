@@ -10,10 +10,12 @@ export const ScopesSchema = t.Object(
     leads: t.Optional(Level),
     cdrs: t.Optional(Level),
     users: t.Optional(Level),
+    webhooks: t.Optional(Level),
   },
   {
     additionalProperties: false,
-    description: "per resource: none, read or write (write includes read)",
+    description:
+      "per resource: none, read or write (write includes read); webhooks is listed only when granted",
   },
 );
 
@@ -42,7 +44,10 @@ export const ApiKeySchema = t.Object({
 });
 export type ApiKeyView = Static<typeof ApiKeySchema>;
 
-/** Every resource with its level, "none" included, so a key's reach reads at a glance. */
+/**
+ * Every resource with its level, "none" included, so a key's reach reads at a glance; the
+ * webhooks scope, added later, only where granted, so that the keys' shape stays as it was.
+ */
 export const apiKeyView = (row: ApiKeyRow, lastUsedAt?: number): ApiKeyView => ({
   id: row.id,
   name: row.name,
@@ -52,6 +57,9 @@ export const apiKeyView = (row: ApiKeyRow, lastUsedAt?: number): ApiKeyView => (
     leads: row.scopes.leads ?? "none",
     cdrs: row.scopes.cdrs ?? "none",
     users: row.scopes.users ?? "none",
+    ...(row.scopes.webhooks && row.scopes.webhooks !== "none"
+      ? { webhooks: row.scopes.webhooks }
+      : {}),
   },
   rate_limit_per_minute: row.rateLimitPerMinute,
   created_at: row.createdAt.toISOString(),

@@ -1,6 +1,7 @@
 import type { CountryCode } from "libphonenumber-js/max";
 import { type BulkSession, withBulkTransaction } from "../../../db/bulk.ts";
 import { analyzeLeads, type LeadListRow, type LeadRow } from "../../../db/queries/leads.ts";
+import { ENQUEUE_EVENTS_SQL, eventsParam } from "../../../db/queries/webhooks.ts";
 import { namedStatement } from "../../../db/statement.ts";
 import { zonesOf } from "../../compliance/zones.ts";
 import type { RequestMeta, ServiceDeps } from "../../deps.ts";
@@ -340,7 +341,7 @@ async function finishImport(
     "update lead_lists set lead_count = lead_count + $2, updated_at = $3 where id = $1",
     [list.id, imported, finishedAt.toISOString()],
   );
-  return importView({
+  const view = importView({
     id: importId,
     leadListId: list.id,
     imported,
@@ -349,6 +350,18 @@ async function finishImport(
     startedAt: params.startedAt,
     finishedAt,
   });
+  await session.execute(ENQUEUE_EVENTS_SQL, [
+    eventsParam([
+      {
+        type: "import.finished",
+        tenantId: list.tenantId,
+        orderKey: list.id,
+        data: { campaign_id: list.campaignId, import: view },
+        at: finishedAt,
+      },
+    ]),
+  ]);
+  return view;
 }
 
 /** An import's own row, written first and finished once its leads are in. */

@@ -1,0 +1,274 @@
+import type { Database } from "../../db/client.ts";
+import { raiseAlert } from "../../db/queries/alerts.ts";
+import {
+  type AttemptOutcome,
+  deleteOldDeliveries,
+  findEndpoints,
+  type LeasedDelivery,
+  leaseDueDeliveries,
+  settleAttempt,
+  updateEndpoint,
+  type WebhookEndpointRow,
+} from "../../db/queries/webhooks.ts";
+import { recordAudit } from "../identity/audit.ts";
+import type { Logger } from "../logger.ts";
+import { alertView } from "../modules/alerts/service.ts";
+import type { RealtimeHub } from "../realtime/hub.ts";
+import { type Resolve, refusalOf } from "./addresses.ts";
+import { completePayloads } from "./events.ts";
+import { retryAt } from "./retries.ts";
+import { postEvent } from "./send.ts";
+import { signedHeaders, signingSecrets } from "./signing.ts";
+
+export interface DispatcherDeps {
+  db: Database;
+  clock: { now(): number };
+  logger: Logger;
+  realtime: Pick<RealtimeHub, "toSupervisors">;
+  resolve: Resolve;
+  allowPrivateNetworks: boolean;
+  retryWindowMs: number;
+  disableAfterMs: number;
+}
+
+/** How long delivered and given-up events, and every attempt, stay in the log. */
+const KEEP_MS = 35 * 86_400_000;
+/** How often the log is trimmed: a scan of old rows, not worth more often. */
+const TRIM_EVERY_MS = 3_600_000;
+
+export const DISPATCH_LIMITS = {
+  /** Deliveries in flight from this process at once. */
+  inFlight: 64,
+  /** Of which to one endpoint: a slow receiver holds these, never the others'. */
+  perEndpoint: 8,
+  /** How long a lease holds a delivery: past the time-out, so a live attempt keeps it. */
+  leaseMs: 30_000,
+  /** How often an idle dispatcher looks for due deliveries. */
+  pollMs: 100,
+  timeoutMs: 10_000,
+  /** At most this much of an answer is read... */
+  readBytes: 64 * 1024,
+  /** ...and this much kept in the log. */
+  keepBytes: 1024,
+};
+
+/**
+ * Delivers the outbox: leases due deliveries (several processes share them, each row going
+ * to one), signs and posts each, logs the attempt and settles it: delivered, due again
+ * later, or given up. An endpoint that answers 410 or fails for days is disabled.
+ */
+export class WebhookDispatcher {
+  private readonly perEndpoint = new Map<string, number>();
+  private inFlight = 0;
+  private stopped = true;
+  private wakeUp: (() => void) | undefined;
+  private loop: Promise<void> | undefined;
+  private readonly settled = new Set<Promise<void>>();
+
+  constructor(
+    private readonly deps: DispatcherDeps,
+    private readonly limits = DISPATCH_LIMITS,
+  ) {}
+
+  start() {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.loop = this.run();
+  }
+
+  /** Stops leasing; waits for the attempts in flight, whose leases would otherwise run out. */
+  async stop() {
+    this.stopped = true;
+    this.wakeUp?.();
+    await this.loop;
+    await Promise.allSettled([...this.settled]);
+  }
+
+  /** Looks for due deliveries now, rather than at the next poll. */
+  wake() {
+    this.wakeUp?.();
+  }
+
+  private async run() {
+    let trimmedAt = 0;
+    while (!this.stopped) {
+      const now = this.deps.clock.now();
+      if (now - trimmedAt >= TRIM_EVERY_MS) {
+        trimmedAt = now;
+        deleteOldDeliveries(this.deps.db, new Date(now - KEEP_MS)).catch((error) =>
+          this.deps.logger.warn("old webhook deliveries could not be deleted", { error }),
+        );
+      }
+      let leased = 0;
+      try {
+        leased = await this.leaseAndSend();
+      } catch (error) {
+        this.deps.logger.warn("webhook deliveries could not be leased", { error });
+      }
+      if (leased === 0 || this.inFlight >= this.limits.inFlight) await this.pause();
+    }
+  }
+
+  private pause() {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(done, this.limits.pollMs);
+      const self = this;
+      function done() {
+        clearTimeout(timer);
+        self.wakeUp = undefined;
+        resolve();
+      }
+      this.wakeUp = done;
+    });
+  }
+
+  private async leaseAndSend(): Promise<number> {
+    const room = this.limits.inFlight - this.inFlight;
+    if (room <= 0) return 0;
+    const busy = [...this.perEndpoint]
+      .filter(([, count]) => count >= this.limits.perEndpoint)
+      .map(([id]) => id);
+    const now = new Date(this.deps.clock.now());
+    const leased = await leaseDueDeliveries(this.deps.db, {
+      now,
+      leaseMs: this.limits.leaseMs,
+      limit: room,
+      busy,
+    });
+    if (leased.length === 0) return 0;
+    const endpoints = new Map(
+      (await findEndpoints(this.deps.db, [...new Set(leased.map((d) => d.endpoint_id))])).map(
+        (row) => [row.id, row],
+      ),
+    );
+    const payloads = await completePayloads(this.deps.db, leased);
+    for (const delivery of leased) {
+      const endpoint = endpoints.get(delivery.endpoint_id);
+      const payload = payloads.get(delivery.id);
+      if (!endpoint || !payload) continue;
+      this.track(endpoint.id, this.attempt(endpoint, delivery, payload));
+    }
+    return leased.length;
+  }
+
+  private track(endpointId: string, attempt: Promise<void>) {
+    this.inFlight++;
+    this.perEndpoint.set(endpointId, (this.perEndpoint.get(endpointId) ?? 0) + 1);
+    const settled = attempt
+      .catch((error) => this.deps.logger.error("a webhook attempt failed", { error }))
+      .finally(() => {
+        this.inFlight--;
+        const left = (this.perEndpoint.get(endpointId) ?? 1) - 1;
+        if (left === 0) this.perEndpoint.delete(endpointId);
+        else this.perEndpoint.set(endpointId, left);
+        this.settled.delete(settled);
+        this.wake();
+      });
+    this.settled.add(settled);
+  }
+
+  private async attempt(
+    endpoint: WebhookEndpointRow,
+    delivery: LeasedDelivery,
+    sent: { payload: LeasedDelivery["payload"]; completed: boolean },
+  ) {
+    const started = new Date(this.deps.clock.now());
+    const startedMs = performance.now();
+    const url = new URL(endpoint.url);
+    // Checked at every attempt: the name may resolve elsewhere than when it was registered.
+    const refusal = await refusalOf(url, {
+      allowPrivate: this.deps.allowPrivateNetworks,
+      resolve: this.deps.resolve,
+    });
+    const body = JSON.stringify(sent.payload);
+    const result = refusal
+      ? { error: `not sent: the URL ${refusal}` }
+      : await postEvent(
+          endpoint.url,
+          signedHeaders(signingSecrets(endpoint, started), delivery.event_id, started, body),
+          body,
+          {
+            timeoutMs: this.limits.timeoutMs,
+            maxBytes: this.limits.readBytes,
+            keepBytes: this.limits.keepBytes,
+          },
+        );
+    const delivered = result.status !== undefined && result.status >= 200 && result.status < 300;
+    const gone = result.status === 410;
+    const outcome: AttemptOutcome = delivered
+      ? { kind: "delivered" }
+      : gone
+        ? { kind: "failed" }
+        : this.retryOf(delivery);
+    await this.deps.db.transaction(async (tx) => {
+      await settleAttempt(tx, {
+        delivery,
+        outcome,
+        attempt: {
+          id: Bun.randomUUIDv7(),
+          tenantId: delivery.tenant_id,
+          endpointId: endpoint.id,
+          attempt: delivery.attempts,
+          attemptedAt: started,
+          durationMs: Math.round(performance.now() - startedMs),
+          responseStatus: result.status ?? null,
+          responseBody: result.body ?? null,
+          error: result.error ?? null,
+        },
+        ...(sent.completed ? { payload: sent.payload } : {}),
+      });
+    });
+    if (gone) await this.disable(endpoint, "the receiver answered 410 Gone", started);
+    else if (!delivered) {
+      const failingSince = endpoint.failingSince ?? started;
+      if (started.getTime() - failingSince.getTime() >= this.deps.disableAfterMs)
+        await this.disable(
+          endpoint,
+          `no successful delivery since ${failingSince.toISOString()}`,
+          started,
+        );
+    }
+  }
+
+  private retryOf(delivery: LeasedDelivery): AttemptOutcome {
+    const at = retryAt({
+      attempt: delivery.attempts,
+      createdAt: new Date(delivery.created_at),
+      now: new Date(this.deps.clock.now()),
+      windowMs: this.deps.retryWindowMs,
+    });
+    return at ? { kind: "retry", at } : { kind: "failed" };
+  }
+
+  /** Disables an endpoint, audited, and tells the workspace's supervisors and admins. */
+  private async disable(endpoint: WebhookEndpointRow, reason: string, at: Date) {
+    const alert = await this.deps.db.transaction(async (tx) => {
+      const disabled = await updateEndpoint(tx, {
+        tenantId: endpoint.tenantId,
+        id: endpoint.id,
+        set: { status: "disabled", disabledReason: reason, updatedAt: at },
+      });
+      if (!disabled) return undefined;
+      await recordAudit(tx, {
+        tenantId: endpoint.tenantId,
+        actorType: "system",
+        action: "webhook.disabled",
+        targetType: "webhook",
+        targetId: endpoint.id,
+        details: { url: endpoint.url, reason },
+        at,
+      });
+      return raiseAlert(tx, {
+        id: Bun.randomUUIDv7(),
+        tenantId: endpoint.tenantId,
+        kind: "webhook_disabled",
+        subjectId: endpoint.id,
+        message: `webhook ${endpoint.url} was disabled: ${reason}`,
+        raisedAt: at,
+      });
+    });
+    this.deps.logger.warn("webhook endpoint disabled", { webhook_id: endpoint.id, reason });
+    if (alert)
+      this.deps.realtime.toSupervisors(alert.tenantId, { type: "alert", alert: alertView(alert) });
+  }
+}

@@ -1,0 +1,663 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { Webhook } from "standardwebhooks";
+import { leaseDueDeliveries } from "../../db/queries/webhooks.ts";
+import { WebhookDispatcher } from "../../src/webhooks/dispatcher.ts";
+import { createWorkspace } from "../helpers/app.ts";
+import { ManualClock } from "../helpers/clock.ts";
+import { importFile } from "../helpers/leads.ts";
+
+/** A receiver on loopback that answers as told and keeps what it got. */
+function receiver(
+  answer: (index: number) => Response | Promise<Response> = () => new Response("ok"),
+) {
+  const received: { headers: Headers; body: string }[] = [];
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(request) {
+      const body = await request.text();
+      received.push({ headers: request.headers, body });
+      return answer(received.length - 1);
+    },
+  });
+  return {
+    url: `http://127.0.0.1:${server.port}/hooks`,
+    received,
+    events: () => received.map((r) => JSON.parse(r.body) as { type: string; data: never }),
+    stop: () => server.stop(true),
+  };
+}
+
+type Receiver = ReturnType<typeof receiver>;
+const receivers: Receiver[] = [];
+const dispatchers: WebhookDispatcher[] = [];
+afterEach(async () => {
+  // Receivers first: their closed connections end the attempts a dispatcher waits for.
+  for (const r of receivers.splice(0)) r.stop();
+  for (const dispatcher of dispatchers.splice(0)) await dispatcher.stop();
+});
+
+const until = async (check: () => boolean, what: string, ms = 5_000) => {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(20);
+  }
+};
+
+/** A workspace whose webhooks may reach loopback over http, on a clock that starts now. */
+async function setUp(options: { env?: Record<string, string>; dns?: Map<string, string[]> } = {}) {
+  const clock = new ManualClock(Date.now());
+  const dns = options.dns;
+  const w = await createWorkspace({
+    clock,
+    env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true", ...options.env },
+    ...(dns
+      ? {
+          resolve: async (host: string) => {
+            const found = dns.get(host);
+            if (!found) throw new Error(`unknown host ${host}`);
+            return found;
+          },
+        }
+      : {}),
+  });
+  const admin = await w.login("admin@acme.test");
+  const start = () => {
+    w.deps.webhooks.dispatcher.start();
+    dispatchers.push(w.deps.webhooks.dispatcher);
+  };
+  const register = async (url: string, eventTypes: string[]) => {
+    const created = await w.request("POST", "/api/v1/webhooks", {
+      token: admin,
+      body: { url, event_types: eventTypes },
+    });
+    expect(created.status).toBe(201);
+    return created.body.data as { webhook: { id: string }; secret: string };
+  };
+  const addDnc = (phone: string) =>
+    w.request("POST", "/api/v1/dnc", { token: admin, body: { phone } });
+  return { w, clock, admin, start, register, addDnc };
+}
+
+describe("webhook endpoints", () => {
+  test("an admin registers one and sees its secret once; the list and the endpoint never show it", async () => {
+    const { w, admin } = await setUp();
+    const created = await w.request("POST", "/api/v1/webhooks", {
+      token: admin,
+      body: {
+        url: "http://127.0.0.1:9/hooks",
+        event_types: ["call.ended", "dnc.added", "call.ended"],
+        description: "CRM",
+      },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body.data.secret).toMatch(/^whsec_[A-Za-z0-9+/=]{32}$/);
+    expect(created.body.data.webhook).toMatchObject({
+      url: "http://127.0.0.1:9/hooks",
+      event_types: ["call.ended", "dnc.added"],
+      description: "CRM",
+      status: "enabled",
+    });
+    const id = created.body.data.webhook.id;
+    const secret = created.body.data.secret;
+    const one = await w.request("GET", `/api/v1/webhooks/${id}`, { token: admin });
+    const list = await w.request("GET", "/api/v1/webhooks", { token: admin });
+    expect(one.status).toBe(200);
+    expect(list.body.data.items.map((item: { id: string }) => item.id)).toEqual([id]);
+    expect(JSON.stringify([one.body, list.body])).not.toContain(secret);
+
+    const rotated = await w.request("POST", `/api/v1/webhooks/${id}/rotate-secret`, {
+      token: admin,
+      body: { overlap_seconds: 60 },
+    });
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.data.secret).not.toBe(secret);
+    expect(rotated.body.data.webhook.previous_secret_expires_at).not.toBeNull();
+
+    const patched = await w.request("PATCH", `/api/v1/webhooks/${id}`, {
+      token: admin,
+      body: { enabled: false, event_types: ["lead.exhausted"] },
+    });
+    expect(patched.body.data.webhook).toMatchObject({
+      status: "disabled",
+      disabled_reason: "disabled by an admin",
+      event_types: ["lead.exhausted"],
+    });
+    const removed = await w.request("DELETE", `/api/v1/webhooks/${id}`, { token: admin });
+    expect(removed.status).toBe(200);
+    expect((await w.request("GET", `/api/v1/webhooks/${id}`, { token: admin })).status).toBe(404);
+  });
+
+  test("bad input is 422 naming the field: plain http, a private address, an unknown event type", async () => {
+    const dns = new Map([
+      ["hooks.example", ["93.184.216.34"]],
+      ["inside.example", ["10.1.2.3"]],
+    ]);
+    const { w, admin } = await setUp({ env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: "false" }, dns });
+    const create = (url: string, eventTypes = ["call.ended"]) =>
+      w.request("POST", "/api/v1/webhooks", {
+        token: admin,
+        body: { url, event_types: eventTypes },
+      });
+    const fieldOf = (reply: { body: { field_errors?: { field: string; message: string }[] } }) =>
+      reply.body.field_errors?.[0];
+    for (const [url, message] of [
+      ["http://hooks.example/x", "must use https"],
+      ["https://inside.example/x", "resolves to 10.1.2.3"],
+      ["https://127.0.0.1/x", "resolves to 127.0.0.1"],
+      ["https://169.254.169.254/latest/meta-data", "resolves to 169.254.169.254"],
+      ["https://[::1]/x", "resolves to ::1"],
+      ["https://nowhere.example/x", "does not resolve"],
+      ["not a url", "must be an absolute URL"],
+      ["https://user:pass@hooks.example/x", "must not carry a user name or password"],
+    ] as const) {
+      const reply = await create(url);
+      expect({ url, status: reply.status }).toEqual({ url, status: 422 });
+      expect(fieldOf(reply)?.field).toBe("url");
+      expect(fieldOf(reply)?.message).toContain(message);
+    }
+    const unknown = await create("https://hooks.example/x", ["call.ended", "call.exploded"]);
+    expect(unknown.status).toBe(422);
+    expect(fieldOf(unknown)).toEqual({
+      field: "event_types",
+      message: expect.stringContaining('unknown event type "call.exploded"'),
+    });
+    expect((await create("https://hooks.example/x")).status).toBe(201);
+  });
+
+  test("only admins and keys with the webhooks scope manage them, within their own workspace", async () => {
+    const { w, admin } = await setUp();
+    const globex = await w.tenant("globex.test");
+    await w.user(globex.id, "admin@globex.test", "admin");
+    await w.user(w.acme.id, "super@acme.test", "supervisor");
+    const supervisor = await w.login("super@acme.test");
+    const other = await w.login("admin@globex.test");
+    const { webhook } = (
+      await w.request("POST", "/api/v1/webhooks", {
+        token: admin,
+        body: { url: "http://127.0.0.1:9/h", event_types: ["dnc.added"] },
+      })
+    ).body.data;
+    expect((await w.request("GET", "/api/v1/webhooks", { token: supervisor })).status).toBe(403);
+    for (const [method, path] of [
+      ["GET", `/api/v1/webhooks/${webhook.id}`],
+      ["PATCH", `/api/v1/webhooks/${webhook.id}`],
+      ["DELETE", `/api/v1/webhooks/${webhook.id}`],
+      ["GET", `/api/v1/webhooks/${webhook.id}/deliveries`],
+      ["POST", `/api/v1/webhooks/${webhook.id}/rotate-secret`],
+    ] as const) {
+      const reply = await w.request(method, path, { token: other, body: {} });
+      expect({ method, path, status: reply.status }).toEqual({ method, path, status: 404 });
+    }
+    const keyOf = async (scopes: Record<string, string>) =>
+      (
+        await w.request("POST", "/api/v1/api-keys", {
+          token: admin,
+          body: { name: JSON.stringify(scopes), scopes },
+        })
+      ).body.data.key as string;
+    const reader = await keyOf({ webhooks: "read" });
+    const writer = await keyOf({ webhooks: "write" });
+    const none = await keyOf({ campaigns: "write" });
+    expect((await w.request("GET", "/api/v1/webhooks", { token: reader })).status).toBe(200);
+    expect((await w.request("GET", "/api/v1/webhooks", { token: none })).status).toBe(403);
+    const byReader = await w.request("POST", "/api/v1/webhooks", {
+      token: reader,
+      body: { url: "http://127.0.0.1:9/h", event_types: ["dnc.added"] },
+    });
+    expect(byReader.status).toBe(403);
+    const byWriter = await w.request("POST", "/api/v1/webhooks", {
+      token: writer,
+      body: { url: "http://127.0.0.1:9/h", event_types: ["dnc.added"] },
+    });
+    expect(byWriter.status).toBe(201);
+    const keys = await w.request("GET", "/api/v1/api-keys", { token: admin });
+    const scopesOf = (name: string) =>
+      keys.body.data.items.find((key: { name: string }) => key.name === name)?.scopes;
+    expect(scopesOf(JSON.stringify({ webhooks: "write" }))).toEqual({
+      campaigns: "none",
+      leads: "none",
+      cdrs: "none",
+      users: "none",
+      webhooks: "write",
+    });
+    expect(scopesOf(JSON.stringify({ campaigns: "write" }))).toEqual({
+      campaigns: "write",
+      leads: "none",
+      cdrs: "none",
+      users: "none",
+    });
+  });
+});
+
+describe("delivery", () => {
+  test("signed as Standard Webhooks; a 500 then a 200 gets the event again under the same id; every attempt is logged", async () => {
+    const { w, clock, admin, start, register, addDnc } = await setUp();
+    const r = receiver((index) =>
+      index === 0 ? new Response("busy", { status: 500 }) : new Response("thanks"),
+    );
+    receivers.push(r);
+    const { webhook, secret } = await register(r.url, ["dnc.added"]);
+    expect((await addDnc("+14155550199")).status).toBe(201);
+    start();
+    await until(() => r.received.length === 1, "the first attempt");
+    const first = r.received[0];
+    if (!first) throw new Error("no first attempt");
+    const event = new Webhook(secret).verify(first.body, Object.fromEntries(first.headers)) as {
+      type: string;
+      timestamp: string;
+      data: unknown;
+    };
+    expect(event).toEqual({
+      type: "dnc.added",
+      timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      data: { phone: "+14155550199", source: "user", added_by: expect.any(String) },
+    });
+    expect(first.headers.get("webhook-id")).toMatch(/^msg_[0-9a-f]{32}$/);
+    // The first retry comes within 30 s.
+    clock.advance(30_000);
+    w.deps.webhooks.dispatcher.wake();
+    await until(() => r.received.length === 2, "the retry");
+    const second = r.received[1];
+    expect(second?.headers.get("webhook-id")).toBe(first.headers.get("webhook-id"));
+    expect(second?.body).toBe(first.body);
+    new Webhook(secret).verify(second?.body ?? "", Object.fromEntries(second?.headers ?? []));
+
+    await Bun.sleep(300);
+    expect(r.received.length).toBe(2);
+    const log = await w.request("GET", `/api/v1/webhooks/${webhook.id}/deliveries`, {
+      token: admin,
+    });
+    expect(log.status).toBe(200);
+    expect(
+      log.body.data.items.map((item: Record<string, unknown>) => [
+        item.attempt,
+        item.response_status,
+        item.response_body,
+        item.event_type,
+      ]),
+    ).toEqual([
+      [2, 200, "thanks", "dnc.added"],
+      [1, 500, "busy", "dnc.added"],
+    ]);
+    // Any delivery can be sent again, under its id.
+    const resent = await w.request(
+      "POST",
+      `/api/v1/webhooks/${webhook.id}/deliveries/${log.body.data.items[1].id}/resend`,
+      { token: admin },
+    );
+    expect(resent.status).toBe(202);
+    await until(() => r.received.length === 3, "the resent event");
+    expect(r.received[2]?.headers.get("webhook-id")).toBe(first.headers.get("webhook-id"));
+  });
+
+  test("events about one campaign arrive in order, a retry holding back those after it", async () => {
+    const { w, clock, admin, start, register } = await setUp();
+    let failFirst = true;
+    const r = receiver(() => {
+      if (failFirst) {
+        failFirst = false;
+        return new Response("down", { status: 503 });
+      }
+      return new Response("ok");
+    });
+    receivers.push(r);
+    await register(r.url, ["campaign.status_changed"]);
+    const campaign = await w.request("POST", "/api/v1/campaigns", {
+      token: admin,
+      body: { name: "Ordered", regulatory_profile: "none" },
+    });
+    const id = campaign.body.data.campaign.id;
+    for (const action of ["start", "pause", "start", "stop"]) {
+      const changed = await w.request("POST", `/api/v1/campaigns/${id}/status`, {
+        token: admin,
+        body: { action },
+      });
+      expect(changed.status).toBe(200);
+    }
+    start();
+    await until(() => r.received.length === 1, "the first attempt");
+    await Bun.sleep(300);
+    // Held back behind the failed one.
+    expect(r.received.length).toBe(1);
+    clock.advance(30_000);
+    w.deps.webhooks.dispatcher.wake();
+    await until(() => r.received.length === 5, "every event");
+    const delivered = r.events().slice(1) as { data: { action: string; to: string } }[];
+    expect(delivered.map((event) => `${event.data.action}→${event.data.to}`)).toEqual([
+      "start→running",
+      "pause→paused",
+      "start→running",
+      "stop→stopped",
+    ]);
+    expect(r.received[0]?.headers.get("webhook-id")).toBe(r.received[1]?.headers.get("webhook-id"));
+  });
+
+  test("a private address is refused at delivery time when the name resolves elsewhere after it was registered", async () => {
+    const dns = new Map([["crm.example", ["93.184.216.34"]]]);
+    const { w, admin, start, register, addDnc } = await setUp({
+      env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: "false" },
+      dns,
+    });
+    const { webhook } = await register("https://crm.example/hooks", ["dnc.added"]);
+    dns.set("crm.example", ["127.0.0.1"]);
+    await addDnc("+14155550123");
+    start();
+    let items: Record<string, unknown>[] = [];
+    for (let tries = 0; tries < 100 && items.length === 0; tries++) {
+      await Bun.sleep(30);
+      items = (
+        await w.request("GET", `/api/v1/webhooks/${webhook.id}/deliveries`, { token: admin })
+      ).body.data.items;
+    }
+    expect(items[0]).toMatchObject({
+      attempt: 1,
+      response_status: null,
+      error: expect.stringContaining("resolves to 127.0.0.1"),
+    });
+  });
+
+  test("a receiver's 410 disables the endpoint and alerts the workspace", async () => {
+    const { w, admin, start, register, addDnc } = await setUp();
+    const r = receiver(() => new Response("gone", { status: 410 }));
+    receivers.push(r);
+    const { webhook } = await register(r.url, ["dnc.added"]);
+    await addDnc("+14155550124");
+    start();
+    await until(() => r.received.length === 1, "the attempt");
+    let shown: { status: string; disabled_reason: string | null } = {
+      status: "enabled",
+      disabled_reason: null,
+    };
+    for (let tries = 0; tries < 100 && shown.status === "enabled"; tries++) {
+      await Bun.sleep(30);
+      shown = (await w.request("GET", `/api/v1/webhooks/${webhook.id}`, { token: admin })).body.data
+        .webhook;
+    }
+    expect(shown).toMatchObject({
+      status: "disabled",
+      disabled_reason: "the receiver answered 410 Gone",
+    });
+    const alerts = await w.request("GET", "/api/v1/alerts?open=true", { token: admin });
+    expect(
+      alerts.body.data.items.some(
+        (alert: { kind: string; subject_id: string }) =>
+          alert.kind === "webhook_disabled" && alert.subject_id === webhook.id,
+      ),
+    ).toBe(true);
+    // A disabled endpoint gets nothing more; enabled again, its alert is closed.
+    await addDnc("+14155550125");
+    await Bun.sleep(300);
+    expect(r.received.length).toBe(1);
+    await w.request("PATCH", `/api/v1/webhooks/${webhook.id}`, {
+      token: admin,
+      body: { enabled: true },
+    });
+    const after = await w.request("GET", "/api/v1/alerts?open=true", { token: admin });
+    expect(
+      after.body.data.items.some((alert: { kind: string }) => alert.kind === "webhook_disabled"),
+    ).toBe(false);
+  });
+
+  test("an endpoint failing for days is disabled", async () => {
+    const { w, clock, admin, start, register, addDnc } = await setUp({
+      env: { WEBHOOK_DISABLE_AFTER_HOURS: "1", WEBHOOK_RETRY_HOURS: "48" },
+    });
+    const r = receiver(() => new Response("down", { status: 503 }));
+    receivers.push(r);
+    const { webhook } = await register(r.url, ["dnc.added"]);
+    await addDnc("+14155550126");
+    start();
+    await until(() => r.received.length === 1, "the first attempt");
+    for (let step = 0; step < 20 && r.received.length < 4; step++) {
+      clock.advance(1_200_000);
+      w.deps.webhooks.dispatcher.wake();
+      await Bun.sleep(100);
+    }
+    let status = "enabled";
+    for (let tries = 0; tries < 50 && status === "enabled"; tries++) {
+      await Bun.sleep(30);
+      status = (await w.request("GET", `/api/v1/webhooks/${webhook.id}`, { token: admin })).body
+        .data.webhook.status;
+    }
+    expect(status).toBe("disabled");
+  });
+
+  test("during a secret's rotation both secrets sign, so a receiver still on the old one accepts", async () => {
+    const { w, admin, start, register, addDnc } = await setUp();
+    const r = receiver();
+    receivers.push(r);
+    const { webhook, secret: old } = await register(r.url, ["dnc.added"]);
+    const rotated = await w.request("POST", `/api/v1/webhooks/${webhook.id}/rotate-secret`, {
+      token: admin,
+      body: {},
+    });
+    const fresh = rotated.body.data.secret as string;
+    await addDnc("+14155550127");
+    start();
+    await until(() => r.received.length === 1, "the event");
+    const got = r.received[0];
+    if (!got) throw new Error("nothing received");
+    const headers = Object.fromEntries(got.headers);
+    expect(headers["webhook-signature"]?.split(" ").length).toBe(2);
+    expect(() => new Webhook(old).verify(got.body, headers)).not.toThrow();
+    expect(() => new Webhook(fresh).verify(got.body, headers)).not.toThrow();
+  });
+
+  test("a slow receiver or an endless answer holds only its own endpoint's share, and costs a bounded read", async () => {
+    const { w, register, addDnc } = await setUp();
+    const hanging = receiver(() => new Promise<Response>(() => {}));
+    const endless = receiver(
+      () =>
+        new Response(
+          new ReadableStream({
+            pull(controller) {
+              controller.enqueue(new Uint8Array(64 * 1024).fill(120));
+            },
+          }),
+        ),
+    );
+    const quick = receiver();
+    receivers.push(hanging, endless, quick);
+    await register(hanging.url, ["dnc.added"]);
+    const { webhook: big } = await register(endless.url, ["dnc.added"]);
+    await register(quick.url, ["dnc.added"]);
+    for (let n = 0; n < 6; n++) await addDnc(`+1415555020${n}`);
+    const dispatcher = new WebhookDispatcher(
+      {
+        db: w.deps.db,
+        clock: w.clock,
+        logger: w.deps.logger,
+        realtime: w.deps.realtime,
+        resolve: w.deps.webhooks.resolve,
+        allowPrivateNetworks: true,
+        retryWindowMs: 3_600_000,
+        disableAfterMs: 3_600_000,
+      },
+      {
+        inFlight: 8,
+        perEndpoint: 2,
+        leaseMs: 30_000,
+        pollMs: 20,
+        timeoutMs: 5_000,
+        readBytes: 64 * 1024,
+        keepBytes: 1024,
+      },
+    );
+    dispatchers.push(dispatcher);
+    dispatcher.start();
+    await until(() => quick.received.length === 6, "every event at the quick receiver");
+    expect(hanging.received.length).toBe(2);
+    const admin = await w.login("admin@acme.test");
+    let items: { response_body: string | null }[] = [];
+    for (let tries = 0; tries < 100 && items.length === 0; tries++) {
+      await Bun.sleep(30);
+      items = (await w.request("GET", `/api/v1/webhooks/${big.id}/deliveries`, { token: admin }))
+        .body.data.items;
+    }
+    expect(items[0]?.response_body?.length).toBe(1024);
+  });
+});
+
+describe("the outbox", () => {
+  test("an event is written with the change it reports, and nothing for a workspace without endpoints", async () => {
+    const { w, admin, register, addDnc } = await setUp();
+    // Added before any endpoint: no event for it.
+    await addDnc("+14155550130");
+    const { webhook } = await register("http://127.0.0.1:9/h", ["dnc.added"]);
+    await addDnc("+14155550131");
+    const log = await w.request("GET", `/api/v1/webhooks/${webhook.id}/deliveries`, {
+      token: admin,
+    });
+    // Not sent yet (no dispatcher runs), so nothing logged; but due.
+    expect(log.body.data.items).toEqual([]);
+    const due = await leaseDueDeliveries(w.deps.db, {
+      now: new Date(w.clock.now()),
+      leaseMs: 1000,
+      limit: 10,
+      busy: [],
+    });
+    expect(due.map((d) => d.payload.data)).toEqual([
+      { phone: "+14155550131", source: "user", added_by: expect.any(String) },
+    ]);
+  });
+});
+
+describe("the dialer's events", () => {
+  test("an import, an agent's states, a call that ends and is dispositioned, leads completed and exhausted", async () => {
+    const { w, admin, start, register } = await setUp();
+    const r = receiver();
+    receivers.push(r);
+    const { secret } = await register(r.url, [
+      "import.finished",
+      "agent.state_changed",
+      "call.ended",
+      "call.dispositioned",
+      "lead.completed",
+      "lead.exhausted",
+      "campaign.status_changed",
+    ]);
+    await w.user(w.acme.id, "agent@acme.test", "agent", { phoneUri: "sip:1001@127.0.0.1:5091" });
+    const agent = await w.login("agent@acme.test");
+    const campaignId = (
+      await w.request("POST", "/api/v1/campaigns", {
+        token: admin,
+        body: {
+          name: "Hooks",
+          regulatory_profile: "none",
+          max_attempts: 1,
+          calling_window: { start: "00:00", end: "23:59" },
+        },
+      })
+    ).body.data.campaign.id;
+    const list = await w.request("POST", `/api/v1/campaigns/${campaignId}/lead-lists`, {
+      token: admin,
+      body: { name: "L", caller_id: "+14155550100" },
+    });
+    await importFile(
+      w,
+      `/api/v1/campaigns/${campaignId}/lead-lists/${list.body.data.lead_list.id}/import`,
+      admin,
+      "phone,timezone\n+14155552671,America/New_York\n+14155552672,America/New_York\n",
+    );
+    const nodeKey = (
+      await w.request("POST", "/api/v1/edge-nodes", {
+        token: admin,
+        body: { name: "edge", max_concurrent_calls: 10 },
+      })
+    ).body.data.key;
+    await w.request("POST", `/api/v1/campaigns/${campaignId}/status`, {
+      token: admin,
+      body: { action: "start" },
+    });
+    await w.request("POST", "/api/v1/agents/me/state", {
+      token: agent,
+      body: { state: "ready", campaign_id: campaignId },
+    });
+    const event = (callId: string, type: string, extra: Record<string, unknown> = {}) =>
+      w.request("POST", `/api/v1/nodes/calls/${callId}/events`, {
+        token: nodeKey,
+        body: { type, at: new Date(w.clock.now()).toISOString(), ...extra },
+      });
+    const claimOne = async () => {
+      const claimed = await w.request("POST", "/api/v1/nodes/jobs/claim", {
+        token: nodeKey,
+        body: { max: 1 },
+      });
+      const callId = claimed.body.data.jobs[0]?.call_id as string;
+      expect(callId).toBeString();
+      return callId;
+    };
+    const answered = await claimOne();
+    await event(answered, "answered");
+    await event(answered, "ended", { hangup_cause: "NORMAL_CLEARING" });
+    expect(
+      (
+        await w.request("POST", `/api/v1/calls/${answered}/disposition`, {
+          token: agent,
+          body: { disposition: "completed" },
+        })
+      ).status,
+    ).toBe(200);
+    const unanswered = await claimOne();
+    await event(unanswered, "ended", { hangup_cause: "NO_ANSWER" });
+
+    start();
+    const expected = ["lead.exhausted", "lead.completed", "call.dispositioned", "import.finished"];
+    await until(
+      () =>
+        expected.every((type) => r.events().some((e) => e.type === type)) &&
+        r.events().filter((e) => e.type === "call.ended").length === 2,
+      "every event",
+    );
+    const events = r.events();
+    const ofType = (type: string) => events.filter((e) => e.type === type);
+    const imported = ofType("import.finished")[0] as unknown as {
+      data: { campaign_id: string; import: { imported: number } };
+    };
+    expect(imported.data).toMatchObject({ campaign_id: campaignId, import: { imported: 2 } });
+    const ended = ofType("call.ended") as unknown as {
+      data: { cdr: { call_id: string; campaign_name: string; outcome: string } };
+    }[];
+    expect(ended.map((e) => [e.data.cdr.call_id, e.data.cdr.outcome])).toEqual([
+      [answered, "answered"],
+      [unanswered, "no_answer"],
+    ]);
+    expect(ended[0]?.data.cdr.campaign_name).toBe("Hooks");
+    const dispositioned = ofType("call.dispositioned") as unknown as {
+      data: { cdr: { call_id: string; disposition: string; agent_email: string } };
+    }[];
+    expect(dispositioned.map((e) => e.data.cdr)).toEqual([
+      expect.objectContaining({
+        call_id: answered,
+        disposition: "completed",
+        agent_email: "agent@acme.test",
+      }),
+    ]);
+    expect(
+      ofType("lead.completed").map((e) => (e.data as { lead: { phone: string } }).lead.phone),
+    ).toEqual(["+14155552671"]);
+    expect(
+      ofType("lead.exhausted").map(
+        (e) => (e.data as { lead: { phone: string; state: string } }).lead,
+      ),
+    ).toEqual([expect.objectContaining({ phone: "+14155552672", state: "Exhausted" })]);
+    const states = ofType("agent.state_changed").map(
+      (e) => (e.data as { agent: { state: string; email: string } }).agent,
+    );
+    expect(states[0]).toMatchObject({ state: "ready", email: "agent@acme.test" });
+    expect(states.map((s) => s.state)).toContain("on_call");
+    // In order per call: the end before the disposition.
+    const order = events
+      .filter((e) => e.type.startsWith("call."))
+      .map((e) => `${e.type}:${(e.data as { cdr: { call_id: string } }).cdr.call_id}`);
+    expect(order.indexOf(`call.ended:${answered}`)).toBeLessThan(
+      order.indexOf(`call.dispositioned:${answered}`),
+    );
+    for (const got of r.received)
+      expect(() =>
+        new Webhook(secret).verify(got.body, Object.fromEntries(got.headers)),
+      ).not.toThrow();
+  });
+});
