@@ -50,6 +50,7 @@ import { RealtimeHub } from "./realtime/hub.ts";
 import { realtimeModule, SOCKET_LIMITS } from "./realtime/routes.ts";
 import { type Resolve, systemResolve } from "./webhooks/addresses.ts";
 import { WebhookDispatcher } from "./webhooks/dispatcher.ts";
+import { webhooksDocumentation } from "./webhooks/events.ts";
 
 export interface ServiceDepsInput {
   database: DatabaseHandle;
@@ -148,6 +149,7 @@ const documentation = {
     },
   },
   security: [{ bearer: [] }],
+  webhooks: webhooksDocumentation(),
 };
 
 /** Composes the HTTP application; the caller decides whether and where it listens. */

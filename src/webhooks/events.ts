@@ -3,7 +3,7 @@ import type { Executor } from "../../db/client.ts";
 import { namedCdrsOfCalls } from "../../db/queries/calls.ts";
 import { findLeadsByIds } from "../../db/queries/leads.ts";
 import type { LeasedDelivery } from "../../db/queries/webhooks.ts";
-import type { WebhookEventType } from "../../db/schema/webhooks.ts";
+import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from "../../db/schema/webhooks.ts";
 import { AgentSchema } from "../dialer/model.ts";
 import { CdrSchema, cdrView } from "../modules/cdrs/model.ts";
 import { ImportSchema, LeadSchema, leadView } from "../modules/leads/model.ts";
@@ -25,31 +25,46 @@ export const WEBHOOK_EVENT_DATA = {
     { description: "a lead will not be called again: done, or on the do-not-call list" },
   ),
   "lead.exhausted": t.Object({ lead: LeadSchema }, { description: "a lead used up its attempts" }),
-  "campaign.status_changed": t.Object({
-    campaign_id: Uuid,
-    from: t.String(),
-    to: t.String(),
-    action: t.String({ description: "start, pause, stop, or complete (the dialer's own)" }),
-    actor_type: t.String({ description: "user, api_key or system" }),
-    actor_id: t.Union([t.String(), t.Null()]),
-  }),
-  "dnc.added": t.Object({
-    phone: t.String(),
-    source: t.String({
-      description:
-        "user, api, import (an upload), disposition (an agent's code) or keypress (the opt-out key)",
-    }),
-    added_by: t.Union([t.String(), t.Null()], {
-      description: "the user, key or edge node that added it",
-    }),
-  }),
-  "import.finished": t.Object({ campaign_id: Uuid, import: ImportSchema }),
-  "compliance.governor": t.Object({
-    campaign_id: Uuid,
-    held: t.Boolean({ description: "true: the governor began to hold; false: it let go" }),
-    reason: t.String(),
-  }),
-  "agent.state_changed": t.Object({ agent: AgentSchema }),
+  "campaign.status_changed": t.Object(
+    {
+      campaign_id: Uuid,
+      from: t.String(),
+      to: t.String(),
+      action: t.String({ description: "start, pause, stop, or complete (the dialer's own)" }),
+      actor_type: t.String({ description: "user, api_key or system" }),
+      actor_id: t.Union([t.String(), t.Null()]),
+    },
+    { description: "a campaign's status changed" },
+  ),
+  "dnc.added": t.Object(
+    {
+      phone: t.String(),
+      source: t.String({
+        description:
+          "user, api, import (an upload), disposition (an agent's code) or keypress (the opt-out key)",
+      }),
+      added_by: t.Union([t.String(), t.Null()], {
+        description: "the user, key or edge node that added it",
+      }),
+    },
+    { description: "a number was put on the workspace's do-not-call list" },
+  ),
+  "import.finished": t.Object(
+    { campaign_id: Uuid, import: ImportSchema },
+    { description: "an import of leads finished" },
+  ),
+  "compliance.governor": t.Object(
+    {
+      campaign_id: Uuid,
+      held: t.Boolean({ description: "true: the governor began to hold; false: it let go" }),
+      reason: t.String(),
+    },
+    { description: "the abandon-rate governor began, or stopped, holding a campaign" },
+  ),
+  "agent.state_changed": t.Object(
+    { agent: AgentSchema },
+    { description: "an agent's state changed" },
+  ),
 } satisfies Record<WebhookEventType, TSchema>;
 
 /** The whole message as sent, as Standard Webhooks suggests. */
@@ -59,6 +74,60 @@ export const webhookMessageSchema = (type: WebhookEventType) =>
     timestamp: t.String({ format: "date-time", description: "when the change happened" }),
     data: WEBHOOK_EVENT_DATA[type],
   });
+
+/**
+ * OpenAPI's `webhooks`: per event type, the POST a receiver gets, with the headers that sign
+ * it, and what its answer means.
+ */
+export function webhooksDocumentation() {
+  const header = (description: string) => ({
+    required: true,
+    schema: { type: "string" as const },
+    description,
+  });
+  return Object.fromEntries(
+    WEBHOOK_EVENT_TYPES.map((type) => [
+      type,
+      {
+        post: {
+          operationId: `webhook_${type.replace(".", "_")}`,
+          summary: WEBHOOK_EVENT_DATA[type].description ?? type,
+          parameters: [
+            {
+              in: "header",
+              name: "webhook-id",
+              ...header("the event's id (msg_…), the same on every retry: deduplicate on it"),
+            },
+            {
+              in: "header",
+              name: "webhook-timestamp",
+              ...header("seconds since the epoch, when this attempt was signed"),
+            },
+            {
+              in: "header",
+              name: "webhook-signature",
+              ...header(
+                "`v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` under the secret; two, space-separated, while a rotated secret overlaps",
+              ),
+            },
+          ],
+          requestBody: {
+            required: true,
+            content: { "application/json": { schema: webhookMessageSchema(type) } },
+          },
+          responses: {
+            "2XX": { description: "delivered" },
+            "410": { description: "gone: the endpoint is disabled and gets nothing more" },
+            default: {
+              description:
+                "anything else (or no answer within 10 s) is tried again: within 30 s, then with back-off for a day",
+            },
+          },
+        },
+      },
+    ]),
+  );
+}
 
 const CALL_EVENTS = new Set(["call.ended", "call.dispositioned"]);
 const LEAD_EVENTS = new Set(["lead.completed", "lead.exhausted"]);

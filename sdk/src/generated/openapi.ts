@@ -1026,8 +1026,253 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the workspace's webhook endpoints */
+        get: operations["getApiV1Webhooks"];
+        put?: never;
+        /**
+         * Register an endpoint for the workspace's events; its secret is shown this once
+         * @description Each event is POSTed as `{type, timestamp, data}` (see the `webhooks` section) with Standard Webhooks' headers `webhook-id`, `webhook-timestamp` and `webhook-signature` (`v1,` HMAC-SHA256). Delivery is at least once, in order per call and per lead; a receiver's 410 disables the endpoint.
+         */
+        post: operations["postApiV1Webhooks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One webhook endpoint */
+        get: operations["getApiV1WebhooksById"];
+        put?: never;
+        post?: never;
+        /** Remove an endpoint; its events not yet delivered are cancelled */
+        delete: operations["deleteApiV1WebhooksById"];
+        options?: never;
+        head?: never;
+        /** Change an endpoint's URL, events or description, or disable and enable it */
+        patch: operations["patchApiV1WebhooksById"];
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A new signing secret, shown this once; the previous one signs too until the overlap ends */
+        post: operations["postApiV1WebhooksByIdRotate-secret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every attempt to deliver to the endpoint, newest first, as the receiver answered */
+        get: operations["getApiV1WebhooksByIdDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/deliveries/{delivery_id}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send an attempt's event again, under the same `webhook-id` */
+        post: operations["postApiV1WebhooksByIdDeliveriesByDelivery_idResend"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "call.ended": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** a call ended: its record as it is when the event is first sent */
+        post: operations["webhook_call_ended"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "call.dispositioned": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** an agent (or the wrap-up limit) gave a call its disposition */
+        post: operations["webhook_call_dispositioned"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "lead.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** a lead will not be called again: done, or on the do-not-call list */
+        post: operations["webhook_lead_completed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "lead.exhausted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** a lead used up its attempts */
+        post: operations["webhook_lead_exhausted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "campaign.status_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** a campaign's status changed */
+        post: operations["webhook_campaign_status_changed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "dnc.added": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** a number was put on the workspace's do-not-call list */
+        post: operations["webhook_dnc_added"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "import.finished": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** an import of leads finished */
+        post: operations["webhook_import_finished"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "compliance.governor": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** the abandon-rate governor began, or stopped, holding a campaign */
+        post: operations["webhook_compliance_governor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "agent.state_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** an agent's state changed */
+        post: operations["webhook_agent_state_changed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: never;
     responses: never;
@@ -3747,12 +3992,13 @@ export interface operations {
                                 name: string;
                                 /** @description the key's first characters, to recognise it */
                                 prefix: string;
-                                /** @description per resource: none, read or write (write includes read) */
+                                /** @description per resource: none, read or write (write includes read); webhooks is listed only when granted */
                                 scopes: {
                                     campaigns?: "none" | "read" | "write";
                                     leads?: "none" | "read" | "write";
                                     cdrs?: "none" | "read" | "write";
                                     users?: "none" | "read" | "write";
+                                    webhooks?: "none" | "read" | "write";
                                 };
                                 rate_limit_per_minute: (string | number) | null;
                                 /** Format: date-time */
@@ -3801,7 +4047,7 @@ export interface operations {
             content: {
                 "application/json": {
                     name: string;
-                    /** @description per resource: none, read or write (write includes read) */
+                    /** @description per resource: none, read or write (write includes read); webhooks is listed only when granted */
                     scopes: {
                         /** @enum {string} */
                         campaigns?: "none" | "read" | "write";
@@ -3811,6 +4057,8 @@ export interface operations {
                         cdrs?: "none" | "read" | "write";
                         /** @enum {string} */
                         users?: "none" | "read" | "write";
+                        /** @enum {string} */
+                        webhooks?: "none" | "read" | "write";
                     };
                     rate_limit_per_minute?: (string | number) | null;
                 };
@@ -3833,12 +4081,13 @@ export interface operations {
                                 name: string;
                                 /** @description the key's first characters, to recognise it */
                                 prefix: string;
-                                /** @description per resource: none, read or write (write includes read) */
+                                /** @description per resource: none, read or write (write includes read); webhooks is listed only when granted */
                                 scopes: {
                                     campaigns?: "none" | "read" | "write";
                                     leads?: "none" | "read" | "write";
                                     cdrs?: "none" | "read" | "write";
                                     users?: "none" | "read" | "write";
+                                    webhooks?: "none" | "read" | "write";
                                 };
                                 rate_limit_per_minute: (string | number) | null;
                                 /** Format: date-time */
@@ -3902,12 +4151,13 @@ export interface operations {
                                 name: string;
                                 /** @description the key's first characters, to recognise it */
                                 prefix: string;
-                                /** @description per resource: none, read or write (write includes read) */
+                                /** @description per resource: none, read or write (write includes read); webhooks is listed only when granted */
                                 scopes: {
                                     campaigns?: "none" | "read" | "write";
                                     leads?: "none" | "read" | "write";
                                     cdrs?: "none" | "read" | "write";
                                     users?: "none" | "read" | "write";
+                                    webhooks?: "none" | "read" | "write";
                                 };
                                 rate_limit_per_minute: (string | number) | null;
                                 /** Format: date-time */
@@ -6496,6 +6746,1314 @@ export interface operations {
                         }[];
                     };
                 };
+            };
+        };
+    };
+    getApiV1Webhooks: {
+        parameters: {
+            query?: {
+                limit?: string;
+                offset?: string;
+                tenant_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the list, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "success";
+                        data: {
+                            items: {
+                                /** Format: uuid */
+                                id: string;
+                                url: string;
+                                description: string;
+                                event_types: string[];
+                                status: "enabled" | "disabled";
+                                /** @description an admin's change, a receiver's 410, or days without a successful delivery */
+                                disabled_reason: string | null;
+                                /** @description the first failed attempt since the last success */
+                                failing_since: string | null;
+                                /** @description until then, after a rotation, the previous secret signs too */
+                                previous_secret_expires_at: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                            }[];
+                        };
+                        total: string | number;
+                        limit: string | number;
+                        offset: string | number;
+                    };
+                };
+            };
+            /** @description Refused: the error envelope, its code one of the documented ones */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    postApiV1Webhooks: {
+        parameters: {
+            query?: {
+                tenant_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description https, to a public address (checked again at every delivery); plain http and private addresses only where the server allows them */
+                    url: string;
+                    /** @description the events it takes: call.ended, call.dispositioned, lead.completed, lead.exhausted, campaign.status_changed, dnc.added, import.finished, compliance.governor, agent.state_changed */
+                    event_types: string[];
+                    description?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "success";
+                        data: {
+                            webhook: {
+                                /** Format: uuid */
+                                id: string;
+                                url: string;
+                                description: string;
+                                event_types: string[];
+                                status: "enabled" | "disabled";
+                                /** @description an admin's change, a receiver's 410, or days without a successful delivery */
+                                disabled_reason: string | null;
+                                /** @description the first failed attempt since the last success */
+                                failing_since: string | null;
+                                /** @description until then, after a rotation, the previous secret signs too */
+                                previous_secret_expires_at: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                            };
+                            /** @description the signing secret (`whsec_…`), shown in this answer only */
+                            secret: string;
+                        };
+                    };
+                };
+            };
+            /** @description Refused: the error envelope, its code one of the documented ones */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    getApiV1WebhooksById: {
+        parameters: {
+            query?: {
+                tenant_id?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "success";
+                        data: {
+                            webhook: {
+                                /** Format: uuid */
+                                id: string;
+                                url: string;
+                                description: string;
+                                event_types: string[];
+                                status: "enabled" | "disabled";
+                                /** @description an admin's change, a receiver's 410, or days without a successful delivery */
+                                disabled_reason: string | null;
+                                /** @description the first failed attempt since the last success */
+                                failing_since: string | null;
+                                /** @description until then, after a rotation, the previous secret signs too */
+                                previous_secret_expires_at: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Refused: the error envelope, its code one of the documented ones */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    deleteApiV1WebhooksById: {
+        parameters: {
+            query?: {
+                tenant_id?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "success";
+                        data: {
+                            webhook: {
+                                /** Format: uuid */
+                                id: string;
+                                url: string;
+                                description: string;
+                                event_types: string[];
+                                status: "enabled" | "disabled";
+                                /** @description an admin's change, a receiver's 410, or days without a successful delivery */
+                                disabled_reason: string | null;
+                                /** @description the first failed attempt since the last success */
+                                failing_since: string | null;
+                                /** @description until then, after a rotation, the previous secret signs too */
+                                previous_secret_expires_at: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Refused: the error envelope, its code one of the documented ones */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    patchApiV1WebhooksById: {
+        parameters: {
+            query?: {
+                tenant_id?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description https, to a public address (checked again at every delivery); plain http and private addresses only where the server allows them */
+                    url?: string;
+                    /** @description the events it takes: call.ended, call.dispositioned, lead.completed, lead.exhausted, campaign.status_changed, dnc.added, import.finished, compliance.governor, agent.state_changed */
+                    event_types?: string[];
+                    description?: string;
+                    /** @description false stops deliveries; true resumes them, pending ones first */
+                    enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "success";
+                        data: {
+                            webhook: {
+                                /** Format: uuid */
+                                id: string;
+                                url: string;
+                                description: string;
+                                event_types: string[];
+                                status: "enabled" | "disabled";
+                                /** @description an admin's change, a receiver's 410, or days without a successful delivery */
+                                disabled_reason: string | null;
+                                /** @description the first failed attempt since the last success */
+                                failing_since: string | null;
+                                /** @description until then, after a rotation, the previous secret signs too */
+                                previous_secret_expires_at: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Refused: the error envelope, its code one of the documented ones */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    "postApiV1WebhooksByIdRotate-secret": {
+        parameters: {
+            query?: {
+                tenant_id?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description how long the previous secret still signs beside the new one (default a day): receivers switch without losing an event */
+                    overlap_seconds?: string | number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "success";
+                        data: {
+                            webhook: {
+                                /** Format: uuid */
+                                id: string;
+                                url: string;
+                                description: string;
+                                event_types: string[];
+                                status: "enabled" | "disabled";
+                                /** @description an admin's change, a receiver's 410, or days without a successful delivery */
+                                disabled_reason: string | null;
+                                /** @description the first failed attempt since the last success */
+                                failing_since: string | null;
+                                /** @description until then, after a rotation, the previous secret signs too */
+                                previous_secret_expires_at: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                            };
+                            /** @description the signing secret (`whsec_…`), shown in this answer only */
+                            secret: string;
+                        };
+                    };
+                };
+            };
+            /** @description Refused: the error envelope, its code one of the documented ones */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    getApiV1WebhooksByIdDeliveries: {
+        parameters: {
+            query?: {
+                limit?: string;
+                offset?: string;
+                tenant_id?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the list, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "success";
+                        data: {
+                            items: {
+                                /**
+                                 * Format: uuid
+                                 * @description this attempt; POST …/deliveries/{id}/resend sends its event again
+                                 */
+                                id: string;
+                                /** Format: uuid */
+                                delivery_id: string;
+                                /** @description the event's `webhook-id`, the same on every retry */
+                                event_id: string;
+                                event_type: string;
+                                /** @description 1 for the first attempt of a delivery */
+                                attempt: string | number;
+                                /** Format: date-time */
+                                attempted_at: string;
+                                duration_ms: string | number;
+                                /** @description null when no answer came (time-out, refused address, connection failure) */
+                                response_status: (string | number) | null;
+                                /** @description the first kilobyte of the answer */
+                                response_body: string | null;
+                                error: string | null;
+                            }[];
+                        };
+                        total: string | number;
+                        limit: string | number;
+                        offset: string | number;
+                    };
+                };
+            };
+            /** @description Refused: the error envelope, its code one of the documented ones */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    postApiV1WebhooksByIdDeliveriesByDelivery_idResend: {
+        parameters: {
+            query?: {
+                tenant_id?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+                delivery_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "success";
+                        data: {
+                            delivery: {
+                                /** Format: uuid */
+                                id: string;
+                                event_id: string;
+                                event_type: string;
+                                status: string;
+                                /** Format: date-time */
+                                created_at: string;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Refused: the error envelope, its code one of the documented ones */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    webhook_call_ended: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (msg_…), the same on every retry: deduplicate on it */
+                "webhook-id": string;
+                /** @description seconds since the epoch, when this attempt was signed */
+                "webhook-timestamp": string;
+                /** @description `v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` under the secret; two, space-separated, while a rotated secret overlaps */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "call.ended";
+                    /**
+                     * Format: date-time
+                     * @description when the change happened
+                     */
+                    timestamp: string;
+                    /** @description a call ended: its record as it is when the event is first sent */
+                    data: {
+                        cdr: {
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            call_id: string;
+                            /** Format: uuid */
+                            campaign_id: string;
+                            campaign_name: string | null;
+                            agent_email: string | null;
+                            /** Format: uuid */
+                            lead_list_id: string;
+                            /** Format: uuid */
+                            lead_id: string;
+                            edge_node_id: string | null;
+                            agent_id: string | null;
+                            phone: string;
+                            caller_id: string;
+                            attempt: string | number;
+                            outcome: "answered" | "no_answer" | "busy" | "failed" | "machine" | "abandoned" | "cancelled";
+                            hangup_cause: string | null;
+                            disposition: string | null;
+                            disposition_outcome: string | null;
+                            /** @description the service recorded the campaign's default disposition when the wrap-up ran out */
+                            disposition_automatic: boolean;
+                            notes: string | null;
+                            /** Format: date-time */
+                            started_at: string;
+                            answered_at: string | null;
+                            ended_at: string | null;
+                            ring_seconds: string | number;
+                            talk_seconds: string | number;
+                            bridge_ms: (string | number) | null;
+                            profile: {
+                                name: string;
+                                version: string;
+                            } | null;
+                            zone: {
+                                value: string;
+                                /** @description column, number or default */
+                                source: string;
+                            } | null;
+                            /** @description the abandon-rate governor held the campaign to calls with a reserved agent */
+                            governor_held: boolean;
+                            amd: {
+                                /** @description human, machine, fax or unknown */
+                                result: string;
+                                confidence: number;
+                                /** @description milliseconds from the answer to the verdict */
+                                ms: string | number;
+                                /** @description a machine verdict put through to an agent to estimate false positives */
+                                sampled: boolean;
+                            } | null;
+                            message: {
+                                /** @description abandon, voicemail or opt_out */
+                                kind: string;
+                                played: boolean;
+                                /** @description played to its end */
+                                completed: boolean;
+                                started_at: string | null;
+                                reason: string | null;
+                            } | null;
+                            /** @description the lead pressed the opt-out key */
+                            opted_out: boolean;
+                            transfer: {
+                                from_agent_id: string | null;
+                                /** @description the agent the lead was sent to */
+                                to_agent_id: string | null;
+                                /** @description the number the lead was sent to (one of the workspace's transfer_numbers) */
+                                to_phone: string | null;
+                                /** Format: date-time */
+                                requested_at: string;
+                                status: "pending" | "done" | "failed";
+                                at: string | null;
+                                /** @description why a failed transfer failed */
+                                reason: string | null;
+                            } | null;
+                            /** Format: date-time */
+                            created_at: string;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description gone: the endpoint is disabled and gets nothing more */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description delivered */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description anything else (or no answer within 10 s) is tried again: within 30 s, then with back-off for a day */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_call_dispositioned: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (msg_…), the same on every retry: deduplicate on it */
+                "webhook-id": string;
+                /** @description seconds since the epoch, when this attempt was signed */
+                "webhook-timestamp": string;
+                /** @description `v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` under the secret; two, space-separated, while a rotated secret overlaps */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "call.dispositioned";
+                    /**
+                     * Format: date-time
+                     * @description when the change happened
+                     */
+                    timestamp: string;
+                    /** @description an agent (or the wrap-up limit) gave a call its disposition */
+                    data: {
+                        cdr: {
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            call_id: string;
+                            /** Format: uuid */
+                            campaign_id: string;
+                            campaign_name: string | null;
+                            agent_email: string | null;
+                            /** Format: uuid */
+                            lead_list_id: string;
+                            /** Format: uuid */
+                            lead_id: string;
+                            edge_node_id: string | null;
+                            agent_id: string | null;
+                            phone: string;
+                            caller_id: string;
+                            attempt: string | number;
+                            outcome: "answered" | "no_answer" | "busy" | "failed" | "machine" | "abandoned" | "cancelled";
+                            hangup_cause: string | null;
+                            disposition: string | null;
+                            disposition_outcome: string | null;
+                            /** @description the service recorded the campaign's default disposition when the wrap-up ran out */
+                            disposition_automatic: boolean;
+                            notes: string | null;
+                            /** Format: date-time */
+                            started_at: string;
+                            answered_at: string | null;
+                            ended_at: string | null;
+                            ring_seconds: string | number;
+                            talk_seconds: string | number;
+                            bridge_ms: (string | number) | null;
+                            profile: {
+                                name: string;
+                                version: string;
+                            } | null;
+                            zone: {
+                                value: string;
+                                /** @description column, number or default */
+                                source: string;
+                            } | null;
+                            /** @description the abandon-rate governor held the campaign to calls with a reserved agent */
+                            governor_held: boolean;
+                            amd: {
+                                /** @description human, machine, fax or unknown */
+                                result: string;
+                                confidence: number;
+                                /** @description milliseconds from the answer to the verdict */
+                                ms: string | number;
+                                /** @description a machine verdict put through to an agent to estimate false positives */
+                                sampled: boolean;
+                            } | null;
+                            message: {
+                                /** @description abandon, voicemail or opt_out */
+                                kind: string;
+                                played: boolean;
+                                /** @description played to its end */
+                                completed: boolean;
+                                started_at: string | null;
+                                reason: string | null;
+                            } | null;
+                            /** @description the lead pressed the opt-out key */
+                            opted_out: boolean;
+                            transfer: {
+                                from_agent_id: string | null;
+                                /** @description the agent the lead was sent to */
+                                to_agent_id: string | null;
+                                /** @description the number the lead was sent to (one of the workspace's transfer_numbers) */
+                                to_phone: string | null;
+                                /** Format: date-time */
+                                requested_at: string;
+                                status: "pending" | "done" | "failed";
+                                at: string | null;
+                                /** @description why a failed transfer failed */
+                                reason: string | null;
+                            } | null;
+                            /** Format: date-time */
+                            created_at: string;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description gone: the endpoint is disabled and gets nothing more */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description delivered */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description anything else (or no answer within 10 s) is tried again: within 30 s, then with back-off for a day */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_lead_completed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (msg_…), the same on every retry: deduplicate on it */
+                "webhook-id": string;
+                /** @description seconds since the epoch, when this attempt was signed */
+                "webhook-timestamp": string;
+                /** @description `v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` under the secret; two, space-separated, while a rotated secret overlaps */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "lead.completed";
+                    /**
+                     * Format: date-time
+                     * @description when the change happened
+                     */
+                    timestamp: string;
+                    /** @description a lead will not be called again: done, or on the do-not-call list */
+                    data: {
+                        lead: {
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            lead_list_id: string;
+                            /** Format: uuid */
+                            campaign_id: string;
+                            phone: string;
+                            timezone: string;
+                            /** @description where `timezone` came from: the file's zone `column`; the `number` (its first zone; the dialer applies the strictest of all the number's zones); the import's `default` */
+                            zone_source: "column" | "number" | "default";
+                            state: "Fresh" | "Dialing" | "Connected" | "Retry" | "Callback" | "Completed" | "Exhausted" | "DoNotCall";
+                            attempts: string | number;
+                            fields: {
+                                [key: string]: string;
+                            };
+                            next_attempt_at: string | null;
+                            last_outcome: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description gone: the endpoint is disabled and gets nothing more */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description delivered */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description anything else (or no answer within 10 s) is tried again: within 30 s, then with back-off for a day */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_lead_exhausted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (msg_…), the same on every retry: deduplicate on it */
+                "webhook-id": string;
+                /** @description seconds since the epoch, when this attempt was signed */
+                "webhook-timestamp": string;
+                /** @description `v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` under the secret; two, space-separated, while a rotated secret overlaps */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "lead.exhausted";
+                    /**
+                     * Format: date-time
+                     * @description when the change happened
+                     */
+                    timestamp: string;
+                    /** @description a lead used up its attempts */
+                    data: {
+                        lead: {
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            lead_list_id: string;
+                            /** Format: uuid */
+                            campaign_id: string;
+                            phone: string;
+                            timezone: string;
+                            /** @description where `timezone` came from: the file's zone `column`; the `number` (its first zone; the dialer applies the strictest of all the number's zones); the import's `default` */
+                            zone_source: "column" | "number" | "default";
+                            state: "Fresh" | "Dialing" | "Connected" | "Retry" | "Callback" | "Completed" | "Exhausted" | "DoNotCall";
+                            attempts: string | number;
+                            fields: {
+                                [key: string]: string;
+                            };
+                            next_attempt_at: string | null;
+                            last_outcome: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description gone: the endpoint is disabled and gets nothing more */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description delivered */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description anything else (or no answer within 10 s) is tried again: within 30 s, then with back-off for a day */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_campaign_status_changed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (msg_…), the same on every retry: deduplicate on it */
+                "webhook-id": string;
+                /** @description seconds since the epoch, when this attempt was signed */
+                "webhook-timestamp": string;
+                /** @description `v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` under the secret; two, space-separated, while a rotated secret overlaps */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "campaign.status_changed";
+                    /**
+                     * Format: date-time
+                     * @description when the change happened
+                     */
+                    timestamp: string;
+                    /** @description a campaign's status changed */
+                    data: {
+                        /** Format: uuid */
+                        campaign_id: string;
+                        from: string;
+                        to: string;
+                        /** @description start, pause, stop, or complete (the dialer's own) */
+                        action: string;
+                        /** @description user, api_key or system */
+                        actor_type: string;
+                        actor_id: string | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description gone: the endpoint is disabled and gets nothing more */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description delivered */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description anything else (or no answer within 10 s) is tried again: within 30 s, then with back-off for a day */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_dnc_added: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (msg_…), the same on every retry: deduplicate on it */
+                "webhook-id": string;
+                /** @description seconds since the epoch, when this attempt was signed */
+                "webhook-timestamp": string;
+                /** @description `v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` under the secret; two, space-separated, while a rotated secret overlaps */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "dnc.added";
+                    /**
+                     * Format: date-time
+                     * @description when the change happened
+                     */
+                    timestamp: string;
+                    /** @description a number was put on the workspace's do-not-call list */
+                    data: {
+                        phone: string;
+                        /** @description user, api, import (an upload), disposition (an agent's code) or keypress (the opt-out key) */
+                        source: string;
+                        /** @description the user, key or edge node that added it */
+                        added_by: string | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description gone: the endpoint is disabled and gets nothing more */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description delivered */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description anything else (or no answer within 10 s) is tried again: within 30 s, then with back-off for a day */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_import_finished: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (msg_…), the same on every retry: deduplicate on it */
+                "webhook-id": string;
+                /** @description seconds since the epoch, when this attempt was signed */
+                "webhook-timestamp": string;
+                /** @description `v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` under the secret; two, space-separated, while a rotated secret overlaps */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "import.finished";
+                    /**
+                     * Format: date-time
+                     * @description when the change happened
+                     */
+                    timestamp: string;
+                    /** @description an import of leads finished */
+                    data: {
+                        /** Format: uuid */
+                        campaign_id: string;
+                        import: {
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            lead_list_id: string;
+                            imported: string | number;
+                            rejected: string | number;
+                            /** @description the first 100 rejected rows */
+                            errors: {
+                                /** @description data row, counted from 1 after the header */
+                                row: string | number;
+                                column: string | null;
+                                reason: string;
+                            }[];
+                            /** Format: date-time */
+                            started_at: string;
+                            /** Format: date-time */
+                            finished_at: string;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description gone: the endpoint is disabled and gets nothing more */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description delivered */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description anything else (or no answer within 10 s) is tried again: within 30 s, then with back-off for a day */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_compliance_governor: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (msg_…), the same on every retry: deduplicate on it */
+                "webhook-id": string;
+                /** @description seconds since the epoch, when this attempt was signed */
+                "webhook-timestamp": string;
+                /** @description `v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` under the secret; two, space-separated, while a rotated secret overlaps */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "compliance.governor";
+                    /**
+                     * Format: date-time
+                     * @description when the change happened
+                     */
+                    timestamp: string;
+                    /** @description the abandon-rate governor began, or stopped, holding a campaign */
+                    data: {
+                        /** Format: uuid */
+                        campaign_id: string;
+                        /** @description true: the governor began to hold; false: it let go */
+                        held: boolean;
+                        reason: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description gone: the endpoint is disabled and gets nothing more */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description delivered */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description anything else (or no answer within 10 s) is tried again: within 30 s, then with back-off for a day */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_agent_state_changed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (msg_…), the same on every retry: deduplicate on it */
+                "webhook-id": string;
+                /** @description seconds since the epoch, when this attempt was signed */
+                "webhook-timestamp": string;
+                /** @description `v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` under the secret; two, space-separated, while a rotated secret overlaps */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "agent.state_changed";
+                    /**
+                     * Format: date-time
+                     * @description when the change happened
+                     */
+                    timestamp: string;
+                    /** @description an agent's state changed */
+                    data: {
+                        agent: {
+                            /** Format: uuid */
+                            user_id: string;
+                            email: string | null;
+                            state: "offline" | "ready" | "reserved" | "on_call" | "wrap_up" | "paused";
+                            campaign_id: string | null;
+                            call_id: string | null;
+                            since: string | null;
+                            /** @description why a paused agent is not ready (a workspace's not-ready reason, or after_call for the campaign's breath after a call); with pause_after_call, the reason asked for */
+                            reason: string | null;
+                            /** @description the agent asked to pause during its call or wrap-up: paused once the call is dispositioned */
+                            pause_after_call: boolean;
+                            /** @description when the agent's breath after a call ends and it is ready again by itself */
+                            ready_at: string | null;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description gone: the endpoint is disabled and gets nothing more */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description delivered */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description anything else (or no answer within 10 s) is tried again: within 30 s, then with back-off for a day */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
