@@ -3,10 +3,10 @@ import { insertTenant } from "../../db/queries/tenants.ts";
 import { insertUser, type UserRow } from "../../db/queries/users.ts";
 import { createApp, createServiceDeps } from "../../src/app.ts";
 import { loadConfig } from "../../src/config.ts";
-import type { Resolve } from "../../src/webhooks/addresses.ts";
 import { hashPassword } from "../../src/identity/passwords.ts";
 import type { Role } from "../../src/identity/roles.ts";
 import { silentLogger } from "../../src/logger.ts";
+import type { Resolve } from "../../src/webhooks/addresses.ts";
 import { ManualClock } from "./clock.ts";
 import { resetDatabase } from "./database.ts";
 

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { leaseDueDeliveries, settleAttempt } from "../../db/queries/webhooks.ts";
 import { encodeWav } from "../../src/media/wav.ts";
 import { createWorkspace, type RequestOptions } from "../helpers/app.ts";
 import { importFile } from "../helpers/leads.ts";
@@ -76,8 +77,36 @@ beforeAll(async () => {
     rawBody: MESSAGE,
   });
   b.kind = "abandon";
+  const hook = await asB("POST", "/api/v1/webhooks", {
+    body: { url: "https://93.184.216.34/hooks", event_types: ["dnc.added"] },
+  });
+  b.webhook = hook.body.data.webhook.id;
   await asB("POST", "/api/v1/dnc", { body: { phone: "+12125550199" } });
   b.phone = encodeURIComponent("+12125550199");
+  // An attempt in B's delivery log, as the dispatcher would have written it.
+  const [due] = await leaseDueDeliveries(w.deps.db, {
+    now: new Date(w.clock.now()),
+    leaseMs: 60_000,
+    limit: 1,
+    busy: [],
+  });
+  if (!due) throw new Error("B's event is not in the outbox");
+  b.webhookAttempt = Bun.randomUUIDv7();
+  await settleAttempt(w.deps.db, {
+    delivery: due,
+    outcome: { kind: "delivered" },
+    attempt: {
+      id: b.webhookAttempt,
+      tenantId: beta.id,
+      endpointId: due.endpoint_id,
+      attempt: 1,
+      attemptedAt: new Date(w.clock.now()),
+      durationMs: 5,
+      responseStatus: 200,
+      responseBody: "ok",
+      error: null,
+    },
+  });
 
   // A live call of B: connected to B's agent, so that dispositions and events have a target.
   await asB("POST", `/api/v1/campaigns/${b.campaign}/status`, { body: { action: "start" } });
@@ -104,7 +133,13 @@ beforeAll(async () => {
     await w.user(w.acme.id, `${role}@acme.test`, role);
     attackers.set(role, await w.login(`${role}@acme.test`));
   }
-  const allWrite = { campaigns: "write", leads: "write", cdrs: "write", users: "write" };
+  const allWrite = {
+    campaigns: "write",
+    leads: "write",
+    cdrs: "write",
+    users: "write",
+    webhooks: "write",
+  };
   for (const [name, scopes] of [
     ...Object.keys(allWrite).map((resource) => [resource, { [resource]: "write" }] as const),
     ["all", allWrite] as const,
@@ -148,6 +183,8 @@ async function bState() {
     get("/api/v1/edge-nodes"),
     get("/api/v1/cdrs"),
     get("/api/v1/dnc"),
+    get(`/api/v1/webhooks/${b.webhook}`),
+    get(`/api/v1/webhooks/${b.webhook}/deliveries`),
     get("/api/v1/agents"),
   ]);
 }
@@ -171,6 +208,8 @@ function bodyFor(method: string, path: string): RequestOptions {
     "POST /api/v1/calls/:call_id/disposition": { disposition: "do_not_call" },
     "POST /api/v1/calls/:call_id/transfer": { phone: "+14155550199" },
     "POST /api/v1/agents/:user_id/state": { state: "paused" },
+    "PATCH /api/v1/webhooks/:id": { url: "https://93.184.216.34/planted", enabled: true },
+    "POST /api/v1/webhooks/:id/rotate-secret": { overlap_seconds: 0 },
   };
   if (method === "PUT" && path.endsWith("/messages/:kind"))
     return { headers: { "content-type": "audio/wav" }, rawBody: MESSAGE };
@@ -188,6 +227,7 @@ const PARAM_OBJECT: Record<string, string> = {
   campaign_id: "campaign",
   kind: "kind",
   user_id: "user",
+  delivery_id: "webhookAttempt",
 };
 
 /** The route's path with B's objects in it; `:id` is the object the route's family names. */
@@ -200,7 +240,9 @@ function pathWithBsIds(path: string) {
         ? "apiKey"
         : path.startsWith("/api/v1/edge-nodes")
           ? "node"
-          : "campaign";
+          : path.startsWith("/api/v1/webhooks")
+            ? "webhook"
+            : "campaign";
   return path.replace(/:([a-z_]+)/g, (_, name: string) => {
     const object = name === "id" ? idObject : PARAM_OBJECT[name];
     const value = object === undefined ? undefined : b[object];
@@ -251,7 +293,13 @@ describe("cross-tenant matrix", () => {
       expect([state, response.status]).toEqual([state, 404]);
     }
     for (const [who, token] of attackers) {
-      if (who === "agent" || who === "key:campaigns" || who === "key:leads" || who === "key:users")
+      if (
+        who === "agent" ||
+        who === "key:campaigns" ||
+        who === "key:leads" ||
+        who === "key:users" ||
+        who === "key:webhooks"
+      )
         continue;
       for (const filter of [`campaign_id=${b.campaign}`, `lead_id=${b.lead}`]) {
         const cdrs = await w.request("GET", `/api/v1/cdrs?${filter}`, { token });

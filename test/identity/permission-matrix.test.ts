@@ -5,6 +5,7 @@ import {
   PERMISSIONS,
   type Permission,
   type PermissionRule,
+  SCOPED_RESOURCES,
 } from "../../src/identity/permissions.ts";
 import type { Role } from "../../src/identity/roles.ts";
 import { createWorkspace } from "../helpers/app.ts";
@@ -42,7 +43,7 @@ beforeAll(async () => {
   userTokens.set("admin", await w.login("admin@acme.test"));
   userTokens.set("platform_admin", await w.login("root@platform.test"));
   const adminToken = userTokens.get("admin") as string;
-  for (const resource of ["campaigns", "leads", "cdrs", "users"]) {
+  for (const resource of SCOPED_RESOURCES) {
     for (const level of LEVELS) {
       const response = await w.request("POST", "/api/v1/api-keys", {
         token: adminToken,
@@ -165,9 +166,7 @@ describe("permission matrix", () => {
     for (const route of routesUnderTest()) {
       if (route.permission === "public" || route.permission === "node") continue;
       const rule: PermissionRule = PERMISSIONS[route.permission as Permission];
-      const resources = rule.scope
-        ? [rule.scope.resource]
-        : ["campaigns", "leads", "cdrs", "users"];
+      const resources = rule.scope ? [rule.scope.resource] : SCOPED_RESOURCES;
       for (const resource of resources) {
         for (const level of LEVELS) {
           const token = keyTokens.get(`${resource}:${level}`) as string;

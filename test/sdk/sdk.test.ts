@@ -141,9 +141,9 @@ describe("sockets", () => {
 describe("webhooks", () => {
   const secret = `whsec_${Buffer.from("a secret of thirty-two bytes!!!!").toString("base64")}`;
   const event = {
-    type: "call.ended",
+    type: "dnc.added" as const,
     timestamp: "2026-03-02T17:00:00.000Z",
-    data: { call_id: "01a21b79-0754-77f9-85e5-f06c7460d85d" },
+    data: { phone: "+14155550199", source: "user", added_by: null },
   };
   const payload = JSON.stringify(event);
   const signed = (body: string, key = secret, at = new Date()) => ({
@@ -170,7 +170,7 @@ describe("webhooks", () => {
     const other = `whsec_${Buffer.from("another secret, also 32 bytes!!!").toString("base64")}`;
     const refusals = [
       () => verifyWebhook(secret, payload, signed(payload, other)),
-      () => verifyWebhook(secret, payload.replace("call.ended", "call.endeD"), signed(payload)),
+      () => verifyWebhook(secret, payload.replace("dnc.added", "dnc.addeD"), signed(payload)),
       () => verifyWebhook(secret, payload, signed(payload, secret, new Date(Date.now() - 600_000))),
       () => verifyWebhook(secret, payload, { "webhook-id": "msg_1" }),
       () => verifyWebhook(secret, '{"hello":1}', signed('{"hello":1}')),
@@ -206,6 +206,6 @@ describe("webhooks", () => {
     // @ts-expect-error: a call.ended event carries its call's id
     const wrong: Events = { type: "call.ended", timestamp: "t", data: { phone: "+1" } };
     const generic: WebhookEventOf<Record<string, never>> = event satisfies GenericWebhookEvent;
-    expect([described.length, wrong.type, generic.type]).toEqual([2, "call.ended", "call.ended"]);
+    expect([described.length, wrong.type, generic.type]).toEqual([2, "call.ended", "dnc.added"]);
   });
 });
