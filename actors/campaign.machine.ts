@@ -37,6 +37,8 @@ export interface CampaignRecord {
   afterCallPauseSeconds: number;
   /** In preview, how long an offered lead waits for the agent's `dial`. */
   previewTimeoutSeconds: number;
+  /** The CRM page for a connected call, a template (see src/dialer/screen-pop.ts); null: none. */
+  screenPopUrl: string | null;
   /** The version of each recorded message, null while there is none. */
   abandonMessageVersion: number | null;
   voicemailMessageVersion: number | null;

@@ -63,6 +63,8 @@ export const campaigns = pgTable(
     afterCallPauseSeconds: integer("after_call_pause_seconds").notNull().default(0),
     /** In preview, how long a lead offered to an agent waits for `Dial` before it is skipped. */
     previewTimeoutSeconds: integer("preview_timeout_seconds").notNull().default(60),
+    /** The CRM page the agent desktop opens for a connected call: a template of the lead's values. */
+    screenPopUrl: text("screen_pop_url"),
     /** The version of each stored message, null while there is none. */
     abandonMessageVersion: integer("abandon_message_version"),
     voicemailMessageVersion: integer("voicemail_message_version"),

@@ -40,6 +40,7 @@ import { rowOf } from "../dialer/call-decide.ts";
 import { callView, previewView } from "../dialer/model.ts";
 import { wakeNode } from "../dialer/node-commands.ts";
 import { paceCampaign } from "../dialer/pacing.ts";
+import { screenPopUrl } from "../dialer/screen-pop.ts";
 import { ApiError } from "../errors.ts";
 import { auditedWrite, recordAudit } from "../identity/audit.ts";
 import { isUuid } from "../identity/tenant-scope.ts";
@@ -478,9 +479,15 @@ function announce(deps: ServiceDeps, effect: Extract<CampaignEffect, { type: "an
   deps.realtime.statsChanged(call.tenantId, call.campaignId);
   if (!agentMessage || !call.agentId) return;
   const lead = agentMessage !== "call.ended" && "lead" in call ? call.lead : undefined;
+  const template = deps.campaigns.peek(call.campaignId)?.campaign.screenPopUrl;
+  const screenPop =
+    agentMessage === "call.connected" && lead && template
+      ? { screen_pop_url: screenPopUrl(template, { call: view, lead }) }
+      : {};
   deps.realtime.toAgent(call.tenantId, call.agentId, {
     type: agentMessage,
     call: view,
     ...(lead ? { lead } : {}),
+    ...screenPop,
   });
 }

@@ -64,7 +64,11 @@ export function inputLimitsOf(schema: Schema, prefix = ""): Record<string, Input
   for (const [name, property] of Object.entries(properties)) {
     const field = `${prefix}${name}`;
     if (property.type === "object") Object.assign(fields, inputLimitsOf(property, `${field}.`));
-    else fields[field] = limitsOf(property);
+    else {
+      const limits = limitsOf(property);
+      // A field without limits needs no entry: the console reads a missing one as none.
+      if (Object.keys(limits).length > 0) fields[field] = limits;
+    }
   }
   return fields;
 }

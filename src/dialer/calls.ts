@@ -1,5 +1,6 @@
 import type { Static } from "elysia";
 import type { CallControlCommand, CallReply } from "../../actors/commands.ts";
+import { findTenantCampaign } from "../../db/queries/campaigns.ts";
 import {
   failedCalls,
   findLead,
@@ -15,6 +16,7 @@ import { isUuid } from "../identity/tenant-scope.ts";
 import { type CallEventBody, NODE_OFFLINE_AFTER_MS } from "../modules/edge-nodes/model.ts";
 import type { AgentPresence } from "./agents.ts";
 import { callView } from "./model.ts";
+import { screenPopUrl } from "./screen-pop.ts";
 
 /**
  * The ways a call's change comes in, each sent to its campaign as one command: a node's
@@ -230,6 +232,21 @@ export async function reconcileNodeCalls(
     );
   }
   return failed;
+}
+
+/** The screen pop of an agent's current call, from its campaign's template; null without one. */
+export async function currentScreenPop(
+  deps: ServiceDeps,
+  tenantId: string,
+  current: Awaited<ReturnType<typeof currentCallOf>>,
+): Promise<string | null> {
+  const { call, lead } = current;
+  if (!call || !lead) return null;
+  const campaignId = call.campaign_id;
+  const template =
+    deps.campaigns.peek(campaignId)?.campaign.screenPopUrl ??
+    (await findTenantCampaign(deps.db, { tenantId, campaignId }))?.screenPopUrl;
+  return template ? screenPopUrl(template, { call, lead }) : null;
 }
 
 /** The states in which an agent has a call of its own. */

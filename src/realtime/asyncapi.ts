@@ -108,6 +108,12 @@ export const SERVER_MESSAGES = {
     type: t.Literal("call.connected"),
     call: CallSchema,
     lead: LeadSchema,
+    screen_pop_url: t.Optional(
+      t.String({
+        description:
+          "the campaign's screen pop with this call's values in it, for the desktop to open",
+      }),
+    ),
   }),
   "call.ended": t.Object({ type: t.Literal("call.ended"), call: CallSchema }),
   subscribed: t.Object({

@@ -49,6 +49,7 @@ export const campaignRecord = (overrides: Partial<CampaignRecord> = {}): Campaig
   defaultDisposition: "no_contact",
   afterCallPauseSeconds: 0,
   previewTimeoutSeconds: 60,
+  screenPopUrl: null,
   abandonMessageVersion: null,
   voicemailMessageVersion: null,
   optOutMessageVersion: null,

@@ -46,6 +46,7 @@ export interface components {
                 default_disposition: string;
                 after_call_pause_seconds: string | number;
                 preview_timeout_seconds: string | number;
+                screen_pop_url: string | null;
                 /** @description the version of each recorded message, null while there is none */
                 messages: {
                     abandon: (string | number) | null;
@@ -184,6 +185,7 @@ export interface components {
                 default_disposition: string;
                 after_call_pause_seconds: string | number;
                 preview_timeout_seconds: string | number;
+                screen_pop_url: string | null;
                 /** @description the version of each recorded message, null while there is none */
                 messages: {
                     abandon: (string | number) | null;
@@ -639,6 +641,8 @@ export interface components {
                 };
                 attempts: string | number;
             };
+            /** @description the campaign's screen pop with this call's values in it, for the desktop to open */
+            screen_pop_url?: string;
         };
         call_ended: {
             /** @constant */

@@ -621,7 +621,7 @@ export interface paths {
         };
         /**
          * The caller's agent state, with the call it is reserved for, on or wrapping up
-         * @description `call` and `lead` are shaped as in the agent socket's `call.connected` message, while the agent is `reserved`, `on_call` or `wrap_up`; null otherwise.
+         * @description `call` and `lead` are shaped as in the agent socket's `call.connected` message, while the agent is `reserved`, `on_call` or `wrap_up`; null otherwise. `screen_pop_url`: the campaign's screen pop with the call's values, where it has one.
          */
         get: operations["getApiV1AgentsMe"];
         put?: never;
@@ -2235,6 +2235,7 @@ export interface operations {
                                 default_disposition: string;
                                 after_call_pause_seconds: string | number;
                                 preview_timeout_seconds: string | number;
+                                screen_pop_url: string | null;
                                 /** @description the version of each recorded message, null while there is none */
                                 messages: {
                                     abandon: (string | number) | null;
@@ -2362,6 +2363,8 @@ export interface operations {
                     after_call_pause_seconds?: string | number;
                     /** @description in preview, how long a lead offered to an agent waits for `dial` before it is skipped by itself */
                     preview_timeout_seconds?: string | number;
+                    /** @description the CRM page the agent desktop opens when a call connects: an http(s) URL with {phone}, {lead.id}, {lead.<field>} (a column of the file, e.g. {lead.external_id}), {call.id} and {campaign.id}, each URL-encoded */
+                    screen_pop_url?: string | null;
                 };
             };
         };
@@ -2414,6 +2417,7 @@ export interface operations {
                                 default_disposition: string;
                                 after_call_pause_seconds: string | number;
                                 preview_timeout_seconds: string | number;
+                                screen_pop_url: string | null;
                                 /** @description the version of each recorded message, null while there is none */
                                 messages: {
                                     abandon: (string | number) | null;
@@ -2543,6 +2547,7 @@ export interface operations {
                                 default_disposition: string;
                                 after_call_pause_seconds: string | number;
                                 preview_timeout_seconds: string | number;
+                                screen_pop_url: string | null;
                                 /** @description the version of each recorded message, null while there is none */
                                 messages: {
                                     abandon: (string | number) | null;
@@ -2690,6 +2695,8 @@ export interface operations {
                     after_call_pause_seconds?: string | number;
                     /** @description in preview, how long a lead offered to an agent waits for `dial` before it is skipped by itself */
                     preview_timeout_seconds?: string | number;
+                    /** @description the CRM page the agent desktop opens when a call connects: an http(s) URL with {phone}, {lead.id}, {lead.<field>} (a column of the file, e.g. {lead.external_id}), {call.id} and {campaign.id}, each URL-encoded */
+                    screen_pop_url?: string | null;
                 };
             };
         };
@@ -2742,6 +2749,7 @@ export interface operations {
                                 default_disposition: string;
                                 after_call_pause_seconds: string | number;
                                 preview_timeout_seconds: string | number;
+                                screen_pop_url: string | null;
                                 /** @description the version of each recorded message, null while there is none */
                                 messages: {
                                     abandon: (string | number) | null;
@@ -2880,6 +2888,7 @@ export interface operations {
                                 default_disposition: string;
                                 after_call_pause_seconds: string | number;
                                 preview_timeout_seconds: string | number;
+                                screen_pop_url: string | null;
                                 /** @description the version of each recorded message, null while there is none */
                                 messages: {
                                     abandon: (string | number) | null;
@@ -5003,6 +5012,7 @@ export interface operations {
                                 };
                                 attempts: string | number;
                             } | null;
+                            screen_pop_url: string | null;
                             preview: {
                                 /** Format: uuid */
                                 campaign_id: string;

@@ -344,6 +344,7 @@ export const api = {
           agent: Agent;
           call: Connected["call"] | null;
           lead: Connected["lead"] | null;
+          screen_pop_url: string | null;
           preview: Preview | null;
         };
       }>("GET", "/agents/me"),

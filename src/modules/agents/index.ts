@@ -1,7 +1,12 @@
 import { Elysia, t } from "elysia";
 import type { ServiceDeps } from "../../deps.ts";
 import { AGENT_STATES } from "../../dialer/agents.ts";
-import { controlCall, currentCallOf, dispositionCall } from "../../dialer/calls.ts";
+import {
+  controlCall,
+  currentCallOf,
+  currentScreenPop,
+  dispositionCall,
+} from "../../dialer/calls.ts";
 import { currentPreview, dialByHand, dialPreview, skipPreview } from "../../dialer/dials.ts";
 import { leadEligibility } from "../../dialer/eligibility.ts";
 import {
@@ -115,7 +120,7 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
     )
     .get(
       "/agents/me",
-      async ({ principal }) => {
+      async ({ principal, tenantId }) => {
         if (principal.kind !== "user") throw forbidden("API keys are not agents");
         const agent = deps.dialer.agents.get(principal.user.id);
         const current = await currentCallOf(deps, agent);
@@ -125,6 +130,7 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
             : offlineAgentView(principal.user.id, principal.user.email),
           call: current.call,
           lead: current.lead,
+          screen_pop_url: await currentScreenPop(deps, tenantId, current),
           preview: currentPreview(deps, agent),
         });
       },
@@ -134,11 +140,13 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
           summary: "The caller's agent state, with the call it is reserved for, on or wrapping up",
           description:
             "`call` and `lead` are shaped as in the agent socket's `call.connected` message, " +
-            "while the agent is `reserved`, `on_call` or `wrap_up`; null otherwise.",
+            "while the agent is `reserved`, `on_call` or `wrap_up`; null otherwise. " +
+            "`screen_pop_url`: the campaign's screen pop with the call's values, where it has one.",
           ...documented({
             agent: AgentSchema,
             call: t.Union([CallViewSchema, t.Null()]),
             lead: t.Union([LeadSummarySchema, t.Null()]),
+            screen_pop_url: t.Union([t.String(), t.Null()]),
             preview: t.Union([PreviewSchema, t.Null()]),
           }),
         },

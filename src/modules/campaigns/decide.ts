@@ -36,6 +36,7 @@ import { type CampaignWindow, windowAllowed } from "../../compliance/window.ts";
 import { AGENT_STATES } from "../../dialer/agents.ts";
 import type { DispositionCode } from "../../dialer/model.ts";
 import { answerRateOf, ledgerNow, paceCampaign } from "../../dialer/pacing.ts";
+import { screenPopProblem } from "../../dialer/screen-pop.ts";
 import { ok } from "../../envelope.ts";
 import { ApiError, badRequest, unprocessable } from "../../errors.ts";
 import { errorEnvelope } from "../../plugins/errors.ts";
@@ -174,6 +175,12 @@ export function assertWindowOrder(start: string, end: string) {
   if (failure) throw badRequest("invalid request body", [failure]);
 }
 
+/** A screen pop's template, when one is given, or 422 naming the field. */
+export function assertScreenPop(template: string | null | undefined) {
+  const problem = template ? screenPopProblem(template) : undefined;
+  if (problem) throw unprocessable("screen_pop_url", problem);
+}
+
 /** API fields to columns, for the fields that are present. */
 export function settingsOf(input: SettingsChanges): Partial<CampaignSettings> {
   const settings: Partial<CampaignSettings> = {};
@@ -204,6 +211,7 @@ export function settingsOf(input: SettingsChanges): Partial<CampaignSettings> {
     settings.afterCallPauseSeconds = input.after_call_pause_seconds;
   if (input.preview_timeout_seconds !== undefined)
     settings.previewTimeoutSeconds = input.preview_timeout_seconds;
+  if (input.screen_pop_url !== undefined) settings.screenPopUrl = input.screen_pop_url;
   return settings;
 }
 
@@ -279,6 +287,7 @@ export function decideSettings(
     end: settings.callingWindowEnd ?? current.callingWindowEnd,
   };
   assertWindowOrder(window.start, window.end);
+  assertScreenPop(command.changes.screen_pop_url);
   assertLawfulSettings(command.changes.regulatory_profile ?? current.regulatoryProfile, window);
   assertDispositionCodes(
     command.changes.disposition_codes ?? current.dispositionCodes,

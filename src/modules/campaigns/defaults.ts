@@ -35,4 +35,5 @@ export const CAMPAIGN_DEFAULTS = {
   default_disposition: "no_contact",
   after_call_pause_seconds: 0,
   preview_timeout_seconds: 60,
+  screen_pop_url: null,
 } as const;

@@ -121,6 +121,17 @@ const settings = {
     description:
       "in preview, how long a lead offered to an agent waits for `dial` before it is skipped by itself",
   }),
+  screen_pop_url: t.Union(
+    [
+      t.String({
+        maxLength: 2048,
+        description:
+          "the CRM page the agent desktop opens when a call connects: an http(s) URL with {phone}, {lead.id}, {lead.<field>} (a column of the file, e.g. {lead.external_id}), {call.id} and {campaign.id}, each URL-encoded",
+      }),
+      t.Null(),
+    ],
+    { description: "null: no screen pop" },
+  ),
 };
 
 /** Every setting but the name may be left out: creation fills defaults, a patch keeps values. */
@@ -177,6 +188,7 @@ export const CampaignSchema = t.Object({
   default_disposition: t.String(),
   after_call_pause_seconds: t.Integer(),
   preview_timeout_seconds: t.Integer(),
+  screen_pop_url: t.Union([t.String(), t.Null()]),
   messages: t.Object(
     {
       abandon: t.Union([t.Integer(), t.Null()]),
@@ -256,6 +268,7 @@ export const campaignView = (campaign: CampaignRecord): CampaignView => ({
   default_disposition: campaign.defaultDisposition,
   after_call_pause_seconds: campaign.afterCallPauseSeconds,
   preview_timeout_seconds: campaign.previewTimeoutSeconds,
+  screen_pop_url: campaign.screenPopUrl,
   messages: {
     abandon: campaign.abandonMessageVersion,
     voicemail: campaign.voicemailMessageVersion,

@@ -20,6 +20,7 @@ import { authorize } from "../../plugins/auth.ts";
 import {
   assertDispositionCodes,
   assertLawfulSettings,
+  assertScreenPop,
   assertWindowOrder,
   settingsOf,
 } from "./decide.ts";
@@ -54,6 +55,7 @@ export async function createCampaign(
     ...input,
   };
   assertWindowOrder(complete.calling_window.start, complete.calling_window.end);
+  assertScreenPop(complete.screen_pop_url);
   assertLawfulSettings(complete.regulatory_profile, complete.calling_window);
   assertDispositionCodes(complete.disposition_codes, complete.default_disposition);
   const now = new Date(deps.clock.now());

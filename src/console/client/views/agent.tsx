@@ -14,11 +14,18 @@ import { Page, Problem, useAction, useLoad, usePolled } from "../ui.tsx";
 
 type Offered = Extract<ServerMessage, { type: "call.offered" }>;
 type Connected = Extract<ServerMessage, { type: "call.connected" }>;
-type CallInfo = { call: Connected["call"]; lead: Connected["lead"]; since: number };
+type CallInfo = {
+  call: Connected["call"];
+  lead: Connected["lead"];
+  since: number;
+  /** The lead's page in the CRM, where the campaign has a screen pop. */
+  screenPop?: string | undefined;
+};
 type OwnCall = {
   agent: Agent;
   call: Connected["call"] | null;
   lead: Connected["lead"] | null;
+  screen_pop_url?: string | null;
   preview?: Preview | null | undefined;
 };
 /** A transfer of the agent's call, as the page shows it. */
@@ -583,7 +590,7 @@ export function AgentDesktop() {
   // The agent's own call and lead, as `GET /agents/me` and the socket's first `agent.state`
   // give them: after a reload or a reconnect mid-call the page shows the lead again, as
   // `call.offered` or `call.connected` would have brought it.
-  const adopt = ({ agent: self, call, lead, preview: offered }: OwnCall) => {
+  const adopt = ({ agent: self, call, lead, screen_pop_url, preview: offered }: OwnCall) => {
     if (offered !== undefined) setPreview(offered);
     if (!call || !lead) return;
     if (self.state === "reserved" && call.status !== "answered") {
@@ -594,7 +601,12 @@ export function AgentDesktop() {
       setCurrent((known) =>
         known?.call.id === call.id
           ? known
-          : { call, lead, since: Date.parse(call.answered_at ?? "") || Date.now() },
+          : {
+              call,
+              lead,
+              since: Date.parse(call.answered_at ?? "") || Date.now(),
+              screenPop: screen_pop_url ?? undefined,
+            },
       );
     }
   };
@@ -674,7 +686,11 @@ export function AgentDesktop() {
                   Date.parse(
                     String((message.call as { answered_at?: string }).answered_at ?? ""),
                   ) || Date.now(),
+                screenPop: message.screen_pop_url,
               });
+              // A browser may block a tab nobody clicked for: the link below stays.
+              if (message.screen_pop_url)
+                window.open(message.screen_pop_url, "_blank", "noopener,noreferrer");
               break;
             case "call.ended":
               setOffer((offered) => (offered?.call.id === message.call.id ? undefined : offered));
@@ -862,6 +878,13 @@ export function AgentDesktop() {
           <p class="timer">
             Talking for <time>{duration((now - current.since) / 1000)}</time>
           </p>
+          {current.screenPop && (
+            <p>
+              <a href={current.screenPop} target="_blank" rel="noopener noreferrer">
+                Open the lead in the CRM
+              </a>
+            </p>
+          )}
           <CallControls
             connected
             callId={current.call.id}

@@ -80,6 +80,7 @@ function settingsOf(form: HTMLFormElement): Settings {
     default_disposition: text("default_disposition"),
     after_call_pause_seconds: number("after_call_pause_seconds"),
     preview_timeout_seconds: number("preview_timeout_seconds"),
+    screen_pop_url: text("screen_pop_url").trim() || null,
   };
 }
 
@@ -329,6 +330,20 @@ function SettingsForm({
           disabled={readOnly}
           error={action.field("preview_timeout_seconds")}
         />
+        <div class="span-all">
+          <Field
+            label="Screen pop URL"
+            name="screen_pop_url"
+            type="url"
+            {...limitsOf("screen_pop_url")}
+            required={false}
+            defaultValue={initial.screen_pop_url ?? ""}
+            placeholder="https://crm.example/contacts?phone={phone}&id={lead.external_id}"
+            hint="opened for the agent when a call connects; {phone}, {lead.id}, {lead.<column>}, {call.id}, {campaign.id}"
+            disabled={readOnly}
+            error={action.field("screen_pop_url")}
+          />
+        </div>
       </fieldset>
       <DispositionCodesEditor
         key={version}

@@ -1,0 +1,1 @@
+ALTER TABLE "campaigns" ADD COLUMN "screen_pop_url" text;
