@@ -2,6 +2,7 @@ import { ACTION_EVENTS, campaignMachine } from "../../actors/campaign.machine.ts
 import { CALL_OUTCOMES } from "../../db/schema/calls.ts";
 import { CAMPAIGN_STATUSES, DIAL_MODES, MACHINE_ACTIONS } from "../../db/schema/campaigns.ts";
 import { LEAD_STATES, leads } from "../../db/schema/leads.ts";
+import { WEBHOOK_EVENT_TYPES } from "../../db/schema/webhooks.ts";
 import { PROFILE_NAMES } from "../compliance/profiles.ts";
 import { AGENT_STATES } from "../dialer/agents.ts";
 import { GOVERNOR_REASON_PREFIX } from "../dialer/governor.ts";
@@ -55,6 +56,7 @@ export function consoleFacts() {
       user: inputLimitsOf(CreateUserBody),
       password: inputLimitsOf(ChangePasswordBody),
     },
+    webhookEventTypes: [...WEBHOOK_EVENT_TYPES],
     roles: [...ROLES],
     userStatuses: [...USER_STATUSES],
     scopedResources: [...SCOPED_RESOURCES],

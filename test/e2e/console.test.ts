@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, Page, WebSocketRoute } from "playwright-core";
+import { Webhook } from "standardwebhooks";
 import { encodeWav } from "../../src/media/wav.ts";
 import { tone } from "../helpers/audio.ts";
 import {
@@ -96,6 +97,8 @@ beforeAll(async () => {
     AUTH_JWT_SECRET: "console-secret-that-is-long-enough-to-use",
     BOOTSTRAP_ADMIN_EMAIL: "root@example.test",
     BOOTSTRAP_ADMIN_PASSWORD: "a configured password",
+    // The webhooks' receiver is the test, on loopback.
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
   });
   browser = await launchBrowser();
 
@@ -1160,5 +1163,85 @@ describe("a supervisor's and an admin's day", () => {
         await context.close();
     },
     SERVER_TEST_TIMEOUT_MS * 3,
+  );
+});
+
+describe("webhooks in the console", () => {
+  test.skipIf(!haveBrowser)(
+    "an admin registers a CRM's endpoint, sees its secret once, reads its deliveries and sends one again",
+    async () => {
+      const received: { headers: Headers; body: string }[] = [];
+      const crm = Bun.serve({
+        hostname: "127.0.0.1",
+        port: 0,
+        async fetch(request) {
+          received.push({ headers: request.headers, body: await request.text() });
+          return new Response("noted");
+        },
+      });
+      try {
+        const hookUrl = `http://127.0.0.1:${crm.port}/dialer`;
+        const context = await newContext(browser);
+        const page = await context.newPage();
+        await page.goto(`${server.baseUrl}/admin/webhooks`);
+        await signInPage(page, "admin@acme.test", OWN_PASSWORD);
+        await page.getByRole("heading", { name: "Webhooks", exact: true }).waitFor({
+          timeout: 10_000,
+        });
+        // Nothing chosen: said at once, nothing sent.
+        await page.getByLabel("Receiver URL").fill(hookUrl);
+        await page.getByRole("button", { name: "Create webhook" }).click();
+        await page
+          .locator(".field-error", { hasText: "choose at least one event" })
+          .waitFor({ timeout: 10_000 });
+        await page.getByLabel("dnc.added").check();
+        await page.getByLabel("Description").fill("CRM sync");
+        await page.getByRole("button", { name: "Create webhook" }).click();
+        const secret = (await page.locator("[data-secret]").textContent({ timeout: 10_000 })) ?? "";
+        expect(secret.startsWith("whsec_")).toBe(true);
+        await page.locator(`tr[data-webhook="${hookUrl}"]`).waitFor({ timeout: 10_000 });
+        await captureView(page, "admin-webhooks");
+
+        expect(
+          (
+            await apiCall("POST", "/dnc", {
+              token: world.tokens.admin,
+              body: { phone: "+14155550177" },
+            })
+          ).status,
+        ).toBe(201);
+        const deadline = Date.now() + 15_000;
+        while (received.length === 0 && Date.now() < deadline) await Bun.sleep(50);
+        const first = received[0];
+        if (!first) throw new Error("the CRM heard nothing");
+        const event = new Webhook(secret).verify(first.body, Object.fromEntries(first.headers)) as {
+          type: string;
+          data: { phone: string };
+        };
+        expect([event.type, event.data.phone]).toEqual(["dnc.added", "+14155550177"]);
+
+        await page.getByRole("button", { name: `Deliveries of ${hookUrl}` }).click();
+        const log = page.getByRole("region", { name: `Deliveries to ${hookUrl}` });
+        await log.getByText("dnc.added").waitFor({ timeout: 10_000 });
+        await log.getByText("200").waitFor();
+        await log
+          .getByRole("button", { name: /^Send .* again$/ })
+          .first()
+          .click();
+        await log
+          .getByRole("status")
+          .getByText(/Sent again/)
+          .waitFor({ timeout: 10_000 });
+        while (received.length < 2 && Date.now() < deadline + 15_000) await Bun.sleep(50);
+        expect(received[1]?.headers.get("webhook-id")).toBe(first.headers.get("webhook-id"));
+        await page.reload();
+        await page.locator(`tr[data-webhook="${hookUrl}"]`).waitFor({ timeout: 10_000 });
+        expect(await page.content()).not.toContain(secret);
+        await context.close();
+      } finally {
+        crm.stop(true);
+      }
+    },
+    SERVER_TEST_TIMEOUT_MS,
   );
 });

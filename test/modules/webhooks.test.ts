@@ -106,6 +106,11 @@ describe("webhook endpoints", () => {
     expect(one.status).toBe(200);
     expect(list.body.data.items.map((item: { id: string }) => item.id)).toEqual([id]);
     expect(JSON.stringify([one.body, list.body])).not.toContain(secret);
+    const audit = await w.request("GET", "/api/v1/audit-events", { token: admin });
+    expect(audit.body.data.items.map((event: { action: string }) => event.action)).toContain(
+      "webhook.created",
+    );
+    expect(JSON.stringify(audit.body)).not.toContain(secret);
 
     const rotated = await w.request("POST", `/api/v1/webhooks/${id}/rotate-secret`, {
       token: admin,

@@ -49,6 +49,12 @@ import type {
   TenantSchema,
 } from "../../modules/tenants/model.ts";
 import type { CreateUserBody, PatchUserBody, UserSchema } from "../../modules/users/model.ts";
+import type {
+  CreateWebhookBody,
+  DeliverySchema,
+  PatchWebhookBody,
+  WebhookSchema,
+} from "../../modules/webhooks/model.ts";
 import type { SERVER_MESSAGES } from "../../realtime/asyncapi.ts";
 
 type S<T extends TSchema> = Static<T>;
@@ -69,6 +75,8 @@ export type User = S<typeof UserSchema>;
 export type Tenant = S<typeof TenantSchema>;
 export type ApiKey = S<typeof ApiKeySchema>;
 export type EdgeNode = S<typeof EdgeNodeSchema>;
+export type Webhook = S<typeof WebhookSchema>;
+export type WebhookDelivery = S<typeof DeliverySchema>;
 export type LeadList = S<typeof LeadListSchema>;
 export type Lead = S<typeof LeadSchema>;
 export type Eligibility = S<typeof EligibilitySchema>;
@@ -424,6 +432,35 @@ export const api = {
     one(call<{ data: { api_key: ApiKey; key: string } }>("POST", "/api-keys", { body })),
   revokeApiKey: (id: string) =>
     one(call<{ data: { api_key: ApiKey } }>("DELETE", `/api-keys/${encodeURIComponent(id)}`)),
+
+  webhooks: () => list<Webhook>("/webhooks", { limit: 500 }),
+  createWebhook: (body: S<typeof CreateWebhookBody>) =>
+    one(call<{ data: { webhook: Webhook; secret: string } }>("POST", "/webhooks", { body })),
+  patchWebhook: (id: string, body: S<typeof PatchWebhookBody>) =>
+    one(
+      call<{ data: { webhook: Webhook } }>("PATCH", `/webhooks/${encodeURIComponent(id)}`, {
+        body,
+      }),
+    ),
+  deleteWebhook: (id: string) =>
+    one(call<{ data: { webhook: Webhook } }>("DELETE", `/webhooks/${encodeURIComponent(id)}`)),
+  rotateWebhookSecret: (id: string) =>
+    one(
+      call<{ data: { webhook: Webhook; secret: string } }>(
+        "POST",
+        `/webhooks/${encodeURIComponent(id)}/rotate-secret`,
+        { body: {} },
+      ),
+    ),
+  webhookDeliveries: (id: string, query: Query = {}) =>
+    list<WebhookDelivery>(`/webhooks/${encodeURIComponent(id)}/deliveries`, query),
+  resendDelivery: (id: string, attemptId: string) =>
+    one(
+      call<{ data: unknown }>(
+        "POST",
+        `/webhooks/${encodeURIComponent(id)}/deliveries/${encodeURIComponent(attemptId)}/resend`,
+      ),
+    ),
 
   edgeNodes: () => list<EdgeNode>("/edge-nodes", { limit: 500 }),
   createEdgeNode: (body: S<typeof CreateEdgeNodeBody>) =>

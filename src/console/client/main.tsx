@@ -20,6 +20,7 @@ import { DoNotCall } from "./views/dnc.tsx";
 import { LeadListView } from "./views/leads.tsx";
 import { SignIn } from "./views/signin.tsx";
 import { Wallboard } from "./views/wallboard.tsx";
+import { AdminWebhooks } from "./views/webhooks.tsx";
 
 interface Route {
   pattern: string;
@@ -61,6 +62,12 @@ const ROUTES: Route[] = [
     permission: "api_keys.manage",
     view: () => <AdminApiKeys />,
     nav: "API keys",
+  },
+  {
+    pattern: "/admin/webhooks",
+    permission: "webhooks.read",
+    view: () => <AdminWebhooks />,
+    nav: "Webhooks",
   },
   {
     pattern: "/admin/edge-nodes",
