@@ -14,3 +14,32 @@ export function importFile(
   if (csv !== null) form.append("file", new Blob([csv], { type: "text/csv" }), fileName);
   return h.request("POST", path, { token, rawBody: form });
 }
+
+/**
+ * A started campaign of `settings` with one lead list imported from `csv` (phone and
+ * timezone columns), and an edge node's key, all made through the API.
+ */
+export async function runningCampaign(
+  h: Harness,
+  admin: string,
+  settings: Record<string, unknown>,
+  csv: string,
+): Promise<{ campaignId: string; listId: string; nodeKey: string }> {
+  const created = await h.request("POST", "/api/v1/campaigns", { token: admin, body: settings });
+  const campaignId = created.body.data.campaign.id as string;
+  const list = await h.request("POST", `/api/v1/campaigns/${campaignId}/lead-lists`, {
+    token: admin,
+    body: { name: "L", caller_id: "+14155550100" },
+  });
+  const listId = list.body.data.lead_list.id as string;
+  await importFile(h, `/api/v1/campaigns/${campaignId}/lead-lists/${listId}/import`, admin, csv);
+  const node = await h.request("POST", "/api/v1/edge-nodes", {
+    token: admin,
+    body: { name: "edge", max_concurrent_calls: 10 },
+  });
+  await h.request("POST", `/api/v1/campaigns/${campaignId}/status`, {
+    token: admin,
+    body: { action: "start" },
+  });
+  return { campaignId, listId, nodeKey: node.body.data.key as string };
+}

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { screenPopProblem, screenPopUrl } from "../../src/dialer/screen-pop.ts";
 import { createWorkspace } from "../helpers/app.ts";
-import { importFile } from "../helpers/leads.ts";
+import { runningCampaign } from "../helpers/leads.ts";
 import { listenOnLoopback, openSocket } from "../helpers/sockets.ts";
 
 /** Noon in New York: inside the calling window. */
@@ -50,38 +50,19 @@ describe("the screen pop of a connected call", () => {
     expect(refused.body.field_errors).toEqual([
       { field: "screen_pop_url", message: "must be an http or https URL" },
     ]);
-    const created = await w.request("POST", "/api/v1/campaigns", {
-      token: admin,
-      body: { name: "Pop", regulatory_profile: "none", screen_pop_url: TEMPLATE },
-    });
-    expect(created.body.data.campaign.screen_pop_url).toBe(TEMPLATE);
-    const campaignId = created.body.data.campaign.id;
-    const patched = await w.request("PATCH", `/api/v1/campaigns/${campaignId}`, {
-      token: admin,
-      body: { version: created.body.data.campaign.version, screen_pop_url: "https://x/{nope}" },
-    });
-    expect(patched.status).toBe(422);
-
-    const list = await w.request("POST", `/api/v1/campaigns/${campaignId}/lead-lists`, {
-      token: admin,
-      body: { name: "L", caller_id: "+14155550100" },
-    });
-    await importFile(
+    const { campaignId, nodeKey } = await runningCampaign(
       w,
-      `/api/v1/campaigns/${campaignId}/lead-lists/${list.body.data.lead_list.id}/import`,
       admin,
+      { name: "Pop", regulatory_profile: "none", screen_pop_url: TEMPLATE },
       "phone,timezone,external_id\n+14155552671,America/New_York,CRM-42\n",
     );
-    const nodeKey = (
-      await w.request("POST", "/api/v1/edge-nodes", {
-        token: admin,
-        body: { name: "edge", max_concurrent_calls: 5 },
-      })
-    ).body.data.key;
-    await w.request("POST", `/api/v1/campaigns/${campaignId}/status`, {
+    const shown = await w.request("GET", `/api/v1/campaigns/${campaignId}`, { token: admin });
+    expect(shown.body.data.campaign.screen_pop_url).toBe(TEMPLATE);
+    const patched = await w.request("PATCH", `/api/v1/campaigns/${campaignId}`, {
       token: admin,
-      body: { action: "start" },
+      body: { version: shown.body.data.campaign.version, screen_pop_url: "https://x/{nope}" },
     });
+    expect(patched.status).toBe(422);
     await w.user(w.acme.id, "agent@acme.test", "agent", { phoneUri: "sip:1001@127.0.0.1:5091" });
     const agent = await w.login("agent@acme.test");
     const listening = listenOnLoopback(w);

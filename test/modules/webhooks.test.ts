@@ -4,7 +4,7 @@ import { leaseDueDeliveries } from "../../db/queries/webhooks.ts";
 import { WebhookDispatcher } from "../../src/webhooks/dispatcher.ts";
 import { createWorkspace } from "../helpers/app.ts";
 import { ManualClock } from "../helpers/clock.ts";
-import { importFile } from "../helpers/leads.ts";
+import { runningCampaign } from "../helpers/leads.ts";
 
 /** A receiver on loopback that answers as told and keeps what it got. */
 function receiver(
@@ -545,37 +545,17 @@ describe("the dialer's events", () => {
     ]);
     await w.user(w.acme.id, "agent@acme.test", "agent", { phoneUri: "sip:1001@127.0.0.1:5091" });
     const agent = await w.login("agent@acme.test");
-    const campaignId = (
-      await w.request("POST", "/api/v1/campaigns", {
-        token: admin,
-        body: {
-          name: "Hooks",
-          regulatory_profile: "none",
-          max_attempts: 1,
-          calling_window: { start: "00:00", end: "23:59" },
-        },
-      })
-    ).body.data.campaign.id;
-    const list = await w.request("POST", `/api/v1/campaigns/${campaignId}/lead-lists`, {
-      token: admin,
-      body: { name: "L", caller_id: "+14155550100" },
-    });
-    await importFile(
+    const { campaignId, nodeKey } = await runningCampaign(
       w,
-      `/api/v1/campaigns/${campaignId}/lead-lists/${list.body.data.lead_list.id}/import`,
       admin,
+      {
+        name: "Hooks",
+        regulatory_profile: "none",
+        max_attempts: 1,
+        calling_window: { start: "00:00", end: "23:59" },
+      },
       "phone,timezone\n+14155552671,America/New_York\n+14155552672,America/New_York\n",
     );
-    const nodeKey = (
-      await w.request("POST", "/api/v1/edge-nodes", {
-        token: admin,
-        body: { name: "edge", max_concurrent_calls: 10 },
-      })
-    ).body.data.key;
-    await w.request("POST", `/api/v1/campaigns/${campaignId}/status`, {
-      token: admin,
-      body: { action: "start" },
-    });
     await w.request("POST", "/api/v1/agents/me/state", {
       token: agent,
       body: { state: "ready", campaign_id: campaignId },
