@@ -3,7 +3,7 @@
  *
  *   bun bench/dialer.ts [--duration 60] [--nodes 20] [--agents 500] [--campaigns 10]
  *                       [--leads 60000] [--answer-rate 0.3] [--rate 0] [--json FILE]
- *                       [--cpu-prof DIR] [--app DIR] [--profiles us,uk,ca]
+ *                       [--cpu-prof DIR] [--app DIR] [--profiles us,uk,ca] [--webhooks]
  *
  * A throwaway PostgreSQL cluster and one server process (`bun src/index.ts`, 127.0.0.1) are
  * started. The bootstrap admin creates `--campaigns` progressive campaigns (dial_ratio 3,
@@ -39,6 +39,14 @@
  *
  * `--app DIR` runs the `src/index.ts` of another checkout (`git archive <rev> | tar -x -C DIR`,
  * `node_modules` linked in), for a revision side by side with this one.
+ *
+ * `--webhooks` starts a receiver (bench/webhook-receiver.ts, its own process) and, before
+ * anything else, registers an endpoint for every event type pointing to it (the server runs
+ * with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true). Reported besides: the events received a second
+ * while dialling, the delay from each event's payload `timestamp` (the time of the change: for
+ * a node's event the `at` it sent) to its receipt, for the events of the dialling window,
+ * the deliveries still pending when dialling ended, duplicates, and a sample of signatures
+ * checked with the `standardwebhooks` library.
  */
 import { createHmac, randomUUID } from "node:crypto";
 import postgres from "postgres";
@@ -55,6 +63,15 @@ import {
   startServer,
   table,
 } from "./campaigns-import-common.ts";
+import {
+  ALL_EVENT_TYPES,
+  epochNow,
+  type Receiver,
+  startReceiver,
+  verifySamples,
+  waitUntil,
+} from "./lib/webhooks.ts";
+import type { ReceivedRecord } from "./webhook-receiver.ts";
 
 const args = process.argv.slice(2);
 const DURATION_S = Number(option(args, "duration", "60"));
@@ -66,6 +83,7 @@ const ANSWER_RATE = Number(option(args, "answer-rate", "0.3"));
 const RATE = Number(option(args, "rate", "0"));
 const JSON_OUT = option(args, "json", "");
 const EARLIER_ANSWERS = Number(option(args, "answered", "0"));
+const WEBHOOKS = args.includes("--webhooks");
 const PROFILES = option(args, "profiles", "")
   .split(",")
   .filter((name) => name !== "");
@@ -129,11 +147,16 @@ progress("starting the server on PostgreSQL");
 const cpuProfDir = option(args, "cpu-prof", "");
 const server = await startServer(
   { databaseUrl },
-  {},
+  WEBHOOKS ? { WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true" } : {},
   cpuProfDir ? { bunFlags: ["--cpu-prof", `--cpu-prof-dir=${cpuProfDir}`, "--cpu-prof-md"] } : {},
 );
 const base = server.baseUrl;
 const sql = postgres(databaseUrl, { max: 2, onnotice: () => {} });
+const receiver: Receiver | undefined = WEBHOOKS ? await startReceiver() : undefined;
+
+const pendingDeliveries = async () =>
+  (await sql`select count(*)::int as n from webhook_deliveries where status = 'pending'`)[0]
+    ?.n as number;
 
 /** `count` calls of the campaign answered by agents over the last hour, as their CDRs. */
 async function seedAnswers(campaignId: string, listId: string, tenantId: string, count: number) {
@@ -153,6 +176,14 @@ async function seedAnswers(campaignId: string, listId: string, tenantId: string,
 try {
   const admin = await Api.login(base);
   const tenantId = await admin.tenantId();
+  let webhookSecret = "";
+  if (receiver) {
+    const created = await admin.call("POST", "/api/v1/webhooks", {
+      url: receiver.url,
+      event_types: ALL_EVENT_TYPES,
+    });
+    webhookSecret = created.data.secret as string;
+  }
   progress(`creating ${CAMPAIGNS} campaigns and importing ${LEADS} leads`);
   const campaignIds: string[] = [];
   for (let c = 0; c < CAMPAIGNS; c++) {
@@ -328,12 +359,25 @@ try {
 
   progress(`dialing for ${DURATION_S} s with ${NODES} nodes and ${AGENTS} agents`);
   const started = performance.now();
+  const dialStartedAt = epochNow();
+  const receiverCpuBefore = receiver?.cpuSeconds() ?? 0;
   await Promise.all(nodeKeys.map((key) => nodeLoop(key)));
   const attemptsAtDeadline = attempts;
   const endedAtDeadline = ended;
   const elapsedS = (performance.now() - started) / 1000;
+  const dialEndedAt = epochNow();
+  const receiverCores = receiver ? (receiver.cpuSeconds() - receiverCpuBefore) / elapsedS : 0;
+  const pendingAtDeadline = receiver ? await pendingDeliveries() : 0;
   progress("letting calls in flight finish");
   await Promise.all([...inFlight]);
+  const webhooks = receiver
+    ? await webhookFigures(receiver, webhookSecret, {
+        from: dialStartedAt,
+        to: dialEndedAt,
+        pendingAtDeadline,
+        receiverCores,
+      })
+    : undefined;
 
   const cdrs = (await sql`select count(*)::int as n from cdrs`)[0]?.n as number;
   const result = {
@@ -366,6 +410,7 @@ try {
       p99: round(percentile(leadToClaim, 99), 0),
       median: round(median(leadToClaim), 0),
     },
+    webhooks,
   };
   console.log(
     table(
@@ -386,6 +431,31 @@ try {
           `${result.lead_to_claim_ms.p50} / ${result.lead_to_claim_ms.p99}`,
         ],
         ["request errors", errors],
+        ...(webhooks
+          ? [
+              ["webhook events received / s while dialling", webhooks.received_per_s],
+              [
+                "webhook delay, payload timestamp → receipt, p50 / p99 / max ms",
+                `${webhooks.delay_ms.p50} / ${webhooks.delay_ms.p99} / ${webhooks.delay_ms.max}`,
+              ],
+              [
+                "webhook events of the dialling window (by type)",
+                `${webhooks.events} (${Object.entries(webhooks.by_type)
+                  .map(([type, n]) => `${type} ${n}`)
+                  .join(", ")})`,
+              ],
+              [
+                "webhook deliveries pending at the end of dialling; after the drain",
+                `${webhooks.pending_at_deadline}; ${webhooks.pending_after_drain}`,
+              ],
+              ["webhook duplicates (a webhook-id twice)", webhooks.duplicates],
+              [
+                "webhook signatures verified (standardwebhooks)",
+                `${webhooks.signatures.verified} of ${webhooks.signatures.checked}`,
+              ],
+              ["webhook receiver CPU, cores", webhooks.receiver_cores],
+            ]
+          : []),
       ],
     ),
   );
@@ -398,4 +468,52 @@ try {
 } finally {
   await sql.end({ timeout: 5 });
   await server.stop();
+  await receiver?.stop();
+}
+
+/**
+ * What the receiver got: events received while dialling, and the delay of the events of the
+ * dialling window (their payload timestamp within it), after at most 15 s more for the
+ * deliveries still pending to go out.
+ */
+async function webhookFigures(
+  receiver: Receiver,
+  secret: string,
+  window: { from: number; to: number; pendingAtDeadline: number; receiverCores: number },
+) {
+  await waitUntil(async () => (await pendingDeliveries()) === 0, 15_000, 500);
+  const pendingAfterDrain = await pendingDeliveries();
+  const { records, samples } = await receiver.records();
+  const ids = new Set<string>();
+  const delays: number[] = [];
+  const byType: Record<string, number> = {};
+  let duplicates = 0;
+  let receivedWhileDialling = 0;
+  for (const [id, receivedAt, type, timestamp] of records as ReceivedRecord[]) {
+    if (ids.has(id)) {
+      duplicates++;
+      continue;
+    }
+    ids.add(id);
+    if (receivedAt >= window.from && receivedAt <= window.to) receivedWhileDialling++;
+    const at = Date.parse(timestamp);
+    if (at < window.from || at > window.to) continue;
+    delays.push(receivedAt - at);
+    byType[type] = (byType[type] ?? 0) + 1;
+  }
+  return {
+    received_per_s: round(receivedWhileDialling / ((window.to - window.from) / 1000), 0),
+    events: delays.length,
+    by_type: byType,
+    delay_ms: {
+      p50: round(percentile(delays, 50), 1),
+      p99: round(percentile(delays, 99), 1),
+      max: round(Math.max(...delays), 1),
+    },
+    pending_at_deadline: window.pendingAtDeadline,
+    pending_after_drain: pendingAfterDrain,
+    duplicates,
+    signatures: verifySamples(samples, secret),
+    receiver_cores: round(window.receiverCores, 2),
+  };
 }
