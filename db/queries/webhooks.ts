@@ -53,7 +53,8 @@ export function outboxStatement(
   ${name} as (
     insert into webhook_deliveries (id, event_id, tenant_id, endpoint_id, type, order_key,
       payload, next_attempt_at, created_at)
-    select gen_random_uuid(), ev.event_id, ev.tenant_id, endpoint.id, '${spec.type}', ev.order_key,
+    select gen_random_uuid(), ev.event_id, ev.tenant_id, endpoint.id, '${spec.type}',
+      coalesce(ev.order_key, ev.event_id),
       jsonb_build_object('type', '${spec.type}', 'timestamp', ${STAMP_SQL("ev.at")}, 'data', ev.data),
       ev.at, ev.at
     from ${name}_events ev
@@ -72,7 +73,8 @@ export const ENQUEUE_EVENTS_SQL = `
     from jsonb_to_recordset($1::jsonb) as e(type text, tenant_id text, order_key text, data jsonb, at text))
   insert into webhook_deliveries (id, event_id, tenant_id, endpoint_id, type, order_key,
     payload, next_attempt_at, created_at)
-  select gen_random_uuid(), ev.event_id, ev.tenant_id, endpoint.id, ev.type, ev.order_key,
+  select gen_random_uuid(), ev.event_id, ev.tenant_id, endpoint.id, ev.type,
+    coalesce(ev.order_key, ev.event_id),
     jsonb_build_object('type', ev.type, 'timestamp', ${STAMP_SQL("ev.at")}, 'data', ev.data),
     ev.at, ev.at
   from ev
@@ -184,34 +186,52 @@ export interface LeasedDelivery {
 }
 
 /**
- * Leases up to `limit` due deliveries for one attempt each, skipping rows another process
- * holds (`skip locked`) and endpoints at their share of this process (`busy`). Only the
- * oldest pending event per endpoint and call or lead is due: the next waits for it, so
- * retries never reorder them. A lease that runs out (a killed process) makes a row due again.
+ * Leases due deliveries for one attempt each: at most `perEndpoint` of one endpoint and none
+ * of `busy` ones (at their share of this process), skipping rows another process holds
+ * (`skip locked`, the lease re-checked on a row just changed). Only the oldest pending event
+ * of an endpoint's call, lead, campaign or agent (`order_key`, the event's own id for the
+ * others) is due: the next waits for it, so retries never reorder them. The heads are found
+ * in one ordered pass over the pending rows' index. A lease that runs out (a killed process)
+ * makes a row due again.
  */
 export async function leaseDueDeliveries(
   db: Executor,
-  params: { now: Date; leaseMs: number; limit: number; busy: readonly string[] },
+  params: {
+    now: Date;
+    leaseMs: number;
+    limit: number;
+    perEndpoint: number;
+    busy: readonly string[];
+  },
 ): Promise<LeasedDelivery[]> {
   const now = params.now.toISOString();
   const until = new Date(params.now.getTime() + params.leaseMs).toISOString();
   const busy = `{${params.busy.join(",")}}`;
   const result = await db.execute(sql`
-    with due as (
+    with heads as (
+      select distinct on (d.endpoint_id, d.order_key) d.id, d.endpoint_id, d.seq,
+        d.next_attempt_at, d.leased_until
+      from webhook_deliveries d
+      where d.status = 'pending'
+      order by d.endpoint_id, d.order_key, d.seq),
+    due as (
+      select h.id, h.seq, h.next_attempt_at,
+        row_number() over (partition by h.endpoint_id order by h.next_attempt_at, h.seq) as turn
+      from heads h
+      join webhook_endpoints endpoint on endpoint.id = h.endpoint_id and endpoint.status = 'enabled'
+      where h.next_attempt_at <= ${now}::timestamptz
+        and (h.leased_until is null or h.leased_until <= ${now}::timestamptz)
+        and h.endpoint_id <> all(${busy}::uuid[])),
+    picked as (
       select d.id from webhook_deliveries d
-      join webhook_endpoints endpoint on endpoint.id = d.endpoint_id and endpoint.status = 'enabled'
-      where d.status = 'pending' and d.next_attempt_at <= ${now}::timestamptz
+      where d.id in (
+          select id from due where turn <= ${params.perEndpoint}
+          order by next_attempt_at, seq limit ${params.limit})
+        and d.status = 'pending'
         and (d.leased_until is null or d.leased_until <= ${now}::timestamptz)
-        and d.endpoint_id <> all(${busy}::uuid[])
-        and not exists (
-          select 1 from webhook_deliveries earlier
-          where earlier.endpoint_id = d.endpoint_id and earlier.order_key = d.order_key
-            and earlier.status = 'pending' and earlier.seq < d.seq)
-      order by d.next_attempt_at, d.seq
-      limit ${params.limit}
       for update of d skip locked)
     update webhook_deliveries d set leased_until = ${until}::timestamptz, attempts = d.attempts + 1
-    from due where d.id = due.id
+    from picked where d.id = picked.id
     returning d.id, d.event_id, d.tenant_id, d.endpoint_id, d.type, d.payload, d.attempts,
       ${sql.raw(STAMP_SQL("d.created_at"))} as created_at`);
   return rowsOf<LeasedDelivery>(result).map((row) => ({
@@ -226,48 +246,61 @@ export type AttemptOutcome =
   | { kind: "retry"; at: Date }
   | { kind: "failed" };
 
+/** One attempt as it ended, to be settled with others. */
+export interface SettledAttempt {
+  delivery: LeasedDelivery;
+  outcome: AttemptOutcome;
+  attempt: Omit<typeof webhookAttempts.$inferInsert, "deliveryId" | "eventId" | "eventType">;
+  /** Replaces the stored payload: the data read for its first attempt. */
+  payload?: LeasedDelivery["payload"] | undefined;
+}
+
 /**
- * Logs an attempt and settles its delivery: done, due again later, or given up. The
- * endpoint's `failing_since` starts at its first failure and clears at its next success.
+ * Logs attempts and settles their deliveries (done, due again later, or given up) in three
+ * statements whatever their number: run it in one transaction. An endpoint's
+ * `failing_since` starts at its first failure and clears at its next success.
  */
-export async function settleAttempt(
-  db: Executor,
-  params: {
-    delivery: LeasedDelivery;
-    outcome: AttemptOutcome;
-    attempt: Omit<typeof webhookAttempts.$inferInsert, "deliveryId" | "eventId" | "eventType">;
-    /** Replaces the stored payload: the data read for its first attempt. */
-    payload?: LeasedDelivery["payload"];
-  },
-) {
-  const { delivery, outcome, attempt } = params;
-  const at = attempt.attemptedAt;
-  await db.insert(webhookAttempts).values({
-    ...attempt,
-    deliveryId: delivery.id,
-    eventId: delivery.event_id,
-    eventType: delivery.type,
-  });
-  await db
-    .update(webhookDeliveries)
-    .set({
-      status: outcome.kind === "retry" ? "pending" : outcome.kind,
-      nextAttemptAt:
-        outcome.kind === "retry" ? outcome.at : sql`${webhookDeliveries.nextAttemptAt}`,
-      leasedUntil: null,
-      finishedAt: outcome.kind === "retry" ? null : at,
-      ...(params.payload ? { payload: params.payload } : {}),
-    })
-    .where(eq(webhookDeliveries.id, delivery.id));
-  await db
-    .update(webhookEndpoints)
-    .set({
-      failingSince:
-        outcome.kind === "delivered"
-          ? null
-          : sql`coalesce(${webhookEndpoints.failingSince}, ${at.toISOString()}::timestamptz)`,
-    })
-    .where(eq(webhookEndpoints.id, delivery.endpoint_id));
+export async function settleAttempts(db: Executor, settled: readonly SettledAttempt[]) {
+  if (settled.length === 0) return;
+  await db.insert(webhookAttempts).values(
+    settled.map(({ delivery, attempt }) => ({
+      ...attempt,
+      deliveryId: delivery.id,
+      eventId: delivery.event_id,
+      eventType: delivery.type,
+    })),
+  );
+  const rows = settled.map(({ delivery, outcome, attempt, payload }) => ({
+    id: delivery.id,
+    attempts: delivery.attempts,
+    status: outcome.kind === "retry" ? "pending" : outcome.kind,
+    next_at: outcome.kind === "retry" ? outcome.at.toISOString() : null,
+    finished_at: outcome.kind === "retry" ? null : attempt.attemptedAt.toISOString(),
+    payload: payload ?? null,
+  }));
+  await db.execute(sql`
+    update webhook_deliveries d set status = r.status,
+      next_attempt_at = coalesce(r.next_at, d.next_attempt_at), leased_until = null,
+      finished_at = r.finished_at, payload = coalesce(r.payload, d.payload)
+    from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+      as r(id uuid, attempts int, status text, next_at timestamptz, finished_at timestamptz,
+        payload jsonb)
+    -- A lease that ran out before its attempt was settled may have been taken again: the
+    -- later attempt settles the row.
+    where d.id = r.id and d.attempts = r.attempts`);
+  const succeeded = new Set(
+    settled.filter((s) => s.outcome.kind === "delivered").map((s) => s.delivery.endpoint_id),
+  );
+  const failing = new Set(
+    settled.map((s) => s.delivery.endpoint_id).filter((id) => !succeeded.has(id)),
+  );
+  const at = settled[0]?.attempt.attemptedAt.toISOString();
+  await db.execute(sql`
+    update webhook_endpoints set failing_since = case
+        when id = any(${`{${[...succeeded].join(",")}}`}::uuid[]) then null
+        else ${at}::timestamptz end
+    where (id = any(${`{${[...succeeded].join(",")}}`}::uuid[]) and failing_since is not null)
+      or (id = any(${`{${[...failing].join(",")}}`}::uuid[]) and failing_since is null)`);
 }
 
 export function listAttempts(

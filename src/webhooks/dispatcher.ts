@@ -6,7 +6,8 @@ import {
   findEndpoints,
   type LeasedDelivery,
   leaseDueDeliveries,
-  settleAttempt,
+  type SettledAttempt,
+  settleAttempts,
   updateEndpoint,
   type WebhookEndpointRow,
 } from "../../db/queries/webhooks.ts";
@@ -38,13 +39,16 @@ const TRIM_EVERY_MS = 3_600_000;
 
 export const DISPATCH_LIMITS = {
   /** Deliveries in flight from this process at once. */
-  inFlight: 64,
+  inFlight: 128,
   /** Of which to one endpoint: a slow receiver holds these, never the others'. */
-  perEndpoint: 8,
+  perEndpoint: 32,
   /** How long a lease holds a delivery: past the time-out, so a live attempt keeps it. */
   leaseMs: 30_000,
   /** How often an idle dispatcher looks for due deliveries. */
-  pollMs: 100,
+  pollMs: 50,
+  /** Ended attempts are settled together, this often or at this many. */
+  settleEveryMs: 20,
+  settleBatch: 256,
   timeoutMs: 10_000,
   /** At most this much of an answer is read... */
   readBytes: 64 * 1024,
@@ -53,9 +57,10 @@ export const DISPATCH_LIMITS = {
 };
 
 /**
- * Delivers the outbox: leases due deliveries (several processes share them, each row going
- * to one), signs and posts each, logs the attempt and settles it: delivered, due again
- * later, or given up. An endpoint that answers 410 or fails for days is disabled.
+ * Delivers the outbox: leases due deliveries in batches (several processes share them, each
+ * row going to one), signs and posts each, and settles the ended attempts together: logged,
+ * and delivered, due again later, or given up. An endpoint that answers 410 or fails for
+ * days is disabled.
  */
 export class WebhookDispatcher {
   private readonly perEndpoint = new Map<string, number>();
@@ -63,7 +68,11 @@ export class WebhookDispatcher {
   private stopped = true;
   private wakeUp: (() => void) | undefined;
   private loop: Promise<void> | undefined;
-  private readonly settled = new Set<Promise<void>>();
+  private readonly running = new Set<Promise<void>>();
+  /** Attempts that ended, waiting to be settled. */
+  private ended: { settled: SettledAttempt; endpoint: WebhookEndpointRow }[] = [];
+  private settling: Promise<void> = Promise.resolve();
+  private settleTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     private readonly deps: DispatcherDeps,
@@ -76,12 +85,16 @@ export class WebhookDispatcher {
     this.loop = this.run();
   }
 
-  /** Stops leasing; waits for the attempts in flight, whose leases would otherwise run out. */
+  /**
+   * Stops leasing; waits for the attempts in flight and settles them, since their leases
+   * would otherwise have to run out.
+   */
   async stop() {
     this.stopped = true;
     this.wakeUp?.();
     await this.loop;
-    await Promise.allSettled([...this.settled]);
+    await Promise.allSettled([...this.running]);
+    await this.settle();
   }
 
   /** Looks for due deliveries now, rather than at the next poll. */
@@ -133,6 +146,7 @@ export class WebhookDispatcher {
       now,
       leaseMs: this.limits.leaseMs,
       limit: room,
+      perEndpoint: this.limits.perEndpoint,
       busy,
     });
     if (leased.length === 0) return 0;
@@ -154,19 +168,20 @@ export class WebhookDispatcher {
   private track(endpointId: string, attempt: Promise<void>) {
     this.inFlight++;
     this.perEndpoint.set(endpointId, (this.perEndpoint.get(endpointId) ?? 0) + 1);
-    const settled = attempt
+    const running = attempt
       .catch((error) => this.deps.logger.error("a webhook attempt failed", { error }))
       .finally(() => {
         this.inFlight--;
         const left = (this.perEndpoint.get(endpointId) ?? 1) - 1;
         if (left === 0) this.perEndpoint.delete(endpointId);
         else this.perEndpoint.set(endpointId, left);
-        this.settled.delete(settled);
+        this.running.delete(running);
         this.wake();
       });
-    this.settled.add(settled);
+    this.running.add(running);
   }
 
+  /** Sends one delivery and queues what came of it to be settled. */
   private async attempt(
     endpoint: WebhookEndpointRow,
     delivery: LeasedDelivery,
@@ -194,14 +209,14 @@ export class WebhookDispatcher {
           },
         );
     const delivered = result.status !== undefined && result.status >= 200 && result.status < 300;
-    const gone = result.status === 410;
     const outcome: AttemptOutcome = delivered
       ? { kind: "delivered" }
-      : gone
+      : result.status === 410
         ? { kind: "failed" }
         : this.retryOf(delivery);
-    await this.deps.db.transaction(async (tx) => {
-      await settleAttempt(tx, {
+    this.ended.push({
+      endpoint,
+      settled: {
         delivery,
         outcome,
         attempt: {
@@ -215,19 +230,41 @@ export class WebhookDispatcher {
           responseBody: result.body ?? null,
           error: result.error ?? null,
         },
-        ...(sent.completed ? { payload: sent.payload } : {}),
-      });
+        payload: sent.completed ? sent.payload : undefined,
+      },
     });
-    if (gone) await this.disable(endpoint, "the receiver answered 410 Gone", started);
-    else if (!delivered) {
-      const failingSince = endpoint.failingSince ?? started;
-      if (started.getTime() - failingSince.getTime() >= this.deps.disableAfterMs)
-        await this.disable(
-          endpoint,
-          `no successful delivery since ${failingSince.toISOString()}`,
-          started,
+    if (this.ended.length >= this.limits.settleBatch) void this.settle();
+    else this.settleTimer ??= setTimeout(() => void this.settle(), this.limits.settleEveryMs);
+  }
+
+  /**
+   * Settles the attempts that ended, in one transaction, one settle at a time; then disables
+   * the endpoints a 410 or days of failures condemned.
+   */
+  private settle(): Promise<void> {
+    this.settling = this.settling.then(async () => {
+      clearTimeout(this.settleTimer);
+      this.settleTimer = undefined;
+      const batch = this.ended.splice(0);
+      if (batch.length === 0) return;
+      try {
+        await this.deps.db.transaction((tx) =>
+          settleAttempts(
+            tx,
+            batch.map((entry) => entry.settled),
+          ),
         );
-    }
+      } catch (error) {
+        // Their leases run out and they are attempted again: at least once, never lost.
+        this.deps.logger.error("webhook attempts could not be settled", { error });
+        return;
+      }
+      for (const endpoint of condemned(batch, this.deps.disableAfterMs))
+        await this.disable(endpoint.row, endpoint.reason, endpoint.at).catch((error) =>
+          this.deps.logger.error("a webhook endpoint could not be disabled", { error }),
+        );
+    });
+    return this.settling;
   }
 
   private retryOf(delivery: LeasedDelivery): AttemptOutcome {
@@ -271,4 +308,26 @@ export class WebhookDispatcher {
     if (alert)
       this.deps.realtime.toSupervisors(alert.tenantId, { type: "alert", alert: alertView(alert) });
   }
+}
+
+/** The endpoints of a settled batch to disable: a 410, or failing for `disableAfterMs`. */
+function condemned(
+  batch: readonly { settled: SettledAttempt; endpoint: WebhookEndpointRow }[],
+  disableAfterMs: number,
+) {
+  const found = new Map<string, { row: WebhookEndpointRow; reason: string; at: Date }>();
+  for (const { settled, endpoint } of batch) {
+    if (found.has(endpoint.id) || settled.outcome.kind === "delivered") continue;
+    const at = settled.attempt.attemptedAt;
+    const failingSince = endpoint.failingSince ?? at;
+    if (settled.attempt.responseStatus === 410)
+      found.set(endpoint.id, { row: endpoint, reason: "the receiver answered 410 Gone", at });
+    else if (at.getTime() - failingSince.getTime() >= disableAfterMs)
+      found.set(endpoint.id, {
+        row: endpoint,
+        reason: `no successful delivery since ${failingSince.toISOString()}`,
+        at,
+      });
+  }
+  return found.values();
 }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { leaseDueDeliveries, settleAttempt } from "../../db/queries/webhooks.ts";
+import { leaseDueDeliveries, settleAttempts } from "../../db/queries/webhooks.ts";
 import { encodeWav } from "../../src/media/wav.ts";
 import { createWorkspace, type RequestOptions } from "../helpers/app.ts";
 import { importFile } from "../helpers/leads.ts";
@@ -88,25 +88,28 @@ beforeAll(async () => {
     now: new Date(w.clock.now()),
     leaseMs: 60_000,
     limit: 1,
+    perEndpoint: 1,
     busy: [],
   });
   if (!due) throw new Error("B's event is not in the outbox");
   b.webhookAttempt = Bun.randomUUIDv7();
-  await settleAttempt(w.deps.db, {
-    delivery: due,
-    outcome: { kind: "delivered" },
-    attempt: {
-      id: b.webhookAttempt,
-      tenantId: beta.id,
-      endpointId: due.endpoint_id,
-      attempt: 1,
-      attemptedAt: new Date(w.clock.now()),
-      durationMs: 5,
-      responseStatus: 200,
-      responseBody: "ok",
-      error: null,
+  await settleAttempts(w.deps.db, [
+    {
+      delivery: due,
+      outcome: { kind: "delivered" },
+      attempt: {
+        id: b.webhookAttempt,
+        tenantId: beta.id,
+        endpointId: due.endpoint_id,
+        attempt: 1,
+        attemptedAt: new Date(w.clock.now()),
+        durationMs: 5,
+        responseStatus: 200,
+        responseBody: "ok",
+        error: null,
+      },
     },
-  });
+  ]);
 
   // A live call of B: connected to B's agent, so that dispositions and events have a target.
   await asB("POST", `/api/v1/campaigns/${b.campaign}/status`, { body: { action: "start" } });
