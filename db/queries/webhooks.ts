@@ -29,6 +29,15 @@ export const STAMP_SQL = (at: string) =>
   `to_char(${at} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /**
+ * Whether an event being written (`ev`, for `endpoint`) may be sent at once: it has no
+ * order key, or nothing of its key is pending before it.
+ */
+const READY_SQL = `(ev.order_key is null or not exists (
+      select 1 from webhook_deliveries earlier
+      where earlier.endpoint_id = endpoint.id and earlier.order_key = ev.order_key
+        and earlier.status = 'pending'))`;
+
+/**
  * A fragment of a statement (a CTE named `name`) that writes an event for each row of
  * `source` into the outbox of each enabled endpoint of the tenant that takes `type`, in the
  * statement of the change itself. The event's id is drawn once per row (the materialized
@@ -52,11 +61,11 @@ export function outboxStatement(
     from ${spec.source}),
   ${name} as (
     insert into webhook_deliveries (id, event_id, tenant_id, endpoint_id, type, order_key,
-      payload, next_attempt_at, created_at)
+      payload, next_attempt_at, created_at, ready)
     select gen_random_uuid(), ev.event_id, ev.tenant_id, endpoint.id, '${spec.type}',
       coalesce(ev.order_key, ev.event_id),
       jsonb_build_object('type', '${spec.type}', 'timestamp', ${STAMP_SQL("ev.at")}, 'data', ev.data),
-      ev.at, ev.at
+      ev.at, ev.at, ${READY_SQL}
     from ${name}_events ev
     join webhook_endpoints endpoint on endpoint.tenant_id = ev.tenant_id
       and endpoint.status = 'enabled' and '${spec.type}' = any(endpoint.event_types))`;
@@ -72,11 +81,11 @@ export const ENQUEUE_EVENTS_SQL = `
       e.order_key, e.data, e.at::timestamptz as at
     from jsonb_to_recordset($1::jsonb) as e(type text, tenant_id text, order_key text, data jsonb, at text))
   insert into webhook_deliveries (id, event_id, tenant_id, endpoint_id, type, order_key,
-    payload, next_attempt_at, created_at)
+    payload, next_attempt_at, created_at, ready)
   select gen_random_uuid(), ev.event_id, ev.tenant_id, endpoint.id, ev.type,
     coalesce(ev.order_key, ev.event_id),
     jsonb_build_object('type', ev.type, 'timestamp', ${STAMP_SQL("ev.at")}, 'data', ev.data),
-    ev.at, ev.at
+    ev.at, ev.at, ${READY_SQL}
   from ev
   join webhook_endpoints endpoint on endpoint.tenant_id = ev.tenant_id
     and endpoint.status = 'enabled' and ev.type = any(endpoint.event_types)`;
@@ -179,6 +188,7 @@ export interface LeasedDelivery {
   tenant_id: string;
   endpoint_id: string;
   type: string;
+  order_key: string;
   payload: { type: string; timestamp: string; data: Record<string, unknown> };
   /** This attempt's number, from 1. */
   attempts: number;
@@ -188,11 +198,10 @@ export interface LeasedDelivery {
 /**
  * Leases due deliveries for one attempt each: at most `perEndpoint` of one endpoint and none
  * of `busy` ones (at their share of this process), skipping rows another process holds
- * (`skip locked`, the lease re-checked on a row just changed). Only the oldest pending event
- * of an endpoint's call, lead, campaign or agent (`order_key`, the event's own id for the
- * others) is due: the next waits for it, so retries never reorder them. The heads are found
- * in one ordered pass over the pending rows' index. A lease that runs out (a killed process)
- * makes a row due again.
+ * (`skip locked`, the lease re-checked on a row just changed). Only `ready` rows are due, the
+ * oldest pending event of an endpoint's call, lead, campaign or agent, so that retries never
+ * reorder them; the index of ready rows makes a lease cost what it takes, not the backlog.
+ * A lease that runs out (a killed process) makes a row due again.
  */
 export async function leaseDueDeliveries(
   db: Executor,
@@ -208,37 +217,59 @@ export async function leaseDueDeliveries(
   const until = new Date(params.now.getTime() + params.leaseMs).toISOString();
   const busy = `{${params.busy.join(",")}}`;
   const result = await db.execute(sql`
-    with heads as (
-      select distinct on (d.endpoint_id, d.order_key) d.id, d.endpoint_id, d.seq,
-        d.next_attempt_at, d.leased_until
-      from webhook_deliveries d
-      where d.status = 'pending'
-      order by d.endpoint_id, d.order_key, d.seq),
-    due as (
-      select h.id, h.seq, h.next_attempt_at,
-        row_number() over (partition by h.endpoint_id order by h.next_attempt_at, h.seq) as turn
-      from heads h
-      join webhook_endpoints endpoint on endpoint.id = h.endpoint_id and endpoint.status = 'enabled'
-      where h.next_attempt_at <= ${now}::timestamptz
-        and (h.leased_until is null or h.leased_until <= ${now}::timestamptz)
-        and h.endpoint_id <> all(${busy}::uuid[])),
+    with due as (
+      select d.id, d.endpoint_id, d.next_attempt_at, d.seq from webhook_deliveries d
+      where d.status = 'pending' and d.ready and d.next_attempt_at <= ${now}::timestamptz
+        and (d.leased_until is null or d.leased_until <= ${now}::timestamptz)
+        and d.endpoint_id <> all(${busy}::uuid[])
+      order by d.next_attempt_at
+      limit ${params.limit * 4}),
+    ranked as (
+      select due.id, due.next_attempt_at, due.seq,
+        row_number() over (partition by due.endpoint_id order by due.next_attempt_at, due.seq) as turn
+      from due),
     picked as (
       select d.id from webhook_deliveries d
       where d.id in (
-          select id from due where turn <= ${params.perEndpoint}
+          select id from ranked where turn <= ${params.perEndpoint}
           order by next_attempt_at, seq limit ${params.limit})
         and d.status = 'pending'
         and (d.leased_until is null or d.leased_until <= ${now}::timestamptz)
       for update of d skip locked)
     update webhook_deliveries d set leased_until = ${until}::timestamptz, attempts = d.attempts + 1
     from picked where d.id = picked.id
-    returning d.id, d.event_id, d.tenant_id, d.endpoint_id, d.type, d.payload, d.attempts,
-      ${sql.raw(STAMP_SQL("d.created_at"))} as created_at`);
+    returning d.id, d.event_id, d.tenant_id, d.endpoint_id, d.type, d.order_key, d.payload,
+      d.attempts, ${sql.raw(STAMP_SQL("d.created_at"))} as created_at`);
   return rowsOf<LeasedDelivery>(result).map((row) => ({
     ...row,
     payload: typeof row.payload === "string" ? JSON.parse(row.payload) : row.payload,
   }));
 }
+
+/**
+ * Makes the oldest pending event of each (endpoint, order key) ready where none is: after an
+ * event was settled while the next of its key was being written (neither saw the other), or
+ * when an endpoint is enabled again. `endpointId` narrows it to one endpoint.
+ */
+export async function readyHeads(db: Executor, endpointId?: string) {
+  await db.execute(sql`
+    update webhook_deliveries set ready = true
+    where id in (
+      select distinct on (endpoint_id, order_key) id from webhook_deliveries
+      where status = 'pending' ${endpointId ? sql`and endpoint_id = ${endpointId}::uuid` : sql``}
+        and endpoint_id in (select id from webhook_endpoints where status = 'enabled')
+      order by endpoint_id, order_key, seq)
+      and not ready`);
+}
+
+/** A disabled endpoint's pending events leave the ready index, so leases never scan them. */
+export const holdEndpointDeliveries = (db: Executor, endpointId: string) =>
+  db
+    .update(webhookDeliveries)
+    .set({ ready: false })
+    .where(
+      and(eq(webhookDeliveries.endpointId, endpointId), eq(webhookDeliveries.status, "pending")),
+    );
 
 /** What became of one attempt. */
 export type AttemptOutcome =
@@ -288,6 +319,21 @@ export async function settleAttempts(db: Executor, settled: readonly SettledAtte
     -- A lease that ran out before its attempt was settled may have been taken again: the
     -- later attempt settles the row.
     where d.id = r.id and d.attempts = r.attempts`);
+  // The next event of each key whose event is done may go now.
+  const finished = settled
+    .filter((s) => s.outcome.kind !== "retry")
+    .map((s) => ({ endpoint_id: s.delivery.endpoint_id, order_key: s.delivery.order_key }));
+  if (finished.length > 0)
+    await db.execute(sql`
+      update webhook_deliveries set ready = true
+      where id in (
+        select (
+          select next.id from webhook_deliveries next
+          where next.endpoint_id = f.endpoint_id and next.order_key = f.order_key
+            and next.status = 'pending'
+          order by next.seq limit 1)
+        from jsonb_to_recordset(${JSON.stringify(finished)}::jsonb)
+          as f(endpoint_id uuid, order_key text))`);
   const succeeded = new Set(
     settled.filter((s) => s.outcome.kind === "delivered").map((s) => s.delivery.endpoint_id),
   );
@@ -336,6 +382,17 @@ export async function redeliver(db: Executor, params: { deliveryId: string; at: 
     await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, params.deliveryId))
   )[0];
   if (!source) return undefined;
+  const waiting = await db
+    .select({ id: webhookDeliveries.id })
+    .from(webhookDeliveries)
+    .where(
+      and(
+        eq(webhookDeliveries.endpointId, source.endpointId),
+        eq(webhookDeliveries.orderKey, source.orderKey ?? source.eventId),
+        eq(webhookDeliveries.status, "pending"),
+      ),
+    )
+    .limit(1);
   return (
     await db
       .insert(webhookDeliveries)
@@ -349,6 +406,7 @@ export async function redeliver(db: Executor, params: { deliveryId: string; at: 
         payload: source.payload,
         nextAttemptAt: params.at,
         createdAt: params.at,
+        ready: waiting.length === 0,
       })
       .returning()
   )[0];

@@ -1,5 +1,14 @@
 import { sql } from "drizzle-orm";
-import { bigserial, index, integer, jsonb, pgTable, text, uuid } from "drizzle-orm/pg-core";
+import {
+  bigserial,
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  text,
+  uuid,
+} from "drizzle-orm/pg-core";
 import { instant, timestamps } from "./columns.ts";
 import { tenants } from "./identity.ts";
 
@@ -68,6 +77,11 @@ export const webhookDeliveries = pgTable(
     /** Commit order, for the order per `order_key`. */
     seq: bigserial("seq", { mode: "number" }).notNull(),
     status: text("status", { enum: DELIVERY_STATUSES }).notNull().default("pending"),
+    /**
+     * The oldest pending event of its endpoint and `order_key`: the only one that may be sent.
+     * Set when written with none before it, and on the next when one is settled.
+     */
+    ready: boolean("ready").notNull().default(true),
     attempts: integer("attempts").notNull().default(0),
     nextAttemptAt: instant("next_attempt_at").notNull(),
     /** Held by a process delivering it until then; a killed process's lease runs out. */
@@ -76,7 +90,9 @@ export const webhookDeliveries = pgTable(
     finishedAt: instant("finished_at"),
   },
   (table) => [
-    index("webhook_deliveries_due").on(table.nextAttemptAt).where(sql`${table.status} = 'pending'`),
+    index("webhook_deliveries_ready")
+      .on(table.nextAttemptAt)
+      .where(sql`${table.status} = 'pending' and ${table.ready}`),
     index("webhook_deliveries_order")
       .on(table.endpointId, table.orderKey, table.seq)
       .where(sql`${table.status} = 'pending'`),

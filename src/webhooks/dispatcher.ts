@@ -4,8 +4,10 @@ import {
   type AttemptOutcome,
   deleteOldDeliveries,
   findEndpoints,
+  holdEndpointDeliveries,
   type LeasedDelivery,
   leaseDueDeliveries,
+  readyHeads,
   type SettledAttempt,
   settleAttempts,
   updateEndpoint,
@@ -34,6 +36,11 @@ export interface DispatcherDeps {
 
 /** How long delivered and given-up events, and every attempt, stay in the log. */
 const KEEP_MS = 35 * 86_400_000;
+/**
+ * How often events whose predecessor was settled while they were being written are made
+ * ready (a scan of the pending rows; the race it repairs is rare).
+ */
+const REPAIR_EVERY_MS = 5_000;
 /** How often the log is trimmed: a scan of old rows, not worth more often. */
 const TRIM_EVERY_MS = 3_600_000;
 
@@ -104,8 +111,15 @@ export class WebhookDispatcher {
 
   private async run() {
     let trimmedAt = 0;
+    let repairedAt = 0;
     while (!this.stopped) {
       const now = this.deps.clock.now();
+      if (now - repairedAt >= REPAIR_EVERY_MS) {
+        repairedAt = now;
+        await readyHeads(this.deps.db).catch((error) =>
+          this.deps.logger.warn("webhook deliveries could not be made ready", { error }),
+        );
+      }
       if (now - trimmedAt >= TRIM_EVERY_MS) {
         trimmedAt = now;
         deleteOldDeliveries(this.deps.db, new Date(now - KEEP_MS)).catch((error) =>
@@ -286,6 +300,7 @@ export class WebhookDispatcher {
         set: { status: "disabled", disabledReason: reason, updatedAt: at },
       });
       if (!disabled) return undefined;
+      await holdEndpointDeliveries(tx, endpoint.id);
       await recordAudit(tx, {
         tenantId: endpoint.tenantId,
         actorType: "system",

@@ -3,9 +3,11 @@ import {
   deleteEndpoint,
   findAttempt,
   findTenantEndpoint,
+  holdEndpointDeliveries,
   insertEndpoint,
   listAttempts,
   listEndpoints,
+  readyHeads,
   redeliver,
   updateEndpoint,
   type WebhookEndpointRow,
@@ -167,8 +169,11 @@ export async function patchWebhook(
           updatedAt: now,
         },
       });
-      if (enabling)
+      if (enabling) {
         await clearAlert(tx, { tenantId, kind: "webhook_disabled", subjectId: id, at: now });
+        await readyHeads(tx, id);
+      }
+      if (input.enabled === false) await holdEndpointDeliveries(tx, id);
       return changed;
     },
     audit(principal, tenantId, "webhook.updated", meta, now),
