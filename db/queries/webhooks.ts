@@ -293,14 +293,28 @@ export interface SettledAttempt {
  */
 export async function settleAttempts(db: Executor, settled: readonly SettledAttempt[]) {
   if (settled.length === 0) return;
-  await db.insert(webhookAttempts).values(
-    settled.map(({ delivery, attempt }) => ({
-      ...attempt,
-      deliveryId: delivery.id,
-      eventId: delivery.event_id,
-      eventType: delivery.type,
-    })),
-  );
+  // One JSON parameter rather than a parameter per value: a batch is hundreds of rows.
+  const logged = settled.map(({ delivery, attempt }) => ({
+    id: attempt.id,
+    tenant_id: attempt.tenantId,
+    endpoint_id: attempt.endpointId,
+    delivery_id: delivery.id,
+    event_id: delivery.event_id,
+    event_type: delivery.type,
+    attempt: attempt.attempt,
+    attempted_at: attempt.attemptedAt.toISOString(),
+    duration_ms: attempt.durationMs,
+    response_status: attempt.responseStatus ?? null,
+    response_body: attempt.responseBody ?? null,
+    error: attempt.error ?? null,
+  }));
+  await db.execute(sql`
+    insert into webhook_attempts (id, tenant_id, endpoint_id, delivery_id, event_id, event_type,
+      attempt, attempted_at, duration_ms, response_status, response_body, error)
+    select * from jsonb_to_recordset(${JSON.stringify(logged)}::jsonb) as a(id uuid,
+      tenant_id uuid, endpoint_id uuid, delivery_id uuid, event_id text, event_type text,
+      attempt int, attempted_at timestamptz, duration_ms int, response_status int,
+      response_body text, error text)`);
   const rows = settled.map(({ delivery, outcome, attempt, payload }) => ({
     id: delivery.id,
     attempts: delivery.attempts,

@@ -16,6 +16,20 @@ export function signingSecrets(endpoint: WebhookEndpointRow, now: Date): string[
     : [endpoint.secret];
 }
 
+/** A signer per secret: building one decodes the secret, which every event would repeat. */
+const signers = new Map<string, Webhook>();
+const MAX_SIGNERS = 1_000;
+
+function signerOf(secret: string): Webhook {
+  let signer = signers.get(secret);
+  if (!signer) {
+    if (signers.size >= MAX_SIGNERS) signers.clear();
+    signer = new Webhook(secret);
+    signers.set(secret, signer);
+  }
+  return signer;
+}
+
 /**
  * Standard Webhooks' headers for one attempt: the event's id (the same on every retry), the
  * time of this attempt, and one `v1,` signature per secret that signs now, space-separated.
@@ -30,7 +44,7 @@ export function signedHeaders(
     "webhook-id": eventId,
     "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
     "webhook-signature": secrets
-      .map((secret) => new Webhook(secret).sign(eventId, at, body))
+      .map((secret) => signerOf(secret).sign(eventId, at, body))
       .join(" "),
   };
 }
