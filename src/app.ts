@@ -117,7 +117,8 @@ export function createServiceDeps(input: ServiceDepsInput): ServiceDeps {
   deps.webhooks = {
     resolve,
     dispatcher: new WebhookDispatcher({
-      db: input.database.db,
+      // Off the request path's few connections: a backlog of deliveries never queues a call.
+      db: input.database.longWork,
       clock: input.clock,
       logger: input.logger,
       realtime: deps.realtime,

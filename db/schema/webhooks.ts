@@ -96,7 +96,6 @@ export const webhookDeliveries = pgTable(
     index("webhook_deliveries_order")
       .on(table.endpointId, table.orderKey, table.seq)
       .where(sql`${table.status} = 'pending'`),
-    index("webhook_deliveries_endpoint").on(table.endpointId, table.createdAt),
   ],
 );
 
