@@ -46,7 +46,8 @@
  * while dialling, the delay from each event's payload `timestamp` (the time of the change: for
  * a node's event the `at` it sent) to its receipt, for the events of the dialling window,
  * the deliveries still pending when dialling ended, duplicates, and a sample of signatures
- * checked with the `standardwebhooks` library.
+ * checked with the `standardwebhooks` library. `--webhook-events a,b` subscribes to those
+ * types only (a CRM's set, say, without the agents' states).
  */
 import { createHmac, randomUUID } from "node:crypto";
 import postgres from "postgres";
@@ -84,6 +85,10 @@ const RATE = Number(option(args, "rate", "0"));
 const JSON_OUT = option(args, "json", "");
 const EARLIER_ANSWERS = Number(option(args, "answered", "0"));
 const WEBHOOKS = args.includes("--webhooks");
+/** The event types the endpoint takes: every one by default. */
+const WEBHOOK_EVENTS = option(args, "webhook-events", ALL_EVENT_TYPES.join(","))
+  .split(",")
+  .filter((name) => name !== "");
 const PROFILES = option(args, "profiles", "")
   .split(",")
   .filter((name) => name !== "");
@@ -180,7 +185,7 @@ try {
   if (receiver) {
     const created = await admin.call("POST", "/api/v1/webhooks", {
       url: receiver.url,
-      event_types: ALL_EVENT_TYPES,
+      event_types: WEBHOOK_EVENTS,
     });
     webhookSecret = created.data.secret as string;
   }

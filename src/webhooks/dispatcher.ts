@@ -46,9 +46,9 @@ const TRIM_EVERY_MS = 3_600_000;
 
 export const DISPATCH_LIMITS = {
   /** Deliveries in flight from this process at once. */
-  inFlight: 128,
+  inFlight: 512,
   /** Of which to one endpoint: a slow receiver holds these, never the others'. */
-  perEndpoint: 32,
+  perEndpoint: 128,
   /** How long a lease holds a delivery: past the time-out, so a live attempt keeps it. */
   leaseMs: 30_000,
   /** How often an idle dispatcher looks for due deliveries. */
