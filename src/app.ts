@@ -49,7 +49,7 @@ import { connectRealtime } from "./realtime/events.ts";
 import { RealtimeHub } from "./realtime/hub.ts";
 import { realtimeModule, SOCKET_LIMITS } from "./realtime/routes.ts";
 import { type Resolve, systemResolve } from "./webhooks/addresses.ts";
-import { WebhookDispatcher } from "./webhooks/dispatcher.ts";
+import { dispatchLimitsFor, WebhookDispatcher } from "./webhooks/dispatcher.ts";
 import { webhooksDocumentation } from "./webhooks/events.ts";
 
 export interface ServiceDepsInput {
@@ -116,17 +116,20 @@ export function createServiceDeps(input: ServiceDepsInput): ServiceDeps {
   const resolve = input.resolve ?? systemResolve;
   deps.webhooks = {
     resolve,
-    dispatcher: new WebhookDispatcher({
-      // Off the request path's few connections: a backlog of deliveries never queues a call.
-      db: input.database.longWork,
-      clock: input.clock,
-      logger: input.logger,
-      realtime: deps.realtime,
-      resolve,
-      allowPrivateNetworks: input.config.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
-      retryWindowMs: input.config.WEBHOOK_RETRY_HOURS * 3_600_000,
-      disableAfterMs: input.config.WEBHOOK_DISABLE_AFTER_HOURS * 3_600_000,
-    }),
+    dispatcher: new WebhookDispatcher(
+      {
+        // Off the request path's few connections: a backlog of deliveries never queues a call.
+        db: input.database.longWork,
+        clock: input.clock,
+        logger: input.logger,
+        realtime: deps.realtime,
+        resolve,
+        allowPrivateNetworks: input.config.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+        retryWindowMs: input.config.WEBHOOK_RETRY_HOURS * 3_600_000,
+        disableAfterMs: input.config.WEBHOOK_DISABLE_AFTER_HOURS * 3_600_000,
+      },
+      dispatchLimitsFor(input.database.raw.kind),
+    ),
   };
   deps.campaigns.connect(campaignPort(deps), forwarderOf(deps));
   deps.sharedRateCounts = sharedRateCountsOf(deps);

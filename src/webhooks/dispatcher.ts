@@ -64,6 +64,13 @@ export const DISPATCH_LIMITS = {
 };
 
 /**
+ * PGlite runs one statement at a time in this process's own thread: larger batches there only
+ * lengthen each statement the dialer waits behind, so it keeps a quarter of the room.
+ */
+export const dispatchLimitsFor = (database: "pglite" | "postgres") =>
+  database === "pglite" ? { ...DISPATCH_LIMITS, inFlight: 128, perEndpoint: 32 } : DISPATCH_LIMITS;
+
+/**
  * Delivers the outbox: leases due deliveries in batches (several processes share them, each
  * row going to one), signs and posts each, and settles the ended attempts together: logged,
  * and delivered, due again later, or given up. An endpoint that answers 410 or fails for
