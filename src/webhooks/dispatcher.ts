@@ -54,7 +54,7 @@ export const DISPATCH_LIMITS = {
   /** How often an idle dispatcher looks for due deliveries. */
   pollMs: 50,
   /** Ended attempts are settled together, this often or at this many. */
-  settleEveryMs: 20,
+  settleEveryMs: 10,
   settleBatch: 256,
   timeoutMs: 10_000,
   /** At most this much of an answer is read... */
@@ -280,6 +280,8 @@ export class WebhookDispatcher {
         this.deps.logger.error("webhook attempts could not be settled", { error });
         return;
       }
+      // The next event of each key settled is ready now: lease it without waiting for a poll.
+      this.wake();
       for (const endpoint of condemned(batch, this.deps.disableAfterMs))
         await this.disable(endpoint.row, endpoint.reason, endpoint.at).catch((error) =>
           this.deps.logger.error("a webhook endpoint could not be disabled", { error }),
