@@ -3,21 +3,12 @@
  * and the checks of what it received.
  */
 import { Webhook } from "standardwebhooks";
+import { WEBHOOK_EVENT_TYPES } from "../../db/schema/webhooks.ts";
 import { cpuSeconds, type Server, startListening } from "../campaigns-import-common.ts";
 import type { ReceiverRecords } from "../webhook-receiver.ts";
 
 /** Every event type an endpoint can take. */
-export const ALL_EVENT_TYPES = [
-  "call.ended",
-  "call.dispositioned",
-  "lead.completed",
-  "lead.exhausted",
-  "campaign.status_changed",
-  "dnc.added",
-  "import.finished",
-  "compliance.governor",
-  "agent.state_changed",
-];
+export const ALL_EVENT_TYPES: readonly string[] = WEBHOOK_EVENT_TYPES;
 
 export interface Receiver {
   /** Where endpoints are registered: a POST to any path is recorded. */
