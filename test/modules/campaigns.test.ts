@@ -39,6 +39,7 @@ describe("creating campaigns", () => {
       default_disposition: "no_contact",
       after_call_pause_seconds: 0,
       preview_timeout_seconds: 60,
+      screen_pop_url: null,
       messages: { abandon: null, voicemail: null, opt_out: null },
       effective_calling_window: {
         sun: { start: "08:00", end: "21:00" },

@@ -100,11 +100,12 @@ describe("sockets", () => {
     expect(signIns).toBe(2);
     expect(followed).toEqual([[campaign.id], [campaign.id]]);
 
-    const ended = socket.once("campaign.status");
+    // Watched before the change: the close can come before the PATCH's answer.
+    const ended = expect(socket.once("campaign.status")).rejects.toThrow("4003 account disabled");
     await unwrap(
       api.PATCH("/api/v1/users/{id}", { params: { path }, body: { status: "disabled" } }),
     );
-    await expect(ended).rejects.toThrow("4003 account disabled");
+    await ended;
     await until(() => closes.length === 2);
     expect(closes[1]).toEqual({ code: 4003, reason: "account disabled", reconnecting: false });
   });
