@@ -511,6 +511,33 @@ describe("delivery", () => {
   });
 });
 
+describe("a process killed mid-delivery", () => {
+  test("its lease runs out and another dispatcher delivers the event under the same id", async () => {
+    const { w, clock, register, addDnc } = await setUp();
+    const r = receiver();
+    receivers.push(r);
+    await register(r.url, ["dnc.added"]);
+    await addDnc("+14155550140");
+    // A process leased the event and died before sending it: nothing settles its lease.
+    const [held] = await leaseDueDeliveries(w.deps.db, {
+      now: new Date(clock.now()),
+      leaseMs: 30_000,
+      limit: 1,
+      perEndpoint: 1,
+      busy: [],
+    });
+    if (!held) throw new Error("nothing leased");
+    w.deps.webhooks.dispatcher.start();
+    dispatchers.push(w.deps.webhooks.dispatcher);
+    await Bun.sleep(300);
+    expect(r.received.length).toBe(0);
+    clock.advance(30_000);
+    w.deps.webhooks.dispatcher.wake();
+    await until(() => r.received.length === 1, "the event taken over");
+    expect(r.received[0]?.headers.get("webhook-id")).toBe(held.event_id);
+  });
+});
+
 describe("the outbox", () => {
   test("an event is written with the change it reports, and nothing for a workspace without endpoints", async () => {
     const { w, admin, register, addDnc } = await setUp();
