@@ -29,14 +29,16 @@ export function failureOf(control: Control): string | undefined {
   return "is not a value this field takes";
 }
 
+/** A form's field with a name: what the API would be sent. */
+export const isNamedControl = (target: unknown): target is Control =>
+  (target instanceof HTMLInputElement ||
+    target instanceof HTMLSelectElement ||
+    target instanceof HTMLTextAreaElement) &&
+  target.name !== "";
+
 const controlsOf = (form: HTMLFormElement) =>
   [...form.elements].filter(
-    (element): element is Control =>
-      (element instanceof HTMLInputElement ||
-        element instanceof HTMLSelectElement ||
-        element instanceof HTMLTextAreaElement) &&
-      element.name !== "" &&
-      element.willValidate,
+    (element): element is Control => isNamedControl(element) && element.willValidate,
   );
 
 /** Every field of the form the API would refuse, by its name, all at once. */

@@ -1,7 +1,7 @@
 import type { ComponentChildren, InputHTMLAttributes, SelectHTMLAttributes } from "preact";
 import { useCallback, useEffect, useId, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { ApiError, type FieldError } from "./api.ts";
-import { failureOf, focusField, formFailures } from "./field-checks.ts";
+import { failureOf, focusField, formFailures, isNamedControl } from "./field-checks.ts";
 
 /** A labelled input with the API's message for its field beside it. */
 export function Field(
@@ -220,12 +220,6 @@ export function usePolled<T>(load: () => Promise<T>, deps: unknown[], everyMs: n
 const refused = (failures: FieldError[]) =>
   new ApiError("some fields need changing", 422, "validation_failed", failures);
 
-const isControl = (target: EventTarget | null): target is HTMLInputElement =>
-  (target instanceof HTMLInputElement ||
-    target instanceof HTMLSelectElement ||
-    target instanceof HTMLTextAreaElement) &&
-  target.name !== "";
-
 /**
  * Runs a form's action, keeping its error (with field messages) and a busy flag. `submit`
  * checks every field first and shows all that fail at once; `checks` (spread on the
@@ -265,7 +259,7 @@ export function useAction() {
   };
   const recheck = (event: Event) => {
     const control = event.target;
-    if (!isControl(control)) return;
+    if (!isNamedControl(control)) return;
     const message = failureOf(control);
     const shown = field(control.name) !== undefined;
     // Typing only takes a message away: one that appeared mid-word would move the page.
