@@ -491,7 +491,7 @@ export function Tenants() {
           }
         }}
       >
-        <Field label="Tenant name" name="name" error={creating.field("name")} />
+        <Field label="Workspace name" name="name" error={creating.field("name")} />
         <Field
           label="Domain"
           name="domain"
@@ -499,7 +499,7 @@ export function Tenants() {
           error={creating.field("domain")}
         />
         <button type="submit" class="primary" disabled={creating.busy}>
-          Create tenant
+          Create workspace
         </button>
         <Problem error={creating.error} />
       </form>
