@@ -474,7 +474,7 @@ export function Tenants() {
       <form
         class="inline card"
         noValidate
-        aria-label="New tenant"
+        aria-label="New workspace"
         onSubmit={async (event) => {
           event.preventDefault();
           const form = event.target as HTMLFormElement;
