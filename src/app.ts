@@ -67,6 +67,29 @@ export interface ServiceDepsInput {
   resolve?: Resolve;
 }
 
+/** The outbox's dispatcher and the resolver its addresses are checked with. */
+function webhooksOf(
+  input: ServiceDepsInput,
+  toSupervisors: RealtimeHub["toSupervisors"],
+): ServiceDeps["webhooks"] {
+  const resolve = input.resolve ?? systemResolve;
+  const dispatcher = new WebhookDispatcher(
+    {
+      // Off the request path's few connections: a backlog of deliveries never queues a call.
+      db: input.database.longWork,
+      clock: input.clock,
+      logger: input.logger,
+      realtime: { toSupervisors },
+      resolve,
+      allowPrivateNetworks: input.config.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+      retryWindowMs: input.config.WEBHOOK_RETRY_HOURS * 3_600_000,
+      disableAfterMs: input.config.WEBHOOK_DISABLE_AFTER_HOURS * 3_600_000,
+    },
+    dispatchLimitsFor(input.database.raw.kind),
+  );
+  return { resolve, dispatcher };
+}
+
 export function createServiceDeps(input: ServiceDepsInput): ServiceDeps {
   const deps: ServiceDeps = {
     db: input.database.db,
@@ -111,24 +134,8 @@ export function createServiceDeps(input: ServiceDepsInput): ServiceDeps {
     loginGate: new KeyedMutex(),
     importGate: new KeyedMutex(),
     statusCommits: statusCommitsOn(input.database.raw),
-    webhooks: undefined as unknown as ServiceDeps["webhooks"],
-  };
-  const resolve = input.resolve ?? systemResolve;
-  deps.webhooks = {
-    resolve,
-    dispatcher: new WebhookDispatcher(
-      {
-        // Off the request path's few connections: a backlog of deliveries never queues a call.
-        db: input.database.longWork,
-        clock: input.clock,
-        logger: input.logger,
-        realtime: deps.realtime,
-        resolve,
-        allowPrivateNetworks: input.config.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
-        retryWindowMs: input.config.WEBHOOK_RETRY_HOURS * 3_600_000,
-        disableAfterMs: input.config.WEBHOOK_DISABLE_AFTER_HOURS * 3_600_000,
-      },
-      dispatchLimitsFor(input.database.raw.kind),
+    webhooks: webhooksOf(input, (tenantId, message) =>
+      deps.realtime.toSupervisors(tenantId, message),
     ),
   };
   deps.campaigns.connect(campaignPort(deps), forwarderOf(deps));
