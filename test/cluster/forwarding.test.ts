@@ -3,6 +3,7 @@ import { closeOwnerEnd } from "../../src/cluster/owner.ts";
 import { createWorkspace } from "../helpers/app.ts";
 import { importFile } from "../helpers/leads.ts";
 import { startLeasedProcess } from "../helpers/leased-process.ts";
+import { awakeZone } from "../helpers/zones.ts";
 
 /**
  * Two processes' worth of services on one PostgreSQL database, each listening on loopback
@@ -215,7 +216,7 @@ describe.skipIf(!enabled)("a campaign's commands reach its owner", () => {
       w,
       `/api/v1/campaigns/${campaign.id}/lead-lists/${list.id}/import`,
       token,
-      "phone,timezone\n+14155552671,America/New_York\n",
+      `phone,timezone\n+14155552671,${awakeZone()}\n`,
     );
     const nodeKey = async (name: string) =>
       (await json(call(a, "POST", "/api/v1/edge-nodes", { name, max_concurrent_calls: 1 }))).body

@@ -5,6 +5,7 @@ import { createWorkspace } from "../helpers/app.ts";
 import { importFile } from "../helpers/leads.ts";
 import { startLeasedProcess } from "../helpers/leased-process.ts";
 import type { Message } from "../helpers/sockets.ts";
+import { awakeZone } from "../helpers/zones.ts";
 
 /**
  * A process alone counts a node's calls in memory. One that has just heard of another process
@@ -53,7 +54,7 @@ describe.skipIf(!enabled)("a node's capacity with a process that has just starte
         w,
         `/api/v1/campaigns/${campaign.id}/lead-lists/${list.id}/import`,
         admin,
-        `phone,timezone\n${phones.map((phone) => `${phone},America/New_York`).join("\n")}\n`,
+        `phone,timezone\n${phones.map((phone) => `${phone},${awakeZone()}`).join("\n")}\n`,
       );
       return { campaign, list };
     };

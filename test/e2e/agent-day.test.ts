@@ -13,6 +13,7 @@ import {
   startServer,
 } from "../helpers/server-process.ts";
 import { SipPhone } from "../helpers/sip-phone.ts";
+import { awakeZone } from "../helpers/zones.ts";
 
 /**
  * An agent's working day in Chromium, through the real service and the reference node (SIP)
@@ -142,6 +143,7 @@ beforeAll(async () => {
     `/campaigns/${world.campaignId}/lead-lists`,
     { token: world.tokens.admin, body: { name: "November", caller_id: "+14155550100" } },
   );
+  const zone = awakeZone(["America/New_York"]);
   const form = new FormData();
   form.append("phone_column", "phone");
   form.append("timezone_column", "tz");
@@ -150,8 +152,8 @@ beforeAll(async () => {
     new Blob(
       [
         "phone,tz,first_name,last_name,plan\n" +
-          "+14155552671,America/New_York,Ada,Lovelace,Gold\n" +
-          "+14155552672,America/New_York,Grace,Hopper,Silver\n",
+          `+14155552671,${zone},Ada,Lovelace,Gold\n` +
+          `+14155552672,${zone},Grace,Hopper,Silver\n`,
       ],
       { type: "text/csv" },
     ),

@@ -16,6 +16,7 @@ import {
   type ServerProcess,
   startServer,
 } from "../helpers/server-process.ts";
+import { awakeZone } from "../helpers/zones.ts";
 
 /**
  * A server on its own PostgreSQL cluster, which is crashed (`pg_ctl -m immediate`) mid-run and
@@ -51,7 +52,7 @@ const csvForm = (...phones: string[]) => {
   const form = new FormData();
   form.append("phone_column", "phone");
   form.append("timezone_column", "timezone");
-  const rows = phones.map((phone) => `${phone},America/New_York\n`).join("");
+  const rows = phones.map((phone) => `${phone},${awakeZone()}\n`).join("");
   form.append("file", new Blob([`phone,timezone\n${rows}`]), "leads.csv");
   return form;
 };

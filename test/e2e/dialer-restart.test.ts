@@ -9,6 +9,7 @@ import {
   SERVER_TEST_TIMEOUT_MS,
   startServer,
 } from "../helpers/server-process.ts";
+import { awakeZone } from "../helpers/zones.ts";
 
 const dataDir = mkdtempSync(join(tmpdir(), "dialer-calls-"));
 const env = {
@@ -62,7 +63,9 @@ describe("kill -9 with calls in flight", () => {
       form.append("timezone_column", "timezone");
       form.append(
         "file",
-        new Blob(["phone,timezone\n+14155552671,UTC\n+14155552672,UTC\n+14155552673,UTC\n"]),
+        new Blob([
+          `phone,timezone\n${["+14155552671", "+14155552672", "+14155552673"].map((phone) => `${phone},${awakeZone()}`).join("\n")}\n`,
+        ]),
         "l.csv",
       );
       const imported = await call(

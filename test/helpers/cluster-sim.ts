@@ -6,6 +6,7 @@ import {
   type Message,
   type Reply,
 } from "./cluster.ts";
+import { awakeZone } from "./zones.ts";
 
 /**
  * What the world does to a cluster of dialer processes: a workspace set up through the API,
@@ -134,10 +135,11 @@ export async function importLeads(
     })
   ).data.lead_list;
   const first = options.firstNumber ?? 2000;
+  const zone = awakeZone();
   const rows = Array.from(
     { length: options.count },
     // Numbers counted from +1 415 555 0000: past 9999 they run into the next exchanges.
-    (_, index) => `+1${4_155_550_000 + first + index},UTC,Lead ${index}`,
+    (_, index) => `+1${4_155_550_000 + first + index},${zone},Lead ${index}`,
   );
   const form = new FormData();
   form.append("phone_column", "phone");

@@ -7,6 +7,7 @@ import { SipPlacer } from "../../edge/sip-placer.ts";
 import { createWorkspace, type TestResponse } from "./app.ts";
 import { importFile } from "./leads.ts";
 import { portBlock } from "./ports.ts";
+import { awakeZone } from "./zones.ts";
 
 export async function until<T>(
   probe: () => T | undefined | Promise<T | undefined>,
@@ -68,7 +69,7 @@ export async function dialerOnLoopback(o: {
       body: { name: "L", caller_id: "+14155550100" },
     })
   ).body.data.lead_list;
-  const csv = `phone,timezone\n${o.phones.map((p) => `${p},UTC`).join("\n")}\n`;
+  const csv = `phone,timezone\n${o.phones.map((p) => `${p},${awakeZone()}`).join("\n")}\n`;
   const imported = await importFile(
     w,
     `/api/v1/campaigns/${campaign.id}/lead-lists/${list.id}/import`,
