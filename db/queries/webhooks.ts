@@ -435,3 +435,9 @@ export async function deleteOldDeliveries(db: Executor, before: Date) {
     sql`delete from webhook_attempts where attempted_at < ${before.toISOString()}::timestamptz`,
   );
 }
+
+/**
+ * Reclaims the dead row versions a lease and a settle leave of each delivery, where nothing
+ * else would (PGlite has no autovacuum). The attempts' log is only ever appended to.
+ */
+export const vacuumOutbox = (db: Executor) => db.execute(sql`vacuum webhook_deliveries`);

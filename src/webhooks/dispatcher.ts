@@ -11,6 +11,7 @@ import {
   type SettledAttempt,
   settleAttempts,
   updateEndpoint,
+  vacuumOutbox,
   type WebhookEndpointRow,
 } from "../../db/queries/webhooks.ts";
 import { recordAudit } from "../identity/audit.ts";
@@ -61,14 +62,24 @@ export const DISPATCH_LIMITS = {
   readBytes: 64 * 1024,
   /** ...and this much kept in the log. */
   keepBytes: 1024,
+  /**
+   * Where the database has no autovacuum: how often the dispatcher vacuums the outbox (0:
+   * never), once this many settled deliveries have left dead row versions behind.
+   */
+  vacuumEveryMs: 0,
+  vacuumAfterSettled: 1_000,
 };
 
 /**
  * PGlite runs one statement at a time in this process's own thread: larger batches there only
- * lengthen each statement the dialer waits behind, so it keeps a quarter of the room.
+ * lengthen each statement the dialer waits behind, so it keeps a quarter of the room. It has
+ * no autovacuum either: without the dispatcher's own, the dead versions of settled rows pile
+ * up until each lease and settle wades through them and delivery falls behind for good.
  */
 export const dispatchLimitsFor = (database: "pglite" | "postgres") =>
-  database === "pglite" ? { ...DISPATCH_LIMITS, inFlight: 128, perEndpoint: 32 } : DISPATCH_LIMITS;
+  database === "pglite"
+    ? { ...DISPATCH_LIMITS, inFlight: 128, perEndpoint: 32, vacuumEveryMs: 5_000 }
+    : DISPATCH_LIMITS;
 
 /**
  * Delivers the outbox: leases due deliveries in batches (several processes share them, each
@@ -87,6 +98,8 @@ export class WebhookDispatcher {
   private ended: { settled: SettledAttempt; endpoint: WebhookEndpointRow }[] = [];
   private settling: Promise<void> = Promise.resolve();
   private settleTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Deliveries settled since the outbox was last vacuumed: each left a dead row version. */
+  private settledSinceVacuum = 0;
 
   constructor(
     private readonly deps: DispatcherDeps,
@@ -119,8 +132,20 @@ export class WebhookDispatcher {
   private async run() {
     let trimmedAt = 0;
     let repairedAt = 0;
+    let vacuumedAt = 0;
     while (!this.stopped) {
       const now = this.deps.clock.now();
+      if (
+        this.limits.vacuumEveryMs > 0 &&
+        now - vacuumedAt >= this.limits.vacuumEveryMs &&
+        this.settledSinceVacuum >= this.limits.vacuumAfterSettled
+      ) {
+        vacuumedAt = now;
+        this.settledSinceVacuum = 0;
+        await vacuumOutbox(this.deps.db).catch((error) =>
+          this.deps.logger.warn("the webhook outbox could not be vacuumed", { error }),
+        );
+      }
       if (now - repairedAt >= REPAIR_EVERY_MS) {
         repairedAt = now;
         await readyHeads(this.deps.db).catch((error) =>
@@ -275,6 +300,7 @@ export class WebhookDispatcher {
             batch.map((entry) => entry.settled),
           ),
         );
+        this.settledSinceVacuum += batch.length;
       } catch (error) {
         // Their leases run out and they are attempted again: at least once, never lost.
         this.deps.logger.error("webhook attempts could not be settled", { error });

@@ -1,7 +1,9 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { sql } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
 import { leaseDueDeliveries } from "../../db/queries/webhooks.ts";
-import { WebhookDispatcher } from "../../src/webhooks/dispatcher.ts";
+import { rowsOf } from "../../db/rows.ts";
+import { DISPATCH_LIMITS, WebhookDispatcher } from "../../src/webhooks/dispatcher.ts";
 import { createWorkspace } from "../helpers/app.ts";
 import { ManualClock } from "../helpers/clock.ts";
 import { runningCampaign } from "../helpers/leads.ts";
@@ -494,6 +496,8 @@ describe("delivery", () => {
         timeoutMs: 5_000,
         readBytes: 64 * 1024,
         keepBytes: 1024,
+        vacuumEveryMs: 0,
+        vacuumAfterSettled: 1_000,
       },
     );
     dispatchers.push(dispatcher);
@@ -560,6 +564,51 @@ describe("the outbox", () => {
     expect(due.map((d) => d.payload.data)).toEqual([
       { phone: "+14155550131", source: "user", added_by: expect.any(String) },
     ]);
+  });
+  test("where nothing else vacuums, the dispatcher vacuums the dead rows its settles leave, once enough are settled", async () => {
+    const { w, register, addDnc } = await setUp();
+    const r = receiver();
+    receivers.push(r);
+    await register(r.url, ["dnc.added"]);
+    const vacuums = async () =>
+      Number(
+        rowsOf<{ count: string }>(
+          await w.deps.db.execute(
+            sql`select vacuum_count as count from pg_stat_user_tables where relname = 'webhook_deliveries'`,
+          ),
+        )[0]?.count,
+      );
+    const before = await vacuums();
+    const dispatcher = new WebhookDispatcher(
+      {
+        db: w.deps.db,
+        clock: w.clock,
+        logger: w.deps.logger,
+        realtime: w.deps.realtime,
+        resolve: w.deps.webhooks.resolve,
+        allowPrivateNetworks: true,
+        retryWindowMs: 3_600_000,
+        disableAfterMs: 3_600_000,
+      },
+      { ...DISPATCH_LIMITS, pollMs: 20, vacuumEveryMs: 1, vacuumAfterSettled: 3 },
+    );
+    dispatchers.push(dispatcher);
+    dispatcher.start();
+    await addDnc("+14155550150");
+    await addDnc("+14155550151");
+    await until(() => r.received.length === 2, "two events");
+    w.clock.advance(1_000);
+    await Bun.sleep(200);
+    expect(await vacuums()).toBe(before);
+    await addDnc("+14155550152");
+    await until(() => r.received.length === 3, "the third event");
+    let after = before;
+    for (let tries = 0; tries < 150 && after === before; tries++) {
+      w.clock.advance(10);
+      await Bun.sleep(20);
+      after = await vacuums();
+    }
+    expect(after).toBe(before + 1);
   });
 });
 
