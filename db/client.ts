@@ -89,15 +89,16 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
       downIntervalMs: PROBE_DOWN_MS,
       onChange: options.onAvailabilityChange,
     });
-    const pool = (poolSize: number, statementTimeoutMs: number | undefined) =>
+    const pool = (poolSize: number, statementTimeoutMs: number | undefined, customPlans = false) =>
       postgresClient(options.databaseUrl as string, {
         poolSize,
         connectTimeoutMs: timeoutMs,
         statementTimeoutMs,
+        customPlans,
         availability,
       });
     const client = pool(options.poolSize ?? defaultPoolSize(), options.statementTimeoutMs);
-    const longWorkPool = pool(LONG_WORK_POOL_SIZE, options.longStatementTimeoutMs);
+    const longWorkPool = pool(LONG_WORK_POOL_SIZE, options.longStatementTimeoutMs, true);
     const db = drizzlePostgres({ client, schema }) as unknown as Database;
     const longWork = drizzlePostgres({ client: longWorkPool, schema }) as unknown as Database;
     return {

@@ -33,6 +33,13 @@ export interface PostgresClientOptions {
   poolSize: number;
   connectTimeoutMs?: number;
   statementTimeoutMs?: number;
+  /**
+   * Plan every execution of a prepared statement for its parameters and the tables as they are
+   * now, never with a generic plan cached once: for a pool of few, long statements over
+   * tables that grow fast (a generic plan cached while the webhook outbox was new scanned the
+   * whole table at every settle once it had grown).
+   */
+  customPlans?: boolean;
   availability?: DatabaseAvailability;
 }
 
@@ -45,9 +52,10 @@ export function postgresClient(url: string, options: PostgresClientOptions): pos
     onnotice: () => {},
     backoff: () => RECONNECT_SECONDS,
     ...(options.connectTimeoutMs ? { connect_timeout: options.connectTimeoutMs / 1000 } : {}),
-    ...(options.statementTimeoutMs
-      ? { connection: { statement_timeout: options.statementTimeoutMs } }
-      : {}),
+    connection: {
+      ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
+      ...(options.customPlans ? { plan_cache_mode: "force_custom_plan" } : {}),
+    },
   });
   return preparing(sql, options.availability);
 }

@@ -5,6 +5,7 @@ import { DatabaseAvailability, databaseFailureOf } from "../../db/availability.t
 import { withBulkTransaction } from "../../db/bulk.ts";
 import { openDatabase } from "../../db/client.ts";
 import { postgresClient } from "../../db/postgres-client.ts";
+import { rowsOf } from "../../db/rows.ts";
 import { runStatement } from "../../db/statement.ts";
 
 const url = process.env.DATABASE_URL;
@@ -116,6 +117,22 @@ describe.skipIf(!url)("the pool for long work", () => {
       expect(answer).toEqual([{ one: 1 }]);
       held.resolve();
       expect(await importing).toBe("imported");
+    } finally {
+      await handle.close();
+    }
+  });
+});
+
+describe.skipIf(!url)("plans", () => {
+  test("the pool for long work plans every execution afresh; the request path's keeps generic plans", async () => {
+    const handle = await openDatabase({ databaseUrl: url, dataDir: "unused", poolSize: 1 });
+    try {
+      const mode = async (db: typeof handle.db) =>
+        rowsOf<{ mode: string }>(
+          await db.execute(drizzleSql`select current_setting('plan_cache_mode') as mode`),
+        )[0]?.mode;
+      expect(await mode(handle.longWork)).toBe("force_custom_plan");
+      expect(await mode(handle.db)).toBe("auto");
     } finally {
       await handle.close();
     }
