@@ -491,6 +491,7 @@ describe("delivery", () => {
         perEndpoint: 2,
         leaseMs: 30_000,
         pollMs: 20,
+        leaseGapMs: 20,
         settleEveryMs: 20,
         settleBatch: 256,
         timeoutMs: 5_000,
@@ -565,7 +566,7 @@ describe("the outbox", () => {
       { phone: "+14155550131", source: "user", added_by: expect.any(String) },
     ]);
   });
-  test("where nothing else vacuums, the dispatcher vacuums the dead rows its settles leave, once enough are settled", async () => {
+  test("the dispatcher vacuums the dead rows its settles leave, once enough are settled", async () => {
     const { w, register, addDnc } = await setUp();
     const r = receiver();
     receivers.push(r);
