@@ -56,7 +56,8 @@ export const DISPATCH_LIMITS = {
   pollMs: 50,
   /**
    * A busy one leases at most this often: a lease costs a scan of the ready index whatever it
-   * returns, so a few large ones cost the database less than many small ones.
+   * returns, so a few large ones cost the database less than many small ones. An endpoint gets
+   * at most `perEndpoint` events a gap from a process: 2,560 a second here.
    */
   leaseGapMs: 50,
   /** Ended attempts are settled together, this often or at this many. */
@@ -77,10 +78,13 @@ export const DISPATCH_LIMITS = {
 
 /**
  * PGlite runs one statement at a time in this process's own thread: larger batches there only
- * lengthen each statement the dialer waits behind, so it keeps a quarter of the room.
+ * lengthen each statement the dialer waits behind, so it keeps a quarter of the room, and
+ * leases more often to make up for it (3,200 events a second an endpoint).
  */
 export const dispatchLimitsFor = (database: "pglite" | "postgres") =>
-  database === "pglite" ? { ...DISPATCH_LIMITS, inFlight: 128, perEndpoint: 32 } : DISPATCH_LIMITS;
+  database === "pglite"
+    ? { ...DISPATCH_LIMITS, inFlight: 128, perEndpoint: 32, leaseGapMs: 10 }
+    : DISPATCH_LIMITS;
 
 /**
  * Delivers the outbox: leases due deliveries in batches (several processes share them, each
