@@ -82,6 +82,28 @@ async function setUp(options: { env?: Record<string, string>; dns?: Map<string, 
   return { w, clock, admin, start, register, addDnc };
 }
 
+/** A dispatcher of the workspace's app with limits of a test's own, stopped after the test. */
+function dispatcherOf(
+  w: Awaited<ReturnType<typeof setUp>>["w"],
+  limits: ConstructorParameters<typeof WebhookDispatcher>[1],
+) {
+  const dispatcher = new WebhookDispatcher(
+    {
+      db: w.deps.db,
+      clock: w.clock,
+      logger: w.deps.logger,
+      realtime: w.deps.realtime,
+      resolve: w.deps.webhooks.resolve,
+      allowPrivateNetworks: true,
+      retryWindowMs: 3_600_000,
+      disableAfterMs: 3_600_000,
+    },
+    limits,
+  );
+  dispatchers.push(dispatcher);
+  return dispatcher;
+}
+
 describe("webhook endpoints", () => {
   test("an admin registers one and sees its secret once; the list and the endpoint never show it", async () => {
     const { w, admin } = await setUp();
@@ -475,33 +497,15 @@ describe("delivery", () => {
     const { webhook: big } = await register(endless.url, ["dnc.added"]);
     await register(quick.url, ["dnc.added"]);
     for (let n = 0; n < 6; n++) await addDnc(`+1415555020${n}`);
-    const dispatcher = new WebhookDispatcher(
-      {
-        db: w.deps.db,
-        clock: w.clock,
-        logger: w.deps.logger,
-        realtime: w.deps.realtime,
-        resolve: w.deps.webhooks.resolve,
-        allowPrivateNetworks: true,
-        retryWindowMs: 3_600_000,
-        disableAfterMs: 3_600_000,
-      },
-      {
-        inFlight: 8,
-        perEndpoint: 2,
-        leaseMs: 30_000,
-        pollMs: 20,
-        leaseGapMs: 20,
-        settleEveryMs: 20,
-        settleBatch: 256,
-        timeoutMs: 5_000,
-        readBytes: 64 * 1024,
-        keepBytes: 1024,
-        vacuumEveryMs: 0,
-        vacuumAfterSettled: 1_000,
-      },
-    );
-    dispatchers.push(dispatcher);
+    const dispatcher = dispatcherOf(w, {
+      ...DISPATCH_LIMITS,
+      inFlight: 8,
+      perEndpoint: 2,
+      pollMs: 20,
+      leaseGapMs: 20,
+      settleEveryMs: 20,
+      timeoutMs: 5_000,
+    });
     dispatcher.start();
     await until(() => quick.received.length === 6, "every event at the quick receiver");
     expect(hanging.received.length).toBe(2);
@@ -580,20 +584,12 @@ describe("the outbox", () => {
         )[0]?.count,
       );
     const before = await vacuums();
-    const dispatcher = new WebhookDispatcher(
-      {
-        db: w.deps.db,
-        clock: w.clock,
-        logger: w.deps.logger,
-        realtime: w.deps.realtime,
-        resolve: w.deps.webhooks.resolve,
-        allowPrivateNetworks: true,
-        retryWindowMs: 3_600_000,
-        disableAfterMs: 3_600_000,
-      },
-      { ...DISPATCH_LIMITS, pollMs: 20, vacuumEveryMs: 1, vacuumAfterSettled: 3 },
-    );
-    dispatchers.push(dispatcher);
+    const dispatcher = dispatcherOf(w, {
+      ...DISPATCH_LIMITS,
+      pollMs: 20,
+      vacuumEveryMs: 1,
+      vacuumAfterSettled: 3,
+    });
     dispatcher.start();
     await addDnc("+14155550150");
     await addDnc("+14155550151");
