@@ -19,7 +19,7 @@ import {
   type ServerProcess,
   startServer,
 } from "../helpers/server-process.ts";
-import { awakeZone, daytimeZone } from "../helpers/zones.ts";
+import { awakeZone, daytimeZone, instantOfWallTime } from "../helpers/zones.ts";
 
 const dataDir = mkdtempSync(join(tmpdir(), "dialer-console-"));
 const FIRST_PASSWORD = "a first password 1";
@@ -27,6 +27,8 @@ const OWN_PASSWORD = "my own password 22";
 /** The leads' zones, where the all-day window stays open while the tests run. */
 const ADA_ZONE = awakeZone(["America/Los_Angeles"]);
 const VIP_ZONE = awakeZone(["Europe/London"]);
+/** The campaign's screen pop: a CRM the test answers for, so that nothing leaves the machine. */
+const CRM_SCREEN_POP = "https://crm.example/contacts?phone={phone}&name={lead.first_name}";
 let server: ServerProcess;
 let browser: Browser;
 
@@ -130,6 +132,7 @@ beforeAll(async () => {
       name: "Spring renewals",
       calling_window: { start: "00:00", end: "23:59" },
       regulatory_profile: "none",
+      screen_pop_url: CRM_SCREEN_POP,
     },
   });
   world.campaignId = campaign.body.data.campaign.id;
@@ -227,6 +230,12 @@ describe("console", () => {
       await desk.getByText("Connected").waitFor({ timeout: 15_000 });
       await state.getByText("ready").waitFor({ timeout: 10_000 });
 
+      // The CRM's page, opened by the desktop when the call connects.
+      await agentContext.route("https://crm.example/**", (route) =>
+        route.fulfill({ contentType: "text/html", body: "<title>CRM</title><h1>Contact</h1>" }),
+      );
+      const popup = desk.waitForEvent("popup", { timeout: 20_000 });
+
       // A simulated edge node places the call.
       expect((await node("/heartbeat", { active_calls: 0 })).status).toBe(200);
       const claim = await node("/jobs/claim", { max: 1, wait_ms: 5000 });
@@ -248,6 +257,13 @@ describe("console", () => {
       await call
         .getByText("None: this is the first call to this lead.")
         .waitFor({ timeout: 10_000 });
+      const crmUrl = "https://crm.example/contacts?phone=%2B14155552671&name=Ada";
+      const crm = await popup;
+      expect(crm.url()).toBe(crmUrl);
+      // Closed, so that the desktop is the page in front again.
+      await crm.close();
+      const crmLink = call.getByRole("link", { name: "Open the lead in the CRM" });
+      expect(await crmLink.getAttribute("href")).toBe(crmUrl);
       await wallboard
         .locator('tr[data-agent="agent@acme.test"]', { hasText: "on call" })
         .waitFor({ timeout: 10_000 });
@@ -316,8 +332,10 @@ describe("console", () => {
         { token: world.tokens.admin },
       );
       expect(leads.body.data.items[0]?.state).toBe("Callback");
-      // 10:30 in Los Angeles in January is 18:30 UTC.
-      expect(leads.body.data.items[0]?.next_attempt_at).toBe("2030-01-15T18:30:00.000Z");
+      // 10:30 where the lead is (in Los Angeles, 18:30 UTC).
+      expect(leads.body.data.items[0]?.next_attempt_at).toBe(
+        instantOfWallTime("2030-01-15T10:30", ADA_ZONE),
+      );
 
       await row.getByRole("button", { name: "Pause Spring renewals" }).click();
       await row.locator("[data-status]", { hasText: "paused" }).waitFor({ timeout: 10_000 });
@@ -794,9 +812,9 @@ describe("regulatory rules in the console", () => {
       const callback = page.getByRole("dialog", { name: "Eligibility of +14155552671" });
       const notDue = callback.locator('[data-reason="not_due"]');
       await notDue.waitFor({ timeout: 10_000 });
-      // 18:30 UTC, 10:30 in Los Angeles, where the lead is.
-      expect(await notDue.locator("td").last().textContent()).toContain(
-        "(Jan 15, 10:30 AM PST for the lead)",
+      // 10:30 where the lead is ("PST" in Los Angeles).
+      expect(await notDue.locator("td").last().textContent()).toMatch(
+        /\(Jan 15, 10:30 AM \S+ for the lead\)/,
       );
       await callback.locator('[data-reason="campaign_not_running"]').waitFor();
       expect(await callback.locator("[data-profile]").textContent()).toBe(

@@ -42,3 +42,30 @@ export const daytimeZone = (preferred: readonly string[] = []) => zoneAtHours(10
 
 /** A zone whose 00:00–23:59 window stays open for the next hour at least. */
 export const awakeZone = (preferred: readonly string[] = []) => zoneAtHours(0, 23, preferred);
+
+/** The instant at which a zone's clocks read `local` ("YYYY-MM-DDTHH:MM"), as ISO 8601. */
+export function instantOfWallTime(local: string, zone: string): string {
+  const asUtc = Date.parse(`${local}:00Z`);
+  const wall = (instant: number) => {
+    const parts = Object.fromEntries(
+      new Intl.DateTimeFormat("en-GB", {
+        timeZone: zone,
+        hourCycle: "h23",
+        year: "numeric",
+        month: "2-digit",
+        day: "2-digit",
+        hour: "2-digit",
+        minute: "2-digit",
+      })
+        .formatToParts(instant)
+        .map((part) => [part.type, part.value]),
+    );
+    return Date.parse(
+      `${parts.year}-${parts.month}-${parts.day}T${parts.hour}:${parts.minute}:00Z`,
+    );
+  };
+  // The zone's offset at a first guess, then at the instant it gives (a change of offset between).
+  let instant = asUtc - (wall(asUtc) - asUtc);
+  instant = asUtc - (wall(instant) - instant);
+  return new Date(instant).toISOString();
+}
