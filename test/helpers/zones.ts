@@ -1,3 +1,5 @@
+import { instantOf, localParts } from "../../src/lib/zone-time.ts";
+
 /**
  * Tests on the real clock dial at whatever hour they run, and a window of 00:00–23:59 is
  * closed in its last minute, as are a profile's hours at night: their leads live in a zone
@@ -21,12 +23,7 @@ const ZONES = [
   "Pacific/Auckland",
 ];
 
-const hourIn = (timeZone: string) =>
-  Number(
-    new Intl.DateTimeFormat("en-GB", { timeZone, hour: "2-digit", hourCycle: "h23" }).format(
-      new Date(),
-    ),
-  );
+const hourIn = (zone: string) => localParts(zone, Date.now()).hour;
 
 /** A zone where the hour is now within [from, to), the first of `preferred` that is. */
 function zoneAtHours(from: number, to: number, preferred: readonly string[]): string {
@@ -45,27 +42,8 @@ export const awakeZone = (preferred: readonly string[] = []) => zoneAtHours(0, 2
 
 /** The instant at which a zone's clocks read `local` ("YYYY-MM-DDTHH:MM"), as ISO 8601. */
 export function instantOfWallTime(local: string, zone: string): string {
-  const asUtc = Date.parse(`${local}:00Z`);
-  const wall = (instant: number) => {
-    const parts = Object.fromEntries(
-      new Intl.DateTimeFormat("en-GB", {
-        timeZone: zone,
-        hourCycle: "h23",
-        year: "numeric",
-        month: "2-digit",
-        day: "2-digit",
-        hour: "2-digit",
-        minute: "2-digit",
-      })
-        .formatToParts(instant)
-        .map((part) => [part.type, part.value]),
-    );
-    return Date.parse(
-      `${parts.year}-${parts.month}-${parts.day}T${parts.hour}:${parts.minute}:00Z`,
-    );
-  };
-  // The zone's offset at a first guess, then at the instant it gives (a change of offset between).
-  let instant = asUtc - (wall(asUtc) - asUtc);
-  instant = asUtc - (wall(instant) - instant);
-  return new Date(instant).toISOString();
+  const [date = "", time = ""] = local.split("T");
+  const [year, month, day] = date.split("-").map(Number) as [number, number, number];
+  const [hour, minute] = time.split(":").map(Number) as [number, number];
+  return new Date(instantOf(zone, year, month, day, hour * 60 + minute)).toISOString();
 }
