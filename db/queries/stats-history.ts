@@ -17,12 +17,12 @@ export interface MinuteFigures {
 
 /**
  * A campaign's calls counted by the minute they ended in (when their CDR was written, by the
- * campaign's own index), every minute from `from` to `to` (whole minutes, `to` excluded), a
- * minute with no call included: the CDRs are the record.
+ * campaign's own index), from `from` to `to` (whole minutes, `to` excluded): with
+ * `everyMinute`, a minute with no call is listed too. The CDRs are the record.
  */
 export async function minuteFigures(
   db: Executor,
-  params: { campaignId: string; from: Date; to: Date },
+  params: { campaignId: string; from: Date; to: Date; everyMinute: boolean },
 ): Promise<MinuteFigures[]> {
   const from = params.from.toISOString();
   const to = params.to.toISOString();
@@ -39,14 +39,18 @@ export async function minuteFigures(
       from cdrs
       where campaign_id = ${params.campaignId}::uuid
         and created_at >= ${from}::timestamptz and created_at < ${to}::timestamptz
-      group by 1)
+      group by 1),
+    minutes as (${
+      params.everyMinute
+        ? sql`select generate_series(${from}::timestamptz,
+            ${to}::timestamptz - interval '1 minute', interval '1 minute') as minute`
+        : sql`select minute from counted`
+    })
     select m.minute, coalesce(c.attempts, 0) as attempts, coalesce(c.answered, 0) as answered,
       coalesce(c.abandoned, 0) as abandoned, coalesce(c.machine, 0) as machine,
       coalesce(c.no_answer, 0) as no_answer, coalesce(c.busy, 0) as busy,
       coalesce(c.failed, 0) as failed, coalesce(c.talk_seconds, 0) as talk_seconds
-    from generate_series(${from}::timestamptz, ${to}::timestamptz - interval '1 minute',
-      interval '1 minute') as m(minute)
-    left join counted c on c.minute = m.minute
+    from minutes m left join counted c on c.minute = m.minute
     order by m.minute`);
   return rowsOf<Record<string, unknown>>(result).map((row) => ({
     minute: new Date(row.minute as string | Date),
