@@ -30,6 +30,7 @@ import {
   notFound,
   unprocessable,
 } from "../errors.ts";
+import { parseInstant } from "../lib/instants.ts";
 import { completion } from "../modules/campaigns/decide.ts";
 import { messageVersionOf } from "../modules/messages/decide.ts";
 import { freedFromTransfer, transferReported } from "./call-controls.ts";
@@ -448,8 +449,9 @@ export function decideDisposition(
   }
   let callbackAt: Date | undefined;
   if (code.outcome === "callback") {
-    callbackAt = command.callbackAt ? new Date(command.callbackAt) : undefined;
-    if (!callbackAt || Number.isNaN(callbackAt.getTime()) || callbackAt.getTime() <= now) {
+    const at = command.callbackAt ? parseInstant(command.callbackAt) : undefined;
+    callbackAt = at === undefined ? undefined : new Date(at);
+    if (!callbackAt || callbackAt.getTime() <= now) {
       throw badRequest(INVALID_BODY, [
         { field: "callback_at", message: "a future RFC 3339 time is required for a callback" },
       ]);

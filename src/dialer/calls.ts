@@ -13,6 +13,7 @@ import type { ServiceDeps } from "../deps.ts";
 import { badRequest, INVALID_BODY, notFound } from "../errors.ts";
 import type { NodePrincipal, Principal } from "../identity/principal.ts";
 import { isUuid } from "../identity/tenant-scope.ts";
+import { INSTANT_EXPECTED, parseInstant } from "../lib/instants.ts";
 import { type CallEventBody, NODE_OFFLINE_AFTER_MS } from "../modules/edge-nodes/model.ts";
 import type { AgentPresence } from "./agents.ts";
 import { callView } from "./model.ts";
@@ -64,9 +65,9 @@ export async function applyCallEvent(
   sentId: string,
   event: CallEventInput,
 ): Promise<CallReply & { call: { agent_uri?: string | null } }> {
-  const at = Date.parse(event.at);
-  if (Number.isNaN(at))
-    throw badRequest(INVALID_BODY, [{ field: "at", message: "must be an RFC 3339 timestamp" }]);
+  const at = parseInstant(event.at);
+  if (at === undefined)
+    throw badRequest(INVALID_BODY, [{ field: "at", message: INSTANT_EXPECTED }]);
   if (!isUuid(sentId)) throw notFound("call");
   const media = mediaOf(event);
   const callId = sentId.toLowerCase();

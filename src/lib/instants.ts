@@ -1,6 +1,29 @@
 import { badRequest, type FieldError, unprocessable } from "../errors.ts";
 
-const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i;
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i;
+
+/** The text's date is one the calendar has: no 30th of February, no month 13. */
+function calendarDate(value: string) {
+  const [year, month, day] = value.slice(0, 10).split("-").map(Number) as [number, number, number];
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  return date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
+
+/** Years 1 to 9999 in UTC: what the database and RFC 3339 both write. */
+const storable = (at: Date) => at.getUTCFullYear() >= 1 && at.getUTCFullYear() <= 9999;
+
+/**
+ * The epoch milliseconds of an RFC 3339 instant a client sent, or undefined for anything else:
+ * another format, a date the calendar lacks, or a year the database cannot store.
+ */
+export function parseInstant(value: string): number | undefined {
+  if (!RFC3339.test(value) || !calendarDate(value)) return undefined;
+  const at = new Date(value);
+  return Number.isNaN(at.getTime()) || !storable(at) ? undefined : at.getTime();
+}
+
+export const INSTANT_EXPECTED = "must be an RFC 3339 timestamp, e.g. 2026-03-02T12:00:00Z";
 
 /** An RFC 3339 instant, or a field error naming the parameter. */
 function instantOf(
@@ -9,12 +32,12 @@ function instantOf(
   errors: FieldError[],
 ): Date | undefined {
   if (value === undefined) return undefined;
-  const at = RFC3339.test(value) ? new Date(value) : undefined;
-  if (!at || Number.isNaN(at.getTime())) {
-    errors.push({ field, message: "must be an RFC 3339 timestamp, e.g. 2026-03-02T12:00:00Z" });
+  const at = parseInstant(value);
+  if (at === undefined) {
+    errors.push({ field, message: INSTANT_EXPECTED });
     return undefined;
   }
-  return at;
+  return new Date(at);
 }
 
 /**

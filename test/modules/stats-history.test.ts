@@ -6,6 +6,8 @@ type Workspace = Awaited<ReturnType<typeof createWorkspace>>;
 let w: Workspace;
 let supervisor: string;
 let campaignId: string;
+let nodeKey: string;
+let endedCallId: string;
 /** 12:00:00 in New York. */
 const NOON = Date.parse("2026-03-02T17:00:00Z");
 
@@ -57,6 +59,8 @@ beforeAll(async () => {
       body: { type, at: new Date(w.clock.now()).toISOString(), hangup_cause: hangupCause },
     });
   const [one, two, three] = jobs.map((job) => job.call_id) as [string, string, string];
+  nodeKey = node;
+  endedCallId = one;
   // 12:00: one call busy. 12:02: one answered and put through, one no answer.
   await event(one, "ended", "USER_BUSY");
   w.clock.advance(120_000);
@@ -113,6 +117,11 @@ describe("a campaign's figures minute by minute", () => {
     expect(reversed.status).toBe(422);
     expect(reversed.body.field_errors[0].field).toBe("from");
     expect((await history("?from=2025-11-01T00:00:00Z&to=2026-03-02T17:00:00Z")).status).toBe(422);
+    for (const year0 of [
+      "?from=0000-01-01T00:00:00Z&to=0000-01-01T01:00:00Z",
+      "?to=0001-01-01T00:30:00Z",
+    ])
+      expect((await history(year0)).status).toBe(year0.includes("0000") ? 400 : 200);
     const bad = await history("?from=yesterday");
     expect(bad.status).toBe(400);
     expect(bad.body.field_errors[0].field).toBe("from");
@@ -120,5 +129,23 @@ describe("a campaign's figures minute by minute", () => {
     await w.user(outsider.id, "x@other.test", "supervisor");
     const stranger = await w.login("x@other.test", undefined, "other.test");
     expect((await history("", stranger)).status).toBe(404);
+  });
+
+  test("a node's event at a time the database cannot store is refused, naming `at`", async () => {
+    for (const at of [
+      "0000-01-01T00:00:00Z",
+      "9999-12-31T23:59:59-05:00",
+      "2026-02-30T12:00:00Z",
+    ]) {
+      const reply = await w.request("POST", `/api/v1/nodes/calls/${endedCallId}/events`, {
+        token: nodeKey,
+        body: { type: "ended", at, hangup_cause: "NORMAL_CLEARING" },
+      });
+      expect({ at, status: reply.status, field: reply.body.field_errors?.[0]?.field }).toEqual({
+        at,
+        status: 400,
+        field: "at",
+      });
+    }
   });
 });

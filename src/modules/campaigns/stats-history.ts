@@ -11,6 +11,8 @@ const MINUTE = 60_000;
 const MAX_MINUTES = 92 * 24 * 60;
 /** Up to a week every minute is listed; a longer range lists the minutes with calls only. */
 const EVERY_MINUTE_UP_TO = 7 * 24 * 60;
+/** The first instant the database stores. */
+const YEAR_ONE = Date.parse("0001-01-01T00:00:00Z");
 /** Without `from`, the hour before `to`. */
 const DEFAULT_MINUTES = 60;
 
@@ -66,7 +68,7 @@ export async function campaignStatsHistory(
   if (!campaign) throw notFound("campaign");
   const floor = (at: number) => Math.floor(at / MINUTE) * MINUTE;
   const to = floor(range.to?.getTime() ?? deps.clock.now() + MINUTE);
-  const from = floor(range.from?.getTime() ?? to - DEFAULT_MINUTES * MINUTE);
+  const from = floor(range.from?.getTime() ?? Math.max(to - DEFAULT_MINUTES * MINUTE, YEAR_ONE));
   if (to - from > MAX_MINUTES * MINUTE)
     throw unprocessable("from", `a range is at most ${MAX_MINUTES / (24 * 60)} days`);
   if (to <= from) return [];
