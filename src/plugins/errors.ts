@@ -23,12 +23,28 @@ const fieldOf = (path: string) =>
     .map((part) => part.replaceAll("~1", "/").replaceAll("~0", "~"))
     .join(".");
 
+/**
+ * A failure of the whole body or query: when nothing was sent, each field it requires is
+ * missing; otherwise the part itself is not what it must be ("body: must be an object").
+ */
+function wholeErrors(part: string, issue: { schema?: unknown; value?: unknown }): FieldError[] {
+  const required = (issue.schema as { required?: unknown } | undefined)?.required;
+  const empty = issue.value === undefined || issue.value === null || issue.value === "";
+  if (empty && Array.isArray(required) && required.length > 0)
+    return required.map((field) => ({ field: String(field), message: "is required" }));
+  return [{ field: part, message: sentenceOf(issue as Parameters<typeof sentenceOf>[0]) }];
+}
+
 function fieldErrorsOf(error: ValidationError): FieldError[] {
   const byField = new Map<string, string>();
   for (const issue of error.all) {
     if (!("path" in issue)) continue;
     const field = fieldOf(issue.path);
-    if (field === "" || byField.has(field)) continue;
+    if (field === "") {
+      if (byField.size === 0) return wholeErrors(error.type, issue);
+      continue;
+    }
+    if (byField.has(field)) continue;
     byField.set(field, sentenceOf(issue));
   }
   return [...byField].map(([field, message]) => ({ field, message }));
@@ -61,7 +77,8 @@ export function toApiError(code: string | number, error: unknown): ApiError | un
     case "NOT_FOUND":
       return notFound("route");
     case "PARSE":
-      return badRequest(INVALID_BODY);
+      // Our parser refuses malformed JSON itself: what reaches Elysia's is a body not sent.
+      return badRequest(INVALID_BODY, [{ field: "body", message: "is required: a JSON object" }]);
     case "INVALID_COOKIE_SIGNATURE":
     case "INVALID_FILE_TYPE":
       return badRequest(INVALID_BODY);

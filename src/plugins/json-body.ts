@@ -80,20 +80,18 @@ export const jsonBodyPlugin = new Elysia({ name: "json-body" }).onParse(
       text = await readBounded(request, MAX_JSON_BYTES);
     } catch (error) {
       if (error instanceof ApiError) throw error;
-      throw invalidBody();
+      throw invalidBody([{ field: "body", message: "must be UTF-8 text" }]);
     }
-    if (text.trim() === "") return type === "" ? undefined : throwInvalid();
+    // JSON declared and nothing sent: null, so that the route's schema names each field it
+    // requires (undefined would hand the body to Elysia's own parser, which refuses it bare).
+    if (text.trim() === "") return type === "" ? undefined : null;
     try {
       return JSON.parse(text);
     } catch {
-      throw invalidBody();
+      throw invalidBody([{ field: "body", message: "must be valid JSON" }]);
     }
   },
 );
-
-function throwInvalid(): never {
-  throw invalidBody();
-}
 
 /**
  * Route options for a JSON body. The bounded parser above does the parsing; naming the

@@ -25,6 +25,9 @@ const PATTERNS: Record<string, string> = {
   "^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$": "must be a domain name such as acme.example",
   "\\S": "must not be blank",
   "^[0-9*#]$": "must be one key: a digit, * or #",
+  "^[0-9*#A-D]$": "must be one key: a digit, *, # or a letter A to D",
+  "^[0-9a-z]$": "must be one key: a digit or a lower-case letter",
+  '^sips?:[^\\s<>"]+$': "must be a SIP address, e.g. sip:1001@pbx.example",
 };
 
 const FORMATS: Record<string, string> = {
@@ -32,6 +35,9 @@ const FORMATS: Record<string, string> = {
   "date-time": "must be an RFC 3339 time, e.g. 2026-03-02T12:00:00Z",
   email: "must be an e-mail address",
   uri: "must be a URI",
+  // Elysia takes a number in a body or query as a number or as text of this format.
+  integer: "must be a whole number",
+  numeric: "must be a number",
 };
 
 /** What a pattern of our schemas asks for, as a sentence. */
@@ -58,20 +64,27 @@ const BARE_TYPES: ReadonlySet<unknown> = new Set([
   ValueErrorType.Null,
 ]);
 
+/** The sentences a number's failure gives before any other type's. */
+const NUMBER_TYPES: ReadonlySet<unknown> = new Set([ValueErrorType.Integer, ValueErrorType.Number]);
+
 /**
  * A union's failure by its variants' (Elysia takes a number as a number or as numeric text):
- * the first that says more than a type, such as "must be at most 50", else the first.
+ * the first that says more than a type, such as "must be at most 50"; else the number's
+ * ("must be a whole number", not "must be text"); else every type it takes, "text or null".
  */
 function variantSentence(issue: SchemaIssue): string | undefined {
   if (!Array.isArray(issue.errors)) return undefined;
-  let first: string | undefined;
+  const bare: SchemaIssue[] = [];
   for (const variant of issue.errors as Iterable<SchemaIssue>[]) {
     for (const nested of variant) {
       if (!BARE_TYPES.has(nested.type)) return sentenceOf(nested);
-      first ??= sentenceOf(nested);
+      bare.push(nested);
     }
   }
-  return first;
+  const number = bare.find((nested) => NUMBER_TYPES.has(nested.type));
+  if (number) return sentenceOf(number);
+  const kinds = [...new Set(bare.map((nested) => sentenceOf(nested).replace(/^must be /, "")))];
+  return kinds.length === 0 ? undefined : `must be ${kinds.join(" or ")}`;
 }
 
 export function sentenceOf(issue: SchemaIssue): string {

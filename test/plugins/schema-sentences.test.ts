@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { Type } from "@sinclair/typebox";
 import { ValueErrorType } from "@sinclair/typebox/errors";
 import { Value } from "@sinclair/typebox/value";
-import { sentenceOf } from "../../src/plugins/schema-sentences.ts";
+import { patternSentence, sentenceOf } from "../../src/plugins/schema-sentences.ts";
 import { createWorkspace } from "../helpers/app.ts";
 
 /** TypeBox's own wording, which no answer may carry. */
@@ -77,6 +77,45 @@ describe("schema failures as sentences", () => {
     });
   });
 
+  test("numbers, and unions of bare types, say what they take", () => {
+    const schema = Type.Object({
+      attempts: Type.Union([Type.String({ format: "integer" }), Type.Integer()]),
+      ratio: Type.Union([Type.String({ format: "numeric" }), Type.Number()]),
+      note: Type.Union([Type.String(), Type.Null()]),
+    });
+    const sentences = (value: unknown) =>
+      Object.fromEntries(
+        [...Value.Errors(schema, value)].map((error) => [error.path, sentenceOf(error)]),
+      );
+    for (const attempts of [1.5, true, "abc"])
+      expect(sentences({ attempts, ratio: 1, note: null })).toEqual({
+        "/attempts": "must be a whole number",
+      });
+    expect(sentences({ attempts: 1, ratio: "fast", note: 3 })).toEqual({
+      "/ratio": "must be a number",
+      "/note": "must be text or null",
+    });
+  });
+
+  test("every pattern of the API's schemas has its sentence", async () => {
+    const h = await createWorkspace();
+    const document = (await h.request("GET", "/api/v1/openapi.json")).body;
+    const patterns = new Set<string>();
+    const walk = (node: unknown) => {
+      if (Array.isArray(node)) for (const item of node) walk(item);
+      else if (node && typeof node === "object")
+        for (const [key, value] of Object.entries(node)) {
+          if (key === "pattern" && typeof value === "string") patterns.add(value);
+          else walk(value);
+        }
+    };
+    walk(document);
+    expect(patterns.size).toBeGreaterThan(5);
+    const fallback = patternSentence("^no pattern we use$");
+    for (const pattern of patterns)
+      expect({ pattern, said: patternSentence(pattern) }).not.toEqual({ pattern, said: fallback });
+  });
+
   test("the API answers bad bodies and queries with them", async () => {
     const h = await createWorkspace();
     const token = await h.login("admin@acme.test");
@@ -95,6 +134,40 @@ describe("schema failures as sentences", () => {
     );
     const empty = await h.request("POST", "/api/v1/auth/login", { body: {} });
     expect(empty.body.field_errors).toContainEqual({ field: "email", message: "is required" });
+    const login = async (body: string | undefined) =>
+      (await (
+        await h.app.handle(
+          new Request("http://localhost/api/v1/auth/login", {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body,
+          }),
+        )
+      ).json()) as { field_errors: unknown };
+    for (const nothing of ["", "null"])
+      expect((await login(nothing)).field_errors).toEqual([
+        { field: "email", message: "is required" },
+        { field: "password", message: "is required" },
+      ]);
+    expect((await login("{bad")).field_errors).toEqual([
+      { field: "body", message: "must be valid JSON" },
+    ]);
+    expect((await login("[]")).field_errors).toEqual([
+      { field: "body", message: "must be an object" },
+    ]);
+    expect((await login(undefined)).field_errors).toEqual([
+      { field: "body", message: "is required: a JSON object" },
+    ]);
+    const fraction = await h.request("POST", "/api/v1/campaigns", {
+      token,
+      body: { name: "Half", max_attempts: 1.5, wrap_up_seconds: true },
+    });
+    expect(fraction.body.field_errors).toEqual(
+      expect.arrayContaining([
+        { field: "max_attempts", message: "must be a whole number" },
+        { field: "wrap_up_seconds", message: "must be a whole number" },
+      ]),
+    );
     const outcome = await h.request("GET", "/api/v1/cdrs?outcome=lost", { token });
     expect(outcome.body.field_errors[0]).toEqual({
       field: "outcome",
