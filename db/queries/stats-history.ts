@@ -2,12 +2,13 @@ import { sql } from "drizzle-orm";
 import type { Executor } from "../client.ts";
 import { rowsOf } from "../rows.ts";
 
-/** A campaign's calls that ended in one minute. */
+/** A campaign's calls that ended in one minute, counted as the compliance ledger counts them. */
 export interface MinuteFigures {
   minute: Date;
   attempts: number;
   answered: number;
   abandoned: number;
+  bridged_late: number;
   machine: number;
   no_answer: number;
   busy: number;
@@ -22,15 +23,24 @@ export interface MinuteFigures {
  */
 export async function minuteFigures(
   db: Executor,
-  params: { campaignId: string; from: Date; to: Date; everyMinute: boolean },
+  params: {
+    campaignId: string;
+    from: Date;
+    to: Date;
+    everyMinute: boolean;
+    /** A live answer put through later than this is an abandoned call in law. */
+    bridgeLimitMs: number;
+  },
 ): Promise<MinuteFigures[]> {
+  const late = sql`(outcome = 'answered' and coalesce(bridge_ms, 0) > ${params.bridgeLimitMs}::int)`;
   const from = params.from.toISOString();
   const to = params.to.toISOString();
   const result = await db.execute(sql`
     with counted as (
       select date_trunc('minute', created_at) as minute, count(*)::int as attempts,
-        (count(*) filter (where outcome = 'answered'))::int as answered,
-        (count(*) filter (where outcome = 'abandoned'))::int as abandoned,
+        (count(*) filter (where outcome = 'answered' and not ${late}))::int as answered,
+        (count(*) filter (where outcome = 'abandoned' or ${late}))::int as abandoned,
+        (count(*) filter (where ${late}))::int as bridged_late,
         (count(*) filter (where outcome = 'machine'))::int as machine,
         (count(*) filter (where outcome = 'no_answer'))::int as no_answer,
         (count(*) filter (where outcome = 'busy'))::int as busy,
@@ -47,7 +57,8 @@ export async function minuteFigures(
         : sql`select minute from counted`
     })
     select m.minute, coalesce(c.attempts, 0) as attempts, coalesce(c.answered, 0) as answered,
-      coalesce(c.abandoned, 0) as abandoned, coalesce(c.machine, 0) as machine,
+      coalesce(c.abandoned, 0) as abandoned, coalesce(c.bridged_late, 0) as bridged_late,
+      coalesce(c.machine, 0) as machine,
       coalesce(c.no_answer, 0) as no_answer, coalesce(c.busy, 0) as busy,
       coalesce(c.failed, 0) as failed, coalesce(c.talk_seconds, 0) as talk_seconds
     from minutes m left join counted c on c.minute = m.minute
@@ -57,6 +68,7 @@ export async function minuteFigures(
     attempts: Number(row.attempts),
     answered: Number(row.answered),
     abandoned: Number(row.abandoned),
+    bridged_late: Number(row.bridged_late),
     machine: Number(row.machine),
     no_answer: Number(row.no_answer),
     busy: Number(row.busy),

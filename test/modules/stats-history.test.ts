@@ -53,21 +53,35 @@ beforeAll(async () => {
     await w.request("POST", "/api/v1/nodes/jobs/claim", { token: node, body: { max: 3 } })
   ).body.data.jobs as { call_id: string }[];
   expect(jobs).toHaveLength(3);
-  const event = (callId: string, type: string, hangupCause?: string) =>
+  const event = (callId: string, type: string, hangupCause?: string, bridgeMs?: number) =>
     w.request("POST", `/api/v1/nodes/calls/${callId}/events`, {
       token: node,
-      body: { type, at: new Date(w.clock.now()).toISOString(), hangup_cause: hangupCause },
+      body: {
+        type,
+        at: new Date(w.clock.now()).toISOString(),
+        hangup_cause: hangupCause,
+        node_bridge_ms: bridgeMs,
+      },
     });
   const [one, two, three] = jobs.map((job) => job.call_id) as [string, string, string];
   nodeKey = node;
   endedCallId = one;
-  // 12:00: one call busy. 12:02: one answered and put through, one no answer.
+  // 12:00: one call busy. 12:02: one answered and put through 5 s late (an abandoned call
+  // in law). 12:03: one answered and put through at once.
   await event(one, "ended", "USER_BUSY");
   w.clock.advance(120_000);
   await event(two, "answered");
   w.clock.advance(30_000);
-  await event(two, "ended", "NORMAL_CLEARING");
-  await event(three, "ended", "NO_ANSWER");
+  await event(two, "ended", "NORMAL_CLEARING", 5_000);
+  const done = await w.request("POST", `/api/v1/calls/${two}/disposition`, {
+    token: agent,
+    body: { disposition: "completed" },
+  });
+  expect(done.status).toBe(200);
+  w.clock.advance(30_000);
+  expect((await event(three, "answered")).body.data.call.action).toBe("bridge");
+  w.clock.advance(20_000);
+  await event(three, "ended", "NORMAL_CLEARING");
 });
 
 const history = (query: string, token = supervisor) =>
@@ -87,11 +101,20 @@ describe("a campaign's figures minute by minute", () => {
     expect(items[0]).toMatchObject({ attempts: 1, busy: 1, answered: 0, answer_rate: 0 });
     expect(items[1]).toMatchObject({ attempts: 0, answer_rate: null, abandon_rate: null });
     expect(items[2]).toMatchObject({
-      attempts: 2,
-      answered: 1,
-      no_answer: 1,
+      attempts: 1,
+      answered: 0,
+      abandoned: 1,
+      bridged_late: 1,
       talk_seconds: 30,
-      answer_rate: 0.5,
+      answer_rate: 1,
+      abandon_rate: 1,
+    });
+    expect(items[3]).toMatchObject({
+      attempts: 1,
+      answered: 1,
+      abandoned: 0,
+      bridged_late: 0,
+      talk_seconds: 20,
       abandon_rate: 0,
     });
   });
@@ -99,7 +122,7 @@ describe("a campaign's figures minute by minute", () => {
   test("the last hour by default, up to now", async () => {
     const items = (await history("")).body.data.items;
     expect(items).toHaveLength(60);
-    expect(items.at(-1).minute).toBe("2026-03-02T17:02:00.000Z");
+    expect(items.at(-1).minute).toBe("2026-03-02T17:03:00.000Z");
   });
 
   test("a range longer than a week, up to a quarter, lists the minutes with calls", async () => {
@@ -108,8 +131,9 @@ describe("a campaign's figures minute by minute", () => {
     expect(month.body.data.items.map((item: { minute: string }) => item.minute)).toEqual([
       "2026-03-02T17:00:00.000Z",
       "2026-03-02T17:02:00.000Z",
+      "2026-03-02T17:03:00.000Z",
     ]);
-    expect(month.body.data.items[1]).toMatchObject({ attempts: 2, answered: 1, no_answer: 1 });
+    expect(month.body.data.items[1]).toMatchObject({ attempts: 1, abandoned: 1 });
   });
 
   test("a reversed or too long range, a bad time or another tenant's campaign are refused", async () => {

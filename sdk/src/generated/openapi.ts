@@ -3105,9 +3105,12 @@ export interface operations {
                                 minute: string;
                                 /** @description calls that ended in the minute */
                                 attempts: string | number;
-                                /** @description answered and put through to an agent */
+                                /** @description answered and put through to an agent within 2 s */
                                 answered: string | number;
+                                /** @description as the compliance ledger counts them: answered with no agent to take them, or put through later than 2 s (bridged_late) */
                                 abandoned: string | number;
+                                /** @description put through to an agent later than 2 s after the answer */
+                                bridged_late: string | number;
                                 machine: string | number;
                                 no_answer: string | number;
                                 busy: string | number;

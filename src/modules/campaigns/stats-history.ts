@@ -2,6 +2,7 @@ import { t } from "elysia";
 import { findTenantCampaign } from "../../../db/queries/campaigns.ts";
 import { minuteFigures } from "../../../db/queries/stats-history.ts";
 import type { ServiceDeps } from "../../deps.ts";
+import { BRIDGE_LIMIT_MS } from "../../dialer/ledger.ts";
 import { notFound, unprocessable } from "../../errors.ts";
 import { isUuid } from "../../identity/tenant-scope.ts";
 import { rangeOf } from "../../lib/instants.ts";
@@ -34,8 +35,14 @@ export const StatsHistoryQuery = t.Object({
 export const MinuteFiguresSchema = t.Object({
   minute: t.String({ format: "date-time", description: "the minute's start" }),
   attempts: t.Integer({ description: "calls that ended in the minute" }),
-  answered: t.Integer({ description: "answered and put through to an agent" }),
-  abandoned: t.Integer(),
+  answered: t.Integer({ description: "answered and put through to an agent within 2 s" }),
+  abandoned: t.Integer({
+    description:
+      "as the compliance ledger counts them: answered with no agent to take them, or put through later than 2 s (bridged_late)",
+  }),
+  bridged_late: t.Integer({
+    description: "put through to an agent later than 2 s after the answer",
+  }),
   machine: t.Integer(),
   no_answer: t.Integer(),
   busy: t.Integer(),
@@ -77,6 +84,7 @@ export async function campaignStatsHistory(
     from: new Date(from),
     to: new Date(to),
     everyMinute: to - from <= EVERY_MINUTE_UP_TO * MINUTE,
+    bridgeLimitMs: BRIDGE_LIMIT_MS,
   });
   return rows.map((row) => {
     const pickedUp = row.answered + row.abandoned + row.machine;
