@@ -6,7 +6,10 @@ import { alerts } from "../schema/index.ts";
 export type AlertRow = typeof alerts.$inferSelect;
 type AlertKind = AlertRow["kind"];
 
-/** Opens an alert unless one of its kind is open for the subject; the row if this opened it. */
+/**
+ * Opens an alert unless one of its kind is open for the subject, whose message it then brings
+ * up to date (the figures it quotes move); the row if this opened or reworded it.
+ */
 export async function raiseAlert(
   db: Executor,
   row: Omit<AlertRow, "clearedAt">,
@@ -14,7 +17,12 @@ export async function raiseAlert(
   const [raised] = await db
     .insert(alerts)
     .values({ ...row, clearedAt: null })
-    .onConflictDoNothing()
+    .onConflictDoUpdate({
+      target: [alerts.tenantId, alerts.kind, alerts.subjectId],
+      targetWhere: isNull(alerts.clearedAt),
+      set: { message: row.message },
+      setWhere: sql`${alerts.message} <> excluded.message`,
+    })
     .returning();
   return raised;
 }
@@ -69,19 +77,29 @@ export async function alertsOfStoppedCampaigns(db: Executor): Promise<AlertRow[]
     .where(sql`${alerts.id} = any(${`{${ids.join(",")}}`}::uuid[])`);
 }
 
-/** Nodes not revoked, with when each last sent a heartbeat (null: never). */
+/**
+ * Nodes not revoked, and revoked ones still under an open alert (to close it), with when each
+ * last sent a heartbeat (null: never).
+ */
 export async function nodeHeartbeats(db: Executor) {
   const result = await db.execute(sql`
-    select id, tenant_id, name, last_heartbeat_at from nodes where revoked_at is null`);
+    select n.id, n.tenant_id, n.name, n.last_heartbeat_at, n.revoked_at is not null as revoked
+    from nodes n
+    where n.revoked_at is null or exists (
+      select 1 from alerts a
+      where a.tenant_id = n.tenant_id and a.kind = 'node_silent' and a.subject_id = n.id
+        and a.cleared_at is null)`);
   return rowsOf<{
     id: string;
     tenant_id: string;
     name: string;
     last_heartbeat_at: string | Date | null;
+    revoked: boolean;
   }>(result).map((row) => ({
     id: row.id,
     tenantId: row.tenant_id,
     name: row.name,
     lastHeartbeatAt: row.last_heartbeat_at === null ? null : new Date(row.last_heartbeat_at),
+    revoked: row.revoked,
   }));
 }

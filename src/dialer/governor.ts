@@ -43,6 +43,15 @@ const periodName = (rule: AbandonmentRule) =>
       ? `${rule.period.hours / 24} days`
       : `${rule.period.hours} h`;
 
+/** The abandon limit in force: the lower of the profile's (if it sets one) and the campaign's. */
+export function abandonLimitOf(
+  campaign: Pick<GovernedCampaign, "maxAbandonRate" | "regulatoryProfile">,
+  now: number,
+): number {
+  const rule = profileInForce(campaign.regulatoryProfile, now).abandonment;
+  return rule ? Math.min(rule.maxPercent / 100, campaign.maxAbandonRate) : campaign.maxAbandonRate;
+}
+
 /**
  * The abandon-rate governor over every dial mode. A profile with an abandonment rule allows
  * abandons up to its limit × the live answers of its period; `unreserved` calls (placed
@@ -60,7 +69,7 @@ export function governorOf(
   const profile = profileInForce(campaign.regulatoryProfile, now);
   const rule = profile.abandonment;
   if (!rule) return undefined;
-  const limit = Math.min(rule.maxPercent / 100, campaign.maxAbandonRate);
+  const limit = abandonLimitOf(campaign, now);
   const from = periodStart(rule, now, dialing.firstStartedAt ?? now);
   const view = dialing.ledger.view(from, now, limit);
   // An abandoned call without the message the profile requires is unlawful whatever the rate.

@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, test } from "bun:test";
+import { raiseAlert } from "../../db/queries/alerts.ts";
 import { campaignConditions, sweepAlerts } from "../../src/modules/alerts/service.ts";
 import { createWorkspace } from "../helpers/app.ts";
 import { importFile } from "../helpers/leads.ts";
@@ -10,6 +11,7 @@ let supervisor: string;
 let agent: string;
 let campaignId: string;
 let nodeKey: string;
+let nodeId: string;
 
 beforeAll(async () => {
   w = await createWorkspace();
@@ -35,12 +37,14 @@ beforeAll(async () => {
     admin,
     "phone,timezone\n+14155552671,America/New_York\n",
   );
-  nodeKey = (
+  const node = (
     await w.request("POST", "/api/v1/edge-nodes", {
       token: admin,
       body: { name: "edge-7", max_concurrent_calls: 10 },
     })
-  ).body.data.key;
+  ).body.data;
+  nodeKey = node.key;
+  nodeId = node.edge_node.id;
 });
 
 const open = async () =>
@@ -63,12 +67,31 @@ describe("alerts", () => {
       dial_ratio: 1,
       dial_ratio_reason: "progressive: configured dial_ratio",
     };
+    const now = Date.parse("2026-03-02T17:00:00Z");
+    const conditions = (over: Partial<typeof stats>, profile: "none" | "uk" = "none") =>
+      campaignConditions(
+        { name: "C", maxAbandonRate: 0.03, regulatoryProfile: profile },
+        { ...stats, ...over },
+        now,
+      );
     const holding = (over: Partial<typeof stats>) =>
-      campaignConditions({ name: "C", maxAbandonRate: 0.03 }, { ...stats, ...over })
+      conditions(over)
         .filter((condition) => condition.holds)
         .map((condition) => condition.kind);
     expect(holding({ abandon_rate: 0.025 })).toEqual(["abandon_budget"]);
     expect(holding({ abandon_rate: 0.02 })).toEqual([]);
+    // The limit in force is the lower of the campaign's and its profile's (UK: 3 %).
+    const lenient = (profile: "none" | "uk") =>
+      campaignConditions(
+        { name: "C", maxAbandonRate: 0.05, regulatoryProfile: profile },
+        { ...stats, abandon_rate: 0.025 },
+        now,
+      ).find((condition) => condition.kind === "abandon_budget");
+    expect(lenient("none")?.holds).toBe(false);
+    expect(lenient("uk")).toMatchObject({
+      holds: true,
+      message: "C: abandon rate 2.5 % of a 3.0 % limit",
+    });
     expect(holding({ dial_ratio_reason: "governor: abandon budget 0.40 (…)" })).toEqual([
       "governor_hold",
     ]);
@@ -129,5 +152,43 @@ describe("alerts", () => {
     await sweepAlerts(w.deps);
     expect(await open()).toEqual([]);
     expect((await w.request("GET", "/api/v1/alerts", { token: agent })).status).toBe(403);
+    // Silent again, then revoked: nobody waits for its heartbeat any more.
+    w.clock.advance(31_000);
+    await sweepAlerts(w.deps);
+    expect(await open()).toHaveLength(1);
+    const revoked = await w.request("DELETE", `/api/v1/edge-nodes/${nodeId}`, { token: admin });
+    expect(revoked.status).toBe(200);
+    await sweepAlerts(w.deps);
+    expect(await open()).toEqual([]);
+  });
+
+  test("an open alert keeps its figures current: reworded, not raised again", async () => {
+    const subject = { tenantId: w.acme.id, kind: "abandon_budget" as const, subjectId: campaignId };
+    const at = new Date(w.clock.now());
+    const first = await raiseAlert(w.deps.db, {
+      ...subject,
+      id: Bun.randomUUIDv7(),
+      message: "Watched: abandon rate 2.5 % of a 3.0 % limit",
+      raisedAt: at,
+    });
+    const again = { ...subject, id: Bun.randomUUIDv7(), raisedAt: new Date(at.getTime() + 5_000) };
+    expect(
+      await raiseAlert(w.deps.db, { ...again, message: first?.message as string }),
+    ).toBeUndefined();
+    const reworded = await raiseAlert(w.deps.db, {
+      ...again,
+      message: "Watched: abandon rate 2.9 % of a 3.0 % limit",
+    });
+    expect(reworded).toMatchObject({
+      id: first?.id,
+      raisedAt: at,
+      message: expect.stringContaining("2.9 %"),
+    });
+    expect(await open()).toEqual([
+      expect.objectContaining({
+        kind: "abandon_budget",
+        message: expect.stringContaining("2.9 %"),
+      }),
+    ]);
   });
 });

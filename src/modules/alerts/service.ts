@@ -11,7 +11,7 @@ import {
 } from "../../../db/queries/alerts.ts";
 import { enqueueEvents } from "../../../db/queries/webhooks.ts";
 import type { ServiceDeps } from "../../deps.ts";
-import { GOVERNOR_REASON_PREFIX } from "../../dialer/governor.ts";
+import { abandonLimitOf, GOVERNOR_REASON_PREFIX } from "../../dialer/governor.ts";
 import type { CampaignStats } from "../campaigns/model.ts";
 import { campaignStatsFor } from "../campaigns/service.ts";
 import { NODE_OFFLINE_AFTER_MS } from "../edge-nodes/model.ts";
@@ -55,10 +55,11 @@ type Condition = { kind: AlertRow["kind"]; holds: boolean; message: string };
 
 /** What a running campaign's live stats say about each of its alerts. */
 export function campaignConditions(
-  campaign: Pick<CampaignRecord, "name" | "maxAbandonRate">,
+  campaign: Pick<CampaignRecord, "name" | "maxAbandonRate" | "regulatoryProfile">,
   stats: CampaignStats,
+  now: number,
 ): Condition[] {
-  const limit = campaign.maxAbandonRate;
+  const limit = abandonLimitOf(campaign, now);
   const working = ["ready", "reserved", "on_call", "wrap_up"].reduce(
     (sum, state) => sum + (stats.agents_by_state[state] ?? 0),
     0,
@@ -98,24 +99,21 @@ export async function sweepAlerts(deps: ServiceDeps): Promise<void> {
     if (campaign?.status !== "running") continue;
     const stats = await campaignStatsFor(deps, tenantId, campaignId);
     if (!stats) continue;
-    for (const condition of campaignConditions(campaign, stats)) {
+    for (const condition of campaignConditions(campaign, stats, at.getTime())) {
       const subject = { tenantId, kind: condition.kind, subjectId: campaignId };
+      const id = Bun.randomUUIDv7();
       const change = (db: Executor) =>
         condition.holds
-          ? raiseAlert(db, {
-              ...subject,
-              id: Bun.randomUUIDv7(),
-              message: condition.message,
-              raisedAt: at,
-            })
+          ? raiseAlert(db, { ...subject, id, message: condition.message, raisedAt: at })
           : clearAlert(db, { ...subject, at });
-      // The governor's hold and release reach webhooks too, with the alert that says so.
+      // The governor's hold and release reach webhooks too, with the alert that says so; an
+      // open alert reworded is no new hold.
       const governed = condition.kind === "governor_hold";
       push(
         governed
           ? await deps.db.transaction(async (tx) => {
               const row = await change(tx);
-              if (row)
+              if (row && (row.id === id || !condition.holds))
                 await enqueueEvents(tx, [
                   {
                     type: "compliance.governor",
@@ -141,6 +139,7 @@ export async function sweepAlerts(deps: ServiceDeps): Promise<void> {
     const heard = node.lastHeartbeatAt?.getTime();
     const subject = { tenantId: node.tenantId, kind: "node_silent" as const, subjectId: node.id };
     const silent =
+      !node.revoked &&
       heard !== undefined &&
       at.getTime() - heard > NODE_OFFLINE_AFTER_MS &&
       at.getTime() - heard < SILENT_FOR_AT_MOST_MS;
