@@ -522,6 +522,19 @@ describe("what a supervisor does to an agent", () => {
     await w.user(w.acme.id, "peer@acme.test", "agent");
     const peer = await w.login("peer@acme.test");
     expect((await supervise(peer, agentId, { state: "paused" })).status).toBe(403);
+    // Nobody at the desk: a pause never signs an agent in, and a sign-out has no one to sign out.
+    const peerId = (await w.request("GET", "/api/v1/agents/me", { token: peer })).body.data.agent
+      .user_id as string;
+    for (const state of ["paused", "offline"]) {
+      const away = await supervise(supervisor, peerId, { state });
+      expect({ state, status: away.status }).toEqual({ state, status: 409 });
+    }
+    const board = await w.request("GET", "/api/v1/agents/board", { token: supervisor });
+    expect(
+      board.body.data.agents.some(
+        (row: { agent: { user_id: string } }) => row.agent.user_id === peerId,
+      ),
+    ).toBe(false);
     expect((await supervise(supervisor, crypto.randomUUID(), { state: "paused" })).status).toBe(
       404,
     );

@@ -347,7 +347,7 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         detail: {
           summary: "Pause or sign out an agent of the workspace (supervisors)",
           description:
-            "Under the agent's own rules: a pause during a call or its wrap-up is a pause after the call (the disposition is still asked for); a sign-out of an agent with a call is 409. Audited (`agent.paused`, `agent.signed_out`); the agent's socket gets `agent.supervised`, naming who did it.",
+            "Under the agent's own rules: a pause during a call or its wrap-up is a pause after the call (the disposition is still asked for); a sign-out of an agent with a call is 409, and so is either action on an agent not signed in. Audited (`agent.paused`, `agent.signed_out`); the agent's socket gets `agent.supervised`, naming who did it.",
           ...documented({ agent: AgentSchema }),
         },
       },

@@ -63,7 +63,10 @@ export async function superviseAgent(
   const target = isUuid(sentId) ? await deps.tenants.user(principal.tenantId, sentId) : undefined;
   if (!target) throw notFound("agent");
   if (target.id === principal.user.id) throw unprocessable("user_id", "use your own agent state");
-  const current = deps.dialer.agents.get(target.id);
+  const current = deps.dialer.agents.get(target.id) ?? (await findPresence(deps.rawDb, target.id));
+  // A pause or sign-out is of someone at the desk: it never signs anyone in.
+  if (!current || current.state === "offline")
+    throw conflict("the agent is not signed in: there is nobody to pause or sign out");
   if (
     input.state === "offline" &&
     current &&
