@@ -1,6 +1,6 @@
 import { and, count, desc, eq, getTableColumns, gte, inArray, lt, sql } from "drizzle-orm";
 import type { Executor } from "../client.ts";
-import { campaigns, cdrs, dncNumbers, dncRequests, users } from "../schema/index.ts";
+import { apiKeys, campaigns, cdrs, dncNumbers, dncRequests, users } from "../schema/index.ts";
 import { paged } from "./paged.ts";
 import { enqueueEvents, type OutboxEvent } from "./webhooks.ts";
 
@@ -160,10 +160,7 @@ export function listDnc(
     prefix ? sql`starts_with(${dncNumbers.phone}, ${prefix})` : undefined,
   );
   return paged(
-    db
-      .select({ ...getTableColumns(dncNumbers), addedBy: users.email })
-      .from(dncNumbers)
-      .leftJoin(users, sql`${users.id}::text = ${dncNumbers.createdBy}`)
+    selectDncWithAdder(db)
       .where(where)
       .orderBy(desc(dncNumbers.createdAt), desc(dncNumbers.phone))
       .limit(page.limit)
@@ -171,6 +168,28 @@ export function listDnc(
     db.select({ total: count() }).from(dncNumbers).where(where),
   );
 }
+
+/**
+ * Do-not-call entries with who added each: a user's e-mail, or an API key's name; null for
+ * the dialer's own (a disposition, a key pressed).
+ */
+const selectDncWithAdder = (db: Executor) =>
+  db
+    .select({
+      ...getTableColumns(dncNumbers),
+      addedBy: sql<string | null>`coalesce(${users.email}, 'API key ' || ${apiKeys.name})`,
+    })
+    .from(dncNumbers)
+    .leftJoin(users, sql`${users.id}::text = ${dncNumbers.createdBy}`)
+    .leftJoin(apiKeys, sql`${apiKeys.id}::text = ${dncNumbers.createdBy}`);
+
+/** One entry of a tenant's list, with who added it. */
+export const findDncEntry = async (db: Executor, params: { tenantId: string; phone: string }) =>
+  (
+    await selectDncWithAdder(db).where(
+      and(eq(dncNumbers.tenantId, params.tenantId), eq(dncNumbers.phone, params.phone)),
+    )
+  )[0];
 
 /**
  * Adds many numbers at once (E.164, each once); those already listed are kept as they were.

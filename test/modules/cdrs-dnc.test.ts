@@ -61,6 +61,27 @@ describe("do-not-call list", () => {
       ((await plain.json()) as { data: { report: { added: number } } }).data.report.added,
     ).toBe(2);
     expect((await upload("{}", "application/json")).status).toBe(415);
+    // A quote never closed takes the rest of the file with it: its row says so.
+    const unclosed = await upload(
+      'name,phone\n"x,y",+14155550007\n"open,+14155550008\n+14155550009,z\n',
+    );
+    expect(((await unclosed.json()) as { data: { report: unknown } }).data.report).toEqual({
+      rows: 2,
+      added: 1,
+      already_listed: 0,
+      rejected: 1,
+      rejections: [
+        { row: 3, value: expect.stringContaining("open,+14155550008"), reason: "unclosed_quote" },
+      ],
+    });
+    // Nothing to add is said, not reported as nothing done.
+    for (const empty of ["", "phone\n"]) {
+      const none = await upload(empty);
+      expect(none.status).toBe(422);
+      expect(
+        ((await none.json()) as { field_errors: { field: string }[] }).field_errors[0]?.field,
+      ).toBe("file");
+    }
     await w.user(w.acme.id, "lead@acme.test", "supervisor");
     const supervisor = await w.login("lead@acme.test");
     const refused = await w.app.handle(
@@ -114,6 +135,28 @@ describe("do-not-call list", () => {
         found,
       ]);
     }
+    // A key's addition names the key.
+    const key = (
+      await w.request("POST", "/api/v1/api-keys", {
+        token: adminToken,
+        body: { name: "CRM sync", scopes: { leads: "write" } },
+      })
+    ).body.data.key as string;
+    const byKey = await w.request("POST", "/api/v1/dnc", {
+      token: key,
+      body: { phone: "+14155552672" },
+    });
+    expect(byKey.body.data.dnc_entry).toMatchObject({
+      source: "api",
+      added_by: "API key CRM sync",
+    });
+    const listedByKey = await w.request("GET", "/api/v1/dnc?phone=%2B14155552672", {
+      token: adminToken,
+    });
+    expect(listedByKey.body.data.items[0].added_by).toBe("API key CRM sync");
+    const word = await w.request("GET", "/api/v1/dnc?phone=abc", { token: adminToken });
+    expect(word.status).toBe(400);
+    expect(word.body.field_errors[0].field).toBe("phone");
     const bad = await w.request("POST", "/api/v1/dnc", {
       token: adminToken,
       body: { phone: "12" },

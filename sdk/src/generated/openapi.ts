@@ -963,7 +963,7 @@ export interface paths {
         put?: never;
         /**
          * Put the numbers of a CSV on the do-not-call list (body: text/csv)
-         * @description The column named `phone`, else the first (a first row that is not a number is a header); at most 100,000 rows and 5 MB (413). `data.report` `{rows, added, already_listed, rejected, rejections}`: each refused row (`invalid_phone`, `missing_phone`, `duplicate` in the file), the first 100 listed with their row number. One audit record, `dnc.imported`.
+         * @description The column named `phone`, else the first (a first row that is not a number is a header); at most 100,000 rows and 5 MB (413). `data.report` `{rows, added, already_listed, rejected, rejections}`: each refused row (`invalid_phone`, `missing_phone`, `duplicate` in the file, `unclosed_quote`: a quote never closed, which takes the rest of the file), the first 100 listed with their row number; a file with no number is 422 naming `file`. One audit record, `dnc.imported`.
          */
         post: operations["postApiV1DncImport"];
         delete?: never;
@@ -6418,7 +6418,7 @@ export interface operations {
                                 phone: string;
                                 /** @description user (added in the console or by a user's token), api (by an API key), import (a CSV upload), disposition (an agent's do_not_call), or keypress (the opt-out key during the abandon message) */
                                 source: string;
-                                /** @description the e-mail of the user who added it, where a user did */
+                                /** @description who added it: a user's e-mail, or `API key <name>`; null for the dialer's own (a disposition, a key pressed) */
                                 added_by: string | null;
                                 /** Format: date-time */
                                 created_at: string;
@@ -6483,7 +6483,7 @@ export interface operations {
                                 phone: string;
                                 /** @description user (added in the console or by a user's token), api (by an API key), import (a CSV upload), disposition (an agent's do_not_call), or keypress (the opt-out key during the abandon message) */
                                 source: string;
-                                /** @description the e-mail of the user who added it, where a user did */
+                                /** @description who added it: a user's e-mail, or `API key <name>`; null for the dialer's own (a disposition, a key pressed) */
                                 added_by: string | null;
                                 /** Format: date-time */
                                 created_at: string;
@@ -6599,7 +6599,7 @@ export interface operations {
                                 phone: string;
                                 /** @description user (added in the console or by a user's token), api (by an API key), import (a CSV upload), disposition (an agent's do_not_call), or keypress (the opt-out key during the abandon message) */
                                 source: string;
-                                /** @description the e-mail of the user who added it, where a user did */
+                                /** @description who added it: a user's e-mail, or `API key <name>`; null for the dialer's own (a disposition, a key pressed) */
                                 added_by: string | null;
                                 /** Format: date-time */
                                 created_at: string;

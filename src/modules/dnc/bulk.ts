@@ -1,7 +1,7 @@
 import Papa from "papaparse";
 import { addDncMany } from "../../../db/queries/calls.ts";
 import type { RequestMeta, ServiceDeps } from "../../deps.ts";
-import { ApiError, badRequest } from "../../errors.ts";
+import { ApiError, badRequest, unprocessable } from "../../errors.ts";
 import { recordAudit } from "../../identity/audit.ts";
 import { auditActorOf, type Principal } from "../../identity/principal.ts";
 import { readBoundedBytes } from "../../plugins/json-body.ts";
@@ -44,7 +44,12 @@ export async function uploadDnc(
   } catch {
     throw badRequest("invalid CSV", [{ field: "file", message: "must be UTF-8 text" }]);
   }
-  const rows = Papa.parse<string[]>(text, { skipEmptyLines: "greedy" }).data;
+  const parsed = Papa.parse<string[]>(text, { skipEmptyLines: "greedy" });
+  const rows = parsed.data;
+  // A quote never closed runs on to the end of the file: its row is refused as such.
+  const unclosed = new Set(
+    parsed.errors.filter((error) => error.code === "MissingQuotes").map((error) => error.row),
+  );
   if (rows.length > MAX_DNC_UPLOAD_ROWS + 1)
     throw new ApiError(413, "payload_too_large", `a list of more than ${MAX_DNC_UPLOAD_ROWS} rows`);
   const first = rows[0] ?? [];
@@ -60,23 +65,24 @@ export async function uploadDnc(
     rejections: [],
   };
   const phones = new Set<string>();
-  rows.forEach((cells, index) => {
-    if (headed && index === 0) return;
+  const refuse = (index: number, value: string, reason: string) => {
+    report.rejected++;
+    if (report.rejections.length < LISTED_REJECTIONS)
+      report.rejections.push({ row: index + 1, value: value.slice(0, 64), reason });
+  };
+  for (const [index, cells] of rows.entries()) {
+    if (headed && index === 0) continue;
     report.rows++;
     const value = (cells[column] ?? "").trim();
     const phone = value ? normalisePhone(value, undefined) : undefined;
-    if (!phone || phones.has(phone)) {
-      report.rejected++;
-      if (report.rejections.length < LISTED_REJECTIONS)
-        report.rejections.push({
-          row: index + 1,
-          value: value.slice(0, 64),
-          reason: !value ? "missing_phone" : !phone ? "invalid_phone" : "duplicate",
-        });
-      return;
-    }
-    phones.add(phone);
-  });
+    if (unclosed.has(index)) refuse(index, cells.join(",").trim(), "unclosed_quote");
+    else if (!value) refuse(index, value, "missing_phone");
+    else if (!phone) refuse(index, value, "invalid_phone");
+    else if (phones.has(phone)) refuse(index, value, "duplicate");
+    else phones.add(phone);
+  }
+  if (report.rows === 0)
+    throw unprocessable("file", "has no numbers: a column named phone, or one number a row");
   const at = new Date(deps.clock.now());
   const actor = auditActorOf(input.principal);
   const all = [...phones];

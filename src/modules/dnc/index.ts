@@ -1,9 +1,8 @@
 import { Elysia, t } from "elysia";
-import { type DncRow, listDnc } from "../../../db/queries/calls.ts";
+import { type DncRow, findDncEntry, listDnc } from "../../../db/queries/calls.ts";
 import type { ServiceDeps } from "../../deps.ts";
 import { ok, okList } from "../../envelope.ts";
 import { ApiError, badRequest, INVALID_BODY } from "../../errors.ts";
-import { isUuid } from "../../identity/tenant-scope.ts";
 import { documented, documentedList } from "../../openapi-bodies.ts";
 import { PageQuery, parsePage } from "../../pagination.ts";
 import type { AuthGuard } from "../../plugins/auth.ts";
@@ -20,7 +19,8 @@ export const DncEntrySchema = t.Object({
       "user (added in the console or by a user's token), api (by an API key), import (a CSV upload), disposition (an agent's do_not_call), or keypress (the opt-out key during the abandon message)",
   }),
   added_by: t.Union([t.String(), t.Null()], {
-    description: "the e-mail of the user who added it, where a user did",
+    description:
+      "who added it: a user's e-mail, or `API key <name>`; null for the dialer's own (a disposition, a key pressed)",
   }),
   created_at: Timestamp,
 });
@@ -34,6 +34,11 @@ const dncView = (row: DncRow & { addedBy?: string | null }) => ({
 
 /** `+1 415`, `1415` or `+14155552671`: the start of numbers in E.164, digits only. */
 const prefixOf = (typed: string | undefined) => {
+  // Digits as people type them: a name or a word finds nothing, and says so.
+  if (typed && /[^0-9+\s().-]/.test(typed))
+    throw badRequest("invalid query parameters", [
+      { field: "phone", message: "must be the digits a number starts with, e.g. +1 415" },
+    ]);
   const digits = typed?.replace(/[^0-9]/g, "") ?? "";
   return digits ? `+${digits}` : undefined;
 };
@@ -94,16 +99,9 @@ export const dncModule = (deps: ServiceDeps, auth: AuthGuard) =>
           phone: e164(body.phone, "phone"),
           meta,
         });
-        // Who added it: a user of the workspace, when one did.
-        const creator =
-          entry.createdBy && isUuid(entry.createdBy)
-            ? await deps.tenants.user(tenantId, entry.createdBy)
-            : undefined;
+        const listed = await findDncEntry(deps.db, { tenantId, phone: entry.phone });
         set.status = 201;
-        return ok({
-          dnc_entry: dncView({ ...entry, addedBy: creator?.email ?? null }),
-          already_listed: !added,
-        });
+        return ok({ dnc_entry: dncView(listed ?? entry), already_listed: !added });
       },
       {
         auth: "dnc.write",
@@ -133,7 +131,7 @@ export const dncModule = (deps: ServiceDeps, auth: AuthGuard) =>
         detail: {
           summary: "Put the numbers of a CSV on the do-not-call list (body: text/csv)",
           description:
-            "The column named `phone`, else the first (a first row that is not a number is a header); at most 100,000 rows and 5 MB (413). `data.report` `{rows, added, already_listed, rejected, rejections}`: each refused row (`invalid_phone`, `missing_phone`, `duplicate` in the file), the first 100 listed with their row number. One audit record, `dnc.imported`.",
+            "The column named `phone`, else the first (a first row that is not a number is a header); at most 100,000 rows and 5 MB (413). `data.report` `{rows, added, already_listed, rejected, rejections}`: each refused row (`invalid_phone`, `missing_phone`, `duplicate` in the file, `unclosed_quote`: a quote never closed, which takes the rest of the file), the first 100 listed with their row number; a file with no number is 422 naming `file`. One audit record, `dnc.imported`.",
           ...documented({
             report: t.Object({
               rows: t.Integer(),
