@@ -5,6 +5,9 @@ import type { Principal } from "./principal.ts";
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const isUuid = (value: string) => UUID.test(value);
 
+/** Marks a route's `tenant_id` as taken and never looked up (see `IgnoredTenantQuery`). */
+export const IGNORED_TENANT = "x-ignored";
+
 /** Only a platform admin may name another tenant with `?tenant_id=`; anyone else gets 403. */
 export function assertTenantReach(principal: Principal, tenantId: unknown) {
   if (

@@ -22,7 +22,12 @@ import {
   isWellFormedSecret,
   NODE_KEY_PREFIX,
 } from "../identity/secrets.ts";
-import { assertTenantReach, isUuid, resolveTenant } from "../identity/tenant-scope.ts";
+import {
+  assertTenantReach,
+  IGNORED_TENANT,
+  isUuid,
+  resolveTenant,
+} from "../identity/tenant-scope.ts";
 
 export type AuthDeps = Pick<
   ServiceDeps,
@@ -216,7 +221,8 @@ export const authPlugin = (deps: AuthDeps, server: () => Server) => {
         detail: { ["x-permission" as string]: permission },
         // Elysia shows the macro the route's own options when it applies it to the route.
         introspect(route: unknown) {
-          takesTenant = (route as RouteOptions).query?.properties?.tenant_id !== undefined;
+          const named = (route as RouteOptions).query?.properties?.tenant_id;
+          takesTenant = named !== undefined && !(named as Record<string, unknown>)[IGNORED_TENANT];
         },
         async transform(context) {
           const { request, set, query } = context;

@@ -34,6 +34,17 @@ describe("tenants", () => {
     });
     const list = await w.request("GET", "/api/v1/tenants", { token: rootToken });
     expect(list.body.total).toBe(3);
+    // The workspace the console acts in rides along, and is ignored, even one gone or garbled.
+    for (const named of [created.body.data.tenant.id, crypto.randomUUID(), "not-an-id"]) {
+      const listed = await w.request("GET", `/api/v1/tenants?tenant_id=${named}`, {
+        token: rootToken,
+      });
+      expect({ named, status: listed.status, total: listed.body.total }).toEqual({
+        named,
+        status: 200,
+        total: 3,
+      });
+    }
     const one = await w.request("GET", `/api/v1/tenants/${created.body.data.tenant.id}`, {
       token: rootToken,
     });

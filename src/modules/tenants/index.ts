@@ -5,7 +5,7 @@ import { documented, documentedList } from "../../openapi-bodies.ts";
 import { PageQuery, parsePage } from "../../pagination.ts";
 import type { AuthGuard } from "../../plugins/auth.ts";
 import { jsonBody } from "../../plugins/json-body.ts";
-import { IdParams, TenantQuery } from "../users/model.ts";
+import { IdParams, IgnoredTenantQuery } from "../users/model.ts";
 import { CreateTenantBody, PatchTenantBody, TenantSchema } from "./model.ts";
 import { createTenant, getTenant, listAllTenants, patchTenant } from "./service.ts";
 
@@ -38,7 +38,7 @@ export const tenantsModule = (deps: ServiceDeps, auth: AuthGuard) =>
       {
         auth: "tenants.read",
         // The console sends the workspace it acts in with every request: a list ignores it.
-        query: t.Object({ ...PageQuery, ...TenantQuery }),
+        query: t.Object({ ...PageQuery, ...IgnoredTenantQuery }),
         detail: {
           summary: "List tenants (`tenant_id`, as on other routes, is accepted and ignored)",
           ...documentedList(TenantSchema),

@@ -2,6 +2,7 @@ import { type Static, t } from "elysia";
 import type { UserRow } from "../../../db/queries/users.ts";
 import { PASSWORD_MAX, PASSWORD_MIN } from "../../identity/passwords.ts";
 import { RoleSchema, UserStatusSchema } from "../../identity/roles.ts";
+import { IGNORED_TENANT } from "../../identity/tenant-scope.ts";
 import { memoByIdentity } from "../../lib/memo.ts";
 import { PageQuery } from "../../pagination.ts";
 
@@ -52,6 +53,13 @@ export const PatchUserBody = t.Object(
 export type PatchUserInput = Static<typeof PatchUserBody>;
 
 export const TenantQuery = { tenant_id: t.Optional(t.String()) };
+/**
+ * `tenant_id` on a route that acts across workspaces (the workspaces' own list): taken, since
+ * the console sends it with every request, and never looked up.
+ */
+export const IgnoredTenantQuery = {
+  tenant_id: t.Optional(t.String({ description: "accepted and ignored", [IGNORED_TENANT]: true })),
+};
 export const UserListQuery = t.Object({ ...PageQuery, ...TenantQuery });
 export const IdParams = t.Object({ id: t.String() });
 
