@@ -182,6 +182,11 @@ export function createApp(deps: ServiceDeps) {
           cdn: `${DOCS_ASSETS_PATH}/swagger-ui-bundle.js`,
           theme: `${DOCS_ASSETS_PATH}/swagger-ui.css`,
           autoDarkMode: false,
+          // No call to swagger.io's validator.
+          validatorUrl: "none",
+          // The document from the root, so that /docs/ finds it too (the plugin's own is
+          // relative; its types leave `url` out, its page takes it).
+          ...({ url: "/api/v1/openapi.json" } as object),
         },
       }),
     )

@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
 import { consoleFacts } from "./facts.ts";
+import { FAVICON_DATA_URL, FAVICON_SVG } from "./favicon.ts";
 
 /** Every address the console answers with its page; the browser routes among them. */
 export const CONSOLE_PATHS = [
@@ -61,7 +62,7 @@ async function bundle(): Promise<Bundle> {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Dialer engine console</title>
-<link rel="icon" href="data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 32 32'%3E%3Crect width='32' height='32' rx='6' fill='%231f5fbf'/%3E%3Cpath d='M10 8c2 0 3 4 3 5s-2 2-2 3 3 5 5 5 2-2 3-2 5 1 5 3-2 3-4 3C13 25 7 19 7 11c0-2 1-3 3-3z' fill='white'/%3E%3C/svg%3E">
+<link rel="icon" href="${FAVICON_DATA_URL}">
 ${tags.join("\n")}
 </head>
 <body>
@@ -136,5 +137,14 @@ export function consoleModule() {
   );
   // Registered one by one on the same instance: the route table is all that changes.
   for (const path of CONSOLE_PATHS) app.get(path, servePage, publicFile);
+  // What a browser asks for on a page that names no icon (the API reference).
+  app.get(
+    "/favicon.ico",
+    () =>
+      new Response(FAVICON_SVG, {
+        headers: { "content-type": "image/svg+xml", "cache-control": "public, max-age=86400" },
+      }),
+    publicFile,
+  );
   return app;
 }

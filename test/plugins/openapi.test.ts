@@ -7,6 +7,20 @@ beforeAll(async () => {
 });
 
 describe("API documentation", () => {
+  test("the reference page loads the document from the root, with or without a slash, and calls out to no one", async () => {
+    for (const path of ["/docs", "/docs/"]) {
+      const response = await h.app.handle(new Request(`http://localhost${path}`));
+      const page = await response.text();
+      expect({ path, status: response.status }).toEqual({ path, status: 200 });
+      expect(page).toContain('"url":"/api/v1/openapi.json"');
+      expect(page).toContain('"validatorUrl":"none"');
+      expect(page.match(/(src|href)="https?:/g)).toBeNull();
+    }
+    const icon = await h.app.handle(new Request("http://localhost/favicon.ico"));
+    expect(icon.status).toBe(200);
+    expect(icon.headers.get("content-type")).toBe("image/svg+xml");
+  });
+
   test("the OpenAPI document lists the routes with their request schemas", async () => {
     const response = await h.request("GET", "/api/v1/openapi.json");
     expect(response.status).toBe(200);
