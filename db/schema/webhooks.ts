@@ -61,6 +61,8 @@ export const DELIVERY_STATUSES = ["pending", "delivered", "failed", "cancelled"]
  * The outbox: one row per event and endpoint, written in the transaction of the change the
  * event reports, then delivered (at least once) by whichever process leases it first.
  * `order_key` (a call's or a lead's id) keeps an endpoint's events about one thing in order.
+ * Its pages are kept half empty (fillfactor 50, set by a migration: the schema builder has no
+ * option for it), so that a lease updates its row in place.
  */
 export const webhookDeliveries = pgTable(
   "webhook_deliveries",

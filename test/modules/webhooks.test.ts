@@ -570,6 +570,16 @@ describe("the outbox", () => {
       { phone: "+14155550131", source: "user", added_by: expect.any(String) },
     ]);
   });
+  test("the outbox's pages keep room for a lease to update its row in place", async () => {
+    const { w } = await setUp();
+    const options = rowsOf<{ reloptions: string[] | string | null }>(
+      await w.deps.db.execute(
+        sql`select reloptions from pg_class where relname = 'webhook_deliveries'`,
+      ),
+    )[0]?.reloptions;
+    expect(String(options)).toContain("fillfactor=50");
+  });
+
   test("the dispatcher vacuums the dead rows its settles leave, once enough are settled", async () => {
     const { w, register, addDnc } = await setUp();
     const r = receiver();
