@@ -1,6 +1,14 @@
 import { and, count, desc, eq, getTableColumns, gte, inArray, lt, sql } from "drizzle-orm";
 import type { Executor } from "../client.ts";
-import { apiKeys, campaigns, cdrs, dncNumbers, dncRequests, users } from "../schema/index.ts";
+import {
+  apiKeys,
+  campaigns,
+  cdrs,
+  dncNumbers,
+  dncRequests,
+  nodes,
+  users,
+} from "../schema/index.ts";
 import { paged } from "./paged.ts";
 import { enqueueEvents, type OutboxEvent } from "./webhooks.ts";
 
@@ -170,18 +178,20 @@ export function listDnc(
 }
 
 /**
- * Do-not-call entries with who added each: a user's e-mail, or an API key's name; null for
- * the dialer's own (a disposition, a key pressed).
+ * Do-not-call entries with who added each: a user's e-mail (an agent's, for a disposition),
+ * `API key <name>`, or `edge node <name>` (the opt-out key pressed on its call).
  */
 const selectDncWithAdder = (db: Executor) =>
   db
     .select({
       ...getTableColumns(dncNumbers),
-      addedBy: sql<string | null>`coalesce(${users.email}, 'API key ' || ${apiKeys.name})`,
+      addedBy: sql<string | null>`coalesce(${users.email}, 'API key ' || ${apiKeys.name},
+        'edge node ' || ${nodes.name})`,
     })
     .from(dncNumbers)
     .leftJoin(users, sql`${users.id}::text = ${dncNumbers.createdBy}`)
-    .leftJoin(apiKeys, sql`${apiKeys.id}::text = ${dncNumbers.createdBy}`);
+    .leftJoin(apiKeys, sql`${apiKeys.id}::text = ${dncNumbers.createdBy}`)
+    .leftJoin(nodes, sql`${nodes.id}::text = ${dncNumbers.createdBy}`);
 
 /** One entry of a tenant's list, with who added it. */
 export const findDncEntry = async (db: Executor, params: { tenantId: string; phone: string }) =>

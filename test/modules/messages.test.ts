@@ -346,7 +346,11 @@ describe("the abandoned call", () => {
     await event(job.call_id, "ended", { hangup_cause: "NORMAL_CLEARING" });
     const dnc = await w.request("GET", "/api/v1/dnc", { token: admin });
     expect(dnc.body.data.items).toEqual([
-      expect.objectContaining({ phone: "+14155552671", source: "keypress" }),
+      expect.objectContaining({
+        phone: "+14155552671",
+        source: "keypress",
+        added_by: expect.stringMatching(/^edge node /),
+      }),
     ]);
     const audit = await w.request("GET", "/api/v1/audit-events", { token: admin });
     expect(audit.body.data.items).toContainEqual(

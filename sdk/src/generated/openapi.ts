@@ -264,7 +264,7 @@ export interface paths {
         };
         /**
          * The campaign's figures minute by minute, from its call records
-         * @description `data.items` of `{minute, attempts, answered, abandoned, machine, no_answer, busy, failed, talk_seconds, answer_rate, abandon_rate}`, one per whole minute from `from` to `to` (rounded down; `to` excluded), minutes without calls included for a range up to a week, only the minutes with calls for a longer one; a call counts in the minute it ended. The last hour by default; at most 92 days per request (422 naming `from`); `from` after `to` is 422; kept as long as the CDRs.
+         * @description `data.items` of `{minute, attempts, answered, abandoned, bridged_late, machine, no_answer, busy, failed, talk_seconds, answer_rate, abandon_rate}` (abandoned as the compliance ledger counts them: with no agent, or put through later than 2 s), one per whole minute from `from` to `to` (rounded down; `to` excluded), minutes without calls included for a range up to a week, only the minutes with calls for a longer one; a call counts in the minute it ended. The last hour by default; at most 92 days per request (422 naming `from`); `from` after `to` is 422; kept as long as the CDRs.
          */
         get: operations["getApiV1CampaignsByIdStatsHistory"];
         put?: never;
@@ -6418,7 +6418,7 @@ export interface operations {
                                 phone: string;
                                 /** @description user (added in the console or by a user's token), api (by an API key), import (a CSV upload), disposition (an agent's do_not_call), or keypress (the opt-out key during the abandon message) */
                                 source: string;
-                                /** @description who added it: a user's e-mail, or `API key <name>`; null for the dialer's own (a disposition, a key pressed) */
+                                /** @description who added it: a user's e-mail (an agent's, for a disposition), `API key <name>`, or `edge node <name>` for the opt-out key pressed on its call */
                                 added_by: string | null;
                                 /** Format: date-time */
                                 created_at: string;
@@ -6483,7 +6483,7 @@ export interface operations {
                                 phone: string;
                                 /** @description user (added in the console or by a user's token), api (by an API key), import (a CSV upload), disposition (an agent's do_not_call), or keypress (the opt-out key during the abandon message) */
                                 source: string;
-                                /** @description who added it: a user's e-mail, or `API key <name>`; null for the dialer's own (a disposition, a key pressed) */
+                                /** @description who added it: a user's e-mail (an agent's, for a disposition), `API key <name>`, or `edge node <name>` for the opt-out key pressed on its call */
                                 added_by: string | null;
                                 /** Format: date-time */
                                 created_at: string;
@@ -6599,7 +6599,7 @@ export interface operations {
                                 phone: string;
                                 /** @description user (added in the console or by a user's token), api (by an API key), import (a CSV upload), disposition (an agent's do_not_call), or keypress (the opt-out key during the abandon message) */
                                 source: string;
-                                /** @description who added it: a user's e-mail, or `API key <name>`; null for the dialer's own (a disposition, a key pressed) */
+                                /** @description who added it: a user's e-mail (an agent's, for a disposition), `API key <name>`, or `edge node <name>` for the opt-out key pressed on its call */
                                 added_by: string | null;
                                 /** Format: date-time */
                                 created_at: string;

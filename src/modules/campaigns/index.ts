@@ -158,7 +158,7 @@ export const campaignsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         detail: {
           summary: "The campaign's figures minute by minute, from its call records",
           description:
-            "`data.items` of `{minute, attempts, answered, abandoned, machine, no_answer, busy, failed, talk_seconds, answer_rate, abandon_rate}`, one per whole minute from `from` to `to` (rounded down; `to` excluded), minutes without calls included for a range up to a week, only the minutes with calls for a longer one; a call counts in the minute it ended. The last hour by default; at most 92 days per request (422 naming `from`); `from` after `to` is 422; kept as long as the CDRs.",
+            "`data.items` of `{minute, attempts, answered, abandoned, bridged_late, machine, no_answer, busy, failed, talk_seconds, answer_rate, abandon_rate}` (abandoned as the compliance ledger counts them: with no agent, or put through later than 2 s), one per whole minute from `from` to `to` (rounded down; `to` excluded), minutes without calls included for a range up to a week, only the minutes with calls for a longer one; a call counts in the minute it ended. The last hour by default; at most 92 days per request (422 naming `from`); `from` after `to` is 422; kept as long as the CDRs.",
           ...documentedList(MinuteFiguresSchema),
         },
       },

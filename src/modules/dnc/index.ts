@@ -20,7 +20,7 @@ export const DncEntrySchema = t.Object({
   }),
   added_by: t.Union([t.String(), t.Null()], {
     description:
-      "who added it: a user's e-mail, or `API key <name>`; null for the dialer's own (a disposition, a key pressed)",
+      "who added it: a user's e-mail (an agent's, for a disposition), `API key <name>`, or `edge node <name>` for the opt-out key pressed on its call",
   }),
   created_at: Timestamp,
 });
