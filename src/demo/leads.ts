@@ -1,3 +1,4 @@
+import { localParts } from "../lib/zone-time.ts";
 import type { Random } from "../simulator/random.ts";
 
 /** The demo's leads: where it is daytime when the demo starts, in numbers kept for fiction. */
@@ -14,10 +15,7 @@ const AREAS = [
   ["671", "Pacific/Guam"],
 ] as const;
 
-const localHour = (zone: string, at: number) =>
-  Number(
-    new Intl.DateTimeFormat("en-GB", { timeZone: zone, hour: "2-digit", hour12: false }).format(at),
-  );
+const localHour = (zone: string, at: number) => localParts(zone, at).hour;
 
 /**
  * Where the demo's leads are: the US areas where it is now between 08:00 and 20:00, since the

@@ -1,15 +1,11 @@
 import { describe, expect, test } from "bun:test";
 import { demoLeads, leadsCsv } from "../../src/demo/leads.ts";
+import { localParts } from "../../src/lib/zone-time.ts";
 import { normalisePhone } from "../../src/modules/leads/normalise.ts";
 import { Random } from "../../src/simulator/random.ts";
 
 const HOUR = 3_600_000;
-const localHour = (zone: string, at: number) =>
-  Number(
-    new Intl.DateTimeFormat("en-GB", { timeZone: zone, hour: "2-digit", hourCycle: "h23" }).format(
-      at,
-    ),
-  );
+const localHour = (zone: string, at: number) => localParts(zone, at).hour;
 
 describe("the demo's leads, whatever the hour it starts", () => {
   for (let hour = 0; hour < 24; hour++) {

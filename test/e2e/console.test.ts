@@ -269,10 +269,12 @@ describe("console", () => {
         .getByText("None: this is the first call to this lead.")
         .waitFor({ timeout: 10_000 });
       const crmUrl = "https://crm.example/contacts?phone=%2B14155552671&name=Ada";
-      const opened = () => desk.evaluate(() => (globalThis as unknown as Opened).opened);
-      for (let waited = 0; (await opened()).length === 0 && waited < 10_000; waited += 100)
-        await desk.waitForTimeout(100);
-      expect(await opened()).toEqual([{ url: crmUrl, target: "_blank" }]);
+      await desk.waitForFunction(() => (globalThis as unknown as Opened).opened.length > 0, null, {
+        timeout: 10_000,
+      });
+      expect(await desk.evaluate(() => (globalThis as unknown as Opened).opened)).toEqual([
+        { url: crmUrl, target: "_blank" },
+      ]);
       const crmLink = call.getByRole("link", { name: "Open the lead in the CRM" });
       expect(await crmLink.getAttribute("href")).toBe(crmUrl);
       await wallboard
