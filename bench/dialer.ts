@@ -159,9 +159,16 @@ const base = server.baseUrl;
 const sql = postgres(databaseUrl, { max: 2, onnotice: () => {} });
 const receiver: Receiver | undefined = WEBHOOKS ? await startReceiver() : undefined;
 
+/** Events an endpoint's cursor has not yet passed, and retries not yet delivered. */
 const pendingDeliveries = async () =>
-  (await sql`select count(*)::int as n from webhook_deliveries where status = 'pending'`)[0]
-    ?.n as number;
+  (
+    await sql`select (
+        select count(*) from webhook_events e
+        join webhook_endpoints w on w.tenant_id = e.tenant_id and e.type = any(w.event_types)
+        join webhook_cursors c on c.endpoint_id = w.id
+        where (e.xid, e.seq) > (c.xid, c.seq))::int
+      + (select count(*) from webhook_deliveries where status = 'pending')::int as n`
+  )[0]?.n as number;
 
 /** `count` calls of the campaign answered by agents over the last hour, as their CDRs. */
 async function seedAnswers(campaignId: string, listId: string, tenantId: string, count: number) {

@@ -688,7 +688,8 @@ const leadEventStatements = (changed: string, at: string) =>
   [
     outboxStatement("lead_completed", {
       type: "lead.completed",
-      source: `${changed} where :lead_state::text in ('Completed', 'DoNotCall')`,
+      source: changed,
+      where: ":lead_state::text in ('Completed', 'DoNotCall')",
       tenantId: ":tenant_id::uuid",
       orderKey: ":lead_id::text",
       data: "jsonb_build_object('lead_id', :lead_id::text)",
@@ -696,7 +697,8 @@ const leadEventStatements = (changed: string, at: string) =>
     }),
     outboxStatement("lead_exhausted", {
       type: "lead.exhausted",
-      source: `${changed} where :lead_state::text = 'Exhausted'`,
+      source: changed,
+      where: ":lead_state::text = 'Exhausted'",
       tenantId: ":tenant_id::uuid",
       orderKey: ":lead_id::text",
       data: "jsonb_build_object('lead_id', :lead_id::text)",

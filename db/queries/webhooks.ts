@@ -6,6 +6,7 @@ import {
   webhookAttempts,
   webhookDeliveries,
   webhookEndpoints,
+  webhookEvents,
 } from "../schema/index.ts";
 import { paged } from "./paged.ts";
 
@@ -28,26 +29,25 @@ const EVENT_ID_SQL = `'msg_' || replace(gen_random_uuid()::text, '-', '')`;
 export const STAMP_SQL = (at: string) =>
   `to_char(${at} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
-/**
- * Whether an event being written (`ev`, for `endpoint`) may be sent at once: it has no
- * order key, or nothing of its key is pending before it.
- */
-const READY_SQL = `(ev.order_key is null or not exists (
-      select 1 from webhook_deliveries earlier
-      where earlier.endpoint_id = endpoint.id and earlier.order_key = ev.order_key
-        and earlier.status = 'pending'))`;
+/** Whether the workspace `tenant` has an enabled endpoint that takes events of `type`. */
+const SUBSCRIBED_SQL = (tenant: string, type: string) => `exists (
+      select 1 from webhook_endpoints endpoint
+      where endpoint.tenant_id = ${tenant} and endpoint.status = 'enabled'
+        and ${type} = any(endpoint.event_types))`;
 
 /**
  * A fragment of a statement (a CTE named `name`) that writes an event for each row of
- * `source` into the outbox of each enabled endpoint of the tenant that takes `type`, in the
- * statement of the change itself. The event's id is drawn once per row (the materialized
- * CTE), so every endpoint gets the same. The expressions are SQL over `source`'s columns.
+ * `source` into the outbox, in the statement of the change itself, when an endpoint of the
+ * tenant takes `type`: one narrow row, whatever the number of endpoints. The expressions are
+ * SQL over `source`'s columns.
  */
 export function outboxStatement(
   name: string,
   spec: {
     type: WebhookEventType;
     source: string;
+    /** Which of `source`'s rows are events. */
+    where?: string;
     tenantId: string;
     orderKey: string;
     data: string;
@@ -55,40 +55,22 @@ export function outboxStatement(
   },
 ): string {
   return `
-  ${name}_events as materialized (
-    select ${EVENT_ID_SQL} as event_id, ${spec.tenantId} as tenant_id,
-      ${spec.orderKey} as order_key, ${spec.data} as data, ${spec.at} as at
-    from ${spec.source}),
   ${name} as (
-    insert into webhook_deliveries (id, event_id, tenant_id, endpoint_id, type, order_key,
-      payload, next_attempt_at, created_at, ready)
-    select gen_random_uuid(), ev.event_id, ev.tenant_id, endpoint.id, '${spec.type}',
-      coalesce(ev.order_key, ev.event_id),
-      jsonb_build_object('type', '${spec.type}', 'timestamp', ${STAMP_SQL("ev.at")}, 'data', ev.data),
-      ev.at, ev.at, ${READY_SQL}
-    from ${name}_events ev
-    join webhook_endpoints endpoint on endpoint.tenant_id = ev.tenant_id
-      and endpoint.status = 'enabled' and '${spec.type}' = any(endpoint.event_types))`;
+    insert into webhook_events (event_id, tenant_id, type, order_key, data, created_at)
+    select ${EVENT_ID_SQL}, ${spec.tenantId}, '${spec.type}', ${spec.orderKey}, ${spec.data}, ${spec.at}
+    from ${spec.source}
+    where ${spec.where ? `(${spec.where}) and ` : ""}${SUBSCRIBED_SQL(spec.tenantId, `'${spec.type}'`)})`;
 }
 
 /**
  * The statement that writes events (`$1`, their JSON array, see `eventsParam`) into the
- * outbox of the endpoints that take them. An event no endpoint takes writes nothing.
+ * outbox. An event no endpoint takes writes nothing.
  */
 export const ENQUEUE_EVENTS_SQL = `
-  with ev as materialized (
-    select ${EVENT_ID_SQL} as event_id, e.type, e.tenant_id::uuid as tenant_id,
-      e.order_key, e.data, e.at::timestamptz as at
-    from jsonb_to_recordset($1::jsonb) as e(type text, tenant_id text, order_key text, data jsonb, at text))
-  insert into webhook_deliveries (id, event_id, tenant_id, endpoint_id, type, order_key,
-    payload, next_attempt_at, created_at, ready)
-  select gen_random_uuid(), ev.event_id, ev.tenant_id, endpoint.id, ev.type,
-    coalesce(ev.order_key, ev.event_id),
-    jsonb_build_object('type', ev.type, 'timestamp', ${STAMP_SQL("ev.at")}, 'data', ev.data),
-    ev.at, ev.at, ${READY_SQL}
-  from ev
-  join webhook_endpoints endpoint on endpoint.tenant_id = ev.tenant_id
-    and endpoint.status = 'enabled' and ev.type = any(endpoint.event_types)`;
+  insert into webhook_events (event_id, tenant_id, type, order_key, data, created_at)
+  select ${EVENT_ID_SQL}, e.tenant_id::uuid, e.type, e.order_key, e.data, e.at::timestamptz
+  from jsonb_to_recordset($1::jsonb) as e(type text, tenant_id text, order_key text, data jsonb, at text)
+  where ${SUBSCRIBED_SQL("e.tenant_id::uuid", "e.type")}`;
 
 export const eventsParam = (events: readonly OutboxEvent[]) =>
   JSON.stringify(
@@ -111,8 +93,12 @@ export async function enqueueEvents(db: Executor, events: readonly OutboxEvent[]
   );
 }
 
-export const insertEndpoint = async (db: Executor, row: typeof webhookEndpoints.$inferInsert) =>
-  (await db.insert(webhookEndpoints).values(row).returning())[0] as WebhookEndpointRow;
+/** A new endpoint, with its cursor at the outbox's end: it gets the events from now on. */
+export async function insertEndpoint(db: Executor, row: typeof webhookEndpoints.$inferInsert) {
+  const inserted = (await db.insert(webhookEndpoints).values(row).returning())[0];
+  await startCursor(db, row.id);
+  return inserted as WebhookEndpointRow;
+}
 
 export const findTenantEndpoint = async (db: Executor, params: { tenantId: string; id: string }) =>
   (
@@ -193,6 +179,10 @@ export interface LeasedDelivery {
   /** This attempt's number, from 1. */
   attempts: number;
   created_at: string;
+  /** The outbox's event (null for a delivery queued before the outbox was read by cursor). */
+  event_seq: number | null;
+  /** The message as first sent, for a retry: sent again as it is. */
+  body: string | null;
 }
 
 /**
@@ -222,6 +212,7 @@ export async function leaseDueDeliveries(
       where d.status = 'pending' and d.ready and d.next_attempt_at <= ${now}::timestamptz
         and (d.leased_until is null or d.leased_until <= ${now}::timestamptz)
         and d.endpoint_id <> all(${busy}::uuid[])
+        and d.endpoint_id in (select id from webhook_endpoints where status = 'enabled')
       order by d.next_attempt_at
       limit ${params.limit * 4}),
     ranked as (
@@ -239,11 +230,172 @@ export async function leaseDueDeliveries(
     update webhook_deliveries d set leased_until = ${until}::timestamptz, attempts = d.attempts + 1
     from picked where d.id = picked.id
     returning d.id, d.event_id, d.tenant_id, d.endpoint_id, d.type, d.order_key, d.payload,
-      d.attempts, ${sql.raw(STAMP_SQL("d.created_at"))} as created_at`);
+      d.attempts, ${sql.raw(STAMP_SQL("d.created_at"))} as created_at, d.event_seq, d.body`);
   return rowsOf<LeasedDelivery>(result).map((row) => ({
     ...row,
-    payload: typeof row.payload === "string" ? JSON.parse(row.payload) : row.payload,
+    payload: jsonOf(row.payload),
+    event_seq: row.event_seq === null ? null : Number(row.event_seq),
   }));
+}
+
+/** A JSON column as a driver returns it: parsed already, or as text. */
+const jsonOf = <T>(value: T | string): T =>
+  typeof value === "string" ? (JSON.parse(value) as T) : value;
+
+/** A place in the outbox, in commit order: after every event before (`xid`, `seq`). */
+export interface OutboxPosition {
+  xid: number;
+  seq: number;
+}
+
+/** Whether `a` is further along the outbox than `b`. */
+export const positionAfter = (a: OutboxPosition, b: OutboxPosition) =>
+  a.xid > b.xid || (a.xid === b.xid && a.seq > b.seq);
+
+/** The position every event committed from now on comes after: the oldest running transaction. */
+const HORIZON_SQL = "pg_snapshot_xmin(pg_current_snapshot())::text::bigint";
+
+/** Starts an endpoint's cursor at the outbox's end: it gets the events committed from now on. */
+export async function startCursor(db: Executor, endpointId: string) {
+  await db.execute(sql`
+    insert into webhook_cursors (endpoint_id, xid, seq)
+    values (${endpointId}::uuid, ${sql.raw(HORIZON_SQL)}, 0)
+    on conflict (endpoint_id) do update set xid = excluded.xid, seq = excluded.seq`);
+}
+
+/**
+ * Leases to `holder` the cursors of enabled endpoints that no other process holds, and renews
+ * those it holds, moving them forward to `positions` (never back). Returns each held cursor
+ * as stored.
+ */
+export async function claimCursors(
+  db: Executor,
+  params: {
+    holder: string;
+    now: Date;
+    leaseMs: number;
+    positions: ReadonlyMap<string, OutboxPosition>;
+  },
+): Promise<Map<string, OutboxPosition>> {
+  const now = params.now.toISOString();
+  const until = new Date(params.now.getTime() + params.leaseMs).toISOString();
+  const positions = JSON.stringify(
+    [...params.positions].map(([endpoint_id, at]) => ({ endpoint_id, xid: at.xid, seq: at.seq })),
+  );
+  const result = await db.execute(sql`
+    with mine as (
+      select * from jsonb_to_recordset(${positions}::jsonb)
+        as p(endpoint_id uuid, xid bigint, seq bigint)),
+    free as (
+      select c.endpoint_id from webhook_cursors c
+      join webhook_endpoints e on e.id = c.endpoint_id and e.status = 'enabled'
+      where c.holder = ${params.holder} or c.holder is null or c.leased_until <= ${now}::timestamptz
+      for update of c skip locked)
+    update webhook_cursors c set holder = ${params.holder}, leased_until = ${until}::timestamptz,
+      xid = case when (m.xid, m.seq) > (c.xid, c.seq) then m.xid else c.xid end,
+      seq = case when (m.xid, m.seq) > (c.xid, c.seq) then m.seq else c.seq end
+    from free left join mine m on m.endpoint_id = free.endpoint_id
+    where c.endpoint_id = free.endpoint_id
+    returning c.endpoint_id, c.xid, c.seq`);
+  return new Map(
+    rowsOf<{ endpoint_id: string; xid: string | number; seq: string | number }>(result).map(
+      (row) => [row.endpoint_id, { xid: Number(row.xid), seq: Number(row.seq) }],
+    ),
+  );
+}
+
+/** Lets go of `holder`'s cursors, for another process to take at once. */
+export const releaseCursors = (db: Executor, holder: string) =>
+  db.execute(
+    sql`update webhook_cursors set holder = null, leased_until = null where holder = ${holder}`,
+  );
+
+/** An outbox event as an endpoint reads it. */
+export interface UnreadEvent {
+  seq: number;
+  xid: number;
+  event_id: string;
+  tenant_id: string;
+  type: string;
+  order_key: string;
+  data: Record<string, unknown>;
+  created_at: string;
+  /** Whether an earlier event of its order key waits in the endpoint's retry queue. */
+  blocked: boolean;
+}
+
+/**
+ * The next events of each endpoint's cursor that it takes, `room` at most, read from `from`
+ * (or from the stored cursor if another process moved it further), and only those committed
+ * by transactions that have ended: `to` is where the read stopped, after the last event read,
+ * or at the horizon when fewer than `room` were found. Cursors `holder` no longer holds read
+ * nothing.
+ */
+export async function readOutbox(
+  db: Executor,
+  params: {
+    holder: string;
+    cursors: readonly { endpointId: string; from: OutboxPosition; room: number }[];
+  },
+): Promise<Map<string, { events: UnreadEvent[]; to: OutboxPosition }>> {
+  const cursors = JSON.stringify(
+    params.cursors.map((c) => ({
+      endpoint_id: c.endpointId,
+      xid: c.from.xid,
+      seq: c.from.seq,
+      room: c.room,
+    })),
+  );
+  const result = await db.execute(sql`
+    with horizon as materialized (select ${sql.raw(HORIZON_SQL)} as xid),
+    wanted as (
+      select r.endpoint_id, r.room, e.tenant_id, e.event_types,
+        case when (w.xid, w.seq) > (r.xid, r.seq) then w.xid else r.xid end as xid,
+        case when (w.xid, w.seq) > (r.xid, r.seq) then w.seq else r.seq end as seq
+      from jsonb_to_recordset(${cursors}::jsonb) as r(endpoint_id uuid, xid bigint, seq bigint, room int)
+      join webhook_cursors w on w.endpoint_id = r.endpoint_id and w.holder = ${params.holder}
+      join webhook_endpoints e on e.id = r.endpoint_id and e.status = 'enabled')
+    select wanted.endpoint_id, (select xid from horizon) as horizon,
+      coalesce(jsonb_agg(jsonb_build_object('seq', ev.seq, 'xid', ev.xid,
+          'event_id', ev.event_id, 'tenant_id', ev.tenant_id, 'type', ev.type,
+          'order_key', coalesce(ev.order_key, ev.event_id), 'data', ev.data,
+          'created_at', ${sql.raw(STAMP_SQL("ev.created_at"))},
+          'blocked', exists (select 1 from webhook_deliveries d
+            where d.endpoint_id = wanted.endpoint_id
+              and d.order_key = coalesce(ev.order_key, ev.event_id) and d.status = 'pending'))
+        order by ev.xid, ev.seq) filter (where ev.seq is not null), '[]') as events,
+      wanted.room, wanted.xid as start_xid, wanted.seq as start_seq
+    from wanted
+    left join lateral (
+      select ev.* from webhook_events ev
+      where ev.tenant_id = wanted.tenant_id and (ev.xid, ev.seq) > (wanted.xid, wanted.seq)
+        and ev.xid < (select xid from horizon) and ev.type = any(wanted.event_types)
+      order by ev.xid, ev.seq limit wanted.room) ev on true
+    group by wanted.endpoint_id, wanted.room, wanted.xid, wanted.seq`);
+  const read = new Map<string, { events: UnreadEvent[]; to: OutboxPosition }>();
+  for (const row of rowsOf<{
+    endpoint_id: string;
+    horizon: string | number;
+    events: UnreadEvent[] | string;
+    room: number;
+    start_xid: string | number;
+    start_seq: string | number;
+  }>(result)) {
+    const events = jsonOf(row.events);
+    const last = events.at(-1);
+    const start = { xid: Number(row.start_xid), seq: Number(row.start_seq) };
+    const horizon = { xid: Number(row.horizon), seq: 0 };
+    read.set(row.endpoint_id, {
+      events,
+      to:
+        last && events.length >= row.room
+          ? { xid: last.xid, seq: last.seq }
+          : positionAfter(start, horizon)
+            ? start
+            : horizon,
+    });
+  }
+  return read;
 }
 
 /**
@@ -281,86 +433,160 @@ export type AttemptOutcome =
 export interface SettledAttempt {
   delivery: LeasedDelivery;
   outcome: AttemptOutcome;
-  attempt: Omit<typeof webhookAttempts.$inferInsert, "deliveryId" | "eventId" | "eventType">;
-  /** Replaces the stored payload: the data read for its first attempt. */
-  payload?: LeasedDelivery["payload"] | undefined;
+  attempt: Omit<
+    typeof webhookAttempts.$inferInsert,
+    "deliveryId" | "eventId" | "eventType" | "eventSeq"
+  >;
+  /** The message sent at a delivery's first attempt, to be sent as it is by its retries. */
+  body?: string | undefined;
+  /** A first attempt read from the outbox: its delivery has no row in the retry queue. */
+  fresh?: boolean;
+}
+
+/** An event of the outbox that enters the retry queue: its first attempt failed, or it waits. */
+export interface QueuedDelivery {
+  delivery: LeasedDelivery;
+  /** When it is due: after its first attempt's back-off, or now for one that waits its turn. */
+  nextAttemptAt: Date;
+  /** False for an event that waits behind an earlier one of its order key. */
+  ready: boolean;
 }
 
 /**
- * Logs attempts and settles their deliveries (done, due again later, or given up) in three
- * statements whatever their number: run it in one transaction. An endpoint's
- * `failing_since` starts at its first failure and clears at its next success.
+ * Settles a batch of the dispatcher's work in one transaction, in five statements whatever its
+ * size: logs the attempts; queues for retry the outbox's events that need it; settles the
+ * retry queue's deliveries (done, due again later, or given up) and readies the next of each
+ * key; keeps each endpoint's `failing_since` (set at its first failure, cleared at its next
+ * success); and moves `holder`'s cursors forward. Run it in a transaction.
  */
-export async function settleAttempts(db: Executor, settled: readonly SettledAttempt[]) {
-  if (settled.length === 0) return;
+export async function settleAttempts(
+  db: Executor,
+  batch: {
+    settled: readonly SettledAttempt[];
+    queued?: readonly QueuedDelivery[];
+    cursors?: { holder: string; positions: ReadonlyMap<string, OutboxPosition> };
+  },
+) {
+  const { settled, queued = [], cursors } = batch;
   // One JSON parameter rather than a parameter per value: a batch is hundreds of rows.
-  const logged = settled.map(({ delivery, attempt }) => ({
-    id: attempt.id,
-    tenant_id: attempt.tenantId,
-    endpoint_id: attempt.endpointId,
-    delivery_id: delivery.id,
-    event_id: delivery.event_id,
-    event_type: delivery.type,
-    attempt: attempt.attempt,
-    attempted_at: attempt.attemptedAt.toISOString(),
-    duration_ms: attempt.durationMs,
-    response_status: attempt.responseStatus ?? null,
-    response_body: attempt.responseBody ?? null,
-    error: attempt.error ?? null,
-  }));
-  await db.execute(sql`
-    insert into webhook_attempts (id, tenant_id, endpoint_id, delivery_id, event_id, event_type,
-      attempt, attempted_at, duration_ms, response_status, response_body, error)
-    select * from jsonb_to_recordset(${JSON.stringify(logged)}::jsonb) as a(id uuid,
-      tenant_id uuid, endpoint_id uuid, delivery_id uuid, event_id text, event_type text,
-      attempt int, attempted_at timestamptz, duration_ms int, response_status int,
-      response_body text, error text)`);
-  const rows = settled.map(({ delivery, outcome, attempt, payload }) => ({
-    id: delivery.id,
-    attempts: delivery.attempts,
-    status: outcome.kind === "retry" ? "pending" : outcome.kind,
-    next_at: outcome.kind === "retry" ? outcome.at.toISOString() : null,
-    finished_at: outcome.kind === "retry" ? null : attempt.attemptedAt.toISOString(),
-    payload: payload ?? null,
-  }));
-  await db.execute(sql`
-    update webhook_deliveries d set status = r.status,
-      next_attempt_at = coalesce(r.next_at, d.next_attempt_at), leased_until = null,
-      finished_at = r.finished_at, payload = coalesce(r.payload, d.payload)
-    from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
-      as r(id uuid, attempts int, status text, next_at timestamptz, finished_at timestamptz,
-        payload jsonb)
-    -- A lease that ran out before its attempt was settled may have been taken again: the
-    -- later attempt settles the row.
-    where d.id = r.id and d.attempts = r.attempts`);
-  // The next event of each key whose event is done may go now.
-  const finished = settled
-    .filter((s) => s.outcome.kind !== "retry")
-    .map((s) => ({ endpoint_id: s.delivery.endpoint_id, order_key: s.delivery.order_key }));
-  if (finished.length > 0)
+  if (settled.length > 0) {
+    const logged = settled.map(({ delivery, attempt }) => ({
+      id: attempt.id,
+      tenant_id: attempt.tenantId,
+      endpoint_id: attempt.endpointId,
+      delivery_id: delivery.id,
+      event_id: delivery.event_id,
+      event_seq: delivery.event_seq,
+      event_type: delivery.type,
+      attempt: attempt.attempt,
+      attempted_at: attempt.attemptedAt.toISOString(),
+      duration_ms: attempt.durationMs,
+      response_status: attempt.responseStatus ?? null,
+      response_body: attempt.responseBody ?? null,
+      error: attempt.error ?? null,
+    }));
     await db.execute(sql`
-      update webhook_deliveries set ready = true
-      where id in (
-        select (
-          select next.id from webhook_deliveries next
-          where next.endpoint_id = f.endpoint_id and next.order_key = f.order_key
-            and next.status = 'pending'
-          order by next.seq limit 1)
-        from jsonb_to_recordset(${JSON.stringify(finished)}::jsonb)
-          as f(endpoint_id uuid, order_key text))`);
-  const succeeded = new Set(
-    settled.filter((s) => s.outcome.kind === "delivered").map((s) => s.delivery.endpoint_id),
-  );
-  const failing = new Set(
-    settled.map((s) => s.delivery.endpoint_id).filter((id) => !succeeded.has(id)),
-  );
-  const at = settled[0]?.attempt.attemptedAt.toISOString();
-  await db.execute(sql`
-    update webhook_endpoints set failing_since = case
-        when id = any(${`{${[...succeeded].join(",")}}`}::uuid[]) then null
-        else ${at}::timestamptz end
-    where (id = any(${`{${[...succeeded].join(",")}}`}::uuid[]) and failing_since is not null)
-      or (id = any(${`{${[...failing].join(",")}}`}::uuid[]) and failing_since is null)`);
+      insert into webhook_attempts (id, tenant_id, endpoint_id, delivery_id, event_id, event_seq,
+        event_type, attempt, attempted_at, duration_ms, response_status, response_body, error)
+      select * from jsonb_to_recordset(${JSON.stringify(logged)}::jsonb) as a(id uuid,
+        tenant_id uuid, endpoint_id uuid, delivery_id uuid, event_id text, event_seq bigint,
+        event_type text, attempt int, attempted_at timestamptz, duration_ms int,
+        response_status int, response_body text, error text)`);
+  }
+  if (queued.length > 0) {
+    const rows = queued.map(({ delivery, nextAttemptAt, ready }, order) => ({
+      order,
+      id: delivery.id,
+      event_id: delivery.event_id,
+      event_seq: delivery.event_seq,
+      tenant_id: delivery.tenant_id,
+      endpoint_id: delivery.endpoint_id,
+      type: delivery.type,
+      order_key: delivery.order_key,
+      payload: delivery.payload,
+      body: delivery.body,
+      attempts: delivery.attempts,
+      next_attempt_at: nextAttemptAt.toISOString(),
+      created_at: delivery.created_at,
+      ready,
+    }));
+    // In the batch's order, so that `seq` keeps each key's events in the order they came.
+    await db.execute(sql`
+      insert into webhook_deliveries (id, event_id, event_seq, tenant_id, endpoint_id, type,
+        order_key, payload, body, attempts, next_attempt_at, created_at, ready)
+      select q.id, q.event_id, q.event_seq, q.tenant_id, q.endpoint_id, q.type, q.order_key,
+        q.payload, q.body, q.attempts, q.next_attempt_at, q.created_at, q.ready
+      from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as q("order" int, id uuid,
+        event_id text, event_seq bigint, tenant_id uuid, endpoint_id uuid, type text,
+        order_key text, payload jsonb, body text, attempts int, next_attempt_at timestamptz,
+        created_at timestamptz, ready boolean)
+      order by q."order"
+      on conflict (id) do nothing`);
+  }
+  const retried = settled.filter((s) => !s.fresh);
+  if (retried.length > 0) {
+    const rows = retried.map(({ delivery, outcome, attempt, body }) => ({
+      id: delivery.id,
+      attempts: delivery.attempts,
+      status: outcome.kind === "retry" ? "pending" : outcome.kind,
+      next_at: outcome.kind === "retry" ? outcome.at.toISOString() : null,
+      finished_at: outcome.kind === "retry" ? null : attempt.attemptedAt.toISOString(),
+      body: outcome.kind === "retry" ? (body ?? null) : null,
+    }));
+    await db.execute(sql`
+      update webhook_deliveries d set status = r.status,
+        next_attempt_at = coalesce(r.next_at, d.next_attempt_at), leased_until = null,
+        finished_at = r.finished_at, body = coalesce(d.body, r.body)
+      from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+        as r(id uuid, attempts int, status text, next_at timestamptz, finished_at timestamptz,
+          body text)
+      -- A lease that ran out before its attempt was settled may have been taken again: the
+      -- later attempt settles the row.
+      where d.id = r.id and d.attempts = r.attempts`);
+    // The next event of each key whose event is done may go now.
+    const finished = retried
+      .filter((s) => s.outcome.kind !== "retry")
+      .map((s) => ({ endpoint_id: s.delivery.endpoint_id, order_key: s.delivery.order_key }));
+    if (finished.length > 0)
+      await db.execute(sql`
+        update webhook_deliveries set ready = true
+        where id in (
+          select (
+            select next.id from webhook_deliveries next
+            where next.endpoint_id = f.endpoint_id and next.order_key = f.order_key
+              and next.status = 'pending'
+            order by next.seq limit 1)
+          from jsonb_to_recordset(${JSON.stringify(finished)}::jsonb)
+            as f(endpoint_id uuid, order_key text))`);
+  }
+  if (settled.length > 0) {
+    const succeeded = new Set(
+      settled.filter((s) => s.outcome.kind === "delivered").map((s) => s.delivery.endpoint_id),
+    );
+    const failing = new Set(
+      settled.map((s) => s.delivery.endpoint_id).filter((id) => !succeeded.has(id)),
+    );
+    const at = settled[0]?.attempt.attemptedAt.toISOString();
+    await db.execute(sql`
+      update webhook_endpoints set failing_since = case
+          when id = any(${`{${[...succeeded].join(",")}}`}::uuid[]) then null
+          else ${at}::timestamptz end
+      where (id = any(${`{${[...succeeded].join(",")}}`}::uuid[]) and failing_since is not null)
+        or (id = any(${`{${[...failing].join(",")}}`}::uuid[]) and failing_since is null)`);
+  }
+  if (cursors && cursors.positions.size > 0) {
+    const positions = [...cursors.positions].map(([endpoint_id, at]) => ({
+      endpoint_id,
+      xid: at.xid,
+      seq: at.seq,
+    }));
+    await db.execute(sql`
+      update webhook_cursors c set xid = p.xid, seq = p.seq
+      from jsonb_to_recordset(${JSON.stringify(positions)}::jsonb)
+        as p(endpoint_id uuid, xid bigint, seq bigint)
+      where c.endpoint_id = p.endpoint_id and c.holder = ${cursors.holder}
+        and (p.xid, p.seq) > (c.xid, c.seq)`);
+  }
 }
 
 export function listAttempts(
@@ -390,19 +616,23 @@ export const findAttempt = async (db: Executor, params: { endpointId: string; id
       )
   )[0];
 
-/** The event of an attempt, due again now for its endpoint under the same id. */
-export async function redeliver(db: Executor, params: { deliveryId: string; at: Date }) {
-  const source = (
-    await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, params.deliveryId))
+/** The outbox's event `eventSeq`, due again now for `endpointId` under the same id. */
+export async function redeliver(
+  db: Executor,
+  params: { eventSeq: number; endpointId: string; at: Date },
+) {
+  const event = (
+    await db.select().from(webhookEvents).where(eq(webhookEvents.seq, params.eventSeq))
   )[0];
-  if (!source) return undefined;
+  if (!event) return undefined;
+  const orderKey = event.orderKey ?? event.eventId;
   const waiting = await db
     .select({ id: webhookDeliveries.id })
     .from(webhookDeliveries)
     .where(
       and(
-        eq(webhookDeliveries.endpointId, source.endpointId),
-        eq(webhookDeliveries.orderKey, source.orderKey ?? source.eventId),
+        eq(webhookDeliveries.endpointId, params.endpointId),
+        eq(webhookDeliveries.orderKey, orderKey),
         eq(webhookDeliveries.status, "pending"),
       ),
     )
@@ -412,12 +642,13 @@ export async function redeliver(db: Executor, params: { deliveryId: string; at: 
       .insert(webhookDeliveries)
       .values({
         id: Bun.randomUUIDv7(),
-        eventId: source.eventId,
-        tenantId: source.tenantId,
-        endpointId: source.endpointId,
-        type: source.type,
-        orderKey: source.orderKey,
-        payload: source.payload,
+        eventId: event.eventId,
+        eventSeq: event.seq,
+        tenantId: event.tenantId,
+        endpointId: params.endpointId,
+        type: event.type,
+        orderKey,
+        payload: { type: event.type, timestamp: event.createdAt.toISOString(), data: event.data },
         nextAttemptAt: params.at,
         createdAt: params.at,
         ready: waiting.length === 0,
@@ -426,8 +657,15 @@ export async function redeliver(db: Executor, params: { deliveryId: string; at: 
   )[0];
 }
 
-/** Deliveries finished before `before`, and attempts logged before it: kept 35 days. */
+/**
+ * Deliveries finished before `before`, attempts logged before it, and the outbox's events
+ * written before it: kept 35 days. The outbox is trimmed from its start, where its oldest are.
+ */
 export async function deleteOldDeliveries(db: Executor, before: Date) {
+  await db.execute(sql`
+    delete from webhook_events where seq < coalesce((
+      select seq from webhook_events where created_at >= ${before.toISOString()}::timestamptz
+      order by seq limit 1), (select max(seq) + 1 from webhook_events))`);
   await db.execute(
     sql`delete from webhook_deliveries where status <> 'pending' and finished_at < ${before.toISOString()}::timestamptz`,
   );

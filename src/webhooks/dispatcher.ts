@@ -2,14 +2,20 @@ import type { Database } from "../../db/client.ts";
 import { raiseAlert } from "../../db/queries/alerts.ts";
 import {
   type AttemptOutcome,
+  claimCursors,
   deleteOldDeliveries,
   findEndpoints,
   holdEndpointDeliveries,
   type LeasedDelivery,
   leaseDueDeliveries,
+  type OutboxPosition,
+  type QueuedDelivery,
+  readOutbox,
   readyHeads,
+  releaseCursors,
   type SettledAttempt,
   settleAttempts,
+  type UnreadEvent,
   updateEndpoint,
   vacuumOutbox,
   type WebhookEndpointRow,
@@ -42,6 +48,8 @@ const KEEP_MS = 35 * 86_400_000;
  * ready (a scan of the pending rows; the race it repairs is rare).
  */
 const REPAIR_EVERY_MS = 5_000;
+/** How soon a settle that failed (the database away) is tried again. */
+const SETTLE_AGAIN_MS = 1_000;
 /** How often the log is trimmed: a scan of old rows, not worth more often. */
 const TRIM_EVERY_MS = 3_600_000;
 
@@ -50,14 +58,21 @@ export const DISPATCH_LIMITS = {
   inFlight: 512,
   /** Of which to one endpoint: a slow receiver holds these, never the others'. */
   perEndpoint: 128,
-  /** How long a lease holds a delivery: past the time-out, so a live attempt keeps it. */
+  /**
+   * How long a lease holds a delivery of the retry queue, or an endpoint's cursor: past the
+   * time-out, so a live attempt keeps it. A killed process's cursors are taken over after it.
+   */
   leaseMs: 30_000,
-  /** How often an idle dispatcher looks for due deliveries. */
+  /** How often a dispatcher renews its cursors' leases and claims those no process holds. */
+  claimEveryMs: 1_000,
+  /** How often the retry queue is looked at when nothing was queued there meanwhile. */
+  retryPollMs: 250,
+  /** How often an idle dispatcher looks for new events. */
   pollMs: 50,
   /**
-   * A busy one leases at most this often: a lease costs a scan of the ready index whatever it
-   * returns, so a few large ones cost the database less than many small ones. An endpoint gets
-   * at most `perEndpoint` events a gap from a process: 2,560 a second here.
+   * A busy one reads the outbox at most this often: a few large reads cost the database less
+   * than many small ones. An endpoint gets at most `perEndpoint` events a gap: 2,560 a second
+   * here.
    */
   leaseGapMs: 50,
   /** Ended attempts are settled together, this often or at this many. */
@@ -86,26 +101,71 @@ export const dispatchLimitsFor = (database: "pglite" | "postgres") =>
     ? { ...DISPATCH_LIMITS, inFlight: 128, perEndpoint: 32, leaseGapMs: 10 }
     : DISPATCH_LIMITS;
 
+/** An endpoint's place in the outbox as this process reads it. */
+interface CursorState {
+  /** Where the next read starts. */
+  read: OutboxPosition;
+  /** What was read, in order: a chunk ends at `end` and has `open` events not yet settled. */
+  chunks: { end: OutboxPosition; open: number }[];
+  /** Where the stored cursor is, or is being moved to. */
+  committed: OutboxPosition;
+}
+
+/** The events of one endpoint and order key in this process, each sent after the one before. */
+interface Chain {
+  /** How the last one ended: sent (delivered, or given up), or queued for retry. */
+  tail: Promise<"sent" | "queued">;
+  /** Those not yet settled. */
+  open: number;
+  /** The settle that settled its last one. */
+  settledIn: number;
+}
+
+/** What came of an event or a retry, waiting to be settled. */
+interface Ended {
+  endpoint: WebhookEndpointRow;
+  settled?: SettledAttempt;
+  queued?: QueuedDelivery;
+  /** For an event read from the outbox: its chunk of the cursor, and its chain. */
+  chunk?: { end: OutboxPosition; open: number };
+  chain?: Chain;
+}
+
 /**
- * Delivers the outbox: leases due deliveries in batches (several processes share them, each
- * row going to one), signs and posts each, and settles the ended attempts together: logged,
- * and delivered, due again later, or given up. An endpoint that answers 410 or fails for
- * days is disabled.
+ * Delivers the outbox. Each endpoint's cursor is leased by one process, which reads the events
+ * after it in batches, signs and posts each, and moves the cursor past those settled: an event
+ * about a call, a lead, a campaign or an agent waits for the one before it. An event the
+ * receiver did not take goes to the retry queue, which any process leases row by row, as does
+ * every later event of its key until it is delivered. The ended attempts are settled
+ * together: logged, queued, and the cursors moved, in one transaction. An endpoint that
+ * answers 410 or fails for days is disabled.
  */
 export class WebhookDispatcher {
+  /** This process's name on the cursors it holds. */
+  private readonly holder = Bun.randomUUIDv7();
+  private readonly cursors = new Map<string, CursorState>();
+  private readonly chains = new Map<string, Chain>();
   private readonly perEndpoint = new Map<string, number>();
   private inFlight = 0;
   private stopped = true;
   private wakeUp: (() => void) | undefined;
   private loop: Promise<void> | undefined;
-  private readonly running = new Set<Promise<void>>();
-  /** Attempts that ended, waiting to be settled. */
-  private ended: { settled: SettledAttempt; endpoint: WebhookEndpointRow }[] = [];
+  private readonly running = new Set<Promise<unknown>>();
+  /** What ended, waiting to be settled. */
+  private ended: Ended[] = [];
   private settling: Promise<void> = Promise.resolve();
   private settleTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Settles committed so far: a chain settled before a read began is known to the read. */
+  private settles = 0;
   /** Deliveries settled since the outbox was last vacuumed: each left a dead row version. */
   private settledSinceVacuum = 0;
   private leasedAt = Number.NEGATIVE_INFINITY;
+  /** Set when the retry queue may have due rows: something was queued or readied there. */
+  private retriesWaiting = true;
+  /** Set when an endpoint may have been added or enabled: its cursor is to be claimed. */
+  private claimWanted = true;
+  /** While a settle's transaction runs: its chunks are counted down but not yet committed. */
+  private committing = false;
 
   constructor(
     private readonly deps: DispatcherDeps,
@@ -119,7 +179,7 @@ export class WebhookDispatcher {
   }
 
   /**
-   * Stops leasing; waits for the attempts in flight and settles them, since their leases
+   * Stops reading; waits for the attempts in flight and settles them, since their leases
    * would otherwise have to run out.
    */
   async stop() {
@@ -128,10 +188,19 @@ export class WebhookDispatcher {
     await this.loop;
     await Promise.allSettled([...this.running]);
     await this.settle();
+    // Another process takes them over at once, not when their leases run out.
+    await releaseCursors(this.deps.db, this.holder).catch((error) =>
+      this.deps.logger.warn("webhook cursors could not be released", { error }),
+    );
+    this.cursors.clear();
   }
 
-  /** Looks for due deliveries now, rather than at the next poll. */
+  /**
+   * Looks for new events, new endpoints and due retries now, rather than at the next poll.
+   */
   wake() {
+    this.retriesWaiting = true;
+    this.claimWanted = true;
     this.wakeUp?.();
   }
 
@@ -139,6 +208,9 @@ export class WebhookDispatcher {
     let trimmedAt = 0;
     let repairedAt = 0;
     let vacuumedAt = 0;
+    // Polling periods, on the machine's clock; what is due and leased is on the service's.
+    let claimedAt = Number.NEGATIVE_INFINITY;
+    let retriedAt = Number.NEGATIVE_INFINITY;
     while (!this.stopped) {
       const now = this.deps.clock.now();
       if (
@@ -164,16 +236,28 @@ export class WebhookDispatcher {
           this.deps.logger.warn("old webhook deliveries could not be deleted", { error }),
         );
       }
+      if (this.claimWanted || performance.now() - claimedAt >= this.limits.claimEveryMs) {
+        claimedAt = performance.now();
+        this.claimWanted = false;
+        await this.claim().catch((error) =>
+          this.deps.logger.warn("webhook cursors could not be claimed", { error }),
+        );
+      }
       const sinceLease = performance.now() - this.leasedAt;
       if (sinceLease < this.limits.leaseGapMs) await Bun.sleep(this.limits.leaseGapMs - sinceLease);
       this.leasedAt = performance.now();
-      let leased = 0;
+      let taken = 0;
       try {
-        leased = await this.leaseAndSend();
+        taken += await this.readAndSend();
+        if (this.retriesWaiting || performance.now() - retriedAt >= this.limits.retryPollMs) {
+          retriedAt = performance.now();
+          this.retriesWaiting = false;
+          taken += await this.leaseAndSend();
+        }
       } catch (error) {
         this.deps.logger.warn("webhook deliveries could not be leased", { error });
       }
-      if (leased === 0 || this.inFlight >= this.limits.inFlight) await this.pause();
+      if (taken === 0 || this.inFlight >= this.limits.inFlight) await this.pause();
     }
   }
 
@@ -190,6 +274,141 @@ export class WebhookDispatcher {
     });
   }
 
+  /**
+   * Renews the leases of the cursors this process holds (storing how far each has come) and
+   * takes those no process holds; forgets those another process took meanwhile.
+   */
+  private async claim() {
+    const positions = new Map<string, OutboxPosition>();
+    for (const [endpointId, state] of this.cursors) {
+      if (!this.committing) this.closeChunks(state);
+      positions.set(endpointId, state.committed);
+    }
+    const held = await claimCursors(this.deps.db, {
+      holder: this.holder,
+      now: new Date(this.deps.clock.now()),
+      leaseMs: this.limits.leaseMs,
+      positions,
+    });
+    for (const endpointId of this.cursors.keys())
+      if (!held.has(endpointId)) this.cursors.delete(endpointId);
+    for (const [endpointId, at] of held)
+      if (!this.cursors.has(endpointId))
+        this.cursors.set(endpointId, { read: at, chunks: [], committed: at });
+  }
+
+  /** Drops the settled chunks at the front of a cursor's reads: the cursor can move past them. */
+  private closeChunks(state: CursorState) {
+    while (state.chunks[0] && state.chunks[0].open === 0) {
+      state.committed = state.chunks[0].end;
+      state.chunks.shift();
+    }
+  }
+
+  /** Reads the next events of each held cursor with room, and sends them. */
+  private async readAndSend(): Promise<number> {
+    let room = this.limits.inFlight - this.inFlight;
+    const wanted: { endpointId: string; from: OutboxPosition; room: number }[] = [];
+    for (const [endpointId, state] of this.cursors) {
+      const free = Math.min(
+        room,
+        this.limits.perEndpoint - (this.perEndpoint.get(endpointId) ?? 0),
+      );
+      if (free <= 0) continue;
+      wanted.push({ endpointId, from: state.read, room: free });
+      room -= free;
+    }
+    if (wanted.length === 0) return 0;
+    const readIn = this.settles;
+    for (const [key, chain] of this.chains)
+      if (settledBefore(chain, readIn)) this.chains.delete(key);
+    const read = await readOutbox(this.deps.db, { holder: this.holder, cursors: wanted });
+    const events = [...read].flatMap(([endpointId, { events }]) =>
+      events.map((event) => freshDelivery(endpointId, event)),
+    );
+    const [endpoints, payloads] = await Promise.all([
+      findEndpoints(this.deps.db, [...new Set(events.map((e) => e.delivery.endpoint_id))]),
+      completePayloads(
+        this.deps.db,
+        events.map((e) => e.delivery),
+      ),
+    ]);
+    const endpointOf = new Map(endpoints.map((row) => [row.id, row]));
+    for (const [endpointId, { events: unread, to }] of read) {
+      const state = this.cursors.get(endpointId);
+      if (!state) continue;
+      const chunk = { end: to, open: unread.length };
+      state.chunks.push(chunk);
+      state.read = to;
+      const endpoint = endpointOf.get(endpointId);
+      for (const { delivery, blocked } of events) {
+        if (delivery.endpoint_id !== endpointId) continue;
+        const payload = payloads.get(delivery.id);
+        // An endpoint removed meanwhile: its cursor went with it.
+        if (!endpoint || !payload) {
+          chunk.open--;
+          continue;
+        }
+        this.takeFresh(endpoint, delivery, payload, { blocked, chunk, readIn });
+      }
+    }
+    return events.length;
+  }
+
+  /**
+   * Sends an event read from the outbox once the one before it of its key is settled: at once
+   * if it was sent, into the retry queue behind it if it was queued there.
+   */
+  private takeFresh(
+    endpoint: WebhookEndpointRow,
+    delivery: LeasedDelivery,
+    payload: LeasedDelivery["payload"],
+    read: { blocked: boolean; chunk: { end: OutboxPosition; open: number }; readIn: number },
+  ) {
+    const key = `${endpoint.id} ${delivery.order_key}`;
+    let chain = this.chains.get(key);
+    if (chain && settledBefore(chain, read.readIn)) {
+      this.chains.delete(key);
+      chain = undefined;
+    }
+    const before = chain?.tail ?? Promise.resolve("sent" as const);
+    const current: Chain = chain ?? { tail: before, open: 0, settledIn: 0 };
+    current.open++;
+    this.chains.set(key, current);
+    const ended = { endpoint, chunk: read.chunk, chain: current };
+    current.tail = before.then(async (prior) => {
+      if (read.blocked || prior === "queued") {
+        this.finish({
+          ...ended,
+          queued: {
+            delivery: { ...delivery, attempts: 0 },
+            nextAttemptAt: new Date(this.deps.clock.now()),
+            ready: false,
+          },
+        });
+        return "queued";
+      }
+      const settled = { ...(await this.send(endpoint, delivery, payload)), fresh: true };
+      const retry = settled.outcome.kind === "retry" ? settled.outcome : undefined;
+      this.finish({
+        ...ended,
+        settled,
+        ...(retry
+          ? {
+              queued: {
+                delivery: { ...delivery, payload, body: settled.body ?? null },
+                nextAttemptAt: retry.at,
+                ready: true,
+              },
+            }
+          : {}),
+      });
+      return retry ? "queued" : "sent";
+    });
+    this.track(endpoint.id, current.tail);
+  }
+
+  /** Leases due deliveries of the retry queue and sends them. */
   private async leaseAndSend(): Promise<number> {
     const room = this.limits.inFlight - this.inFlight;
     if (room <= 0) return 0;
@@ -215,12 +434,19 @@ export class WebhookDispatcher {
       const endpoint = endpoints.get(delivery.endpoint_id);
       const payload = payloads.get(delivery.id);
       if (!endpoint || !payload) continue;
-      this.track(endpoint.id, this.attempt(endpoint, delivery, payload));
+      this.track(
+        endpoint.id,
+        this.send(endpoint, delivery, payload).then((settled) =>
+          this.finish({ endpoint, settled }),
+        ),
+      );
     }
+    // More may be due than there was room for.
+    this.retriesWaiting = leased.length >= room;
     return leased.length;
   }
 
-  private track(endpointId: string, attempt: Promise<void>) {
+  private track(endpointId: string, attempt: Promise<unknown>) {
     this.inFlight++;
     this.perEndpoint.set(endpointId, (this.perEndpoint.get(endpointId) ?? 0) + 1);
     const running = attempt
@@ -231,17 +457,17 @@ export class WebhookDispatcher {
         if (left === 0) this.perEndpoint.delete(endpointId);
         else this.perEndpoint.set(endpointId, left);
         this.running.delete(running);
-        this.wake();
+        this.wakeUp?.();
       });
     this.running.add(running);
   }
 
-  /** Sends one delivery and queues what came of it to be settled. */
-  private async attempt(
+  /** Sends one delivery: what came of it, to be settled. */
+  private async send(
     endpoint: WebhookEndpointRow,
     delivery: LeasedDelivery,
-    sent: { payload: LeasedDelivery["payload"]; completed: boolean },
-  ) {
+    payload: LeasedDelivery["payload"],
+  ): Promise<SettledAttempt> {
     const started = new Date(this.deps.clock.now());
     const startedMs = performance.now();
     const url = new URL(endpoint.url);
@@ -250,7 +476,7 @@ export class WebhookDispatcher {
       allowPrivate: this.deps.allowPrivateNetworks,
       resolve: this.deps.resolve,
     });
-    const body = JSON.stringify(sent.payload);
+    const body = delivery.body ?? JSON.stringify(payload);
     const result = refusal
       ? { error: `not sent: the URL ${refusal}` }
       : await postEvent(
@@ -269,32 +495,34 @@ export class WebhookDispatcher {
       : result.status === 410
         ? { kind: "failed" }
         : this.retryOf(delivery);
-    this.ended.push({
-      endpoint,
-      settled: {
-        delivery,
-        outcome,
-        attempt: {
-          id: Bun.randomUUIDv7(),
-          tenantId: delivery.tenant_id,
-          endpointId: endpoint.id,
-          attempt: delivery.attempts,
-          attemptedAt: started,
-          durationMs: Math.round(performance.now() - startedMs),
-          responseStatus: result.status ?? null,
-          responseBody: result.body ?? null,
-          error: result.error ?? null,
-        },
-        payload: sent.completed ? sent.payload : undefined,
+    return {
+      delivery,
+      outcome,
+      attempt: {
+        id: Bun.randomUUIDv7(),
+        tenantId: delivery.tenant_id,
+        endpointId: endpoint.id,
+        attempt: delivery.attempts,
+        attemptedAt: started,
+        durationMs: Math.round(performance.now() - startedMs),
+        responseStatus: result.status ?? null,
+        responseBody: result.body ?? null,
+        error: result.error ?? null,
       },
-    });
+      body: delivery.body === null ? body : undefined,
+    };
+  }
+
+  /** Queues what ended to be settled, soon or at once when enough have. */
+  private finish(ended: Ended) {
+    this.ended.push(ended);
     if (this.ended.length >= this.limits.settleBatch) void this.settle();
     else this.settleTimer ??= setTimeout(() => void this.settle(), this.limits.settleEveryMs);
   }
 
   /**
-   * Settles the attempts that ended, in one transaction, one settle at a time; then disables
-   * the endpoints a 410 or days of failures condemned.
+   * Settles what ended, in one transaction, one settle at a time, moving each cursor past the
+   * chunks it completes; then disables the endpoints a 410 or days of failures condemned.
    */
   private settle(): Promise<void> {
     this.settling = this.settling.then(async () => {
@@ -302,22 +530,48 @@ export class WebhookDispatcher {
       this.settleTimer = undefined;
       const batch = this.ended.splice(0);
       if (batch.length === 0) return;
+      // Counted down before the commit, to know how far the cursors get; until it, no cursor
+      // is moved past them in memory (see `claim`).
+      this.committing = true;
+      for (const entry of batch) if (entry.chunk) entry.chunk.open--;
+      const positions = new Map<string, OutboxPosition>();
+      for (const [endpointId, state] of this.cursors) {
+        const reached = settledThrough(state);
+        if (reached) positions.set(endpointId, reached);
+      }
       try {
         await this.deps.db.transaction((tx) =>
-          settleAttempts(
-            tx,
-            batch.map((entry) => entry.settled),
-          ),
+          settleAttempts(tx, {
+            settled: batch.flatMap((entry) => entry.settled ?? []),
+            queued: batch.flatMap((entry) => entry.queued ?? []),
+            cursors: { holder: this.holder, positions },
+          }),
         );
-        this.settledSinceVacuum += batch.length;
       } catch (error) {
-        // Their leases run out and they are attempted again: at least once, never lost.
+        // Kept to be settled again: nothing of it was written, and the cursors stayed.
+        this.committing = false;
+        for (const entry of batch) if (entry.chunk) entry.chunk.open++;
+        this.ended.unshift(...batch);
+        this.settleTimer ??= setTimeout(() => void this.settle(), SETTLE_AGAIN_MS);
         this.deps.logger.error("webhook attempts could not be settled", { error });
         return;
       }
-      // The next event of each key settled is ready now: lease it without waiting for a poll.
-      this.wake();
-      for (const endpoint of condemned(batch, this.deps.disableAfterMs))
+      this.committing = false;
+      this.settles++;
+      for (const entry of batch) {
+        if (entry.chain && --entry.chain.open === 0) entry.chain.settledIn = this.settles;
+        if (entry.settled && !entry.settled.fresh) this.settledSinceVacuum++;
+      }
+      for (const state of this.cursors.values()) this.closeChunks(state);
+      // What was queued, or readied behind what was settled, may be due now.
+      if (batch.some((entry) => entry.queued || (entry.settled && !entry.settled.fresh))) {
+        this.retriesWaiting = true;
+        this.wakeUp?.();
+      }
+      const attempts = batch.flatMap((entry) =>
+        entry.settled ? [{ settled: entry.settled, endpoint: entry.endpoint }] : [],
+      );
+      for (const endpoint of condemned(attempts, this.deps.disableAfterMs))
         await this.disable(endpoint.row, endpoint.reason, endpoint.at).catch((error) =>
           this.deps.logger.error("a webhook endpoint could not be disabled", { error }),
         );
@@ -390,3 +644,35 @@ function condemned(
   }
   return found.values();
 }
+
+/** An event read from the outbox as a delivery to its endpoint, attempted for the first time. */
+function freshDelivery(endpointId: string, event: UnreadEvent) {
+  const delivery: LeasedDelivery = {
+    id: Bun.randomUUIDv7(),
+    event_id: event.event_id,
+    tenant_id: event.tenant_id,
+    endpoint_id: endpointId,
+    type: event.type,
+    order_key: event.order_key,
+    payload: { type: event.type, timestamp: event.created_at, data: event.data },
+    attempts: 1,
+    created_at: event.created_at,
+    event_seq: event.seq,
+    body: null,
+  };
+  return { delivery, blocked: event.blocked };
+}
+
+/** How far a cursor's reads are settled from its start: undefined if no further than stored. */
+function settledThrough(state: CursorState): OutboxPosition | undefined {
+  let reached: OutboxPosition | undefined;
+  for (const chunk of state.chunks) {
+    if (chunk.open > 0) break;
+    reached = chunk.end;
+  }
+  return reached;
+}
+
+/** Whether a chain was settled by a settle committed before a read began: the read saw it. */
+const settledBefore = (chain: Chain, readIn: number) =>
+  chain.open === 0 && chain.settledIn <= readIn;

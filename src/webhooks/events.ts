@@ -134,21 +134,22 @@ const LEAD_EVENTS = new Set(["lead.completed", "lead.exhausted"]);
 
 /**
  * Events about a call or a lead are written with its id only, in the dialer's own statement;
- * their record is read when they are first sent. Returns each delivery's payload to send,
- * and whether it was completed now (to be kept for the retries).
+ * their record is read when they are first sent (a retry sends the body first sent). Returns
+ * each delivery's payload to send.
  */
 export async function completePayloads(
   db: Executor,
   deliveries: readonly LeasedDelivery[],
-): Promise<Map<string, { payload: LeasedDelivery["payload"]; completed: boolean }>> {
+): Promise<Map<string, LeasedDelivery["payload"]>> {
   const reference = (delivery: LeasedDelivery, key: string) =>
     typeof delivery.payload.data[key] === "string"
       ? (delivery.payload.data[key] as string)
       : undefined;
-  const callIds = deliveries
+  const unsent = deliveries.filter((d) => d.body === null);
+  const callIds = unsent
     .filter((d) => CALL_EVENTS.has(d.type) && !d.payload.data.cdr)
     .flatMap((d) => reference(d, "call_id") ?? []);
-  const leadIds = deliveries
+  const leadIds = unsent
     .filter((d) => LEAD_EVENTS.has(d.type) && !d.payload.data.lead)
     .flatMap((d) => reference(d, "lead_id") ?? []);
   const [cdrs, leads] = await Promise.all([
@@ -157,17 +158,14 @@ export async function completePayloads(
   ]);
   const cdrOf = new Map(cdrs.map((row) => [row.callId, cdrView(row)]));
   const leadOf = new Map(leads.map((row) => [row.id, leadView(row)]));
-  const payloads = new Map<string, { payload: LeasedDelivery["payload"]; completed: boolean }>();
+  const payloads = new Map<string, LeasedDelivery["payload"]>();
   for (const delivery of deliveries) {
     const callId = reference(delivery, "call_id");
     const leadId = reference(delivery, "lead_id");
     const cdr = CALL_EVENTS.has(delivery.type) && callId ? cdrOf.get(callId) : undefined;
     const lead = LEAD_EVENTS.has(delivery.type) && leadId ? leadOf.get(leadId) : undefined;
     const data = cdr ? { cdr } : lead ? { lead } : undefined;
-    payloads.set(delivery.id, {
-      payload: data ? { ...delivery.payload, data } : delivery.payload,
-      completed: data !== undefined,
-    });
+    payloads.set(delivery.id, data ? { ...delivery.payload, data } : delivery.payload);
   }
   return payloads;
 }

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { leaseDueDeliveries, settleAttempts } from "../../db/queries/webhooks.ts";
+import { eq } from "drizzle-orm";
+import { settleAttempts } from "../../db/queries/webhooks.ts";
+import { webhookEvents } from "../../db/schema/index.ts";
 import { encodeWav } from "../../src/media/wav.ts";
 import { createWorkspace, type RequestOptions } from "../helpers/app.ts";
 import { importFile } from "../helpers/leads.ts";
@@ -84,32 +86,45 @@ beforeAll(async () => {
   await asB("POST", "/api/v1/dnc", { body: { phone: "+12125550199" } });
   b.phone = encodeURIComponent("+12125550199");
   // An attempt in B's delivery log, as the dispatcher would have written it.
-  const [due] = await leaseDueDeliveries(w.deps.db, {
-    now: new Date(w.clock.now()),
-    leaseMs: 60_000,
-    limit: 1,
-    perEndpoint: 1,
-    busy: [],
-  });
-  if (!due) throw new Error("B's event is not in the outbox");
+  const [event] = await w.deps.db
+    .select()
+    .from(webhookEvents)
+    .where(eq(webhookEvents.tenantId, beta.id));
+  const webhookId = b.webhook;
+  if (!event || !webhookId) throw new Error("B's event is not in the outbox");
   b.webhookAttempt = Bun.randomUUIDv7();
-  await settleAttempts(w.deps.db, [
-    {
-      delivery: due,
-      outcome: { kind: "delivered" },
-      attempt: {
-        id: b.webhookAttempt,
-        tenantId: beta.id,
-        endpointId: due.endpoint_id,
-        attempt: 1,
-        attemptedAt: new Date(w.clock.now()),
-        durationMs: 5,
-        responseStatus: 200,
-        responseBody: "ok",
-        error: null,
+  await settleAttempts(w.deps.db, {
+    settled: [
+      {
+        delivery: {
+          id: Bun.randomUUIDv7(),
+          event_id: event.eventId,
+          tenant_id: beta.id,
+          endpoint_id: webhookId,
+          type: event.type,
+          order_key: event.eventId,
+          payload: { type: event.type, timestamp: event.createdAt.toISOString(), data: {} },
+          attempts: 1,
+          created_at: event.createdAt.toISOString(),
+          event_seq: event.seq,
+          body: null,
+        },
+        outcome: { kind: "delivered" },
+        fresh: true,
+        attempt: {
+          id: b.webhookAttempt,
+          tenantId: beta.id,
+          endpointId: webhookId,
+          attempt: 1,
+          attemptedAt: new Date(w.clock.now()),
+          durationMs: 5,
+          responseStatus: 200,
+          responseBody: "ok",
+          error: null,
+        },
       },
-    },
-  ]);
+    ],
+  });
 
   // A live call of B: connected to B's agent, so that dispositions and events have a target.
   await asB("POST", `/api/v1/campaigns/${b.campaign}/status`, { body: { action: "start" } });

@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
-import { leaseDueDeliveries } from "../../db/queries/webhooks.ts";
+import { claimCursors } from "../../db/queries/webhooks.ts";
 import { rowsOf } from "../../db/rows.ts";
+import { webhookEvents } from "../../db/schema/index.ts";
 import { DISPATCH_LIMITS, WebhookDispatcher } from "../../src/webhooks/dispatcher.ts";
 import { createWorkspace } from "../helpers/app.ts";
 import { ManualClock } from "../helpers/clock.ts";
@@ -81,6 +82,10 @@ async function setUp(options: { env?: Record<string, string>; dns?: Map<string, 
     w.request("POST", "/api/v1/dnc", { token: admin, body: { phone } });
   return { w, clock, admin, start, register, addDnc };
 }
+
+/** The events written to the outbox, oldest first. */
+const outboxEvents = (w: Awaited<ReturnType<typeof setUp>>["w"]) =>
+  w.deps.db.select().from(webhookEvents).orderBy(webhookEvents.seq);
 
 /** A dispatcher of the workspace's app with limits of a test's own, stopped after the test. */
 function dispatcherOf(
@@ -527,15 +532,16 @@ describe("a process killed mid-delivery", () => {
     receivers.push(r);
     await register(r.url, ["dnc.added"]);
     await addDnc("+14155550140");
-    // A process leased the event and died before sending it: nothing settles its lease.
-    const [held] = await leaseDueDeliveries(w.deps.db, {
+    // A process took the endpoint's cursor and died before sending its event: nothing renews
+    // its lease.
+    const held = await claimCursors(w.deps.db, {
+      holder: "a process killed since",
       now: new Date(clock.now()),
       leaseMs: 30_000,
-      limit: 1,
-      perEndpoint: 1,
-      busy: [],
+      positions: new Map(),
     });
-    if (!held) throw new Error("nothing leased");
+    expect(held.size).toBe(1);
+    const [event] = await outboxEvents(w);
     w.deps.webhooks.dispatcher.start();
     dispatchers.push(w.deps.webhooks.dispatcher);
     await Bun.sleep(300);
@@ -543,7 +549,7 @@ describe("a process killed mid-delivery", () => {
     clock.advance(30_000);
     w.deps.webhooks.dispatcher.wake();
     await until(() => r.received.length === 1, "the event taken over");
-    expect(r.received[0]?.headers.get("webhook-id")).toBe(held.event_id);
+    expect(r.received[0]?.headers.get("webhook-id")).toBe(event?.eventId);
   });
 });
 
@@ -557,16 +563,9 @@ describe("the outbox", () => {
     const log = await w.request("GET", `/api/v1/webhooks/${webhook.id}/deliveries`, {
       token: admin,
     });
-    // Not sent yet (no dispatcher runs), so nothing logged; but due.
+    // Not sent yet (no dispatcher runs), so nothing logged; but in the outbox.
     expect(log.body.data.items).toEqual([]);
-    const due = await leaseDueDeliveries(w.deps.db, {
-      now: new Date(w.clock.now()),
-      leaseMs: 1000,
-      limit: 10,
-      perEndpoint: 10,
-      busy: [],
-    });
-    expect(due.map((d) => d.payload.data)).toEqual([
+    expect((await outboxEvents(w)).map((event) => event.data)).toEqual([
       { phone: "+14155550131", source: "user", added_by: expect.any(String) },
     ]);
   });
@@ -580,9 +579,12 @@ describe("the outbox", () => {
     expect(String(options)).toContain("fillfactor=50");
   });
 
-  test("the dispatcher vacuums the dead rows its settles leave, once enough are settled", async () => {
+  test("the dispatcher vacuums the dead rows the retry queue's settles leave, once enough are settled", async () => {
     const { w, register, addDnc } = await setUp();
-    const r = receiver();
+    // Every event's first attempt fails, so that each goes through the retry queue.
+    const r = receiver((index) =>
+      index < 3 ? new Response("down", { status: 503 }) : new Response("ok"),
+    );
     receivers.push(r);
     await register(r.url, ["dnc.added"]);
     const vacuums = async () =>
@@ -598,17 +600,20 @@ describe("the outbox", () => {
       ...DISPATCH_LIMITS,
       pollMs: 20,
       vacuumEveryMs: 1,
-      vacuumAfterSettled: 3,
+      vacuumAfterSettled: 2,
     });
     dispatcher.start();
-    await addDnc("+14155550150");
-    await addDnc("+14155550151");
-    await until(() => r.received.length === 2, "two events");
-    w.clock.advance(1_000);
-    await Bun.sleep(200);
+    for (const phone of ["+14155550150", "+14155550151", "+14155550152"]) await addDnc(phone);
+    await until(() => r.received.length === 3, "three first attempts");
+    // Queued, not yet settled from the queue: nothing to vacuum.
+    for (let tries = 0; tries < 5; tries++) {
+      w.clock.advance(10);
+      await Bun.sleep(40);
+    }
     expect(await vacuums()).toBe(before);
-    await addDnc("+14155550152");
-    await until(() => r.received.length === 3, "the third event");
+    w.clock.advance(30_000);
+    dispatcher.wake();
+    await until(() => r.received.length === 6, "the three retries");
     let after = before;
     for (let tries = 0; tries < 150 && after === before; tries++) {
       w.clock.advance(10);

@@ -9,6 +9,7 @@ import {
   listEndpoints,
   readyHeads,
   redeliver,
+  startCursor,
   updateEndpoint,
   type WebhookEndpointRow,
 } from "../../../db/queries/webhooks.ts";
@@ -117,6 +118,7 @@ export async function createWebhook(
       }),
     audit(principal, tenantId, "webhook.created", meta, now),
   );
+  deps.webhooks.dispatcher.wake();
   // The secret is in this answer only.
   return { webhook: webhookView(row), secret };
 }
@@ -171,7 +173,9 @@ export async function patchWebhook(
       });
       if (enabling) {
         await clearAlert(tx, { tenantId, kind: "webhook_disabled", subjectId: id, at: now });
+        // What it queued before resumes; what happened while it was off is not sent.
         await readyHeads(tx, id);
+        await startCursor(tx, id);
       }
       if (input.enabled === false) await holdEndpointDeliveries(tx, id);
       return changed;
@@ -257,10 +261,12 @@ export async function resendDelivery(
     ? await findAttempt(deps.db, { endpointId: endpoint.id, id: attemptId })
     : undefined;
   if (!attempt) throw notFound("delivery");
+  const { eventSeq } = attempt;
   const now = new Date(deps.clock.now());
   const delivery = await auditedWrite(
     deps.db,
-    (tx) => redeliver(tx, { deliveryId: attempt.deliveryId, at: now }),
+    async (tx) =>
+      eventSeq === null ? undefined : redeliver(tx, { eventSeq, endpointId: endpoint.id, at: now }),
     {
       tenantId,
       actor: auditActorOf(principal),
