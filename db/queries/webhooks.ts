@@ -264,9 +264,10 @@ export async function startCursor(db: Executor, endpointId: string) {
 }
 
 /**
- * Leases to `holder` the cursors of enabled endpoints that no other process holds, and renews
- * those it holds, moving them forward to `positions` (never back). Returns each held cursor
- * as stored.
+ * Renews the leases of the cursors `holder` holds, moving them forward to `positions` (never
+ * back), and leases to it those of enabled endpoints that no process holds. Returns each held
+ * cursor as stored. A cursor being moved by the holder's own settle is waited for, not
+ * skipped: skipped, it would look taken by another process.
  */
 export async function claimCursors(
   db: Executor,
@@ -282,25 +283,30 @@ export async function claimCursors(
   const positions = JSON.stringify(
     [...params.positions].map(([endpoint_id, at]) => ({ endpoint_id, xid: at.xid, seq: at.seq })),
   );
-  const result = await db.execute(sql`
-    with mine as (
-      select * from jsonb_to_recordset(${positions}::jsonb)
-        as p(endpoint_id uuid, xid bigint, seq bigint)),
-    free as (
-      select c.endpoint_id from webhook_cursors c
-      join webhook_endpoints e on e.id = c.endpoint_id and e.status = 'enabled'
-      where c.holder = ${params.holder} or c.holder is null or c.leased_until <= ${now}::timestamptz
-      for update of c skip locked)
-    update webhook_cursors c set holder = ${params.holder}, leased_until = ${until}::timestamptz,
+  const renewed = await db.execute(sql`
+    update webhook_cursors c set leased_until = ${until}::timestamptz,
       xid = case when (m.xid, m.seq) > (c.xid, c.seq) then m.xid else c.xid end,
       seq = case when (m.xid, m.seq) > (c.xid, c.seq) then m.seq else c.seq end
-    from free left join mine m on m.endpoint_id = free.endpoint_id
-    where c.endpoint_id = free.endpoint_id
+    from webhook_cursors held
+    left join jsonb_to_recordset(${positions}::jsonb) as m(endpoint_id uuid, xid bigint, seq bigint)
+      on m.endpoint_id = held.endpoint_id
+    where c.endpoint_id = held.endpoint_id and held.holder = ${params.holder}
+      and c.holder = ${params.holder}
     returning c.endpoint_id, c.xid, c.seq`);
+  const taken = await db.execute(sql`
+    update webhook_cursors c set holder = ${params.holder}, leased_until = ${until}::timestamptz
+    where c.endpoint_id in (
+      select free.endpoint_id from webhook_cursors free
+      join webhook_endpoints e on e.id = free.endpoint_id and e.status = 'enabled'
+      where free.holder is null or free.leased_until <= ${now}::timestamptz
+      for update of free skip locked)
+    returning c.endpoint_id, c.xid, c.seq`);
+  type Row = { endpoint_id: string; xid: string | number; seq: string | number };
   return new Map(
-    rowsOf<{ endpoint_id: string; xid: string | number; seq: string | number }>(result).map(
-      (row) => [row.endpoint_id, { xid: Number(row.xid), seq: Number(row.seq) }],
-    ),
+    [...rowsOf<Row>(renewed), ...rowsOf<Row>(taken)].map((row) => [
+      row.endpoint_id,
+      { xid: Number(row.xid), seq: Number(row.seq) },
+    ]),
   );
 }
 
@@ -351,44 +357,72 @@ export async function readOutbox(
     wanted as (
       select r.endpoint_id, r.room, e.tenant_id, e.event_types,
         case when (w.xid, w.seq) > (r.xid, r.seq) then w.xid else r.xid end as xid,
-        case when (w.xid, w.seq) > (r.xid, r.seq) then w.seq else r.seq end as seq
+        case when (w.xid, w.seq) > (r.xid, r.seq) then w.seq else r.seq end as seq,
+        exists (select 1 from webhook_deliveries d
+          where d.endpoint_id = r.endpoint_id and d.status = 'pending') as queueing
       from jsonb_to_recordset(${cursors}::jsonb) as r(endpoint_id uuid, xid bigint, seq bigint, room int)
       join webhook_cursors w on w.endpoint_id = r.endpoint_id and w.holder = ${params.holder}
       join webhook_endpoints e on e.id = r.endpoint_id and e.status = 'enabled')
-    select wanted.endpoint_id, (select xid from horizon) as horizon,
-      coalesce(jsonb_agg(jsonb_build_object('seq', ev.seq, 'xid', ev.xid,
-          'event_id', ev.event_id, 'tenant_id', ev.tenant_id, 'type', ev.type,
-          'order_key', coalesce(ev.order_key, ev.event_id), 'data', ev.data,
-          'created_at', ${sql.raw(STAMP_SQL("ev.created_at"))},
-          'blocked', exists (select 1 from webhook_deliveries d
-            where d.endpoint_id = wanted.endpoint_id
-              and d.order_key = coalesce(ev.order_key, ev.event_id) and d.status = 'pending'))
-        order by ev.xid, ev.seq) filter (where ev.seq is not null), '[]') as events,
-      wanted.room, wanted.xid as start_xid, wanted.seq as start_seq
+    select wanted.endpoint_id, (select xid from horizon) as horizon, wanted.room,
+      wanted.xid as start_xid, wanted.seq as start_seq,
+      ev.seq, ev.xid as event_xid, ev.event_id, ev.tenant_id, ev.type,
+      coalesce(ev.order_key, ev.event_id) as order_key, ev.data,
+      ${sql.raw(STAMP_SQL("ev.created_at"))} as created_at,
+      -- Looked up only for an endpoint with a retry queue, which is seldom.
+      wanted.queueing and exists (select 1 from webhook_deliveries d
+        where d.endpoint_id = wanted.endpoint_id
+          and d.order_key = coalesce(ev.order_key, ev.event_id) and d.status = 'pending')
+        as blocked
     from wanted
     left join lateral (
       select ev.* from webhook_events ev
       where ev.tenant_id = wanted.tenant_id and (ev.xid, ev.seq) > (wanted.xid, wanted.seq)
         and ev.xid < (select xid from horizon) and ev.type = any(wanted.event_types)
       order by ev.xid, ev.seq limit wanted.room) ev on true
-    group by wanted.endpoint_id, wanted.room, wanted.xid, wanted.seq`);
-  const read = new Map<string, { events: UnreadEvent[]; to: OutboxPosition }>();
-  for (const row of rowsOf<{
+    order by wanted.endpoint_id, ev.xid, ev.seq`);
+  type Row = Omit<UnreadEvent, "seq" | "xid" | "data"> & {
     endpoint_id: string;
     horizon: string | number;
-    events: UnreadEvent[] | string;
     room: number;
     start_xid: string | number;
     start_seq: string | number;
-  }>(result)) {
-    const events = jsonOf(row.events);
+    seq: string | number | null;
+    event_xid: string | number | null;
+    data: UnreadEvent["data"] | string;
+  };
+  const rows = new Map<string, Row[]>();
+  for (const row of rowsOf<Row>(result)) {
+    const of = rows.get(row.endpoint_id) ?? [];
+    of.push(row);
+    rows.set(row.endpoint_id, of);
+  }
+  const read = new Map<string, { events: UnreadEvent[]; to: OutboxPosition }>();
+  for (const [endpointId, found] of rows) {
+    const first = found[0] as Row;
+    const events = found.flatMap((row) =>
+      row.seq === null
+        ? []
+        : [
+            {
+              seq: Number(row.seq),
+              xid: Number(row.event_xid),
+              event_id: row.event_id,
+              tenant_id: row.tenant_id,
+              type: row.type,
+              order_key: row.order_key,
+              data: jsonOf(row.data),
+              created_at: row.created_at,
+              blocked: row.blocked === true,
+            },
+          ],
+    );
     const last = events.at(-1);
-    const start = { xid: Number(row.start_xid), seq: Number(row.start_seq) };
-    const horizon = { xid: Number(row.horizon), seq: 0 };
-    read.set(row.endpoint_id, {
+    const start = { xid: Number(first.start_xid), seq: Number(first.start_seq) };
+    const horizon = { xid: Number(first.horizon), seq: 0 };
+    read.set(endpointId, {
       events,
       to:
-        last && events.length >= row.room
+        last && events.length >= first.room
           ? { xid: last.xid, seq: last.seq }
           : positionAfter(start, horizon)
             ? start
