@@ -248,6 +248,12 @@ export interface OutboxPosition {
   seq: number;
 }
 
+/** Cursors' positions as one JSON parameter. */
+const positionsParam = (positions: ReadonlyMap<string, OutboxPosition>) =>
+  JSON.stringify(
+    [...positions].map(([endpoint_id, at]) => ({ endpoint_id, xid: at.xid, seq: at.seq })),
+  );
+
 /** Whether `a` is further along the outbox than `b`. */
 export const positionAfter = (a: OutboxPosition, b: OutboxPosition) =>
   a.xid > b.xid || (a.xid === b.xid && a.seq > b.seq);
@@ -280,9 +286,7 @@ export async function claimCursors(
 ): Promise<Map<string, OutboxPosition>> {
   const now = params.now.toISOString();
   const until = new Date(params.now.getTime() + params.leaseMs).toISOString();
-  const positions = JSON.stringify(
-    [...params.positions].map(([endpoint_id, at]) => ({ endpoint_id, xid: at.xid, seq: at.seq })),
-  );
+  const positions = positionsParam(params.positions);
   const renewed = await db.execute(sql`
     update webhook_cursors c set leased_until = ${until}::timestamptz,
       xid = case when (m.xid, m.seq) > (c.xid, c.seq) then m.xid else c.xid end,
@@ -487,11 +491,11 @@ export interface QueuedDelivery {
 }
 
 /**
- * Settles a batch of the dispatcher's work in one transaction, in five statements whatever its
- * size: logs the attempts; queues for retry the outbox's events that need it; settles the
- * retry queue's deliveries (done, due again later, or given up) and readies the next of each
- * key; keeps each endpoint's `failing_since` (set at its first failure, cleared at its next
- * success); and moves `holder`'s cursors forward. Run it in a transaction.
+ * Settles a batch of the dispatcher's work in six statements at most, whatever its size: logs
+ * the attempts; queues for retry the outbox's events that need it; settles the retry queue's
+ * deliveries (done, due again later, or given up) and readies the next of each key; keeps
+ * each endpoint's `failing_since` (set at its first failure, cleared at its next success);
+ * and moves `holder`'s cursors forward. Run it in a transaction.
  */
 export async function settleAttempts(
   db: Executor,
@@ -609,14 +613,9 @@ export async function settleAttempts(
         or (id = any(${`{${[...failing].join(",")}}`}::uuid[]) and failing_since is null)`);
   }
   if (cursors && cursors.positions.size > 0) {
-    const positions = [...cursors.positions].map(([endpoint_id, at]) => ({
-      endpoint_id,
-      xid: at.xid,
-      seq: at.seq,
-    }));
     await db.execute(sql`
       update webhook_cursors c set xid = p.xid, seq = p.seq
-      from jsonb_to_recordset(${JSON.stringify(positions)}::jsonb)
+      from jsonb_to_recordset(${positionsParam(cursors.positions)}::jsonb)
         as p(endpoint_id uuid, xid bigint, seq bigint)
       where c.endpoint_id = p.endpoint_id and c.holder = ${cursors.holder}
         and (p.xid, p.seq) > (c.xid, c.seq)`);

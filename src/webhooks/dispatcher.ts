@@ -376,19 +376,28 @@ export class WebhookDispatcher {
     current.open++;
     this.chains.set(key, current);
     const ended = { endpoint, chunk: read.chunk, chain: current };
+    // Waits in the queue, not ready: readied when the one before it there is settled (or by
+    // the sweep, after an attempt that failed unexpectedly).
+    const wait = (): "queued" => {
+      this.finish({
+        ...ended,
+        queued: {
+          delivery: { ...delivery, attempts: 0 },
+          nextAttemptAt: new Date(this.deps.clock.now()),
+          ready: false,
+        },
+      });
+      return "queued";
+    };
     current.tail = before.then(async (prior) => {
-      if (read.blocked || prior === "queued") {
-        this.finish({
-          ...ended,
-          queued: {
-            delivery: { ...delivery, attempts: 0 },
-            nextAttemptAt: new Date(this.deps.clock.now()),
-            ready: false,
-          },
-        });
-        return "queued";
+      if (read.blocked || prior === "queued") return wait();
+      let settled: SettledAttempt;
+      try {
+        settled = { ...(await this.send(endpoint, delivery, payload)), fresh: true };
+      } catch (error) {
+        this.deps.logger.error("a webhook attempt failed", { error });
+        return wait();
       }
-      const settled = { ...(await this.send(endpoint, delivery, payload)), fresh: true };
       const retry = settled.outcome.kind === "retry" ? settled.outcome : undefined;
       this.finish({
         ...ended,
@@ -470,13 +479,16 @@ export class WebhookDispatcher {
   ): Promise<SettledAttempt> {
     const started = new Date(this.deps.clock.now());
     const startedMs = performance.now();
-    const url = new URL(endpoint.url);
-    // Checked at every attempt: the name may resolve elsewhere than when it was registered.
-    const refusal = await refusalOf(url, {
-      allowPrivate: this.deps.allowPrivateNetworks,
-      resolve: this.deps.resolve,
-    });
     const body = delivery.body ?? JSON.stringify(payload);
+    // Checked at every attempt: the name may resolve elsewhere than when it was registered.
+    const refusal = await Promise.resolve()
+      .then(() =>
+        refusalOf(new URL(endpoint.url), {
+          allowPrivate: this.deps.allowPrivateNetworks,
+          resolve: this.deps.resolve,
+        }),
+      )
+      .catch((error) => `could not be checked (${String(error)})`);
     const result = refusal
       ? { error: `not sent: the URL ${refusal}` }
       : await postEvent(

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
-import { claimCursors } from "../../db/queries/webhooks.ts";
+import { claimCursors, enqueueEvents } from "../../db/queries/webhooks.ts";
 import { rowsOf } from "../../db/rows.ts";
 import { webhookEvents } from "../../db/schema/index.ts";
 import { DISPATCH_LIMITS, WebhookDispatcher } from "../../src/webhooks/dispatcher.ts";
@@ -569,6 +569,51 @@ describe("the outbox", () => {
       { phone: "+14155550131", source: "user", added_by: expect.any(String) },
     ]);
   });
+  test.skipIf(!process.env.DATABASE_URL)(
+    "an event committed after later ones is still sent: a cursor never passes a transaction still running",
+    async () => {
+      const { w, clock, start, register, addDnc } = await setUp();
+      const r = receiver();
+      receivers.push(r);
+      await register(r.url, ["dnc.added"]);
+      // A transaction writes its event first and commits last.
+      let commit = () => {};
+      const held = new Promise<void>((resolve) => {
+        commit = resolve;
+      });
+      let written = () => {};
+      const eventWritten = new Promise<void>((resolve) => {
+        written = resolve;
+      });
+      const slow = w.deps.db.transaction(async (tx) => {
+        await enqueueEvents(tx, [
+          {
+            type: "dnc.added",
+            tenantId: w.acme.id,
+            orderKey: null,
+            data: { phone: "+14155550160", source: "user", added_by: null },
+            at: new Date(clock.now()),
+          },
+        ]);
+        written();
+        await held;
+      });
+      await eventWritten;
+      expect((await addDnc("+14155550161")).status).toBe(201);
+      start();
+      // Held back while the first transaction runs, whose event comes before in the outbox.
+      await Bun.sleep(400);
+      expect(r.received.length).toBe(0);
+      commit();
+      await slow;
+      await until(() => r.received.length === 2, "both events");
+      expect(r.events().map((event) => (event.data as { phone: string }).phone)).toEqual([
+        "+14155550160",
+        "+14155550161",
+      ]);
+    },
+  );
+
   test("the outbox's pages keep room for a lease to update its row in place", async () => {
     const { w } = await setUp();
     const options = rowsOf<{ reloptions: string[] | string | null }>(
