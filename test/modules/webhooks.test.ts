@@ -553,6 +553,53 @@ describe("a process killed mid-delivery", () => {
   });
 });
 
+describe("a process that stops", () => {
+  test("hands its endpoints over at once", async () => {
+    const { w, register, addDnc } = await setUp();
+    const r = receiver();
+    receivers.push(r);
+    await register(r.url, ["dnc.added"]);
+    const first = dispatcherOf(w, DISPATCH_LIMITS);
+    first.start();
+    await addDnc("+14155550170");
+    await until(() => r.received.length === 1, "the first event");
+    await first.stop();
+    // No lease to wait out: the clock does not move, and the next process takes over.
+    const second = dispatcherOf(w, DISPATCH_LIMITS);
+    second.start();
+    await addDnc("+14155550171");
+    await until(() => r.received.length === 2, "the event after the handover");
+    expect(r.events().map((event) => (event.data as { phone: string }).phone)).toEqual([
+      "+14155550170",
+      "+14155550171",
+    ]);
+  });
+});
+
+describe("an endpoint disabled and enabled again", () => {
+  test("gets nothing of what happened while it was off", async () => {
+    const { w, admin, start, register, addDnc } = await setUp();
+    const a = receiver();
+    const b = receiver();
+    receivers.push(a, b);
+    const { webhook } = await register(a.url, ["dnc.added"]);
+    await register(b.url, ["dnc.added"]);
+    const patch = (enabled: boolean) =>
+      w.request("PATCH", `/api/v1/webhooks/${webhook.id}`, { token: admin, body: { enabled } });
+    expect((await patch(false)).status).toBe(200);
+    await addDnc("+14155550180");
+    expect((await patch(true)).status).toBe(200);
+    await addDnc("+14155550181");
+    start();
+    await until(() => b.received.length === 2 && a.received.length >= 1, "the events");
+    await Bun.sleep(300);
+    const phones = (r: Receiver) =>
+      r.events().map((event) => (event.data as { phone: string }).phone);
+    expect(phones(a)).toEqual(["+14155550181"]);
+    expect(phones(b)).toEqual(["+14155550180", "+14155550181"]);
+  });
+});
+
 describe("the outbox", () => {
   test("an event is written with the change it reports, and nothing for a workspace without endpoints", async () => {
     const { w, admin, register, addDnc } = await setUp();
