@@ -18,7 +18,7 @@ import type { ChangeActor, ClaimWrite, NumberLimits } from "../../actors/command
 import type { HopperLead, LeadState } from "../../actors/dialing.ts";
 import type { Executor, RawClient } from "../client.ts";
 import { type Fence, fenceCondition } from "../fence.ts";
-import { rowsOf } from "../rows.ts";
+import { jsonOf, rowsOf } from "../rows.ts";
 import {
   calls,
   campaignStatusChanges,
@@ -112,10 +112,7 @@ export async function readHopper(db: Executor, params: HopperParams): Promise<Ho
     state: row.state,
     attempts: row.attempts,
     callerId: row.caller_id,
-    fields: inFileOrder(
-      typeof row.fields === "string" ? JSON.parse(row.fields) : row.fields,
-      typeof row.header === "string" ? JSON.parse(row.header) : row.header,
-    ),
+    fields: inFileOrder(jsonOf(row.fields), jsonOf(row.header)),
   }));
 }
 

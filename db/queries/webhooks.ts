@@ -1,6 +1,6 @@
 import { and, count, desc, eq, inArray, sql } from "drizzle-orm";
 import type { Executor } from "../client.ts";
-import { rowsOf } from "../rows.ts";
+import { jsonOf, rowsOf } from "../rows.ts";
 import {
   type WebhookEventType,
   webhookAttempts,
@@ -238,10 +238,6 @@ export async function leaseDueDeliveries(
   }));
 }
 
-/** A JSON column as a driver returns it: parsed already, or as text. */
-const jsonOf = <T>(value: T | string): T =>
-  typeof value === "string" ? (JSON.parse(value) as T) : value;
-
 /** A place in the outbox, in commit order: after every event before (`xid`, `seq`). */
 export interface OutboxPosition {
   xid: number;
@@ -255,7 +251,7 @@ const positionsParam = (positions: ReadonlyMap<string, OutboxPosition>) =>
   );
 
 /** Whether `a` is further along the outbox than `b`. */
-export const positionAfter = (a: OutboxPosition, b: OutboxPosition) =>
+const positionAfter = (a: OutboxPosition, b: OutboxPosition) =>
   a.xid > b.xid || (a.xid === b.xid && a.seq > b.seq);
 
 /** The position every event committed from now on comes after: the oldest running transaction. */
@@ -708,11 +704,11 @@ export async function deleteOldDeliveries(db: Executor, before: Date) {
 }
 
 /**
- * Reclaims the dead row versions a lease and a settle leave of each delivery. Without it they
- * pile up until every lease wades through them, and delivery at a thousand events a second
- * falls behind: PGlite has no autovacuum, and PostgreSQL's comes a minute apart and only once
- * a fifth of the table is dead. A vacuum another process runs is not waited for. The attempts'
- * log is only ever appended to.
+ * Reclaims the dead row versions a lease and a settle leave of each delivery in the retry
+ * queue. Without it they pile up until every lease wades through them while a receiver is
+ * back from an outage: PGlite has no autovacuum, and PostgreSQL's comes a minute apart and
+ * only once a fifth of the table is dead. A vacuum another process runs is not waited for.
+ * The outbox and the attempts' log are only ever appended to.
  */
-export const vacuumOutbox = (db: Executor) =>
+export const vacuumRetryQueue = (db: Executor) =>
   db.execute(sql`vacuum (skip_locked) webhook_deliveries`);

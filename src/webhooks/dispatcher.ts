@@ -17,7 +17,7 @@ import {
   settleAttempts,
   type UnreadEvent,
   updateEndpoint,
-  vacuumOutbox,
+  vacuumRetryQueue,
   type WebhookEndpointRow,
 } from "../../db/queries/webhooks.ts";
 import { recordAudit } from "../identity/audit.ts";
@@ -84,8 +84,8 @@ export const DISPATCH_LIMITS = {
   /** ...and this much kept in the log. */
   keepBytes: 1024,
   /**
-   * How often the dispatcher vacuums the outbox (0: never), once this many settled deliveries
-   * have left dead row versions behind: see `vacuumOutbox`.
+   * How often the dispatcher vacuums the retry queue (0: never), once this many of its
+   * deliveries were settled, each leaving dead row versions behind: see `vacuumRetryQueue`.
    */
   vacuumEveryMs: 1_000,
   vacuumAfterSettled: 1_000,
@@ -157,7 +157,7 @@ export class WebhookDispatcher {
   private settleTimer: ReturnType<typeof setTimeout> | undefined;
   /** Settles committed so far: a chain settled before a read began is known to the read. */
   private settles = 0;
-  /** Deliveries settled since the outbox was last vacuumed: each left a dead row version. */
+  /** Retry-queue deliveries settled since its last vacuum: each left a dead row version. */
   private settledSinceVacuum = 0;
   private leasedAt = Number.NEGATIVE_INFINITY;
   /** Set when the retry queue may have due rows: something was queued or readied there. */
@@ -220,8 +220,8 @@ export class WebhookDispatcher {
       ) {
         vacuumedAt = now;
         this.settledSinceVacuum = 0;
-        await vacuumOutbox(this.deps.db).catch((error) =>
-          this.deps.logger.warn("the webhook outbox could not be vacuumed", { error }),
+        await vacuumRetryQueue(this.deps.db).catch((error) =>
+          this.deps.logger.warn("the webhook retry queue could not be vacuumed", { error }),
         );
       }
       if (now - repairedAt >= REPAIR_EVERY_MS) {

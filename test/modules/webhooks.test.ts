@@ -624,14 +624,8 @@ describe("the outbox", () => {
       receivers.push(r);
       await register(r.url, ["dnc.added"]);
       // A transaction writes its event first and commits last.
-      let commit = () => {};
-      const held = new Promise<void>((resolve) => {
-        commit = resolve;
-      });
-      let written = () => {};
-      const eventWritten = new Promise<void>((resolve) => {
-        written = resolve;
-      });
+      const commit = Promise.withResolvers<void>();
+      const written = Promise.withResolvers<void>();
       const slow = w.deps.db.transaction(async (tx) => {
         await enqueueEvents(tx, [
           {
@@ -642,16 +636,16 @@ describe("the outbox", () => {
             at: new Date(clock.now()),
           },
         ]);
-        written();
-        await held;
+        written.resolve();
+        await commit.promise;
       });
-      await eventWritten;
+      await written.promise;
       expect((await addDnc("+14155550161")).status).toBe(201);
       start();
       // Held back while the first transaction runs, whose event comes before in the outbox.
       await Bun.sleep(400);
       expect(r.received.length).toBe(0);
-      commit();
+      commit.resolve();
       await slow;
       await until(() => r.received.length === 2, "both events");
       expect(r.events().map((event) => (event.data as { phone: string }).phone)).toEqual([
