@@ -827,4 +827,65 @@ describe("the dialer's events", () => {
         new Webhook(secret).verify(got.body, Object.fromEntries(got.headers)),
       ).not.toThrow();
   });
+
+  test("a call's disposition waits behind its end while the end is retried", async () => {
+    const { w, admin, clock, start, register } = await setUp();
+    let failed = false;
+    const r = receiver(async () => {
+      if (failed) return new Response("ok");
+      failed = true;
+      return new Response("down", { status: 503 });
+    });
+    receivers.push(r);
+    await register(r.url, ["call.ended", "call.dispositioned"]);
+    await w.user(w.acme.id, "agent@acme.test", "agent", { phoneUri: "sip:1001@127.0.0.1:5091" });
+    const agent = await w.login("agent@acme.test");
+    const { campaignId, nodeKey } = await runningCampaign(
+      w,
+      admin,
+      {
+        name: "Retried",
+        regulatory_profile: "none",
+        calling_window: { start: "00:00", end: "23:59" },
+      },
+      "phone,timezone\n+14155552681,America/New_York\n",
+    );
+    await w.request("POST", "/api/v1/agents/me/state", {
+      token: agent,
+      body: { state: "ready", campaign_id: campaignId },
+    });
+    const claimed = await w.request("POST", "/api/v1/nodes/jobs/claim", {
+      token: nodeKey,
+      body: { max: 1 },
+    });
+    const callId = claimed.body.data.jobs[0]?.call_id as string;
+    for (const body of [{ type: "answered" }, { type: "ended", hangup_cause: "NORMAL_CLEARING" }])
+      await w.request("POST", `/api/v1/nodes/calls/${callId}/events`, {
+        token: nodeKey,
+        body: { ...body, at: new Date(clock.now()).toISOString() },
+      });
+    expect(
+      (
+        await w.request("POST", `/api/v1/calls/${callId}/disposition`, {
+          token: agent,
+          body: { disposition: "completed" },
+        })
+      ).status,
+    ).toBe(200);
+    start();
+    await until(() => r.received.length === 1, "the end's first attempt");
+    await Bun.sleep(300);
+    // The disposition is held back behind the end that failed.
+    expect(r.events().map((e) => e.type)).toEqual(["call.ended"]);
+    clock.advance(30_000);
+    w.deps.webhooks.dispatcher.wake();
+    await until(() => r.received.length === 3, "the end again, then the disposition");
+    expect(r.events().map((e) => e.type)).toEqual([
+      "call.ended",
+      "call.ended",
+      "call.dispositioned",
+    ]);
+    expect(r.received[1]?.headers.get("webhook-id")).toBe(r.received[0]?.headers.get("webhook-id"));
+    expect(r.received[1]?.body).toBe(r.received[0]?.body);
+  });
 });
