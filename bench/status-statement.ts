@@ -96,7 +96,10 @@ type Setting = keyof typeof connections;
 const raws = Object.fromEntries(
   Object.entries(connections).map(([name, connection]) => {
     const client = postgres(cluster.url, { max: 1, prepare: true, onnotice: () => {}, connection });
-    return [name, { kind: "postgres", client, longWork: client } as RawClient];
+    return [
+      name,
+      { kind: "postgres", client, longWork: client, genericPlans: client } as RawClient,
+    ];
   }),
 ) as Record<Setting, RawClient>;
 

@@ -6,7 +6,7 @@ import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
 import { DatabaseAvailability } from "./availability.ts";
 import { pgliteClient } from "./pglite-client.ts";
-import { postgresClient } from "./postgres-client.ts";
+import { type Plans, postgresClient } from "./postgres-client.ts";
 import * as schema from "./schema/index.ts";
 
 export type Schema = typeof schema;
@@ -25,8 +25,12 @@ export type DatabaseKind = "pglite" | "postgres";
 /** The driver underneath, for what Drizzle does not do (COPY for bulk imports). */
 export type RawClient =
   | { kind: "pglite"; client: PGlite }
-  /** `longWork`: the pool for imports, reports and clean-ups, off `client`'s few connections. */
-  | { kind: "postgres"; client: postgres.Sql; longWork: postgres.Sql };
+  /**
+   * `longWork`: the pool for imports, reports and clean-ups, off `client`'s few connections.
+   * `genericPlans`: a pool whose prepared statements keep one generic plan, for the dialer's
+   * claims (see `claimLeads`).
+   */
+  | { kind: "postgres"; client: postgres.Sql; longWork: postgres.Sql; genericPlans: postgres.Sql };
 
 export interface DatabaseHandle {
   db: Database;
@@ -89,29 +93,32 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
       downIntervalMs: PROBE_DOWN_MS,
       onChange: options.onAvailabilityChange,
     });
-    const pool = (poolSize: number, statementTimeoutMs: number | undefined, customPlans = false) =>
+    const pool = (poolSize: number, statementTimeoutMs: number | undefined, plans?: Plans) =>
       postgresClient(options.databaseUrl as string, {
         poolSize,
         connectTimeoutMs: timeoutMs,
         statementTimeoutMs,
-        customPlans,
+        plans,
         availability,
       });
-    const client = pool(options.poolSize ?? defaultPoolSize(), options.statementTimeoutMs);
-    const longWorkPool = pool(LONG_WORK_POOL_SIZE, options.longStatementTimeoutMs, true);
+    const poolSize = options.poolSize ?? defaultPoolSize();
+    const client = pool(poolSize, options.statementTimeoutMs);
+    const longWorkPool = pool(LONG_WORK_POOL_SIZE, options.longStatementTimeoutMs, "custom");
+    const genericPlans = pool(poolSize, options.statementTimeoutMs, "generic");
     const db = drizzlePostgres({ client, schema }) as unknown as Database;
     const longWork = drizzlePostgres({ client: longWorkPool, schema }) as unknown as Database;
     return {
       db,
       longWork,
       kind: "postgres",
-      raw: { kind: "postgres", client, longWork: longWorkPool },
+      raw: { kind: "postgres", client, longWork: longWorkPool, genericPlans },
       availability,
       close: async () => {
         availability.stop();
         await Promise.all([
           client.end({ timeout: 5 }),
           longWorkPool.end({ timeout: 5 }),
+          genericPlans.end({ timeout: 5 }),
           prober.end({ timeout: 1 }),
         ]);
       },

@@ -33,15 +33,20 @@ export interface PostgresClientOptions {
   poolSize: number;
   connectTimeoutMs?: number;
   statementTimeoutMs?: number;
-  /**
-   * Plan every execution of a prepared statement for its parameters and the tables as they are
-   * now, never with a generic plan cached once: for a pool of few, long statements over
-   * tables that grow fast (a generic plan cached while the webhook outbox was new scanned the
-   * whole table at every settle once it had grown).
-   */
-  customPlans?: boolean;
+  /** How prepared statements are planned; PostgreSQL chooses at each run when not given. */
+  plans?: Plans;
   availability?: DatabaseAvailability;
 }
+
+/**
+ * `custom`: every execution is planned for its parameters and the tables as they are now, never
+ * with a generic plan cached once: for a pool of few, long statements over tables that grow
+ * fast (a generic plan cached while the webhook outbox was new scanned the whole table at
+ * every settle once it had grown). `generic`: one plan per statement and connection, for a
+ * short statement PostgreSQL would otherwise plan at every run, planning costing more than
+ * running it.
+ */
+export type Plans = "custom" | "generic";
 
 /** Reconnecting waits this long after a lost connection, whatever the number of attempts. */
 const RECONNECT_SECONDS = 0.05;
@@ -54,7 +59,7 @@ export function postgresClient(url: string, options: PostgresClientOptions): pos
     ...(options.connectTimeoutMs ? { connect_timeout: options.connectTimeoutMs / 1000 } : {}),
     connection: {
       ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
-      ...(options.customPlans ? { plan_cache_mode: "force_custom_plan" } : {}),
+      ...(options.plans ? { plan_cache_mode: `force_${options.plans}_plan` } : {}),
     },
   });
   return preparing(sql, options.availability);

@@ -124,6 +124,12 @@ export async function readHopper(db: Executor, params: HopperParams): Promise<Ho
  * this one; the other candidates place nothing. One statement, where a transaction of two
  * took four round trips. With `nodeCapacity` (other processes may place calls on the node),
  * at most that many calls less the node's calls in flight, under a lock of the node.
+ *
+ * On PostgreSQL it runs on the pool of generic plans. Left to choose, PostgreSQL planned it at
+ * every run, which cost more than running it: a generic plan counts 10 rows for an array
+ * parameter, a plan for the values at hand the claim's candidates (one or two under a steady
+ * load), so the generic one looked dearer. PostgreSQL plans it again when the tables'
+ * statistics change (an import analyses its leads).
  */
 export async function claimLeads(
   raw: RawClient,
@@ -178,12 +184,14 @@ export async function claimLeads(
     deferring: deferrals.length > 0,
   });
   const named = capacity === null ? values : { ...values, capacity };
-  if (raw.kind === "pglite" || (capacity === null && limited.length === 0)) {
-    return statement.run(raw, named);
+  if (raw.kind === "pglite") return statement.run(raw, named);
+  const claims = raw.genericPlans;
+  if (capacity === null && limited.length === 0) {
+    return statement.run({ ...raw, client: claims }, named);
   }
   // The locks make claims on one node, and claims of one limited number, take turns; the
   // claim's own statement then reads the calls that the one before it committed.
-  return raw.client.begin(async (tx) => {
+  return claims.begin(async (tx) => {
     if (capacity !== null) {
       await tx.unsafe("select pg_advisory_xact_lock($1::int, hashtext($2::text))", [
         NODE_CLAIMS_LOCK,

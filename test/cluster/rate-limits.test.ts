@@ -91,7 +91,7 @@ describe.skipIf(!enabled)("rate limits across processes", () => {
     await testDatabase(); // migrated
     const client = postgres(process.env.DATABASE_URL as string, { max: 16, onnotice: () => {} });
     cleanups.push(() => client.end({ timeout: 1 }));
-    const raw = { kind: "postgres" as const, client, longWork: client };
+    const raw = { kind: "postgres" as const, client, longWork: client, genericPlans: client };
     const key = `api_key:${crypto.randomUUID()}`;
     const last = bucketOf(Date.now());
     // Half of them charge the next bucket's row: one row's lock alone would not keep them apart.
@@ -182,7 +182,7 @@ describe.skipIf(!enabled)("rate limits across processes", () => {
     const clock = new ManualClock();
     const counts = new SharedRateCounts({
       limiters: { api_key: limiter },
-      raw: { kind: "postgres", client, longWork: client },
+      raw: { kind: "postgres", client, longWork: client, genericPlans: client },
       cleanupDb: (await testDatabase()).longWork,
       clock,
       logger,
