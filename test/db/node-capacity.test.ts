@@ -45,7 +45,7 @@ beforeEach(async () => {
   );
 });
 
-const claim = (of: typeof leads, nodeCapacity: number) =>
+const claim = (of: typeof leads, nodeCapacity: number | null) =>
   claimLeads(w.deps.rawDb, {
     claim: {
       tenantId: w.acme.id,
@@ -113,6 +113,28 @@ describe("a claim capped by the node's calls in the database", () => {
       expect(returnedAt).toBeGreaterThanOrEqual(committed);
       // The node had two calls by then: nothing more.
       expect(mine).toEqual([]);
+    },
+  );
+
+  test.skipIf(!process.env.DATABASE_URL)(
+    "claims keep one generic plan on their pool, never planned again for their values",
+    async () => {
+      const raw = w.deps.rawDb;
+      if (raw.kind !== "postgres") return;
+      // Left to choose, PostgreSQL plans a prepared statement's first five runs for their values.
+      for (const lead of leads) await claim([lead], null);
+      const sessions = await Promise.all(
+        [0, 1, 2, 3].map(() =>
+          raw.genericPlans.unsafe(
+            `select generic_plans::int, custom_plans::int from pg_prepared_statements
+             where statement like '%with candidate as%'
+               and statement not like '%pg_prepared_statements%'`,
+          ),
+        ),
+      );
+      const plans = sessions.flat() as unknown as { generic_plans: number; custom_plans: number }[];
+      expect(plans.length).toBeGreaterThan(0);
+      expect(plans.every((row) => row.custom_plans === 0 && row.generic_plans > 0)).toBe(true);
     },
   );
 });
