@@ -710,6 +710,28 @@ describe("the outbox", () => {
   });
 });
 
+/** A running campaign of `csv`'s leads, on every hour, with an agent ready on it. */
+async function readyAgentOn(
+  w: Awaited<ReturnType<typeof setUp>>["w"],
+  admin: string,
+  settings: Record<string, unknown>,
+  csv: string,
+) {
+  await w.user(w.acme.id, "agent@acme.test", "agent", { phoneUri: "sip:1001@127.0.0.1:5091" });
+  const agent = await w.login("agent@acme.test");
+  const { campaignId, nodeKey } = await runningCampaign(
+    w,
+    admin,
+    { regulatory_profile: "none", calling_window: { start: "00:00", end: "23:59" }, ...settings },
+    csv,
+  );
+  await w.request("POST", "/api/v1/agents/me/state", {
+    token: agent,
+    body: { state: "ready", campaign_id: campaignId },
+  });
+  return { agent, campaignId, nodeKey };
+}
+
 describe("the dialer's events", () => {
   test("an import, an agent's states, a call that ends and is dispositioned, leads completed and exhausted", async () => {
     const { w, admin, start, register } = await setUp();
@@ -724,23 +746,12 @@ describe("the dialer's events", () => {
       "lead.exhausted",
       "campaign.status_changed",
     ]);
-    await w.user(w.acme.id, "agent@acme.test", "agent", { phoneUri: "sip:1001@127.0.0.1:5091" });
-    const agent = await w.login("agent@acme.test");
-    const { campaignId, nodeKey } = await runningCampaign(
+    const { agent, campaignId, nodeKey } = await readyAgentOn(
       w,
       admin,
-      {
-        name: "Hooks",
-        regulatory_profile: "none",
-        max_attempts: 1,
-        calling_window: { start: "00:00", end: "23:59" },
-      },
+      { name: "Hooks", max_attempts: 1 },
       "phone,timezone\n+14155552671,America/New_York\n+14155552672,America/New_York\n",
     );
-    await w.request("POST", "/api/v1/agents/me/state", {
-      token: agent,
-      body: { state: "ready", campaign_id: campaignId },
-    });
     const event = (callId: string, type: string, extra: Record<string, unknown> = {}) =>
       w.request("POST", `/api/v1/nodes/calls/${callId}/events`, {
         token: nodeKey,
@@ -838,22 +849,12 @@ describe("the dialer's events", () => {
     });
     receivers.push(r);
     await register(r.url, ["call.ended", "call.dispositioned"]);
-    await w.user(w.acme.id, "agent@acme.test", "agent", { phoneUri: "sip:1001@127.0.0.1:5091" });
-    const agent = await w.login("agent@acme.test");
-    const { campaignId, nodeKey } = await runningCampaign(
+    const { agent, nodeKey } = await readyAgentOn(
       w,
       admin,
-      {
-        name: "Retried",
-        regulatory_profile: "none",
-        calling_window: { start: "00:00", end: "23:59" },
-      },
+      { name: "Retried" },
       "phone,timezone\n+14155552681,America/New_York\n",
     );
-    await w.request("POST", "/api/v1/agents/me/state", {
-      token: agent,
-      body: { state: "ready", campaign_id: campaignId },
-    });
     const claimed = await w.request("POST", "/api/v1/nodes/jobs/claim", {
       token: nodeKey,
       body: { max: 1 },
