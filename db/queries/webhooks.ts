@@ -487,6 +487,17 @@ export interface QueuedDelivery {
 }
 
 /**
+ * Lets the transaction it runs in commit without waiting for the disk (`synchronous_commit`
+ * off until its end), for the dispatcher's settles. A settle lost to a crash of the database
+ * leaves its events behind the cursors, to be delivered again: at least once allows it. Every
+ * settle waiting for the disk made the dialer's commits wait longer for theirs. The next
+ * commit that does wait writes it to the disk too.
+ */
+export async function commitWithoutWaitingForDisk(tx: Executor) {
+  await tx.execute(sql`set local synchronous_commit = off`);
+}
+
+/**
  * Settles a batch of the dispatcher's work in six statements at most, whatever its size: logs
  * the attempts; queues for retry the outbox's events that need it; settles the retry queue's
  * deliveries (done, due again later, or given up) and readies the next of each key; keeps

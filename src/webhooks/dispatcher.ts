@@ -3,6 +3,7 @@ import { raiseAlert } from "../../db/queries/alerts.ts";
 import {
   type AttemptOutcome,
   claimCursors,
+  commitWithoutWaitingForDisk,
   deleteOldDeliveries,
   findEndpoints,
   holdEndpointDeliveries,
@@ -552,13 +553,14 @@ export class WebhookDispatcher {
         if (reached) positions.set(endpointId, reached);
       }
       try {
-        await this.deps.db.transaction((tx) =>
-          settleAttempts(tx, {
+        await this.deps.db.transaction(async (tx) => {
+          await commitWithoutWaitingForDisk(tx);
+          await settleAttempts(tx, {
             settled: batch.flatMap((entry) => entry.settled ?? []),
             queued: batch.flatMap((entry) => entry.queued ?? []),
             cursors: { holder: this.holder, positions },
-          }),
-        );
+          });
+        });
       } catch (error) {
         // Kept to be settled again: nothing of it was written, and the cursors stayed.
         this.committing = false;

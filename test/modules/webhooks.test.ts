@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
+import type { Database, Executor } from "../../db/client.ts";
 import { claimCursors, enqueueEvents } from "../../db/queries/webhooks.ts";
 import { rowsOf } from "../../db/rows.ts";
 import { webhookEvents } from "../../db/schema/index.ts";
@@ -91,10 +92,11 @@ const outboxEvents = (w: Awaited<ReturnType<typeof setUp>>["w"]) =>
 function dispatcherOf(
   w: Awaited<ReturnType<typeof setUp>>["w"],
   limits: ConstructorParameters<typeof WebhookDispatcher>[1],
+  db: Database = w.deps.db,
 ) {
   const dispatcher = new WebhookDispatcher(
     {
-      db: w.deps.db,
+      db,
       clock: w.clock,
       logger: w.deps.logger,
       realtime: w.deps.realtime,
@@ -663,6 +665,38 @@ describe("the outbox", () => {
       ),
     )[0]?.reloptions;
     expect(String(options)).toContain("fillfactor=50");
+  });
+
+  test("a settle commits without waiting for the disk, and the setting ends with it", async () => {
+    const { w, register, addDnc } = await setUp();
+    const r = receiver();
+    receivers.push(r);
+    await register(r.url, ["dnc.added"]);
+    const settingOf = async (db: Executor) =>
+      rowsOf<{ setting: string }>(
+        await db.execute(sql`select current_setting('synchronous_commit') as setting`),
+      )[0]?.setting;
+    const db = w.deps.longWorkDb;
+    const before = await settingOf(db);
+    // The same database, noting the setting each transaction commits with.
+    const atCommit: (string | undefined)[] = [];
+    const watched: Database = Object.create(db, {
+      transaction: {
+        value: (run: Parameters<Database["transaction"]>[0]) =>
+          db.transaction(async (tx) => {
+            const result = await run(tx);
+            atCommit.push(await settingOf(tx));
+            return result;
+          }),
+      },
+    });
+    dispatcherOf(w, DISPATCH_LIMITS, watched).start();
+    await addDnc("+14155550160");
+    await until(() => r.received.length === 1 && atCommit.length > 0, "the event settled");
+    expect(atCommit.every((setting) => setting === "off")).toBe(true);
+    // Each of the pool's connections, the settle's among them, commits as before.
+    const after = await Promise.all([0, 1, 2, 3].map(() => settingOf(db)));
+    expect(after).toEqual([before, before, before, before]);
   });
 
   test("the dispatcher vacuums the dead rows the retry queue's settles leave, once enough are settled", async () => {
