@@ -488,10 +488,11 @@ export interface QueuedDelivery {
 
 /**
  * Lets the transaction it runs in commit without waiting for the disk (`synchronous_commit`
- * off until its end), for the dispatcher's settles. A settle lost to a crash of the database
- * leaves its events behind the cursors, to be delivered again: at least once allows it. Every
- * settle waiting for the disk made the dialer's commits wait longer for theirs. The next
- * commit that does wait writes it to the disk too.
+ * off until its end), for the dispatcher's settles that queue nothing for retry: lost to a
+ * crash of the database, such a settle loses no event, since every event it settled was
+ * delivered, given up, or is still in the retry queue to be sent again; only the log of its
+ * attempts. Every settle waiting for the disk made the dialer's commits wait longer for
+ * theirs. The next commit that does wait writes it to the disk too.
  */
 export async function commitWithoutWaitingForDisk(tx: Executor) {
   await tx.execute(sql`set local synchronous_commit = off`);

@@ -553,11 +553,13 @@ export class WebhookDispatcher {
         if (reached) positions.set(endpointId, reached);
       }
       try {
+        const queued = batch.flatMap((entry) => entry.queued ?? []);
         await this.deps.db.transaction(async (tx) => {
-          await commitWithoutWaitingForDisk(tx);
+          // An event queued for retry is kept nowhere else once its cursor has passed it.
+          if (queued.length === 0) await commitWithoutWaitingForDisk(tx);
           await settleAttempts(tx, {
             settled: batch.flatMap((entry) => entry.settled ?? []),
-            queued: batch.flatMap((entry) => entry.queued ?? []),
+            queued,
             cursors: { holder: this.holder, positions },
           });
         });

@@ -667,9 +667,11 @@ describe("the outbox", () => {
     expect(String(options)).toContain("fillfactor=50");
   });
 
-  test("a settle commits without waiting for the disk, and the setting ends with it", async () => {
+  test("a settle commits without waiting for the disk unless it queues a retry, and the setting ends with it", async () => {
     const { w, register, addDnc } = await setUp();
-    const r = receiver();
+    const r = receiver((index) =>
+      index === 0 ? new Response("ok") : new Response("down", { status: 503 }),
+    );
     receivers.push(r);
     await register(r.url, ["dnc.added"]);
     const settingOf = async (db: Executor) =>
@@ -694,6 +696,11 @@ describe("the outbox", () => {
     await addDnc("+14155550160");
     await until(() => r.received.length === 1 && atCommit.length > 0, "the event settled");
     expect(atCommit.every((setting) => setting === "off")).toBe(true);
+    // The next one fails: the settle queues it for retry, and waits for the disk.
+    const settled = atCommit.length;
+    await addDnc("+14155550161");
+    await until(() => r.received.length === 2 && atCommit.length > settled, "the event queued");
+    expect(atCommit.slice(settled)).toEqual([before]);
     // Each of the pool's connections, the settle's among them, commits as before.
     const after = await Promise.all([0, 1, 2, 3].map(() => settingOf(db)));
     expect(after).toEqual([before, before, before, before]);
