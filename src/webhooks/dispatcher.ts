@@ -22,6 +22,7 @@ import {
   type WebhookEndpointRow,
 } from "../../db/queries/webhooks.ts";
 import { recordAudit } from "../identity/audit.ts";
+import { yieldToEventLoop } from "../lib/event-loop.ts";
 import type { Logger } from "../logger.ts";
 import { alertView } from "../modules/alerts/service.ts";
 import type { RealtimeHub } from "../realtime/hub.ts";
@@ -53,6 +54,11 @@ const REPAIR_EVERY_MS = 5_000;
 const SETTLE_AGAIN_MS = 1_000;
 /** How often the log is trimmed: a scan of old rows, not worth more often. */
 const TRIM_EVERY_MS = 3_600_000;
+/**
+ * Sends started before the dispatcher lets other work run: signing and posting a whole read
+ * at once held the thread long enough to delay the dialer's requests behind it.
+ */
+const SEND_SLICE = 16;
 
 export const DISPATCH_LIMITS = {
   /** Deliveries in flight from this process at once. */
@@ -335,6 +341,7 @@ export class WebhookDispatcher {
       ),
     ]);
     const endpointOf = new Map(endpoints.map((row) => [row.id, row]));
+    let taken = 0;
     for (const [endpointId, { events: unread, to }] of read) {
       const state = this.cursors.get(endpointId);
       if (!state) continue;
@@ -351,6 +358,7 @@ export class WebhookDispatcher {
           continue;
         }
         this.takeFresh(endpoint, delivery, payload, { blocked, chunk, readIn });
+        if (++taken % SEND_SLICE === 0) await yieldToEventLoop();
       }
     }
     return events.length;
@@ -440,7 +448,8 @@ export class WebhookDispatcher {
       ),
     );
     const payloads = await completePayloads(this.deps.db, leased);
-    for (const delivery of leased) {
+    for (const [index, delivery] of leased.entries()) {
+      if (index > 0 && index % SEND_SLICE === 0) await yieldToEventLoop();
       const endpoint = endpoints.get(delivery.endpoint_id);
       const payload = payloads.get(delivery.id);
       if (!endpoint || !payload) continue;

@@ -525,6 +525,48 @@ describe("delivery", () => {
     }
     expect(items[0]?.response_body?.length).toBe(1024);
   });
+
+  test("a large read is sent a slice at a time, other work running between the slices", async () => {
+    const { w, clock, register } = await setUp();
+    const r = receiver();
+    receivers.push(r);
+    await register(r.url, ["dnc.added"]);
+    const events = Array.from({ length: 64 }, (_, n) => ({
+      type: "dnc.added" as const,
+      tenantId: w.acme.id,
+      orderKey: null,
+      data: { phone: `+1415555${String(3000 + n)}`, source: "user", added_by: null },
+      at: new Date(clock.now()),
+    }));
+    await enqueueEvents(w.deps.db, events);
+    // How many posts had begun at each turn of the event loop, as a request's handler sees it.
+    const original = globalThis.fetch;
+    let posted = 0;
+    globalThis.fetch = Object.assign(
+      (...args: Parameters<typeof fetch>) => {
+        posted++;
+        return original(...args);
+      },
+      { preconnect: original.preconnect },
+    );
+    const seen: number[] = [];
+    let watching = true;
+    const watch = () => {
+      seen.push(posted);
+      if (watching) setImmediate(watch);
+    };
+    try {
+      watch();
+      dispatcherOf(w, DISPATCH_LIMITS).start();
+      await until(() => r.received.length === 64, "every event");
+    } finally {
+      watching = false;
+      globalThis.fetch = original;
+    }
+    const steps = seen.slice(1).map((count, turn) => count - (seen[turn] ?? 0));
+    expect(Math.max(...steps)).toBeGreaterThan(0);
+    expect(Math.max(...steps)).toBeLessThanOrEqual(16);
+  });
 });
 
 describe("a process killed mid-delivery", () => {
