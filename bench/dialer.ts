@@ -4,6 +4,7 @@
  *   bun bench/dialer.ts [--duration 60] [--nodes 20] [--agents 500] [--campaigns 10]
  *                       [--leads 60000] [--answer-rate 0.3] [--rate 0] [--json FILE]
  *                       [--cpu-prof DIR] [--app DIR] [--profiles us,uk,ca] [--webhooks]
+ *                       [--pg-settings name=value,…]
  *
  * A throwaway PostgreSQL cluster and one server process (`bun src/index.ts`, 127.0.0.1) are
  * started. The bootstrap admin creates `--campaigns` progressive campaigns (dial_ratio 3,
@@ -36,6 +37,9 @@
  * `--answered N` writes, for each campaign before it starts, N calls answered by agents in
  * the last hour (CDRs only), so that a profile's governor starts with a budget of its limit ×
  * N abandons, as a campaign that has been dialling for a while has, instead of none.
+ *
+ * `--pg-settings` starts the PostgreSQL cluster with those settings instead of the stock ones
+ * (`wal_init_zero=off`, say, which README advises where bursts of writes make new WAL files).
  *
  * `--app DIR` runs the `src/index.ts` of another checkout (`git archive <rev> | tar -x -C DIR`,
  * `node_modules` linked in), for a revision side by side with this one.
@@ -89,6 +93,9 @@ const WEBHOOKS = args.includes("--webhooks");
 const WEBHOOK_EVENTS = option(args, "webhook-events", ALL_EVENT_TYPES.join(","))
   .split(",")
   .filter((name) => name !== "");
+const PG_SETTINGS = option(args, "pg-settings", "")
+  .split(",")
+  .filter((setting) => setting !== "");
 const PROFILES = option(args, "profiles", "")
   .split(",")
   .filter((name) => name !== "");
@@ -146,7 +153,7 @@ async function post(base: string, token: string, path: string, body: unknown) {
   return { body: JSON.parse(text) as any, elapsed };
 }
 
-const cluster = startCluster();
+const cluster = startCluster(PG_SETTINGS);
 const databaseUrl = cluster.url();
 progress("starting the server on PostgreSQL");
 const cpuProfDir = option(args, "cpu-prof", "");
@@ -431,6 +438,7 @@ try {
         ["target attempts / s (--rate)", RATE > 0 ? RATE : "as fast as jobs come"],
         ["regulatory profiles (--profiles)", PROFILES.join(", ") || "none sent"],
         ["earlier answered calls a campaign (--answered)", EARLIER_ANSWERS],
+        ["PostgreSQL settings (--pg-settings)", PG_SETTINGS.join(", ") || "stock"],
         ["call attempts started / s", result.attempts_per_s],
         ["calls ended / s", result.ended_per_s],
         ["attempts (answered, abandoned)", `${attempts} (${answered}, ${abandoned})`],
