@@ -1,5 +1,6 @@
 import { once } from "node:events";
 import { finished } from "node:stream/promises";
+import { yieldToEventLoop } from "../src/lib/event-loop.ts";
 import type { RawClient } from "./client.ts";
 
 /** Raw SQL inside one transaction, with COPY for bulk loads: what the lead import needs. */
@@ -16,9 +17,6 @@ const PGLITE_BATCH_BYTES = 4 * 1024 * 1024;
 
 const copyStatement = (table: string, columns: string[], source: string) =>
   `copy ${table} (${columns.join(", ")}) from ${source} with (format csv)`;
-
-/** Lets timers and other requests run between batches: PGlite blocks while it works. */
-const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 async function* batched(lines: AsyncIterable<string>, bytes: number): AsyncGenerator<string> {
   let pending = "";
@@ -82,6 +80,7 @@ export async function withBulkTransaction<T>(
             await tx.query(copyStatement(table, columns, "'/dev/blob'"), [], {
               blob: new Blob([chunk]),
             });
+            // PGlite blocks while it works: timers and other requests run between batches.
             await yieldToEventLoop();
           }
         },
