@@ -526,20 +526,25 @@ describe("delivery", () => {
     expect(items[0]?.response_body?.length).toBe(1024);
   });
 
-  test("a large read is sent a slice at a time, other work running between the slices", async () => {
-    const { w, clock, register } = await setUp();
-    const r = receiver();
-    receivers.push(r);
-    await register(r.url, ["dnc.added"]);
-    const events = Array.from({ length: 64 }, (_, n) => ({
-      type: "dnc.added" as const,
-      tenantId: w.acme.id,
-      orderKey: null,
-      data: { phone: `+1415555${String(3000 + n)}`, source: "user", added_by: null },
-      at: new Date(clock.now()),
-    }));
-    await enqueueEvents(w.deps.db, events);
-    // How many posts had begun at each turn of the event loop, as a request's handler sees it.
+  /** Sixty-four events of one endpoint, none waiting for another (no order key). */
+  async function manyEvents(w: Awaited<ReturnType<typeof setUp>>["w"], at: Date) {
+    await enqueueEvents(
+      w.deps.db,
+      Array.from({ length: 64 }, (_, n) => ({
+        type: "dnc.added" as const,
+        tenantId: w.acme.id,
+        orderKey: null,
+        data: { phone: `+1415555${String(3000 + n)}`, source: "user", added_by: null },
+        at,
+      })),
+    );
+  }
+
+  /**
+   * Runs `work` and returns how many posts began between two turns of the event loop, as a
+   * request's handler would see them, at each turn.
+   */
+  async function postsPerTurn(work: () => Promise<void>): Promise<number[]> {
     const original = globalThis.fetch;
     let posted = 0;
     globalThis.fetch = Object.assign(
@@ -557,13 +562,53 @@ describe("delivery", () => {
     };
     try {
       watch();
-      dispatcherOf(w, DISPATCH_LIMITS).start();
-      await until(() => r.received.length === 64, "every event");
+      await work();
     } finally {
       watching = false;
       globalThis.fetch = original;
     }
-    const steps = seen.slice(1).map((count, turn) => count - (seen[turn] ?? 0));
+    return seen.slice(1).map((count, turn) => count - (seen[turn] ?? 0));
+  }
+
+  test("a large read is sent a slice at a time, other work running between the slices", async () => {
+    const { w, clock, register } = await setUp();
+    const r = receiver();
+    receivers.push(r);
+    await register(r.url, ["dnc.added"]);
+    await manyEvents(w, new Date(clock.now()));
+    const steps = await postsPerTurn(async () => {
+      dispatcherOf(w, DISPATCH_LIMITS).start();
+      await until(() => r.received.length === 64, "every event");
+    });
+    expect(Math.max(...steps)).toBeGreaterThan(0);
+    expect(Math.max(...steps)).toBeLessThanOrEqual(16);
+  });
+
+  test("so are the retries due at once", async () => {
+    const { w, clock, register } = await setUp();
+    const r = receiver((index) =>
+      index < 64 ? new Response("busy", { status: 500 }) : new Response("thanks"),
+    );
+    receivers.push(r);
+    await register(r.url, ["dnc.added"]);
+    await manyEvents(w, new Date(clock.now()));
+    const dispatcher = dispatcherOf(w, DISPATCH_LIMITS);
+    dispatcher.start();
+    await until(() => r.received.length === 64, "every first attempt");
+    const queued = async () =>
+      rowsOf<{ count: number }>(
+        await w.deps.db.execute(
+          sql`select count(*)::int as count from webhook_deliveries where status = 'pending'`,
+        ),
+      )[0]?.count;
+    for (let tries = 0; tries < 250 && (await queued()) !== 64; tries++) await Bun.sleep(20);
+    expect(await queued()).toBe(64);
+    // All 64 come due together, and one lease takes them.
+    const steps = await postsPerTurn(async () => {
+      clock.advance(30_000);
+      dispatcher.wake();
+      await until(() => r.received.length === 128, "every retry");
+    });
     expect(Math.max(...steps)).toBeGreaterThan(0);
     expect(Math.max(...steps)).toBeLessThanOrEqual(16);
   });
