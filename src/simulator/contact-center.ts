@@ -425,6 +425,9 @@ export async function simulateDay(options: DayOptions): Promise<DayResult> {
     bridgeTimes,
     world,
     async close() {
+      // Agents' last state changes are still being written: a reset of the database meanwhile
+      // (the next simulated day) would deadlock with them.
+      await deps.dialer.agents.settled();
       deps.campaigns.stopAll();
       deps.tenants.stopAll();
       await deps.credentials.close();
