@@ -56,10 +56,23 @@ export interface TestResponse {
   body: any;
 }
 
+/** The apps built over the shared database since its last reset. */
+const earlierApps: ReturnType<typeof createServiceDeps>[] = [];
+
+/**
+ * Waits for the agents' state changes the earlier apps are still writing: the reset's
+ * `TRUNCATE` of every table would otherwise deadlock with such a write.
+ */
+async function settleEarlierApps() {
+  const apps = earlierApps.splice(0);
+  await Promise.all(apps.map((deps) => deps.dialer.agents.settled()));
+}
+
 /** A fresh app over the reset shared database, with a controlled clock. */
 export async function createHarness(
   options: { env?: Record<string, string>; clock?: Clock; resolve?: Resolve } = {},
 ): Promise<Harness> {
+  await settleEarlierApps();
   const database = await resetDatabase();
   const clock = (options.clock as ManualClock | undefined) ?? new ManualClock();
   const config = loadConfig({ AUTH_JWT_SECRET: TEST_SECRET, ...options.env });
@@ -72,6 +85,7 @@ export async function createHarness(
       jwtSecret: TEST_SECRET,
       ...(options.resolve ? { resolve: options.resolve } : {}),
     });
+    earlierApps.push(deps);
     return { deps, app: createApp(deps) };
   };
   let current = build();
