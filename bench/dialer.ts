@@ -4,7 +4,7 @@
  *   bun bench/dialer.ts [--duration 60] [--nodes 20] [--agents 500] [--campaigns 10]
  *                       [--leads 60000] [--answer-rate 0.3] [--rate 0] [--json FILE]
  *                       [--cpu-prof DIR] [--app DIR] [--profiles us,uk,ca] [--webhooks]
- *                       [--pg-settings name=value,…]
+ *                       [--pg-settings name=value,…] [--warm-wal N]
  *
  * A throwaway PostgreSQL cluster and one server process (`bun src/index.ts`, 127.0.0.1) are
  * started. The bootstrap admin creates `--campaigns` progressive campaigns (dial_ratio 3,
@@ -40,6 +40,10 @@
  *
  * `--pg-settings` starts the PostgreSQL cluster with those settings instead of the stock ones
  * (`wal_init_zero=off`, say, which README advises where bursts of writes make new WAL files).
+ *
+ * `--warm-wal N`, before dialling, switches to N new WAL files and checkpoints, which turns the
+ * files into recycled ones, as a server that has been running a while has them: otherwise a
+ * new cluster creates (and fills with zeros) each file the run writes, while commits wait.
  *
  * `--app DIR` runs the `src/index.ts` of another checkout (`git archive <rev> | tar -x -C DIR`,
  * `node_modules` linked in), for a revision side by side with this one.
@@ -96,6 +100,7 @@ const WEBHOOK_EVENTS = option(args, "webhook-events", ALL_EVENT_TYPES.join(","))
 const PG_SETTINGS = option(args, "pg-settings", "")
   .split(",")
   .filter((setting) => setting !== "");
+const WARM_WAL_FILES = Number(option(args, "warm-wal", "0"));
 const PROFILES = option(args, "profiles", "")
   .split(",")
   .filter((name) => name !== "");
@@ -376,6 +381,13 @@ try {
     }
   };
 
+  if (WARM_WAL_FILES > 0) {
+    progress(`making ${WARM_WAL_FILES} WAL files to recycle`);
+    for (let n = 0; n < WARM_WAL_FILES; n++)
+      // A commit with a transaction id writes a record, without which no switch is made.
+      await sql`select txid_current(), pg_switch_wal()`;
+    await sql`checkpoint`;
+  }
   progress(`dialing for ${DURATION_S} s with ${NODES} nodes and ${AGENTS} agents`);
   const started = performance.now();
   const dialStartedAt = epochNow();
@@ -439,6 +451,7 @@ try {
         ["regulatory profiles (--profiles)", PROFILES.join(", ") || "none sent"],
         ["earlier answered calls a campaign (--answered)", EARLIER_ANSWERS],
         ["PostgreSQL settings (--pg-settings)", PG_SETTINGS.join(", ") || "stock"],
+        ["WAL files made to recycle first (--warm-wal)", WARM_WAL_FILES],
         ["call attempts started / s", result.attempts_per_s],
         ["calls ended / s", result.ended_per_s],
         ["attempts (answered, abandoned)", `${attempts} (${answered}, ${abandoned})`],
