@@ -41,9 +41,9 @@ afterEach(async () => {
   for (const dispatcher of dispatchers.splice(0)) await dispatcher.stop();
 });
 
-const until = async (check: () => boolean, what: string, ms = 5_000) => {
+const until = async (check: () => boolean | Promise<boolean>, what: string, ms = 5_000) => {
   const deadline = Date.now() + ms;
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await Bun.sleep(20);
   }
@@ -601,8 +601,7 @@ describe("delivery", () => {
           sql`select count(*)::int as count from webhook_deliveries where status = 'pending'`,
         ),
       )[0]?.count;
-    for (let tries = 0; tries < 250 && (await queued()) !== 64; tries++) await Bun.sleep(20);
-    expect(await queued()).toBe(64);
+    await until(async () => (await queued()) === 64, "every event in the retry queue");
     // All 64 come due together, and one lease takes them.
     const steps = await postsPerTurn(async () => {
       clock.advance(30_000);
