@@ -220,13 +220,31 @@ describe("an agent's day", () => {
       await state.waitFor({ timeout: 10_000 });
       await desk.getByText("Connected").waitFor({ timeout: 10_000 });
       await desk.getByLabel("Campaign").selectOption(world.campaignId);
+      // The answer to Ready is held until Ada is reserved for the agent, which the socket tells
+      // at once: the later state stays on the page, the answer's "ready" does not undo it.
+      await desk.route("**/api/v1/agents/me/state", async (route) => {
+        const response = await route.fetch();
+        await until(
+          async () =>
+            (
+              await apiCall<{ agent: { state: string } }>("GET", "/agents/me", {
+                token: world.tokens.first,
+              })
+            ).body.data.agent.state === "reserved",
+          "Ada reserved",
+        );
+        await Bun.sleep(300);
+        await route.fulfill({ response });
+      });
       await desk.getByRole("button", { name: /^Ready/ }).click();
 
       // Offered Ada first: her name is the headline, her columns in the file's order.
       const preview = desk.getByRole("heading", { name: /^Preview/ });
-      await desk
-        .getByRole("heading", { name: "Preview: Ada Lovelace" })
-        .waitFor({ timeout: 15_000 });
+      const adaOffered = desk.getByRole("heading", { name: "Preview: Ada Lovelace" });
+      await adaOffered.waitFor({ timeout: 15_000 });
+      await desk.unrouteAll({ behavior: "wait" });
+      await Bun.sleep(300); // the answer rendered
+      expect(await adaOffered.isVisible()).toBe(true);
       await captureView(desk, "agent-day-preview");
       expect(trunk.calls).toHaveLength(0);
       await desk.getByLabel("Skip reason").selectOption("Wrong region");

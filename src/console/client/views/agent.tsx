@@ -586,6 +586,10 @@ export function AgentDesktop() {
   const now = useNow();
   const currentRef = useRef(current);
   currentRef.current = current;
+  // The socket tells every change of the agent's state, in order; a reply to our own change can
+  // arrive after a later one (the preview reserved the moment the agent is ready), so it is
+  // shown only when the socket said nothing meanwhile.
+  const statesHeard = useRef(0);
 
   // The agent's own call and lead, as `GET /agents/me` and the socket's first `agent.state`
   // give them: after a reload or a reconnect mid-call the page shows the lead again, as
@@ -633,6 +637,7 @@ export function AgentDesktop() {
         (message) => {
           switch (message.type) {
             case "agent.state":
+              statesHeard.current += 1;
               setAgent(message.agent);
               adopt({
                 agent: message.agent,
@@ -719,6 +724,7 @@ export function AgentDesktop() {
 
   const setState = (state: "ready" | "paused") =>
     action.run(async () => {
+      const heardBefore = statesHeard.current;
       const reply = await api.agentState(
         state === "ready"
           ? { state, campaign_id: campaignId }
@@ -727,7 +733,7 @@ export function AgentDesktop() {
             : { state },
       );
       if (state === "ready") picked.current = false;
-      setAgent(reply.agent);
+      if (statesHeard.current === heardBefore) setAgent(reply.agent);
     });
 
   useShortcuts({
