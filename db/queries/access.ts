@@ -1,6 +1,7 @@
-import { and, count, desc, eq, inArray, isNull } from "drizzle-orm";
+import { and, count, desc, eq, isNull } from "drizzle-orm";
 import type { Executor } from "../client.ts";
 import { apiKeys, nodes } from "../schema/index.ts";
+import { isAnyUuid } from "../statement.ts";
 import { paged } from "./paged.ts";
 
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
@@ -59,7 +60,7 @@ export async function touchApiKeys(db: Executor, usedAt: Map<string, number>) {
     await db
       .update(apiKeys)
       .set({ lastUsedAt: new Date(at) })
-      .where(inArray(apiKeys.id, ids));
+      .where(isAnyUuid(apiKeys.id, ids));
   }
 }
 

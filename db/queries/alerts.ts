@@ -2,6 +2,7 @@ import { and, desc, eq, isNull, sql } from "drizzle-orm";
 import type { Executor } from "../client.ts";
 import { rowsOf } from "../rows.ts";
 import { alerts } from "../schema/index.ts";
+import { isAnyUuid } from "../statement.ts";
 
 export type AlertRow = typeof alerts.$inferSelect;
 type AlertKind = AlertRow["kind"];
@@ -71,10 +72,7 @@ export async function alertsOfStoppedCampaigns(db: Executor): Promise<AlertRow[]
     where a.cleared_at is null and a.kind <> 'node_silent' and c.status <> 'running'`);
   const ids = rowsOf<{ id: string }>(result).map((row) => row.id);
   if (ids.length === 0) return [];
-  return db
-    .select()
-    .from(alerts)
-    .where(sql`${alerts.id} = any(${`{${ids.join(",")}}`}::uuid[])`);
+  return db.select().from(alerts).where(isAnyUuid(alerts.id, ids));
 }
 
 /**

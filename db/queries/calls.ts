@@ -1,4 +1,4 @@
-import { and, count, desc, eq, getTableColumns, gte, inArray, lt, sql } from "drizzle-orm";
+import { and, count, desc, eq, getTableColumns, gte, lt, sql } from "drizzle-orm";
 import type { Executor } from "../client.ts";
 import {
   apiKeys,
@@ -9,6 +9,7 @@ import {
   nodes,
   users,
 } from "../schema/index.ts";
+import { isAnyUuid } from "../statement.ts";
 import { paged } from "./paged.ts";
 import { enqueueEvents, type OutboxEvent } from "./webhooks.ts";
 
@@ -73,7 +74,7 @@ export const namedCdrsOfCalls = (db: Executor, callIds: string[]) =>
         .from(cdrs)
         .leftJoin(users, eq(users.id, cdrs.agentId))
         .leftJoin(campaigns, eq(campaigns.id, cdrs.campaignId))
-        .where(inArray(cdrs.callId, callIds));
+        .where(isAnyUuid(cdrs.callId, callIds));
 
 /** The next page of CDRs after a (created_at, id) cursor, newest first: keyset paging for exports. */
 export const cdrsBefore = (

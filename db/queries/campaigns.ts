@@ -9,7 +9,7 @@ import {
   campaigns,
   users,
 } from "../schema/index.ts";
-import { arrayLiteral, runStatement } from "../statement.ts";
+import { arrayLiteral, isAnyUuid, runStatement } from "../statement.ts";
 import { paged } from "./paged.ts";
 import { outboxStatement } from "./webhooks.ts";
 
@@ -50,7 +50,7 @@ export const tenantCampaignIds = async (
         await db
           .select({ id: campaigns.id })
           .from(campaigns)
-          .where(and(eq(campaigns.tenantId, params.tenantId), inArray(campaigns.id, params.ids)))
+          .where(and(eq(campaigns.tenantId, params.tenantId), isAnyUuid(campaigns.id, params.ids)))
       ).map((row) => row.id);
 
 export function listTenantCampaigns(
@@ -149,7 +149,7 @@ export const listOpenIdempotencyKeys = (
     .from(campaignIdempotencyKeys)
     .where(
       and(
-        inArray(campaignIdempotencyKeys.campaignId, campaignIds),
+        isAnyUuid(campaignIdempotencyKeys.campaignId, campaignIds),
         gt(campaignIdempotencyKeys.expiresAt, now),
       ),
     )

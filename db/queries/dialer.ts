@@ -29,7 +29,7 @@ import {
   leads,
   nodes,
 } from "../schema/index.ts";
-import { arrayLiteral, namedStatement, runStatement } from "../statement.ts";
+import { arrayLiteral, isAnyUuid, namedStatement, runStatement } from "../statement.ts";
 import { outboxStatement } from "./webhooks.ts";
 
 export type CallRow = typeof calls.$inferSelect;
@@ -540,7 +540,7 @@ export const dispositionTimes = (db: Executor, callIds: string[]) =>
     : db
         .select({ endedAt: calls.endedAt, updatedAt: calls.updatedAt })
         .from(calls)
-        .where(and(inArray(calls.id, callIds), isNotNull(calls.disposition)))
+        .where(and(isAnyUuid(calls.id, callIds), isNotNull(calls.disposition)))
         .orderBy(calls.endedAt);
 
 /**

@@ -1,6 +1,7 @@
 import { and, asc, count, desc, eq, gt, inArray, sql } from "drizzle-orm";
 import type { Executor } from "../client.ts";
 import { leadImportRejections, leadImports, leadLists, leads } from "../schema/index.ts";
+import { isAnyUuid } from "../statement.ts";
 import { paged } from "./paged.ts";
 
 export type LeadListRow = typeof leadLists.$inferSelect;
@@ -146,4 +147,4 @@ export const analyzeLeads = async (db: Executor) => {
 };
 
 export const findLeadsByIds = (db: Executor, ids: string[]) =>
-  ids.length === 0 ? Promise.resolve([]) : db.select().from(leads).where(inArray(leads.id, ids));
+  ids.length === 0 ? Promise.resolve([]) : db.select().from(leads).where(isAnyUuid(leads.id, ids));

@@ -1,6 +1,7 @@
 import { and, asc, eq, inArray, isNull, lt, sql } from "drizzle-orm";
 import type { Executor } from "../client.ts";
 import { nodeCommands } from "../schema/index.ts";
+import { isAnyUuid } from "../statement.ts";
 
 export type NodeCommandRow = typeof nodeCommands.$inferInsert;
 export type StoredNodeCommand = typeof nodeCommands.$inferSelect;
@@ -58,7 +59,7 @@ export const ackNodeCommands = (
         .where(
           and(
             eq(nodeCommands.edgeNodeId, params.nodeId),
-            inArray(nodeCommands.id, params.ids),
+            isAnyUuid(nodeCommands.id, params.ids),
             isNull(nodeCommands.ackedAt),
           ),
         );

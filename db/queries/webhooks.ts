@@ -1,4 +1,4 @@
-import { and, count, desc, eq, inArray, sql } from "drizzle-orm";
+import { and, count, desc, eq, sql } from "drizzle-orm";
 import type { Executor } from "../client.ts";
 import { jsonOf, rowsOf } from "../rows.ts";
 import {
@@ -8,6 +8,7 @@ import {
   webhookEndpoints,
   webhookEvents,
 } from "../schema/index.ts";
+import { arrayLiteral, isAnyUuid } from "../statement.ts";
 import { paged } from "./paged.ts";
 
 export type WebhookEndpointRow = typeof webhookEndpoints.$inferSelect;
@@ -113,7 +114,7 @@ export const findTenantEndpoint = async (db: Executor, params: { tenantId: strin
 export const findEndpoints = (db: Executor, ids: string[]) =>
   ids.length === 0
     ? Promise.resolve([])
-    : db.select().from(webhookEndpoints).where(inArray(webhookEndpoints.id, ids));
+    : db.select().from(webhookEndpoints).where(isAnyUuid(webhookEndpoints.id, ids));
 
 export function listEndpoints(
   db: Executor,
@@ -615,10 +616,10 @@ export async function settleAttempts(
     const at = settled[0]?.attempt.attemptedAt.toISOString();
     await db.execute(sql`
       update webhook_endpoints set failing_since = case
-          when id = any(${`{${[...succeeded].join(",")}}`}::uuid[]) then null
+          when id = any(${arrayLiteral([...succeeded])}::uuid[]) then null
           else ${at}::timestamptz end
-      where (id = any(${`{${[...succeeded].join(",")}}`}::uuid[]) and failing_since is not null)
-        or (id = any(${`{${[...failing].join(",")}}`}::uuid[]) and failing_since is null)`);
+      where (id = any(${arrayLiteral([...succeeded])}::uuid[]) and failing_since is not null)
+        or (id = any(${arrayLiteral([...failing])}::uuid[]) and failing_since is null)`);
   }
   if (cursors && cursors.positions.size > 0) {
     await db.execute(sql`
