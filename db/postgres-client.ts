@@ -15,7 +15,8 @@ type Scope = (sql: postgres.Sql) => unknown;
  * status change took 0.35 ms of PostgreSQL CPU prepared against 0.8 unprepared). Every query
  * with parameters is prepared: postgres.js names each statement by its text and keeps it per
  * connection, as it does for its own tagged templates. Statement texts are few (batch sizes
- * are bounded), and postgres.js renews connections within the hour.
+ * are bounded, and a list of ids is one array parameter: `isAnyUuid`), and postgres.js renews
+ * connections within the hour.
  *
  * Transactions on an idle connection: postgres.js pipelines a transaction's BEGIN onto a busy
  * connection, and when that socket write has to wait it never marks the connection as the
