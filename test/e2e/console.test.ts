@@ -365,6 +365,24 @@ describe("console", () => {
         false,
       );
 
+      // The answer to Start is held while an admin pauses the campaign again: the socket tells
+      // both changes, and the row keeps the later one when the answer lands.
+      await wallboard.route(`**/api/v1/campaigns/${world.campaignId}/status`, async (route) => {
+        const response = await route.fetch();
+        await row.locator("[data-status]", { hasText: "running" }).waitFor({ timeout: 10_000 });
+        await apiCall("POST", `/campaigns/${world.campaignId}/status`, {
+          token: world.tokens.admin,
+          body: { action: "pause" },
+        });
+        await row.locator("[data-status]", { hasText: "paused" }).waitFor({ timeout: 10_000 });
+        await route.fulfill({ response });
+      });
+      await row.getByRole("button", { name: "Start Spring renewals" }).click();
+      await Bun.sleep(300); // the held answer is asked for
+      await wallboard.unrouteAll({ behavior: "wait" });
+      await Bun.sleep(300); // the answer rendered
+      expect(await row.locator("[data-status]").textContent()).toContain("paused");
+
       await supervisorContext.close();
       await agentContext.close();
     },

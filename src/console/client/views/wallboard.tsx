@@ -1,4 +1,4 @@
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { may } from "../access.ts";
 import { type Agent, type Alert, api, type CampaignStats, type CampaignWithStats } from "../api.ts";
 import { facts } from "../facts.ts";
@@ -164,6 +164,9 @@ export function Wallboard() {
   const [link, setLink] = useState<Link>("connecting");
   const [now, setNow] = useState(Date.now());
   const action = useAction();
+  // The socket tells every status change in order; the answer to our own change can arrive
+  // after a later one, so it is shown only when the socket told no status meanwhile.
+  const statusesHeard = useRef(0);
 
   useEffect(() => {
     const timer = setInterval(() => setNow(Date.now()), 1000);
@@ -264,6 +267,7 @@ export function Wallboard() {
             });
             break;
           case "snapshot":
+            statusesHeard.current += 1;
             for (const campaign of message.campaigns) known.add(campaign.id);
             setCampaigns(
               (before) =>
@@ -273,6 +277,7 @@ export function Wallboard() {
             void fetchStats(message.campaigns.map((c) => c.id));
             break;
           case "campaign.status":
+            statusesHeard.current += 1;
             setCampaigns((before) => {
               const known = before.get(message.campaign_id);
               if (!known) {
@@ -315,7 +320,9 @@ export function Wallboard() {
   const act = (id: string, verb: "start" | "pause" | "stop") =>
     confirmed(verb, campaigns.get(id)?.name ?? "this campaign") &&
     action.run(async () => {
+      const heardBefore = statusesHeard.current;
       const { campaign } = await api.campaignAction(id, { action: verb });
+      if (statusesHeard.current !== heardBefore) return;
       setCampaigns((before) => new Map(before).set(id, { ...before.get(id), ...campaign }));
     });
 
