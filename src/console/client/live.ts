@@ -1,3 +1,4 @@
+import { useRef } from "preact/hooks";
 import { type ServerMessage, socketUrl } from "./api.ts";
 import { signOut } from "./session.ts";
 
@@ -48,5 +49,23 @@ export function liveSocket(
     stopped = true;
     clearTimeout(retry);
     socket?.close();
+  };
+}
+
+/**
+ * The socket tells every change in order, and the answer to the page's own request can land
+ * after a later change it told. `told()` counts a change the socket told; `asking()` is called
+ * as a request starts and returns whether its answer is still the news (nothing told since).
+ */
+export function useToldInOrder() {
+  const count = useRef(0);
+  return {
+    told: () => {
+      count.current += 1;
+    },
+    asking: () => {
+      const before = count.current;
+      return () => count.current === before;
+    },
   };
 }

@@ -9,7 +9,7 @@ import {
   type ServerMessage,
 } from "../api.ts";
 import { dateTime, duration, instantToZoned, label, timeIn, zonedToInstant } from "../format.ts";
-import { type Link, liveSocket } from "../live.ts";
+import { type Link, liveSocket, useToldInOrder } from "../live.ts";
 import { Page, Problem, useAction, useLoad, usePolled } from "../ui.tsx";
 
 type Offered = Extract<ServerMessage, { type: "call.offered" }>;
@@ -586,10 +586,8 @@ export function AgentDesktop() {
   const now = useNow();
   const currentRef = useRef(current);
   currentRef.current = current;
-  // The socket tells every change of the agent's state, in order; a reply to our own change can
-  // arrive after a later one (the preview reserved the moment the agent is ready), so it is
-  // shown only when the socket said nothing meanwhile.
-  const statesHeard = useRef(0);
+  // The preview is reserved the moment the agent is ready: the socket may tell it first.
+  const states = useToldInOrder();
 
   // The agent's own call and lead, as `GET /agents/me` and the socket's first `agent.state`
   // give them: after a reload or a reconnect mid-call the page shows the lead again, as
@@ -637,7 +635,7 @@ export function AgentDesktop() {
         (message) => {
           switch (message.type) {
             case "agent.state":
-              statesHeard.current += 1;
+              states.told();
               setAgent(message.agent);
               adopt({
                 agent: message.agent,
@@ -724,7 +722,7 @@ export function AgentDesktop() {
 
   const setState = (state: "ready" | "paused") =>
     action.run(async () => {
-      const heardBefore = statesHeard.current;
+      const isNews = states.asking();
       const reply = await api.agentState(
         state === "ready"
           ? { state, campaign_id: campaignId }
@@ -733,7 +731,7 @@ export function AgentDesktop() {
             : { state },
       );
       if (state === "ready") picked.current = false;
-      if (statesHeard.current === heardBefore) setAgent(reply.agent);
+      if (isNews()) setAgent(reply.agent);
     });
 
   useShortcuts({

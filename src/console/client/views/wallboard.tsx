@@ -1,9 +1,9 @@
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { may } from "../access.ts";
 import { type Agent, type Alert, api, type CampaignStats, type CampaignWithStats } from "../api.ts";
 import { facts } from "../facts.ts";
 import { duration, label, percent } from "../format.ts";
-import { type Link, liveSocket } from "../live.ts";
+import { type Link, liveSocket, useToldInOrder } from "../live.ts";
 import { governorHold } from "../rules.ts";
 import { Page, Problem, Table, useAction } from "../ui.tsx";
 import { GovernorStatus } from "./rules.tsx";
@@ -164,9 +164,8 @@ export function Wallboard() {
   const [link, setLink] = useState<Link>("connecting");
   const [now, setNow] = useState(Date.now());
   const action = useAction();
-  // The socket tells every status change in order; the answer to our own change can arrive
-  // after a later one, so it is shown only when the socket told no status meanwhile.
-  const statusesHeard = useRef(0);
+  // Another user's change, or the dialer's, may be told before the answer to ours lands.
+  const statuses = useToldInOrder();
 
   useEffect(() => {
     const timer = setInterval(() => setNow(Date.now()), 1000);
@@ -267,7 +266,7 @@ export function Wallboard() {
             });
             break;
           case "snapshot":
-            statusesHeard.current += 1;
+            statuses.told();
             for (const campaign of message.campaigns) known.add(campaign.id);
             setCampaigns(
               (before) =>
@@ -277,7 +276,7 @@ export function Wallboard() {
             void fetchStats(message.campaigns.map((c) => c.id));
             break;
           case "campaign.status":
-            statusesHeard.current += 1;
+            statuses.told();
             setCampaigns((before) => {
               const known = before.get(message.campaign_id);
               if (!known) {
@@ -320,9 +319,9 @@ export function Wallboard() {
   const act = (id: string, verb: "start" | "pause" | "stop") =>
     confirmed(verb, campaigns.get(id)?.name ?? "this campaign") &&
     action.run(async () => {
-      const heardBefore = statusesHeard.current;
+      const isNews = statuses.asking();
       const { campaign } = await api.campaignAction(id, { action: verb });
-      if (statusesHeard.current !== heardBefore) return;
+      if (!isNews()) return;
       setCampaigns((before) => new Map(before).set(id, { ...before.get(id), ...campaign }));
     });
 
