@@ -4,7 +4,7 @@
  *   bun bench/dialer.ts [--duration 60] [--nodes 20] [--agents 500] [--campaigns 10]
  *                       [--leads 60000] [--answer-rate 0.3] [--rate 0] [--json FILE]
  *                       [--cpu-prof DIR] [--app DIR] [--profiles us,uk,ca] [--webhooks]
- *                       [--pg-settings name=value,…] [--warm-wal N]
+ *                       [--pg-settings name=value,…] [--warm-wal N] [--pg-stats FILE]
  *
  * A throwaway PostgreSQL cluster and one server process (`bun src/index.ts`, 127.0.0.1) are
  * started. The bootstrap admin creates `--campaigns` progressive campaigns (dial_ratio 3,
@@ -44,6 +44,10 @@
  * `--warm-wal N`, before dialling, switches to N new WAL files and checkpoints, which turns the
  * files into recycled ones, as a server that has been running a while has them: otherwise a
  * new cluster creates (and fills with zeros) each file the run writes, while commits wait.
+ *
+ * `--pg-stats FILE` loads `pg_stat_statements` into the cluster and, at the end, writes the
+ * statements that took the database's time (calls, time, WAL written, the text's start) to FILE
+ * as JSON: what each of the dialer's statements costs, side by side with another revision's.
  *
  * `--app DIR` runs the `src/index.ts` of another checkout (`git archive <rev> | tar -x -C DIR`,
  * `node_modules` linked in), for a revision side by side with this one.
@@ -101,6 +105,7 @@ const PG_SETTINGS = option(args, "pg-settings", "")
   .split(",")
   .filter((setting) => setting !== "");
 const WARM_WAL_FILES = Number(option(args, "warm-wal", "0"));
+const PG_STATS_OUT = option(args, "pg-stats", "");
 const PROFILES = option(args, "profiles", "")
   .split(",")
   .filter((name) => name !== "");
@@ -158,7 +163,9 @@ async function post(base: string, token: string, path: string, body: unknown) {
   return { body: JSON.parse(text) as any, elapsed };
 }
 
-const cluster = startCluster(PG_SETTINGS);
+const cluster = startCluster(
+  PG_STATS_OUT ? [...PG_SETTINGS, "shared_preload_libraries=pg_stat_statements"] : PG_SETTINGS,
+);
 const databaseUrl = cluster.url();
 progress("starting the server on PostgreSQL");
 const cpuProfDir = option(args, "cpu-prof", "");
@@ -169,6 +176,7 @@ const server = await startServer(
 );
 const base = server.baseUrl;
 const sql = postgres(databaseUrl, { max: 2, onnotice: () => {} });
+if (PG_STATS_OUT) await sql`create extension if not exists pg_stat_statements`;
 const receiver: Receiver | undefined = WEBHOOKS ? await startReceiver() : undefined;
 
 /** Events an endpoint's cursor has not yet passed, and retries not yet delivered. */
@@ -493,6 +501,7 @@ try {
     ),
   );
   if (JSON_OUT) await Bun.write(JSON_OUT, JSON.stringify(result, null, 2));
+  if (PG_STATS_OUT) await Bun.write(PG_STATS_OUT, JSON.stringify(await statementStats(), null, 1));
   const serverErrors = server
     .output()
     .split("\n")
@@ -502,6 +511,16 @@ try {
   await sql.end({ timeout: 5 });
   await server.stop();
   await receiver?.stop();
+}
+
+/** The statements that took the database's time, the costliest first. */
+function statementStats() {
+  return sql`
+  select calls::int, round(total_exec_time::numeric, 1)::float8 as total_ms,
+    round(mean_exec_time::numeric, 3)::float8 as mean_ms,
+    round(max_exec_time::numeric, 1)::float8 as max_ms, rows::int,
+    wal_bytes::float8 as wal_bytes, left(regexp_replace(query, '[[:space:]]+', ' ', 'g'), 200) as query
+  from pg_stat_statements order by total_exec_time desc limit 60`;
 }
 
 /**
