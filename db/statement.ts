@@ -26,12 +26,17 @@ export const arrayLiteral = (values: readonly (string | null)[]) =>
   `{${values.map((value) => (value === null ? "NULL" : `"${value.replace(/["\\]/g, "\\$&")}"`)).join(",")}}`;
 
 /**
- * `column = any($1::uuid[])`: one statement however many ids. An `in ($1, …, $n)` list is a
+ * `column = any($1::type[])`: one statement however many values. An `in ($1, …, $n)` list is a
  * statement of its own for each length, which postgres.js prepares on first use (a round trip
  * that holds up every query queued on the connection) and keeps for the connection's life.
  */
-export const isAnyUuid = (column: AnyColumn, ids: readonly string[]) =>
-  sql`${column} = any(${arrayLiteral(ids)}::uuid[])`;
+export const isAny = (
+  column: AnyColumn,
+  values: readonly (string | number)[],
+  type: "uuid" | "bigint",
+) => sql`${column} = any(${arrayLiteral(values.map(String))}::${sql.raw(type)}[])`;
+
+export const isAnyUuid = (column: AnyColumn, ids: readonly string[]) => isAny(column, ids, "uuid");
 
 /** A parameter of a statement, as the drivers take it. */
 export type StatementParam = string | number | boolean | null;

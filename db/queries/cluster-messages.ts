@@ -1,7 +1,7 @@
 import { inArray, lt, sql } from "drizzle-orm";
 import type { Executor } from "../client.ts";
 import { clusterMessages } from "../schema/index.ts";
-import { arrayLiteral } from "../statement.ts";
+import { isAny } from "../statement.ts";
 
 /** Stores a push too large for a NOTIFY payload; its id goes in the notification instead. */
 export const insertClusterMessage = async (db: Executor, payload: string) =>
@@ -18,8 +18,7 @@ export const clusterMessagesByIds = (db: Executor, ids: number[]) =>
   db
     .select({ id: clusterMessages.id, payload: clusterMessages.payload })
     .from(clusterMessages)
-    // One statement however many ids, as `isAnyUuid`.
-    .where(sql`${clusterMessages.id} = any(${arrayLiteral(ids.map(String))}::bigint[])`);
+    .where(isAny(clusterMessages.id, ids, "bigint"));
 
 /**
  * Deletes up to `limit` stored pushes older than `olderThanSeconds` (by the database's clock,

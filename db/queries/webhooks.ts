@@ -8,7 +8,7 @@ import {
   webhookEndpoints,
   webhookEvents,
 } from "../schema/index.ts";
-import { arrayLiteral, isAnyUuid } from "../statement.ts";
+import { isAnyUuid } from "../statement.ts";
 import { paged } from "./paged.ts";
 
 export type WebhookEndpointRow = typeof webhookEndpoints.$inferSelect;
@@ -616,10 +616,10 @@ export async function settleAttempts(
     const at = settled[0]?.attempt.attemptedAt.toISOString();
     await db.execute(sql`
       update webhook_endpoints set failing_since = case
-          when id = any(${arrayLiteral([...succeeded])}::uuid[]) then null
+          when ${isAnyUuid(webhookEndpoints.id, [...succeeded])} then null
           else ${at}::timestamptz end
-      where (id = any(${arrayLiteral([...succeeded])}::uuid[]) and failing_since is not null)
-        or (id = any(${arrayLiteral([...failing])}::uuid[]) and failing_since is null)`);
+      where (${isAnyUuid(webhookEndpoints.id, [...succeeded])} and failing_since is not null)
+        or (${isAnyUuid(webhookEndpoints.id, [...failing])} and failing_since is null)`);
   }
   if (cursors && cursors.positions.size > 0) {
     await db.execute(sql`
