@@ -19,7 +19,8 @@ export async function sweepAgentDeadlines(deps: ServiceDeps): Promise<number> {
   const due: Promise<boolean>[] = [];
   for (const userId of deps.dialer.agents.userIds()) {
     const agent = deps.dialer.agents.get(userId);
-    if (!agent?.campaignId || !deps.campaigns.leases.holds(agent.campaignId)) continue;
+    if (!agent?.campaignId || !mayRunOut(agent) || !deps.campaigns.leases.holds(agent.campaignId))
+      continue;
     const snapshot = deps.campaigns.peek(agent.campaignId);
     if (!snapshot) continue;
     const { campaign } = snapshot;
@@ -39,6 +40,12 @@ export async function sweepAgentDeadlines(deps: ServiceDeps): Promise<number> {
   }
   return (await Promise.all(due)).filter(Boolean).length;
 }
+
+/** Whether the agent is in a state with a deadline; most are ready or on a call, which have none. */
+const mayRunOut = (agent: AgentPresence) =>
+  agent.state === "reserved" ||
+  (agent.state === "wrap_up" && agent.callId != null) ||
+  (agent.state === "paused" && agent.readyAt != null);
 
 function endWrapUp(deps: ServiceDeps, agent: AgentPresence, disposition: string): Promise<boolean> {
   const campaignId = agent.campaignId as string;
