@@ -187,6 +187,7 @@ describe("webhook endpoints", () => {
       ["https://nowhere.example/x", "does not resolve"],
       ["not a url", "must be an absolute URL"],
       ["https://user:pass@hooks.example/x", "must not carry a user name or password"],
+      ["https://hooks.example:0/x", "port 0"],
     ] as const) {
       const reply = await create(url);
       expect({ url, status: reply.status }).toEqual({ url, status: 422 });

@@ -50,6 +50,7 @@ async function checkedUrl(deps: ServiceDeps, given: string): Promise<string> {
       "url",
       "must not carry a user name or password: the signature authenticates",
     );
+  if (url.port === "0") throw unprocessable("url", "must not name port 0: nothing listens there");
   const refusal = await refusalOf(url, {
     allowPrivate: deps.config.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
     resolve: deps.webhooks.resolve,
