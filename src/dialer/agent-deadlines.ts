@@ -4,6 +4,12 @@ import type { AgentPresence } from "./agents.ts";
 
 /** How often each process looks for agents' deadlines that ran out. */
 export const DEADLINE_SWEEP_MS = 1_000;
+/** The states that can run out; most agents are ready or on a call, whose campaigns are not read. */
+const STATES_WITH_DEADLINES: ReadonlySet<AgentPresence["state"]> = new Set([
+  "reserved",
+  "wrap_up",
+  "paused",
+]);
 
 /**
  * Ends what an agent left running past its campaign's limits, on the campaigns this process
@@ -19,8 +25,8 @@ export async function sweepAgentDeadlines(deps: ServiceDeps): Promise<number> {
   const due: Promise<boolean>[] = [];
   for (const userId of deps.dialer.agents.userIds()) {
     const agent = deps.dialer.agents.get(userId);
-    if (!agent?.campaignId || !mayRunOut(agent) || !deps.campaigns.leases.holds(agent.campaignId))
-      continue;
+    if (!agent?.campaignId || !STATES_WITH_DEADLINES.has(agent.state)) continue;
+    if (!deps.campaigns.leases.holds(agent.campaignId)) continue;
     const snapshot = deps.campaigns.peek(agent.campaignId);
     if (!snapshot) continue;
     const { campaign } = snapshot;
@@ -40,12 +46,6 @@ export async function sweepAgentDeadlines(deps: ServiceDeps): Promise<number> {
   }
   return (await Promise.all(due)).filter(Boolean).length;
 }
-
-/** Whether the agent is in a state with a deadline; most are ready or on a call, which have none. */
-const mayRunOut = (agent: AgentPresence) =>
-  agent.state === "reserved" ||
-  (agent.state === "wrap_up" && agent.callId != null) ||
-  (agent.state === "paused" && agent.readyAt != null);
 
 function endWrapUp(deps: ServiceDeps, agent: AgentPresence, disposition: string): Promise<boolean> {
   const campaignId = agent.campaignId as string;
