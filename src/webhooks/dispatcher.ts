@@ -41,8 +41,6 @@ export interface DispatcherDeps {
   allowPrivateNetworks: boolean;
   retryWindowMs: number;
   disableAfterMs: number;
-  /** Posts one event: `postEvent` unless a test watches the posts. */
-  post?: typeof postEvent;
 }
 
 /** How long delivered and given-up events, and every attempt, stay in the log. */
@@ -503,7 +501,7 @@ export class WebhookDispatcher {
       .catch((error) => `could not be checked (${String(error)})`);
     const result = refusal
       ? { error: `not sent: the URL ${refusal}` }
-      : await (this.deps.post ?? postEvent)(
+      : await postEvent(
           endpoint.url,
           signedHeaders(signingSecrets(endpoint, started), delivery.event_id, started, body),
           body,

@@ -1,5 +1,3 @@
-import { post } from "./connections.ts";
-
 /** What a receiver answered, or why it did not. */
 export type SendResult =
   | { status: number; body: string; error?: undefined }
@@ -16,15 +14,45 @@ export async function postEvent(
   body: string,
   limits: { timeoutMs: number; maxBytes: number; keepBytes: number },
 ): Promise<SendResult> {
+  const signal = AbortSignal.timeout(limits.timeoutMs);
   try {
-    const answer = await post(
-      new URL(url),
-      { "content-type": "application/json", "user-agent": "dialer-engine-webhooks", ...headers },
+    const response = await fetch(url, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "user-agent": "dialer-engine-webhooks",
+        ...headers,
+      },
       body,
-      limits,
-    );
-    return { status: answer.status, body: answer.body };
+      redirect: "manual",
+      signal,
+    });
+    return { status: response.status, body: await firstBytes(response, limits) };
   } catch (error) {
+    if (signal.aborted) return { error: `no answer within ${limits.timeoutMs} ms` };
     return { error: error instanceof Error ? error.message : String(error) };
   }
+}
+
+async function firstBytes(
+  response: Response,
+  limits: { maxBytes: number; keepBytes: number },
+): Promise<string> {
+  const reader = response.body?.getReader();
+  if (!reader) return "";
+  const chunks: Uint8Array[] = [];
+  let read = 0;
+  try {
+    while (read < limits.maxBytes) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      read += value.byteLength;
+    }
+  } finally {
+    // The rest of a long answer is never read.
+    await reader.cancel().catch(() => {});
+  }
+  const bytes = Buffer.concat(chunks).subarray(0, limits.keepBytes);
+  return new TextDecoder().decode(bytes);
 }

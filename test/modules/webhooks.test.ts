@@ -6,7 +6,6 @@ import { claimCursors, enqueueEvents } from "../../db/queries/webhooks.ts";
 import { rowsOf } from "../../db/rows.ts";
 import { webhookEvents } from "../../db/schema/index.ts";
 import { DISPATCH_LIMITS, WebhookDispatcher } from "../../src/webhooks/dispatcher.ts";
-import { postEvent } from "../../src/webhooks/send.ts";
 import { createWorkspace } from "../helpers/app.ts";
 import { ManualClock } from "../helpers/clock.ts";
 import { runningCampaign } from "../helpers/leads.ts";
@@ -94,7 +93,6 @@ function dispatcherOf(
   w: Awaited<ReturnType<typeof setUp>>["w"],
   limits: ConstructorParameters<typeof WebhookDispatcher>[1],
   db: Database = w.deps.db,
-  post?: typeof postEvent,
 ) {
   const dispatcher = new WebhookDispatcher(
     {
@@ -106,7 +104,6 @@ function dispatcherOf(
       allowPrivateNetworks: true,
       retryWindowMs: 3_600_000,
       disableAfterMs: 3_600_000,
-      ...(post ? { post } : {}),
     },
     limits,
   );
@@ -545,15 +542,19 @@ describe("delivery", () => {
   }
 
   /**
-   * Runs `work` with a poster that counts, and returns how many posts began between two turns
-   * of the event loop, as a request's handler would see them, at each turn.
+   * Runs `work` and returns how many posts began between two turns of the event loop, as a
+   * request's handler would see them, at each turn.
    */
-  async function postsPerTurn(work: (post: typeof postEvent) => Promise<void>): Promise<number[]> {
+  async function postsPerTurn(work: () => Promise<void>): Promise<number[]> {
+    const original = globalThis.fetch;
     let posted = 0;
-    const counting: typeof postEvent = (...args) => {
-      posted++;
-      return postEvent(...args);
-    };
+    globalThis.fetch = Object.assign(
+      (...args: Parameters<typeof fetch>) => {
+        posted++;
+        return original(...args);
+      },
+      { preconnect: original.preconnect },
+    );
     const seen: number[] = [];
     let watching = true;
     const watch = () => {
@@ -562,9 +563,10 @@ describe("delivery", () => {
     };
     try {
       watch();
-      await work(counting);
+      await work();
     } finally {
       watching = false;
+      globalThis.fetch = original;
     }
     return seen.slice(1).map((count, turn) => count - (seen[turn] ?? 0));
   }
@@ -575,8 +577,8 @@ describe("delivery", () => {
     receivers.push(r);
     await register(r.url, ["dnc.added"]);
     await manyEvents(w, new Date(clock.now()));
-    const steps = await postsPerTurn(async (post) => {
-      dispatcherOf(w, DISPATCH_LIMITS, w.deps.db, post).start();
+    const steps = await postsPerTurn(async () => {
+      dispatcherOf(w, DISPATCH_LIMITS).start();
       await until(() => r.received.length === 64, "every event");
     });
     expect(Math.max(...steps)).toBeGreaterThan(0);
@@ -591,8 +593,7 @@ describe("delivery", () => {
     receivers.push(r);
     await register(r.url, ["dnc.added"]);
     await manyEvents(w, new Date(clock.now()));
-    let post: typeof postEvent = postEvent;
-    const dispatcher = dispatcherOf(w, DISPATCH_LIMITS, w.deps.db, (...args) => post(...args));
+    const dispatcher = dispatcherOf(w, DISPATCH_LIMITS);
     dispatcher.start();
     await until(() => r.received.length === 64, "every first attempt");
     const queued = async () =>
@@ -603,8 +604,7 @@ describe("delivery", () => {
       )[0]?.count;
     await until(async () => (await queued()) === 64, "every event in the retry queue");
     // All 64 come due together, and one lease takes them.
-    const steps = await postsPerTurn(async (counting) => {
-      post = counting;
+    const steps = await postsPerTurn(async () => {
       clock.advance(30_000);
       dispatcher.wake();
       await until(() => r.received.length === 128, "every retry");
