@@ -160,6 +160,18 @@ describe("webhook endpoints", () => {
       disabled_reason: "disabled by an admin",
       event_types: ["lead.exhausted"],
     });
+    // The view's own field switches it too; given with `enabled`, the two must agree.
+    const contradictory = await w.request("PATCH", `/api/v1/webhooks/${id}`, {
+      token: admin,
+      body: { enabled: false, status: "enabled" },
+    });
+    expect(contradictory.status).toBe(422);
+    expect(contradictory.body.field_errors?.[0]?.field).toBe("status");
+    const resumed = await w.request("PATCH", `/api/v1/webhooks/${id}`, {
+      token: admin,
+      body: { status: "enabled" },
+    });
+    expect(resumed.body.data.webhook).toMatchObject({ status: "enabled", disabled_reason: null });
     const removed = await w.request("DELETE", `/api/v1/webhooks/${id}`, { token: admin });
     expect(removed.status).toBe(200);
     expect((await w.request("GET", `/api/v1/webhooks/${id}`, { token: admin })).status).toBe(404);

@@ -7060,6 +7060,8 @@ export interface operations {
                     description?: string;
                     /** @description false stops deliveries; true resumes them, pending ones first */
                     enabled?: boolean;
+                    /** @enum {string} */
+                    status?: "enabled" | "disabled";
                 };
             };
         };

@@ -30,6 +30,11 @@ export const PatchWebhookBody = t.Object(
     enabled: t.Optional(
       t.Boolean({ description: "false stops deliveries; true resumes them, pending ones first" }),
     ),
+    status: t.Optional(
+      t.Union([t.Literal("enabled"), t.Literal("disabled")], {
+        description: "the view's own field, the same as `enabled` true or false",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

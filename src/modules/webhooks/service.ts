@@ -139,6 +139,14 @@ export async function listWebhooks(deps: ServiceDeps, tenantId: string, page: Pa
   return { items: items.map(webhookView), total };
 }
 
+/** Whether a change turns the endpoint on (true) or off (false), given as `enabled` or `status`. */
+function switchOf(input: PatchWebhookInput): boolean | undefined {
+  const byStatus = input.status === undefined ? undefined : input.status === "enabled";
+  if (input.enabled !== undefined && byStatus !== undefined && input.enabled !== byStatus)
+    throw unprocessable("status", "says the opposite of enabled: give one of them");
+  return input.enabled ?? byStatus;
+}
+
 export async function patchWebhook(
   deps: ServiceDeps,
   principal: Principal,
@@ -150,8 +158,9 @@ export async function patchWebhook(
   const existing = await tenantEndpoint(deps, tenantId, id);
   const url = input.url === undefined ? undefined : await checkedUrl(deps, input.url);
   const eventTypes = input.event_types === undefined ? undefined : checkedTypes(input.event_types);
+  const switched = switchOf(input);
   const now = new Date(deps.clock.now());
-  const enabling = input.enabled === true && existing.status === "disabled";
+  const enabling = switched === true && existing.status === "disabled";
   const row = await auditedWrite(
     deps.db,
     async (tx) => {
@@ -162,7 +171,7 @@ export async function patchWebhook(
           ...(url !== undefined ? { url } : {}),
           ...(eventTypes !== undefined ? { eventTypes } : {}),
           ...(input.description !== undefined ? { description: input.description.trim() } : {}),
-          ...(input.enabled === false
+          ...(switched === false
             ? { status: "disabled" as const, disabledReason: "disabled by an admin" }
             : {}),
           // Back on: its failures so far no longer count towards disabling it again.
@@ -178,7 +187,7 @@ export async function patchWebhook(
         await readyHeads(tx, id);
         await startCursor(tx, id);
       }
-      if (input.enabled === false) await holdEndpointDeliveries(tx, id);
+      if (switched === false) await holdEndpointDeliveries(tx, id);
       return changed;
     },
     audit(principal, tenantId, "webhook.updated", meta, now),
