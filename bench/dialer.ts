@@ -5,7 +5,6 @@
  *                       [--leads 60000] [--answer-rate 0.3] [--rate 0] [--json FILE]
  *                       [--cpu-prof DIR] [--app DIR] [--profiles us,uk,ca] [--webhooks]
  *                       [--pg-settings name=value,…] [--warm-wal N] [--pg-stats FILE]
- *                       [--webhook-events a,b] [--receiver-nice 19]
  *
  * A throwaway PostgreSQL cluster and one server process (`bun src/index.ts`, 127.0.0.1) are
  * started. The bootstrap admin creates `--campaigns` progressive campaigns (dial_ratio 3,
@@ -60,10 +59,7 @@
  * a node's event the `at` it sent) to its receipt, for the events of the dialling window,
  * the deliveries still pending when dialling ended, duplicates, and a sample of signatures
  * checked with the `standardwebhooks` library. `--webhook-events a,b` subscribes to those
- * types only (a CRM's set, say, without the agents' states). The receiver stands in for a CRM
- * on machines of its own, so it runs at the lowest priority (`nice -n 19`): it takes what the
- * dialer leaves of these cores rather than competing for them; `--receiver-nice 0` runs it as
- * any other process.
+ * types only (a CRM's set, say, without the agents' states).
  */
 import { createHmac, randomUUID } from "node:crypto";
 import postgres from "postgres";
@@ -105,8 +101,6 @@ const WEBHOOKS = args.includes("--webhooks");
 const WEBHOOK_EVENTS = option(args, "webhook-events", ALL_EVENT_TYPES.join(","))
   .split(",")
   .filter((name) => name !== "");
-/** The receiver stands in for a CRM on machines of its own: by default it yields these cores. */
-const RECEIVER_NICE = Number(option(args, "receiver-nice", "19"));
 const PG_SETTINGS = option(args, "pg-settings", "")
   .split(",")
   .filter((setting) => setting !== "");
@@ -183,9 +177,7 @@ const server = await startServer(
 const base = server.baseUrl;
 const sql = postgres(databaseUrl, { max: 2, onnotice: () => {} });
 if (PG_STATS_OUT) await sql`create extension if not exists pg_stat_statements`;
-const receiver: Receiver | undefined = WEBHOOKS
-  ? await startReceiver(50, RECEIVER_NICE)
-  : undefined;
+const receiver: Receiver | undefined = WEBHOOKS ? await startReceiver() : undefined;
 
 /** Events an endpoint's cursor has not yet passed, and retries not yet delivered. */
 const pendingDeliveries = async () =>
@@ -503,7 +495,6 @@ try {
                 `${webhooks.signatures.verified} of ${webhooks.signatures.checked}`,
               ],
               ["webhook receiver CPU, cores", webhooks.receiver_cores],
-              ["webhook receiver priority (nice)", RECEIVER_NICE],
             ]
           : []),
       ],

@@ -21,22 +21,15 @@ export interface Receiver {
   stop(): Promise<void>;
 }
 
-/**
- * Starts the receiver as its own `bun` process on 127.0.0.1, at the scheduling priority `nice`
- * (0: the usual; 19: the lowest, so that it takes the cores only when nothing else wants them).
- */
-export async function startReceiver(sampleEvery = 50, nice = 0): Promise<Receiver> {
+/** Starts the receiver as its own `bun` process on 127.0.0.1. */
+export async function startReceiver(sampleEvery = 50): Promise<Receiver> {
   const env: Record<string, string> = {
     ...(process.env as Record<string, string>),
     PORT: "0",
     SAMPLE_EVERY: String(sampleEvery),
   };
   const server: Server = await startListening(
-    [
-      ...(nice === 0 ? [] : ["nice", "-n", String(nice)]),
-      process.execPath,
-      "bench/webhook-receiver.ts",
-    ],
+    [process.execPath, "bench/webhook-receiver.ts"],
     env,
     30_000,
   );
