@@ -1,6 +1,6 @@
 import { type Static, t } from "elysia";
 import type { WebhookAttemptRow, WebhookEndpointRow } from "../../../db/queries/webhooks.ts";
-import { WEBHOOK_EVENT_TYPES } from "../../../db/schema/webhooks.ts";
+import { WEBHOOK_EVENT_TYPES, WEBHOOK_STATUSES } from "../../../db/schema/webhooks.ts";
 import { PageQuery } from "../../pagination.ts";
 import { TenantQuery, Timestamp } from "../users/model.ts";
 
@@ -15,6 +15,12 @@ const EventTypes = t.Array(t.String(), {
   description: `the events it takes: ${WEBHOOK_EVENT_TYPES.join(", ")}`,
 });
 const Description = t.String({ maxLength: 500 });
+/** Whether an endpoint gets its events: the view's field, and a change's. */
+const Status = (options: { description?: string } = {}) =>
+  t.Union(
+    WEBHOOK_STATUSES.map((status) => t.Literal(status)),
+    options,
+  );
 
 export const CreateWebhookBody = t.Object(
   { url: Url, event_types: EventTypes, description: t.Optional(Description) },
@@ -31,9 +37,7 @@ export const PatchWebhookBody = t.Object(
       t.Boolean({ description: "false stops deliveries; true resumes them, pending ones first" }),
     ),
     status: t.Optional(
-      t.Union([t.Literal("enabled"), t.Literal("disabled")], {
-        description: "the view's own field, the same as `enabled` true or false",
-      }),
+      Status({ description: "the view's own field, the same as `enabled` true or false" }),
     ),
   },
   { additionalProperties: false },
@@ -59,7 +63,7 @@ export const WebhookSchema = t.Object({
   url: t.String(),
   description: t.String(),
   event_types: t.Array(t.String()),
-  status: t.Union([t.Literal("enabled"), t.Literal("disabled")]),
+  status: Status(),
   disabled_reason: t.Union([t.String(), t.Null()], {
     description: "an admin's change, a receiver's 410, or days without a successful delivery",
   }),
