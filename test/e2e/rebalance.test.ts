@@ -63,13 +63,24 @@ describe.skipIf(!url)("campaigns spread over processes that start later", () => 
     }
     expect(counts).toEqual([3, 3, 3]);
 
-    // Every move is logged once on each side: a hand-over, then a take from that owner.
-    const lines = c.all().flatMap((index) => c.leaseLog(index));
+    // Every move is logged once on each side: a hand-over, then a take from that owner. The
+    // lease row shows a new owner a moment before its log line reaches the test.
     const moves = (message: string, ownerField: string) =>
-      lines
+      c
+        .all()
+        .flatMap((index) => c.leaseLog(index))
         .filter((line) => line.message === message && line[ownerField])
         .map((line) => `${line.campaign_id} from ${line[ownerField]}`)
         .sort();
+    const logDeadline = Date.now() + 5_000;
+    while (
+      Date.now() < logDeadline &&
+      !Bun.deepEquals(
+        moves("campaign lease taken", "previous_owner"),
+        moves("campaign lease handed over", "owner"),
+      )
+    )
+      await Bun.sleep(100);
     const handedOver = moves("campaign lease handed over", "owner");
     expect(handedOver.length).toBeGreaterThanOrEqual((CAMPAIGNS * 2) / 3);
     expect(moves("campaign lease taken", "previous_owner")).toEqual(handedOver);
