@@ -4,6 +4,7 @@ import type { ZoneSource } from "../src/compliance/lead-rules.ts";
 import { type RecentCalls, recordEndedCall } from "../src/dialer/call-history.ts";
 import { type ComplianceLedger, ledgerEntryOf, type VerdictEntry } from "../src/dialer/ledger.ts";
 import type { CallOutcome } from "../src/dialer/outcome.ts";
+import type { LiveCalls } from "./live-calls.ts";
 
 export type LeadState = (typeof LEAD_STATES)[number];
 export type DialableState = "Fresh" | "Retry" | "Callback";
@@ -50,7 +51,7 @@ export interface DialingState {
   hopper: HopperLead[];
   /** When the hopper was last filled (epoch ms); it is refilled when empty or stale. */
   hopperFilledAt: number;
-  calls: Record<string, LiveCall>;
+  calls: LiveCalls;
   /**
    * Calls that ended with an agent who has not yet given a disposition, as they ended: a
    * disposition is decided from here rather than read back from the database. At most
@@ -186,12 +187,10 @@ export function applyDialing(
     }
     case "dialing.callsPlaced": {
       const removed = new Set(event.removed);
-      const calls = { ...state.calls };
-      for (const call of event.calls) calls[call.id] = call;
       return {
         ...state,
         hopper: state.hopper.filter((lead) => !removed.has(lead.id)),
-        calls,
+        calls: state.calls.with(event.calls),
         leads: moved(
           state.leads,
           event.from.map((from) => ({ from, to: "Dialing" })),
@@ -201,11 +200,10 @@ export function applyDialing(
     case "dialing.callChanged":
       return {
         ...state,
-        calls: { ...state.calls, [event.call.id]: event.call },
+        calls: state.calls.with([event.call]),
         leads: event.lead ? moved(state.leads, [event.lead]) : state.leads,
       };
     case "dialing.callEnded": {
-      const { [event.callId]: _ended, ...calls } = state.calls;
       const recent =
         state.recent.length >= RECENT_CALLS ? state.recent.slice(1) : state.recent.slice();
       recent.push(event.outcome);
@@ -217,7 +215,7 @@ export function applyDialing(
       }
       return {
         ...state,
-        calls,
+        calls: state.calls.without(event.callId),
         wrapping: event.wrapUp ? wrappingWith(state.wrapping, event.wrapUp) : state.wrapping,
         recent,
         leads: event.lead ? moved(state.leads, [event.lead]) : state.leads,
@@ -322,31 +320,18 @@ export function takeFromHopper(
 }
 
 /** Calls placed but not yet with an agent: what progressive pacing counts against ready agents. */
-export const unbridgedCalls = (state: DialingState) => {
-  let waiting = 0;
-  for (const id in state.calls) if (!state.calls[id]?.bridged) waiting++;
-  return waiting;
-};
+export const unbridgedCalls = (state: DialingState) => state.calls.unbridged;
 
 /** Calls placed with no agent waiting for them and not yet bridged: the ones that may be abandoned. */
-export const unreservedCalls = (state: DialingState) => {
-  let waiting = 0;
-  for (const id in state.calls) {
-    const call = state.calls[id];
-    if (call && !call.bridged && call.agentId === null) waiting++;
-  }
-  return waiting;
-};
+export const unreservedCalls = (state: DialingState) => state.calls.unreserved;
 
-export const callsInFlight = (state: DialingState) => Object.keys(state.calls).length;
+export const callsInFlight = (state: DialingState) => state.calls.size;
 
 /** For each call no person has answered yet (nor a machine), how long ago it was placed. */
 export function ringingFor(state: DialingState, now: number): number[] {
   const ringing: number[] = [];
-  for (const id in state.calls) {
-    const call = state.calls[id];
-    if (call && call.answeredAt === null && !call.machine)
-      ringing.push(now - call.claimedAt.getTime());
+  for (const call of state.calls) {
+    if (call.answeredAt === null && !call.machine) ringing.push(now - call.claimedAt.getTime());
   }
   return ringing;
 }

@@ -476,7 +476,7 @@ export class CampaignRegistry {
       const campaignId = actor.getSnapshot().context.campaign.id;
       for (const [callId, entry] of [...this.liveCalls])
         if (entry.campaignId === campaignId) this.unindexCall(callId);
-      for (const call of Object.values(event.dialing.calls)) this.indexCall(call);
+      for (const call of event.dialing.calls) this.indexCall(call);
     }
     if (event.type === "dialing.callsPlaced") for (const call of event.calls) this.indexCall(call);
     if (event.type === "dialing.callEnded") this.unindexCall(event.callId);

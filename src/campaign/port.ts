@@ -112,14 +112,14 @@ async function gather(
     }
     case "call.event": {
       // A call no longer in flight (a repeat of its end) is answered as the database holds it.
-      const live = dialing?.calls[command.callId];
+      const live = dialing?.calls.get(command.callId);
       if (!live || live.edgeNodeId !== command.nodeId)
         inputs.call = await findNodeCall(deps.db, command);
       break;
     }
     case "call.disposition": {
       // A call in flight or in wrap-up is known; one the campaign no longer keeps is read.
-      const live = dialing?.calls[command.callId];
+      const live = dialing?.calls.get(command.callId);
       const known = live ? rowOf(live) : dialing?.wrapping.get(command.callId);
       const call =
         known ??
@@ -142,7 +142,7 @@ async function gather(
     }
     case "call.control": {
       const { tenantId } = campaign;
-      if (!dialing?.calls[command.callId]) {
+      if (!dialing?.calls.get(command.callId)) {
         const call = await findTenantCall(deps.db, { tenantId, callId: command.callId });
         inputs.call = call?.campaignId === campaign.id ? call : undefined;
         break;

@@ -32,7 +32,7 @@ function controlled(
   command: CallControlCommand,
   inputs: CommandInputs,
 ): LiveCall {
-  const call = snapshot.context.dialing?.calls[command.callId];
+  const call = snapshot.context.dialing?.calls.get(command.callId);
   if (!call) {
     if (inputs.call) throw conflict("the call is over");
     throw notFound("call");

@@ -20,6 +20,7 @@ import {
   type LiveCall,
   previewDialing,
 } from "../../actors/dialing.ts";
+import { LiveCalls } from "../../actors/live-calls.ts";
 import type { CallRow } from "../../db/queries/dialer.ts";
 import type { CallMedia } from "../../db/schema/columns.ts";
 import {
@@ -112,7 +113,7 @@ export function decideCallEvent(
   command: CallEventCommand,
   inputs: CommandInputs,
 ): CallDecision {
-  const call = snapshot.context.dialing?.calls[command.callId];
+  const call = snapshot.context.dialing?.calls.get(command.callId);
   if (!call || call.edgeNodeId !== command.nodeId) {
     const stored = inputs.call;
     if (!stored || stored.edgeNodeId !== command.nodeId) throw notFound("call");
@@ -469,7 +470,7 @@ export function decideDisposition(
     code.outcome === "retry"
       ? retriedOrExhausted(call.attempt, campaign, now)
       : { state: SETTLED_LEAD_STATES[code.outcome], nextAttemptAt: callbackAt ?? null };
-  const live = dialing?.calls[call.id];
+  const live = dialing?.calls.get(call.id);
   const agent = call.agentId ? inputs.agents.get(call.agentId) : undefined;
   const wrapping = agent?.callId === call.id && agent.state === "wrap_up";
   const events: CampaignEvent[] = [
@@ -531,8 +532,8 @@ export function decideExpiry(
   command: ExpireCommand,
   now: number,
 ): Decision<number> {
-  const calls = snapshot.context.dialing?.calls ?? {};
-  const ending = command.callIds.flatMap((id) => (calls[id] ? [calls[id] as LiveCall] : []));
+  const calls = snapshot.context.dialing?.calls ?? LiveCalls.empty;
+  const ending = command.callIds.flatMap((id) => calls.get(id) ?? []);
   return endAll(snapshot, ending, "LEASE_EXPIRED", now);
 }
 
@@ -547,7 +548,7 @@ export function decideReconcile(
   now: number,
 ): Decision<number> {
   const held = new Set(command.heldCallIds.map((id) => id.toLowerCase()));
-  const lost = Object.values(snapshot.context.dialing?.calls ?? {}).filter(
+  const lost = [...(snapshot.context.dialing?.calls ?? [])].filter(
     (call) =>
       call.edgeNodeId === command.nodeId &&
       !held.has(call.id) &&

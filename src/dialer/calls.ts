@@ -261,7 +261,7 @@ const WITH_CALL = new Set<AgentPresence["state"]>(["reserved", "on_call", "wrap_
 export async function currentCallOf(deps: ServiceDeps, agent: AgentPresence | undefined) {
   const none = { call: null, lead: null };
   if (!agent?.callId || !agent.campaignId || !WITH_CALL.has(agent.state)) return none;
-  const live = deps.campaigns.peek(agent.campaignId)?.dialing?.calls[agent.callId];
+  const live = deps.campaigns.peek(agent.campaignId)?.dialing?.calls.get(agent.callId);
   if (live && live.tenantId === agent.tenantId) return { call: callView(live), lead: live.lead };
   const row = await findTenantCall(deps.db, { tenantId: agent.tenantId, callId: agent.callId });
   const lead = row && (await findLead(deps.db, { tenantId: agent.tenantId, leadId: row.leadId }));

@@ -153,7 +153,7 @@ describe("the campaign actor's dialing state", () => {
     actor.send({ type: "dialing.leadsMoved", moves: [{ from: "Fresh", to: "DoNotCall" }] });
     dialing = actor.getSnapshot().context.dialing as DialingState;
     expect(dialing.recent).toEqual(["busy"]);
-    expect(dialing.calls).toEqual({});
+    expect([...dialing.calls]).toEqual([]);
     expect(dialingDone(dialing)).toBe(true);
     expect(dialingDone({ ...dialing, leads: noLeads() })).toBe(false);
     actor.stop();

@@ -4,6 +4,7 @@ import type { RestorableContext } from "../../actors/campaign.machine.ts";
 import { campaignMachine } from "../../actors/campaign.machine.ts";
 import type { CallEventCommand, StatusCommand } from "../../actors/commands.ts";
 import { type LiveCall, noLeads } from "../../actors/dialing.ts";
+import { LiveCalls } from "../../actors/live-calls.ts";
 import type { CampaignStore, Clock } from "../../actors/ports.ts";
 import { CampaignRegistry } from "../../actors/registry.ts";
 import type { AgentPresence } from "../../src/dialer/agents.ts";
@@ -269,7 +270,7 @@ describe("a campaign's commands in batches", () => {
         ...dialingWith(),
         hopper: [hopperLead("fresh-1"), hopperLead("fresh-2")],
         hopperFilledAt: 1_001_000,
-        calls: { a: claimed("a"), b: claimed("b"), c: claimed("c") },
+        calls: LiveCalls.of([claimed("a"), claimed("b"), claimed("c")]),
         leads: { ...noLeads(), Dialing: 3, Fresh: 5 },
       }),
       campaignsWithLiveCalls: async () => [],

@@ -8,6 +8,7 @@ import type {
   DispositionCommand,
 } from "../../actors/commands.ts";
 import { type HopperLead, type LiveCall, noLeads } from "../../actors/dialing.ts";
+import { LiveCalls } from "../../actors/live-calls.ts";
 import { decide } from "../../actors/registry.ts";
 import type { AgentPresence } from "../../src/dialer/agents.ts";
 import {
@@ -61,7 +62,7 @@ const snapshotWith = (call: LiveCall) =>
       campaign,
       dialing: {
         ...dialingWith(),
-        calls: { [call.id]: call },
+        calls: LiveCalls.of([call]),
         leads: { ...noLeads(), Dialing: 1 },
       },
     }),
@@ -281,7 +282,7 @@ describe("a call's end, decided", () => {
         campaign,
         dialing: {
           ...dialingWith(),
-          calls: { [last.id]: last },
+          calls: LiveCalls.of([last]),
           leads: { ...noLeads(), Dialing: 1, Completed: 4 },
         },
       }),
@@ -313,7 +314,7 @@ describe("the ends the service declares, decided", () => {
         campaign,
         dialing: {
           ...dialingWith(),
-          calls: Object.fromEntries(calls.map((call) => [call.id, call])),
+          calls: LiveCalls.of(calls),
           leads: { ...noLeads(), Dialing: calls.length },
         },
       }),
@@ -740,7 +741,7 @@ describe("what the node hears and plays, decided", () => {
         campaign: { ...heard, ...overrides },
         dialing: {
           ...dialingWith(),
-          calls: { [call.id]: call },
+          calls: LiveCalls.of([call]),
           leads: { ...noLeads(), Dialing: 1 },
         },
       }),

@@ -16,6 +16,7 @@ import {
   noLeads,
 } from "../../actors/dialing.ts";
 import { IdempotencyWindow } from "../../actors/idempotency.ts";
+import { LiveCalls } from "../../actors/live-calls.ts";
 import type { CommandPort } from "../../actors/ports.ts";
 import type { AgentPresence } from "../../src/dialer/agents.ts";
 import { RecentCalls } from "../../src/dialer/call-history.ts";
@@ -134,7 +135,7 @@ export const hopperLead = (id: string, overrides: Partial<HopperLead> = {}): Hop
 export const dialingWith = (hopper: HopperLead[] = []): DialingState => ({
   hopper,
   hopperFilledAt: 0,
-  calls: {},
+  calls: LiveCalls.empty,
   wrapping: new Map(),
   previews: new Map(),
   leads: noLeads(),

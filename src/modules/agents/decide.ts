@@ -73,7 +73,7 @@ export function decideAgentState(
   const next = nextAgentState(command, current, known);
   const reserved =
     current?.state === "reserved" && current.callId
-      ? snapshot.context.dialing?.calls[current.callId]
+      ? snapshot.context.dialing?.calls.get(current.callId)
       : undefined;
   const release = reserved && releaseOf(reserved, now);
   // A lead offered in preview goes back to the hopper when its agent leaves the offer.

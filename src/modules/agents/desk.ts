@@ -59,7 +59,7 @@ export async function ownLeadHistory(deps: ServiceDeps, principal: Principal) {
   const callId = agent.callId ?? "";
   const leadId =
     offered ??
-    dialing?.calls[callId]?.leadId ??
+    dialing?.calls.get(callId)?.leadId ??
     dialing?.wrapping.get(callId)?.leadId ??
     (await findTenantCall(deps.db, { tenantId: principal.tenantId, callId }))?.leadId;
   if (!leadId) return [];

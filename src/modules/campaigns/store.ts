@@ -1,6 +1,7 @@
 import type { CampaignContext, CampaignRecord } from "../../../actors/campaign.machine.ts";
 import { type DialingState, noLeads, RECENT_CALLS } from "../../../actors/dialing.ts";
 import { IdempotencyWindow } from "../../../actors/idempotency.ts";
+import { LiveCalls } from "../../../actors/live-calls.ts";
 import type { CampaignStore } from "../../../actors/ports.ts";
 import type { Database } from "../../../db/client.ts";
 import {
@@ -78,7 +79,7 @@ async function loadDialing(db: Database, campaignId: string, now: number): Promi
   return {
     hopper: [],
     hopperFilledAt: 0,
-    calls: Object.fromEntries(calls.map((call) => [call.id, call])),
+    calls: LiveCalls.of(calls),
     wrapping: new Map(),
     previews: new Map(),
     leads,
