@@ -5,8 +5,23 @@ const MAX_CHANGES = 32;
 
 const NO_CHANGES: ReadonlyMap<string, LiveCall | null> = new Map();
 
-const unbridged = (call: LiveCall) => (call.bridged ? 0 : 1);
-const unreserved = (call: LiveCall) => (!call.bridged && call.agentId === null ? 1 : 0);
+interface Counts {
+  size: number;
+  /** Calls placed and not yet with an agent: what progressive pacing counts against ready ones. */
+  unbridged: number;
+  /** Of those, the ones with no agent waiting for them: the ones that may be abandoned. */
+  unreserved: number;
+}
+
+const NONE: Counts = { size: 0, unbridged: 0, unreserved: 0 };
+
+/** Counts a call in (`by` 1) or out (-1). */
+function count(counts: Counts, call: LiveCall, by: 1 | -1) {
+  counts.size += by;
+  if (call.bridged) return;
+  counts.unbridged += by;
+  if (call.agentId === null) counts.unreserved += by;
+}
 
 /**
  * A campaign's calls in flight, by id. Persistent: a change gives a new table and leaves the
@@ -16,7 +31,7 @@ const unreserved = (call: LiveCall) => (!call.bridged && call.agentId === null ?
  * are kept as calls come and go.
  */
 export class LiveCalls implements Iterable<LiveCall> {
-  static readonly empty = new LiveCalls(new Map(), NO_CHANGES, 0, 0, 0);
+  static readonly empty = new LiveCalls(new Map(), NO_CHANGES, NONE);
 
   static of(calls: Iterable<LiveCall>): LiveCalls {
     return LiveCalls.empty.with(calls);
@@ -27,12 +42,20 @@ export class LiveCalls implements Iterable<LiveCall> {
     private readonly base: ReadonlyMap<string, LiveCall>,
     /** Calls set (or, null, removed) since `base`. */
     private readonly changes: ReadonlyMap<string, LiveCall | null>,
-    readonly size: number,
-    /** Calls placed and not yet with an agent: what progressive pacing counts against ready ones. */
-    readonly unbridged: number,
-    /** Of those, the ones with no agent waiting for them: the ones that may be abandoned. */
-    readonly unreserved: number,
+    private readonly counts: Readonly<Counts>,
   ) {}
+
+  get size() {
+    return this.counts.size;
+  }
+
+  get unbridged() {
+    return this.counts.unbridged;
+  }
+
+  get unreserved() {
+    return this.counts.unreserved;
+  }
 
   get(id: string): LiveCall | undefined {
     const changed = this.changes.get(id);
@@ -64,18 +87,12 @@ export class LiveCalls implements Iterable<LiveCall> {
   private changed(updates: readonly (readonly [string, LiveCall | null])[]): LiveCalls {
     let base = this.base;
     let changes = new Map(this.changes);
-    let { size, unbridged: waiting, unreserved: unheld } = this;
+    const counts = { ...this.counts };
     for (const [id, call] of updates) {
       const before = changes.has(id) ? changes.get(id) : base.get(id);
-      if (before) {
-        size--;
-        waiting -= unbridged(before);
-        unheld -= unreserved(before);
-      }
+      if (before) count(counts, before, -1);
       if (call) {
-        size++;
-        waiting += unbridged(call);
-        unheld += unreserved(call);
+        count(counts, call, 1);
         // Back after it was removed: last in order, as a Map has it, which only a fold can say.
         if (changes.get(id) === null) {
           base = folded(base, changes);
@@ -86,8 +103,8 @@ export class LiveCalls implements Iterable<LiveCall> {
       else changes.set(id, call);
     }
     return changes.size <= MAX_CHANGES
-      ? new LiveCalls(base, changes, size, waiting, unheld)
-      : new LiveCalls(folded(base, changes), NO_CHANGES, size, waiting, unheld);
+      ? new LiveCalls(base, changes, counts)
+      : new LiveCalls(folded(base, changes), NO_CHANGES, counts);
   }
 }
 

@@ -142,7 +142,7 @@ async function gather(
     }
     case "call.control": {
       const { tenantId } = campaign;
-      if (!dialing?.calls.get(command.callId)) {
+      if (!dialing?.calls.has(command.callId)) {
         const call = await findTenantCall(deps.db, { tenantId, callId: command.callId });
         inputs.call = call?.campaignId === campaign.id ? call : undefined;
         break;
