@@ -97,6 +97,34 @@ export function databaseFailureOf(error: unknown): DatabaseFailure | undefined {
   return undefined;
 }
 
+/** How late a timer may fire before the thread is taken as having been held meanwhile. */
+const HELD_AFTER_MS = 100;
+/** How many times a bound starts again after the thread was held. */
+const MAX_RESTARTS = 3;
+
+/**
+ * Rejects when `answer` has not settled within `ms` of time this thread could have heard it.
+ * A bound whose timer fires late starts again (at most `MAX_RESTARTS` times): the thread was
+ * held by other work, with the question perhaps unsent or the answer unread, and that must not
+ * pass for the database's silence, which refuses every request until the next probe.
+ */
+export function answeredWithin<T>(answer: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    let restarts = 0;
+    const arm = () => {
+      const due = performance.now() + ms;
+      timer = setTimeout(() => {
+        const held = performance.now() - due > HELD_AFTER_MS;
+        if (held && restarts++ < MAX_RESTARTS) arm();
+        else reject(new Error(`no answer within ${ms} ms`));
+      }, ms);
+    };
+    arm();
+  });
+  return Promise.race([answer, late]).finally(() => clearTimeout(timer));
+}
+
 export interface AvailabilityOptions {
   /** A cheap round trip to the database; rejects when it does not answer. */
   probe: () => Promise<unknown>;

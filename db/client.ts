@@ -4,7 +4,7 @@ import type { PgDatabase, PgQueryResultHKT, PgTransaction } from "drizzle-orm/pg
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
-import { DatabaseAvailability } from "./availability.ts";
+import { answeredWithin, DatabaseAvailability } from "./availability.ts";
 import { pgliteClient } from "./pglite-client.ts";
 import { type Plans, postgresClient } from "./postgres-client.ts";
 import * as schema from "./schema/index.ts";
@@ -88,7 +88,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
       backoff: () => 0,
     });
     const availability = new DatabaseAvailability({
-      probe: () => withTimeout(prober`select 1`.execute(), timeoutMs),
+      probe: () => answeredWithin(prober`select 1`.execute(), timeoutMs),
       upIntervalMs: PROBE_UP_MS,
       downIntervalMs: PROBE_DOWN_MS,
       onChange: options.onAvailabilityChange,
@@ -136,13 +136,4 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
     availability,
     close: () => client.close(),
   };
-}
-
-/** Rejects when `promise` has not settled within `ms`. */
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

@@ -1,5 +1,7 @@
 import { describe, expect, test } from "bun:test";
+import net from "node:net";
 import {
+  answeredWithin,
   DatabaseAvailability,
   DatabaseUnavailableError,
   databaseFailureOf,
@@ -86,6 +88,46 @@ describe("the availability breaker", () => {
   });
 });
 
+describe("the probe's time bound", () => {
+  /** Holds this thread, as a long piece of work would. */
+  const stall = (ms: number) => {
+    const until = performance.now() + ms;
+    while (performance.now() < until) {}
+  };
+
+  test("an answer that arrived while this thread was held counts, though the time is up", async () => {
+    // An echo server in another process answers while this one is held, as a database would.
+    const echo = Bun.spawn(
+      [
+        process.execPath,
+        "-e",
+        "const s = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data(c, d) { c.write(d) } } }); console.log(s.port)",
+      ],
+      { stdout: "pipe" },
+    );
+    try {
+      const port = Number(new TextDecoder().decode((await echo.stdout.getReader().read()).value));
+      const socket = await connectTo(port);
+      const answer = new Promise<string>((resolve) =>
+        socket.once("data", (data) => resolve(data.toString())),
+      );
+      const probe = answeredWithin(answer, 100);
+      socket.write("select 1");
+      stall(400);
+      expect(await probe).toBe("select 1");
+      socket.destroy();
+    } finally {
+      echo.kill();
+    }
+  });
+
+  test("no answer at all is a time-out", async () => {
+    await expect(answeredWithin(new Promise(() => {}), 50)).rejects.toThrow(
+      "no answer within 50 ms",
+    );
+  });
+});
+
 describe("health probes", () => {
   test("/healthz and /readyz need no credentials and say live or ready, nothing more", async () => {
     const h = await createHarness();
@@ -119,3 +161,11 @@ describe("health probes", () => {
     expect((await h.request("GET", "/readyz")).status).toBe(200);
   });
 });
+
+function connectTo(port: number) {
+  const socket = net.connect(port, "127.0.0.1");
+  return new Promise<net.Socket>((resolve, reject) => {
+    socket.once("connect", () => resolve(socket));
+    socket.once("error", reject);
+  });
+}
