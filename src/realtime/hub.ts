@@ -104,6 +104,7 @@ export class RealtimeHub {
    * Serialises a message once and publishes it to each topic, here and on other processes;
    * `relayed`: a write's commit already carried it to them (see `inCommit`). A message for
    * the supervisors of `supervisorsOf` alone goes only where the tenant has supervisors.
+   * A message no socket here subscribes to, and none elsewhere may, is not serialised.
    */
   publish(
     topics: string[],
@@ -111,10 +112,16 @@ export class RealtimeHub {
     options: { relayed?: boolean; supervisorsOf?: string } = {},
   ): void {
     const relay = !options.relayed && this.relaysTo(options.supervisorsOf) ? this.relay : undefined;
-    if (!this.publisher && !relay) return;
+    const here = this.subscribedHere(topics);
+    if (!here && !relay) return;
     const text = JSON.stringify(message);
-    this.deliver(topics, text);
+    if (here) this.deliver(topics, text);
     relay?.send(topics, text);
+  }
+
+  private subscribedHere(topics: string[]): boolean {
+    const publisher = this.publisher;
+    return publisher !== undefined && topics.some((topic) => publisher.subscriberCount(topic) > 0);
   }
 
   /** Whether another process may listen: any, or one with a supervisor of the tenant. */

@@ -21,7 +21,7 @@ describe("agent changes to sockets", () => {
     const published: string[] = [];
     const publisher: Publisher = {
       publish: (topic) => published.push(topic),
-      subscriberCount: () => 0,
+      subscriberCount: () => 1,
     };
     w.deps.realtime.attach(publisher);
     const agent = {

@@ -125,6 +125,32 @@ function recordingRelay(active: boolean, elsewhere: string[] = [TENANT]) {
   return { relay, sent, announced: () => announced };
 }
 
+describe("messages", () => {
+  test("a message no socket subscribes to is not serialised; one some topic has is published to every topic", () => {
+    const hub = new RealtimeHub(silentLogger, async () => ({}));
+    const listening = new Set<string>();
+    const { publisher, published, stop } = recordingPublisher((topic) =>
+      listening.has(topic) ? 1 : 0,
+    );
+    hub.attach(publisher);
+    let serialised = 0;
+    const message = { type: "call.event", toJSON: () => ({ type: "call.event", n: ++serialised }) };
+    hub.toCampaign(TENANT, "a", message);
+    hub.toAgent(TENANT, "u", message);
+    expect(serialised).toBe(0);
+    expect(published).toEqual([]);
+    listening.add(campaignTopic(TENANT, "a"));
+    hub.toCampaign(TENANT, "a", message);
+    expect(serialised).toBe(1);
+    expect(published.map((entry) => entry.topic)).toEqual([
+      campaignsTopic(TENANT),
+      campaignTopic(TENANT, "a"),
+    ]);
+    hub.close();
+    stop();
+  });
+});
+
 describe("pushes to other processes", () => {
   test("a message goes to the relay as the text published here, only while another process is there", () => {
     const hub = new RealtimeHub(silentLogger, async () => ({}));
