@@ -131,6 +131,16 @@ function middayZone(): string {
 }
 setAppRoot(option(args, "app", ""));
 
+/** The p99 of the latencies answered in each 10 s of the dialling, in order. */
+function p99By10s(latencies: number[], answeredAt: number[]): number[] {
+  const windows: number[][] = [];
+  latencies.forEach((ms, index) => {
+    const window = Math.floor((answeredAt[index] ?? 0) / 10_000);
+    (windows[window] ??= []).push(ms);
+  });
+  return [...windows].map((window) => round(percentile(window ?? [], 99), 1));
+}
+
 const between = (low: number, high: number) => low + Math.random() * (high - low);
 
 /** An HS256 token as the server issues them: claims sub, tid, email, role, iat, exp. */
@@ -296,6 +306,8 @@ try {
   }
 
   const eventTimes: number[] = [];
+  /** When each of `eventTimes` was answered, in ms since dialling began. */
+  const eventAt: number[] = [];
   const claimTimes: number[] = [];
   const dispositionTimes: number[] = [];
   const leadToClaim: number[] = [];
@@ -317,6 +329,7 @@ try {
       ...extra,
     });
     eventTimes.push(reply.elapsed);
+    eventAt.push(performance.now() - (deadline - DURATION_S * 1000));
     return reply.body.data.call;
   };
 
@@ -435,6 +448,7 @@ try {
     event_ms: {
       p50: round(percentile(eventTimes, 50), 1),
       p99: round(percentile(eventTimes, 99), 1),
+      p99_by_10s: p99By10s(eventTimes, eventAt),
     },
     claim_ms: {
       p50: round(percentile(claimTimes, 50), 1),
@@ -465,6 +479,7 @@ try {
         ["attempts (answered, abandoned)", `${attempts} (${answered}, ${abandoned})`],
         ["CDRs written", cdrs],
         ["node event round trip p50 / p99 ms", `${result.event_ms.p50} / ${result.event_ms.p99}`],
+        ["node event p99 ms by 10 s of dialling", result.event_ms.p99_by_10s.join(", ")],
         ["claim (with jobs) p50 / p99 ms", `${result.claim_ms.p50} / ${result.claim_ms.p99}`],
         ["disposition p50 / p99 ms", `${result.disposition_ms.p50} / ${result.disposition_ms.p99}`],
         [
