@@ -136,7 +136,9 @@ function p99By10s(latencies: number[], answeredAt: number[]): number[] {
   const windows: number[][] = [];
   latencies.forEach((ms, index) => {
     const window = Math.floor((answeredAt[index] ?? 0) / 10_000);
-    (windows[window] ??= []).push(ms);
+    const latenciesOfWindow = windows[window] ?? [];
+    latenciesOfWindow.push(ms);
+    windows[window] = latenciesOfWindow;
   });
   return [...windows].map((window) => round(percentile(window ?? [], 99), 1));
 }
