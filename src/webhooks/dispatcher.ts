@@ -330,9 +330,12 @@ export class WebhookDispatcher {
     for (const [key, chain] of this.chains)
       if (settledBefore(chain, readIn)) this.chains.delete(key);
     const read = await readOutbox(this.deps.db, { holder: this.holder, cursors: wanted });
-    const events = [...read].flatMap(([endpointId, { events }]) =>
-      events.map((event) => freshDelivery(endpointId, event)),
-    );
+    const reads = [...read].map(([endpointId, { events, to }]) => ({
+      endpointId,
+      to,
+      fresh: events.map((event) => freshDelivery(endpointId, event)),
+    }));
+    const events = reads.flatMap(({ fresh }) => fresh);
     const [endpoints, payloads] = await Promise.all([
       findEndpoints(this.deps.db, [...new Set(events.map((e) => e.delivery.endpoint_id))]),
       completePayloads(
@@ -342,15 +345,14 @@ export class WebhookDispatcher {
     ]);
     const endpointOf = new Map(endpoints.map((row) => [row.id, row]));
     let taken = 0;
-    for (const [endpointId, { events: unread, to }] of read) {
+    for (const { endpointId, to, fresh } of reads) {
       const state = this.cursors.get(endpointId);
       if (!state) continue;
-      const chunk = { end: to, open: unread.length };
+      const chunk = { end: to, open: fresh.length };
       state.chunks.push(chunk);
       state.read = to;
       const endpoint = endpointOf.get(endpointId);
-      for (const { delivery, blocked } of events) {
-        if (delivery.endpoint_id !== endpointId) continue;
+      for (const { delivery, blocked } of fresh) {
         const payload = payloads.get(delivery.id);
         // An endpoint removed meanwhile: its cursor went with it.
         if (!endpoint || !payload) {
