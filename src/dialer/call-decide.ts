@@ -61,10 +61,48 @@ export const NODE_LOST_AFTER_MS = 10_000;
 export const leaseFrom = (at: number) =>
   new Date(at + (RING_TIMEOUT_SECONDS + LEASE_GRACE_SECONDS) * 1000);
 
-/** The call's row, without the lead the actor keeps beside it. */
+/**
+ * The call's row, without the lead the actor keeps beside it. Field by field: a rest-spread
+ * that leaves one property out takes JavaScriptCore's slow path, ten times the cost, and a
+ * call's row is taken several times at every event.
+ */
 export function rowOf(call: LiveCall): CallRow {
-  const { lead: _lead, ...row } = call;
-  return row;
+  return {
+    id: call.id,
+    tenantId: call.tenantId,
+    campaignId: call.campaignId,
+    leadListId: call.leadListId,
+    leadId: call.leadId,
+    edgeNodeId: call.edgeNodeId,
+    agentId: call.agentId,
+    phone: call.phone,
+    callerId: call.callerId,
+    attempt: call.attempt,
+    timeoutSeconds: call.timeoutSeconds,
+    status: call.status,
+    bridged: call.bridged,
+    machine: call.machine,
+    outcome: call.outcome,
+    hangupCause: call.hangupCause,
+    disposition: call.disposition,
+    dispositionAutomatic: call.dispositionAutomatic,
+    dispositionOutcome: call.dispositionOutcome,
+    notes: call.notes,
+    leaseExpiresAt: call.leaseExpiresAt,
+    claimedAt: call.claimedAt,
+    ringingAt: call.ringingAt,
+    answeredAt: call.answeredAt,
+    endedAt: call.endedAt,
+    bridgeMs: call.bridgeMs,
+    claimKey: call.claimKey,
+    profile: call.profile,
+    profileVersion: call.profileVersion,
+    zone: call.zone,
+    zoneSource: call.zoneSource,
+    governorHeld: call.governorHeld,
+    media: call.media,
+    updatedAt: call.updatedAt,
+  };
 }
 
 type NodeAction = NonNullable<CallReply["call"]["action"]>;

@@ -932,3 +932,14 @@ describe("a campaign's messages, decided", () => {
     ).toThrow("message not found");
   });
 });
+
+describe("a call's row", () => {
+  test("is the call as the actor keeps it, every field but its lead", () => {
+    const call = liveCall({ agentId: "agent-1", bridged: true, notes: "called back" });
+    const { lead: _lead, ...expected } = call;
+    const row = rowOf(call);
+    expect(row).toEqual(expected);
+    expect("lead" in row).toBe(false);
+    expect(Object.keys(row).sort()).toEqual(Object.keys(expected).sort());
+  });
+});
