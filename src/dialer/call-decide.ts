@@ -63,8 +63,8 @@ export const leaseFrom = (at: number) =>
 
 /**
  * The call's row, without the lead the actor keeps beside it. Field by field: a rest-spread
- * that leaves one property out takes JavaScriptCore's slow path, ten times the cost, and a
- * call's row is taken several times at every event.
+ * that leaves one property out takes JavaScriptCore's slow path, and a call's row is taken
+ * several times at every event.
  */
 export function rowOf(call: LiveCall): CallRow {
   return {
