@@ -456,7 +456,7 @@ export async function writeCampaignFile(api: Api, ids: string[], path: string) {
 
 // ---------------------------------------------------------------- numbers
 
-export { median, medianOfRoundRatios, percentile } from "./lib/stats.ts";
+export { byTenSeconds, median, medianOfRoundRatios, percentile } from "./lib/stats.ts";
 
 export const round = (value: number, digits = 1) => {
   const factor = 10 ** digits;

@@ -65,6 +65,7 @@ import { createHmac, randomUUID } from "node:crypto";
 import postgres from "postgres";
 import {
   Api,
+  byTenSeconds,
   JWT_SECRET,
   median,
   option,
@@ -130,18 +131,6 @@ function middayZone(): string {
   return zones.find((zone) => hourIn(zone) >= 10 && hourIn(zone) < 18) ?? "America/New_York";
 }
 setAppRoot(option(args, "app", ""));
-
-/** The p99 of the latencies answered in each 10 s of the dialling, in order. */
-function p99By10s(latencies: number[], answeredAt: number[]): number[] {
-  const windows: number[][] = [];
-  latencies.forEach((ms, index) => {
-    const window = Math.floor((answeredAt[index] ?? 0) / 10_000);
-    const latenciesOfWindow = windows[window] ?? [];
-    latenciesOfWindow.push(ms);
-    windows[window] = latenciesOfWindow;
-  });
-  return [...windows].map((window) => round(percentile(window ?? [], 99), 1));
-}
 
 const between = (low: number, high: number) => low + Math.random() * (high - low);
 
@@ -450,7 +439,9 @@ try {
     event_ms: {
       p50: round(percentile(eventTimes, 50), 1),
       p99: round(percentile(eventTimes, 99), 1),
-      p99_by_10s: p99By10s(eventTimes, eventAt),
+      p99_by_10s: byTenSeconds(eventTimes, eventAt).map((window) =>
+        round(percentile(window, 99), 1),
+      ),
     },
     claim_ms: {
       p50: round(percentile(claimTimes, 50), 1),

@@ -48,6 +48,7 @@ import { createLogger } from "../src/logger.ts";
 import {
   ADMIN_EMAIL,
   ADMIN_PASSWORD,
+  byTenSeconds,
   cpuSeconds,
   type DatabaseName,
   databasesOf,
@@ -344,7 +345,8 @@ async function run(kind: DatabaseName) {
     const ids = new Set<string>();
     const lastSeqOfKey = new Map<string, number>();
     const delays: number[] = [];
-    const slices: number[][] = Array.from({ length: Math.ceil(DURATION_S / 10) }, () => []);
+    /** When each of `delays`' events was committed, in ms since writing began. */
+    const committedSince: number[] = [];
     let duplicates = 0;
     let outOfOrder = 0;
     let foreign = 0;
@@ -364,8 +366,7 @@ async function run(kind: DatabaseName) {
       const committedAt = written.committedAt[seq] as number;
       const delay = receivedAt - committedAt;
       delays.push(delay);
-      const slice = Math.floor((committedAt - written.startedAt) / 10_000);
-      slices[Math.min(slice, slices.length - 1)]?.push(delay);
+      committedSince.push(committedAt - written.startedAt);
       if ((lastSeqOfKey.get(key) ?? -1) > seq) outOfOrder++;
       lastSeqOfKey.set(key, seq);
       lastReceipt = Math.max(lastReceipt, receivedAt);
@@ -414,8 +415,8 @@ async function run(kind: DatabaseName) {
       drain_s: round(drainSeconds, 1),
       pool: POOL ? Number(POOL) : "default",
       delay_ms: { p50: p(50), p90: p(90), p99: p(99), max: round(Math.max(...delays), 1) },
-      delay_p99_per_10s_ms: slices.map((slice) =>
-        slice.length > 0 ? round(percentile(slice, 99), 0) : null,
+      delay_p99_per_10s_ms: byTenSeconds(delays, committedSince, Math.ceil(DURATION_S / 10)).map(
+        (slice) => (slice.length > 0 ? round(percentile(slice, 99), 0) : null),
       ),
       commit_lag_ms: {
         p50: round(percentile(written.lagMs, 50), 1),

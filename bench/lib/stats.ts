@@ -18,6 +18,25 @@ export function percentile(values: readonly number[], p: number): number {
 }
 
 /**
+ * `values` grouped by the 10 s window their `times` (ms from the start) fall in, in order, a
+ * window with none empty; given `windows`, a value past the last falls in the last.
+ */
+export function byTenSeconds(
+  values: readonly number[],
+  times: readonly number[],
+  windows?: number,
+): number[][] {
+  const grouped: number[][] = Array.from({ length: windows ?? 0 }, () => []);
+  values.forEach((value, index) => {
+    const window = Math.floor((times[index] ?? 0) / 10_000);
+    const at = windows === undefined ? window : Math.min(window, windows - 1);
+    for (let missing = grouped.length; missing <= at; missing++) grouped.push([]);
+    grouped[at]?.push(value);
+  });
+  return grouped;
+}
+
+/**
  * The median of the ratios within each round, `over[i] ÷ under[i]`: two targets measured
  * seconds apart in one round, so a neighbour's load that comes and goes between rounds
  * cancels out, where the ratio of the two medians keeps it.
