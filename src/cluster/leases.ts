@@ -48,8 +48,9 @@ export const isLeaseLost = (error: unknown): boolean =>
 /** A live owner's running and paused campaigns: how many, and one of them to reach it by. */
 export interface OwnerShare {
   owner: string;
+  /** Where the owner's live leases say it takes commands. */
+  url: string;
   held: number;
-  campaign: { id: string; tenantId: string };
 }
 
 export type LeaseListener = (change: "taken" | "lost" | "released", campaignId: string) => void;
@@ -302,17 +303,7 @@ export class PostgresLeases implements CampaignLeases {
   }
 
   async spread(): Promise<OwnerShare[]> {
-    const rows = await runStatement<{
-      owner: string;
-      held: number;
-      campaign_id: string;
-      tenant_id: string;
-    }>(this.raw, LIVE_SPREAD, []);
-    return rows.map((row) => ({
-      owner: row.owner,
-      held: row.held,
-      campaign: { id: row.campaign_id, tenantId: row.tenant_id },
-    }));
+    return runStatement<OwnerShare>(this.raw, LIVE_SPREAD, []);
   }
 
   async handOver(count: number, to: string): Promise<string[]> {
@@ -517,9 +508,7 @@ const RENEW_LEASES = `
  * (with its tenant), to which a command for that owner can be addressed.
  */
 const LIVE_SPREAD = `
-  select l.owner::text, count(*)::int as held,
-    (array_agg(c.id::text order by c.id))[1] as campaign_id,
-    (array_agg(c.tenant_id::text order by c.id))[1] as tenant_id
+  select l.owner::text, min(l.owner_url) as url, count(*)::int as held
   from campaign_leases l join campaigns c on c.id = l.campaign_id
   where l.expires_at >= clock_timestamp() and c.status in ('running', 'paused')
   group by l.owner`;

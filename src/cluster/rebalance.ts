@@ -30,17 +30,17 @@ export function handOverPlan(shares: readonly OwnerShare[], me: string): HandOve
 
 /**
  * One look at how campaigns spread over the processes: when this one runs fewer than its
- * share, the busiest hands it some (asked at the address where one of its campaigns is
- * owned), which it takes and restores at once. Returns the campaigns taken.
+ * share, the busiest hands it some, which it takes and restores at once. The busiest is asked
+ * at the address its live leases name, read with the spread: where this process last saw
+ * one of those campaigns may be stale, and the process there would answer with nothing, at
+ * every look. Returns the campaigns taken.
  */
 export async function rebalance(deps: ServiceDeps): Promise<string[]> {
   const leases = deps.campaigns.leases;
   const plan = handOverPlan(await leases.spread(), leases.instanceId);
-  if (!plan) return [];
-  const { campaign } = plan.from;
-  const owner = await leases.resolve(campaign.tenantId, campaign.id);
-  if (owner.kind !== "remote") return [];
-  const given = await askHandOver(deps, owner.url, {
+  // A lease of a previous run at this process's own address is not asked of itself.
+  if (!plan || plan.from.url === leases.ownerUrl) return [];
+  const given = await askHandOver(deps, plan.from.url, {
     type: "cluster.handOver",
     count: plan.count,
     from: plan.from.owner,

@@ -5,7 +5,7 @@ import { handOverPlan, MAX_HAND_OVER } from "../../src/cluster/rebalance.ts";
 const share = (owner: string, held: number): OwnerShare => ({
   owner,
   held,
-  campaign: { id: `${owner}-campaign`, tenantId: "tenant" },
+  url: `http://${owner}.test`,
 });
 const plan = (shares: OwnerShare[], me = "me") => {
   const found = handOverPlan(shares, me);
