@@ -116,6 +116,8 @@ interface CursorState {
   chunks: { end: OutboxPosition; open: number }[];
   /** Where the stored cursor is, or is being moved to. */
   committed: OutboxPosition;
+  /** How many events the last read found: at least a first ask's worth means a backlog. */
+  lastRead: number;
 }
 
 /** The events of one endpoint and order key in this process, each sent after the one before. */
@@ -154,6 +156,8 @@ export class WebhookDispatcher {
   private readonly chains = new Map<string, Chain>();
   private readonly perEndpoint = new Map<string, number>();
   private inFlight = 0;
+  /** Reads so far: whose turn it is to be asked first. */
+  private reads = 0;
   private stopped = true;
   private wakeUp: (() => void) | undefined;
   private loop: Promise<void> | undefined;
@@ -301,7 +305,13 @@ export class WebhookDispatcher {
       if (!held.has(endpointId)) this.cursors.delete(endpointId);
     for (const [endpointId, at] of held)
       if (!this.cursors.has(endpointId))
-        this.cursors.set(endpointId, { read: at, chunks: [], committed: at });
+        this.cursors.set(endpointId, {
+          read: at,
+          chunks: [],
+          committed: at,
+          // Taken over, it may be behind: asked for all it may have at once.
+          lastRead: Number.POSITIVE_INFINITY,
+        });
   }
 
   /** Drops the settled chunks at the front of a cursor's reads: the cursor can move past them. */
@@ -312,24 +322,46 @@ export class WebhookDispatcher {
     }
   }
 
+  /**
+   * What each held cursor is asked for in a read: the process's room in flight shared fairly
+   * (`fairShares`), each endpoint wanting its own room if its last read found a backlog, a
+   * first ask's worth if not, so that quiet endpoints cost the busy ones little and every
+   * endpoint is read. Who comes first turns with each read, for when the room is short.
+   */
+  private allot(): { endpointId: string; from: OutboxPosition; room: number }[] {
+    const firstAsk = Math.max(1, Math.floor(this.limits.perEndpoint / 4));
+    const held = [...this.cursors];
+    const turn = this.reads++ % Math.max(1, held.length);
+    const wants = [...held.slice(turn), ...held.slice(0, turn)].map(([endpointId, state]) => {
+      const free = this.limits.perEndpoint - (this.perEndpoint.get(endpointId) ?? 0);
+      return {
+        endpointId,
+        from: state.read,
+        want: state.lastRead >= firstAsk ? free : Math.min(free, firstAsk),
+      };
+    });
+    const rooms = fairShares(
+      wants.map((w) => w.want),
+      this.limits.inFlight - this.inFlight,
+    );
+    return wants.flatMap(({ endpointId, from }, index) => {
+      const room = rooms[index] ?? 0;
+      return room > 0 ? [{ endpointId, from, room }] : [];
+    });
+  }
+
   /** Reads the next events of each held cursor with room, and sends them. */
   private async readAndSend(): Promise<number> {
-    let room = this.limits.inFlight - this.inFlight;
-    const wanted: { endpointId: string; from: OutboxPosition; room: number }[] = [];
-    for (const [endpointId, state] of this.cursors) {
-      const free = Math.min(
-        room,
-        this.limits.perEndpoint - (this.perEndpoint.get(endpointId) ?? 0),
-      );
-      if (free <= 0) continue;
-      wanted.push({ endpointId, from: state.read, room: free });
-      room -= free;
-    }
+    const wanted = this.allot();
     if (wanted.length === 0) return 0;
     const readIn = this.settles;
     for (const [key, chain] of this.chains)
       if (settledBefore(chain, readIn)) this.chains.delete(key);
     const read = await readOutbox(this.deps.db, { holder: this.holder, cursors: wanted });
+    for (const { endpointId } of wanted) {
+      const state = this.cursors.get(endpointId);
+      if (state) state.lastRead = read.get(endpointId)?.events.length ?? 0;
+    }
     const reads = [...read].map(([endpointId, { events, to }]) => ({
       endpointId,
       to,
@@ -688,6 +720,27 @@ function freshDelivery(endpointId: string, event: UnreadEvent) {
     body: null,
   };
   return { delivery, blocked: event.blocked };
+}
+
+/**
+ * Shares `room` among wants, max-min fairly: none gets more than it wants, and what one does
+ * not want goes to the others. When the room is shorter than the wants are many, the first
+ * get one each.
+ */
+export function fairShares(wants: readonly number[], room: number): number[] {
+  const shares = wants.map(() => 0);
+  const order = wants
+    .map((want, index) => ({ want, index }))
+    .filter(({ want }) => want > 0)
+    .sort((a, b) => a.want - b.want || a.index - b.index);
+  let left = room;
+  for (const [position, { want, index }] of order.entries()) {
+    if (left <= 0) break;
+    const share = Math.min(want, left, Math.max(1, Math.floor(left / (order.length - position))));
+    shares[index] = share;
+    left -= share;
+  }
+  return shares;
 }
 
 /** How far a cursor's reads are settled from its start: undefined if no further than stored. */

@@ -5,7 +5,7 @@ import type { Database, Executor } from "../../db/client.ts";
 import { claimCursors, enqueueEvents } from "../../db/queries/webhooks.ts";
 import { rowsOf } from "../../db/rows.ts";
 import { webhookEvents } from "../../db/schema/index.ts";
-import { DISPATCH_LIMITS, WebhookDispatcher } from "../../src/webhooks/dispatcher.ts";
+import { DISPATCH_LIMITS, fairShares, WebhookDispatcher } from "../../src/webhooks/dispatcher.ts";
 import { createWorkspace } from "../helpers/app.ts";
 import { ManualClock } from "../helpers/clock.ts";
 import { runningCampaign } from "../helpers/leads.ts";
@@ -537,6 +537,28 @@ describe("delivery", () => {
         .body.data.items;
     }
     expect(items[0]?.response_body?.length).toBe(1024);
+  });
+
+  test("every endpoint is read, however many are registered beside it", async () => {
+    const { register, addDnc, start } = await setUp();
+    const r = receiver();
+    receivers.push(r);
+    // More endpoints than the process's room holds at each one's own share.
+    const endpoints = 9;
+    for (let n = 0; n < endpoints; n++) await register(`${r.url}?endpoint=${n}`, ["dnc.added"]);
+    await addDnc("+14155550300");
+    start();
+    await until(() => r.received.length === endpoints, "the event at every endpoint", 10_000);
+    expect(new Set(r.received.map(({ headers }) => headers.get("webhook-id"))).size).toBe(1);
+  });
+
+  test("the room in flight is shared fairly: a quiet endpoint's unused share goes to the busy", () => {
+    expect(fairShares([128, 128, 128, 128, 128], 512)).toEqual([102, 102, 102, 103, 103]);
+    expect(fairShares([32, 128, 32, 0], 512)).toEqual([32, 128, 32, 0]);
+    expect(fairShares([32, 128, 128], 100)).toEqual([32, 34, 34]);
+    // Shorter than the wants are many: the first ask for one each, the turn rotating them.
+    expect(fairShares([8, 8, 8, 8, 8], 3)).toEqual([1, 1, 1, 0, 0]);
+    expect(fairShares([8, 8], 0)).toEqual([0, 0]);
   });
 
   /** Sixty-four events of one endpoint, none waiting for another (no order key). */
