@@ -4,6 +4,14 @@ export const UNSTORABLE_TEXT = "must not contain NUL or unpaired surrogate chara
 /** True when the database can store `text` as it is. */
 export const isStorableText = (text: string) => text.isWellFormed() && !text.includes("\u0000");
 
+/**
+ * `text` as the database can store it: each NUL and unpaired surrogate replaced by U+FFFD, as
+ * a decoder replaces bytes it cannot read. For text from outside kept as it came, such as a
+ * webhook receiver's answer, which is logged rather than refused.
+ */
+export const storableText = (text: string) =>
+  isStorableText(text) ? text : text.replaceAll("\u0000", "\uFFFD").toWellFormed();
+
 /** Nesting past which `holdsUnstorableText` leaves the value to the walk that needs no stack. */
 const MAX_RECURSION = 32;
 

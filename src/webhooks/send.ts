@@ -1,3 +1,5 @@
+import { storableText } from "../lib/storable-text.ts";
+
 /** What a receiver answered, or why it did not. */
 export type SendResult =
   | { status: number; body: string; error?: undefined }
@@ -6,7 +8,8 @@ export type SendResult =
 /**
  * POSTs one event: no redirect followed (a redirect is an answer, not a success), at most
  * `timeoutMs` for the whole exchange, and at most `maxBytes` of the answer read, so that a
- * slow or endless receiver costs a bounded time and memory. `keepBytes` of it are kept.
+ * slow or endless receiver costs a bounded time and memory. `keepBytes` of it are kept, as
+ * text the log can store whatever the receiver sent (a NUL would fail the whole settle).
  */
 export async function postEvent(
   url: string,
@@ -30,7 +33,7 @@ export async function postEvent(
     return { status: response.status, body: await firstBytes(response, limits) };
   } catch (error) {
     if (signal.aborted) return { error: `no answer within ${limits.timeoutMs} ms` };
-    return { error: error instanceof Error ? error.message : String(error) };
+    return { error: storableText(error instanceof Error ? error.message : String(error)) };
   }
 }
 
@@ -54,5 +57,5 @@ async function firstBytes(
     await reader.cancel().catch(() => {});
   }
   const bytes = Buffer.concat(chunks).subarray(0, limits.keepBytes);
-  return new TextDecoder().decode(bytes);
+  return storableText(new TextDecoder().decode(bytes));
 }

@@ -539,6 +539,28 @@ describe("delivery", () => {
     expect(items[0]?.response_body?.length).toBe(1024);
   });
 
+  test("an answer the database cannot store as it is (a NUL) is logged mended, and the log goes on", async () => {
+    const { w, admin, register, addDnc, start } = await setUp();
+    const r = receiver(() => new Response("ok\u0000nul"));
+    receivers.push(r);
+    const { webhook } = await register(r.url, ["dnc.added"]);
+    await addDnc("+14155550310");
+    start();
+    await until(() => r.received.length === 1, "the first event");
+    await addDnc("+14155550311");
+    let items: { response_status: number; response_body: string }[] = [];
+    await until(async () => {
+      items = (
+        await w.request("GET", `/api/v1/webhooks/${webhook.id}/deliveries`, { token: admin })
+      ).body.data.items;
+      return items.length === 2;
+    }, "both attempts logged");
+    expect(items.map((item) => [item.response_status, item.response_body])).toEqual([
+      [200, "ok\uFFFDnul"],
+      [200, "ok\uFFFDnul"],
+    ]);
+  });
+
   test("every endpoint is read, however many are registered beside it", async () => {
     const { register, addDnc, start } = await setUp();
     const r = receiver();

@@ -3,6 +3,8 @@ import { Value } from "@sinclair/typebox/value";
 import fc from "fast-check";
 import {
   holdsUnstorableText,
+  isStorableText,
+  storableText,
   UNSTORABLE_TEXT,
   unstorableTextPaths,
 } from "../../src/lib/storable-text.ts";
@@ -259,5 +261,16 @@ describe("the check every request passes through", () => {
         ]);
       }
     }
+  });
+});
+
+describe("text from outside, kept rather than refused", () => {
+  test("is mended where the database cannot store it, and left as it is otherwise", () => {
+    expect(storableText("ok\u0000nul")).toBe("ok\uFFFDnul");
+    expect(storableText("cut \uD83D")).toBe("cut \uFFFD");
+    expect(storableText("fine \uD83D\uDE00")).toBe("fine \uD83D\uDE00");
+    fc.assert(
+      fc.property(fc.string({ unit: "binary" }), (text) => isStorableText(storableText(text))),
+    );
   });
 });
