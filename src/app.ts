@@ -38,6 +38,7 @@ import { tenantsModule } from "./modules/tenants/index.ts";
 import { tenantStore } from "./modules/tenants/store.ts";
 import { usersModule } from "./modules/users/index.ts";
 import { webhooksModule } from "./modules/webhooks/index.ts";
+import { documentOptionalBodies } from "./openapi-bodies.ts";
 import { authPlugin } from "./plugins/auth.ts";
 import { DOCS_ASSETS_PATH, docsAssetsModule } from "./plugins/docs-assets.ts";
 import { errorsPlugin } from "./plugins/errors.ts";
@@ -144,6 +145,8 @@ export function createServiceDeps(input: ServiceDepsInput): ServiceDeps {
   return deps;
 }
 
+const SPEC_PATH = "/api/v1/openapi.json";
+
 const documentation = {
   info: {
     title: "Dialer engine API",
@@ -171,12 +174,15 @@ export function createApp(deps: ServiceDeps) {
     .use(errorsPlugin(deps.logger, deps.availability))
     .use(jsonBodyPlugin)
     .use(storableTextPlugin)
+    .onAfterHandle(({ path, response }) => {
+      if (path === SPEC_PATH) documentOptionalBodies(response);
+    })
     .use(
       openapi({
         path: "/docs",
-        specPath: "/api/v1/openapi.json",
+        specPath: SPEC_PATH,
         documentation,
-        exclude: { paths: ["/docs", "/api/v1/openapi.json"] },
+        exclude: { paths: ["/docs", SPEC_PATH] },
         provider: "swagger-ui",
         swagger: {
           cdn: `${DOCS_ASSETS_PATH}/swagger-ui-bundle.js`,
@@ -186,7 +192,7 @@ export function createApp(deps: ServiceDeps) {
           validatorUrl: "none",
           // The document from the root, so that /docs/ finds it too (the plugin's own is
           // relative; its types leave `url` out, its page takes it).
-          ...({ url: "/api/v1/openapi.json" } as object),
+          ...({ url: SPEC_PATH } as object),
         },
       }),
     )

@@ -1,4 +1,5 @@
 import { type TSchema, t } from "elysia";
+import { OPTIONAL_BODY } from "./plugins/json-body.ts";
 
 /**
  * The success bodies of the envelope, for the OpenAPI document only (`detail.responses`):
@@ -58,3 +59,21 @@ export const documentedList = (item: TSchema) =>
       offset: t.Integer(),
     }),
   );
+
+type Operation = {
+  requestBody?: { required?: boolean; content?: Record<string, { schema?: object }> };
+};
+
+/**
+ * Says in the OpenAPI document that a body marked optional (`optionalJsonBody`) may be left
+ * out: the generator writes every body as required. Idempotent, on the document it serves.
+ */
+export function documentOptionalBodies(document: unknown): void {
+  const paths = (document as { paths?: Record<string, Record<string, Operation>> }).paths ?? {};
+  for (const item of Object.values(paths))
+    for (const operation of Object.values(item)) {
+      const body = operation?.requestBody;
+      const schema = body?.content?.["application/json"]?.schema;
+      if (body && schema && OPTIONAL_BODY in schema) body.required = false;
+    }
+}

@@ -658,16 +658,29 @@ export const findAttempt = async (db: Executor, params: { endpointId: string; id
       )
   )[0];
 
-/** The outbox's event `eventSeq`, due again now for `endpointId` under the same id. */
+/**
+ * The outbox's event `eventSeq`, due again now for `endpointId` under the same id, with the
+ * body its delivery `deliveryId` first sent if that was kept (the event was tried again, or
+ * sent again before); else the body is made anew.
+ */
 export async function redeliver(
   db: Executor,
-  params: { eventSeq: number; endpointId: string; at: Date },
+  params: { eventSeq: number; deliveryId: string; endpointId: string; at: Date },
 ) {
   const event = (
     await db.select().from(webhookEvents).where(eq(webhookEvents.seq, params.eventSeq))
   )[0];
   if (!event) return undefined;
   const orderKey = event.orderKey ?? event.eventId;
+  const [sent] = await db
+    .select({ body: webhookDeliveries.body })
+    .from(webhookDeliveries)
+    .where(
+      and(
+        eq(webhookDeliveries.id, params.deliveryId),
+        eq(webhookDeliveries.endpointId, params.endpointId),
+      ),
+    );
   const waiting = await db
     .select({ id: webhookDeliveries.id })
     .from(webhookDeliveries)
@@ -691,6 +704,7 @@ export async function redeliver(
         type: event.type,
         orderKey,
         payload: { type: event.type, timestamp: event.createdAt.toISOString(), data: event.data },
+        body: sent?.body ?? null,
         nextAttemptAt: params.at,
         createdAt: params.at,
         ready: waiting.length === 0,

@@ -1,4 +1,4 @@
-import { Elysia, type TSchema } from "elysia";
+import { Elysia, type TSchema, t } from "elysia";
 import { ApiError, invalidBody } from "../errors.ts";
 
 export const MAX_JSON_BYTES = 1024 * 1024;
@@ -101,3 +101,25 @@ export const jsonBody = <S extends TSchema>(schema: S) => ({
   body: schema,
   parse: "json" as const,
 });
+
+/**
+ * Marks a body schema that may be left out, for the OpenAPI document, whose generator
+ * requires every body (`documentOptionalBodies`).
+ */
+export const OPTIONAL_BODY = "x-optional-body";
+
+/**
+ * Route options for a JSON body every field of which is optional: no body at all (or JSON
+ * declared and nothing sent, which the parser reads as null) is the empty object, and a body
+ * sent is validated as any other, unknown fields refused.
+ */
+export const optionalJsonBody = <S extends TSchema>(schema: S) => ({
+  body: t.Optional({ ...schema, [OPTIONAL_BODY]: true }),
+  parse: "json" as const,
+  transform(context: { body: unknown }) {
+    if (context.body === null) context.body = undefined;
+  },
+});
+
+/** Route options for a command that takes no fields: a body, if any, must be `{}`. */
+export const noJsonBody = () => optionalJsonBody(t.Object({}, { additionalProperties: false }));

@@ -523,7 +523,9 @@ export class WebhookDispatcher {
   ): Promise<SettledAttempt> {
     const started = new Date(this.deps.clock.now());
     const startedMs = performance.now();
-    const body = delivery.body ?? JSON.stringify(payload);
+    // A payload read back from the database has its keys in the database's order.
+    const { type, timestamp, data } = payload;
+    const body = delivery.body ?? JSON.stringify({ type, timestamp, data });
     // Checked at every attempt: the name may resolve elsewhere than when it was registered.
     const refusal = await Promise.resolve()
       .then(() =>

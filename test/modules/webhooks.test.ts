@@ -150,6 +150,22 @@ describe("webhook endpoints", () => {
     expect(rotated.status).toBe(200);
     expect(rotated.body.data.secret).not.toBe(secret);
     expect(rotated.body.data.webhook.previous_secret_expires_at).not.toBeNull();
+    // Its one field is optional: no body at all, or JSON declared and nothing sent, will do.
+    for (const headers of [{}, { "content-type": "application/json" }] as Record<
+      string,
+      string
+    >[]) {
+      const response = await w.app.handle(
+        new Request(`http://localhost/api/v1/webhooks/${id}/rotate-secret`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${admin}`, ...headers },
+        }),
+      );
+      expect(response.status).toBe(200);
+      expect(((await response.json()) as { data: { secret: string } }).data.secret).toMatch(
+        /^whsec_/,
+      );
+    }
 
     const patched = await w.request("PATCH", `/api/v1/webhooks/${id}`, {
       token: admin,
@@ -343,6 +359,40 @@ describe("delivery", () => {
     expect(resent.status).toBe(202);
     await until(() => r.received.length === 3, "the resent event");
     expect(r.received[2]?.headers.get("webhook-id")).toBe(first.headers.get("webhook-id"));
+    expect(r.received[2]?.body).toBe(first.body);
+    // The command takes no field.
+    const unknown = await w.request(
+      "POST",
+      `/api/v1/webhooks/${webhook.id}/deliveries/${log.body.data.items[1].id}/resend`,
+      { token: admin, body: { x: 1 } },
+    );
+    expect(unknown.status).toBe(400);
+  });
+
+  test("an event delivered at once and sent again comes with the bytes first sent", async () => {
+    const { w, admin, start, register, addDnc } = await setUp();
+    const r = receiver();
+    receivers.push(r);
+    const { webhook } = await register(r.url, ["dnc.added"]);
+    await addDnc("+14155550198");
+    start();
+    await until(() => r.received.length === 1, "the event");
+    let items: { id: string }[] = [];
+    await until(async () => {
+      items = (
+        await w.request("GET", `/api/v1/webhooks/${webhook.id}/deliveries`, { token: admin })
+      ).body.data.items;
+      return items.length === 1;
+    }, "its attempt logged");
+    const resent = await w.request(
+      "POST",
+      `/api/v1/webhooks/${webhook.id}/deliveries/${items[0]?.id}/resend`,
+      { token: admin },
+    );
+    expect(resent.status).toBe(202);
+    await until(() => r.received.length === 2, "the event sent again");
+    expect(r.received[1]?.headers.get("webhook-id")).toBe(r.received[0]?.headers.get("webhook-id"));
+    expect(r.received[1]?.body).toBe(r.received[0]?.body as string);
   });
 
   test("events about one campaign arrive in order, a retry holding back those after it", async () => {

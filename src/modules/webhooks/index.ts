@@ -4,7 +4,7 @@ import { ok, okList } from "../../envelope.ts";
 import { documented, documentedList } from "../../openapi-bodies.ts";
 import { parsePage } from "../../pagination.ts";
 import type { AuthGuard } from "../../plugins/auth.ts";
-import { jsonBody } from "../../plugins/json-body.ts";
+import { jsonBody, noJsonBody, optionalJsonBody } from "../../plugins/json-body.ts";
 import { TenantQuery } from "../users/model.ts";
 import {
   CreateWebhookBody,
@@ -114,7 +114,7 @@ export const webhooksModule = (deps: ServiceDeps, auth: AuthGuard) =>
             principal,
             tenantId,
             params.id,
-            body.overlap_seconds,
+            body?.overlap_seconds,
             meta,
           ),
         ),
@@ -122,7 +122,7 @@ export const webhooksModule = (deps: ServiceDeps, auth: AuthGuard) =>
         auth: "webhooks.write",
         params: WebhookParams,
         query: TenantOnly,
-        ...jsonBody(RotateSecretBody),
+        ...optionalJsonBody(RotateSecretBody),
         detail: {
           summary:
             "A new signing secret, shown this once; the previous one signs too until the overlap ends",
@@ -166,6 +166,7 @@ export const webhooksModule = (deps: ServiceDeps, auth: AuthGuard) =>
         auth: "webhooks.write",
         params: DeliveryParams,
         query: TenantOnly,
+        ...noJsonBody(),
         detail: {
           summary: "Send an attempt's event again, under the same `webhook-id`",
           ...documented(

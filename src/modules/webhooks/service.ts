@@ -271,12 +271,14 @@ export async function resendDelivery(
     ? await findAttempt(deps.db, { endpointId: endpoint.id, id: attemptId })
     : undefined;
   if (!attempt) throw notFound("delivery");
-  const { eventSeq } = attempt;
+  const { eventSeq, deliveryId } = attempt;
   const now = new Date(deps.clock.now());
   const delivery = await auditedWrite(
     deps.db,
     async (tx) =>
-      eventSeq === null ? undefined : redeliver(tx, { eventSeq, endpointId: endpoint.id, at: now }),
+      eventSeq === null
+        ? undefined
+        : redeliver(tx, { eventSeq, deliveryId, endpointId: endpoint.id, at: now }),
     {
       tenantId,
       actor: auditActorOf(principal),
