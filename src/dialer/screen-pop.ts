@@ -24,10 +24,13 @@ export function screenPopProblem(template: string): string | undefined {
   try {
     url = new URL(template.replace(PLACEHOLDER, "x"));
   } catch {
-    return "must be an absolute URL, e.g. https://crm.example/contacts?phone={phone}";
+    return "must be an absolute URL, e.g. https://crm.example/contacts?phone={phone}, or null for none";
   }
   // Anything else (javascript:, data:) would run in the agent's console.
   if (url.protocol !== "https:" && url.protocol !== "http:") return "must be an http or https URL";
+  // A lead's data must not choose the site the agent's browser opens.
+  if (new URL(template.replace(PLACEHOLDER, "y")).origin !== url.origin)
+    return "placeholders may stand only in the path, the query or the fragment, not in the host";
   return undefined;
 }
 
@@ -43,7 +46,11 @@ export function screenPopUrl(template: string, values: ScreenPopValues): string 
             ? values.call.id
             : name === "campaign.id"
               ? values.call.campaign_id
-              : (values.lead.fields[name.slice("lead.".length)] ?? "");
+              : fieldOf(values.lead.fields, name.slice("lead.".length));
     return encodeURIComponent(value);
   });
 }
+
+/** A column of the lead's file, or empty: only its own, never what every object inherits. */
+const fieldOf = (fields: Record<string, string>, column: string) =>
+  Object.hasOwn(fields, column) ? String(fields[column]) : "";

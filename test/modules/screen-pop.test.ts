@@ -25,6 +25,10 @@ describe("a screen pop's template", () => {
     expect(screenPopUrl("https://crm.example/{lead.missing}/{campaign.id}", values)).toBe(
       "https://crm.example//k-1",
     );
+    // Only the lead's own columns: nothing every object inherits.
+    expect(
+      screenPopUrl("https://crm.example/?c={lead.constructor}&p={lead.__proto__}", values),
+    ).toBe("https://crm.example/?c=&p=");
   });
 
   test("is an http(s) URL with known placeholders", () => {
@@ -34,6 +38,11 @@ describe("a screen pop's template", () => {
     expect(screenPopProblem("https://crm.example/{agent.password}")).toContain(
       "unknown placeholder {agent.password}",
     );
+    expect(screenPopProblem("")).toContain("must be an absolute URL");
+    // The lead's data never chooses the site.
+    for (const template of ["https://{phone}/x", "https:{phone}", "https://crm.{lead.id}.example/"])
+      expect(screenPopProblem(template)).toContain("not in the host");
+    expect(screenPopProblem("https://crm.example:8443/{lead.id}#{phone}")).toBeUndefined();
   });
 });
 

@@ -177,7 +177,7 @@ export function assertWindowOrder(start: string, end: string) {
 
 /** A screen pop's template, when one is given, or 422 naming the field. */
 export function assertScreenPop(template: string | null | undefined) {
-  const problem = template ? screenPopProblem(template) : undefined;
+  const problem = typeof template === "string" ? screenPopProblem(template) : undefined;
   if (problem) throw unprocessable("screen_pop_url", problem);
 }
 
