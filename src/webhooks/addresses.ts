@@ -1,10 +1,11 @@
 import { lookup } from "node:dns/promises";
-import { inRange, parseIp, parseRangeList } from "../lib/ip-ranges.ts";
+import { type IpRange, inRange, parseIp, parseRangeList } from "../lib/ip-ranges.ts";
 
 /**
  * Where a webhook must never go unless the operator allows private networks: this host,
  * private and shared networks, link-local (with the cloud metadata address), and the ranges
- * reserved for documentation, benchmarks, multicast and the future.
+ * reserved for documentation, benchmarks, multicast and the future; in IPv6 also the forms
+ * that carry an IPv4 address a router may unwrap (IPv4-compatible, NAT64, Teredo).
  */
 const NOT_PUBLIC = parseRangeList(
   [
@@ -22,20 +23,29 @@ const NOT_PUBLIC = parseRangeList(
     "203.0.113.0/24",
     "224.0.0.0/4",
     "240.0.0.0/4",
-    "::/128",
+    "::/96",
     "::1/128",
     "64:ff9b::/96",
     "100::/64",
+    "2001::/32",
+    "2001:2::/48",
     "2001:db8::/32",
+    "3fff::/20",
     "fc00::/7",
     "fe80::/10",
     "ff00::/8",
   ].join(","),
 );
 
-export const isPublicAddress = (address: string) => {
+/** 6to4 (`2002::/16`): its next 32 bits are the IPv4 address it stands for. */
+const SIX_TO_FOUR = parseRangeList("2002::/16")[0] as IpRange;
+
+export const isPublicAddress = (address: string): boolean => {
   const parsed = parseIp(address);
-  return parsed !== undefined && !NOT_PUBLIC.some((range) => inRange(parsed, range));
+  if (parsed === undefined || NOT_PUBLIC.some((range) => inRange(parsed, range))) return false;
+  if (!inRange(parsed, SIX_TO_FOUR)) return true;
+  const v4 = (parsed >> 80n) & 0xffffffffn;
+  return isPublicAddress([24n, 16n, 8n, 0n].map((shift) => (v4 >> shift) & 0xffn).join("."));
 };
 
 /** A host's addresses, as the system resolver gives them. Injected so tests can change DNS. */

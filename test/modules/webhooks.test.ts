@@ -216,6 +216,11 @@ describe("webhook endpoints", () => {
       ["not a url", "must be an absolute URL"],
       ["https://user:pass@hooks.example/x", "must not carry a user name or password"],
       ["https://hooks.example:0/x", "port 0"],
+      // IPv6 forms a router may unwrap into an IPv4 address inside.
+      ["https://[::127.0.0.1]/x", "resolves to ::7f00:1"],
+      ["https://[2002:7f00:1::]/x", "resolves to 2002:7f00:1::"],
+      ["https://[2002:a01:203::1]/x", "resolves to 2002:a01:203::1"],
+      ["https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/x", "resolves to 2001:0:4136"],
     ] as const) {
       const reply = await create(url);
       expect({ url, status: reply.status }).toEqual({ url, status: 422 });
@@ -229,6 +234,8 @@ describe("webhook endpoints", () => {
       message: expect.stringContaining('unknown event type "call.exploded"'),
     });
     expect((await create("https://hooks.example/x")).status).toBe(201);
+    // 6to4 of a public address is public.
+    expect((await create("https://[2002:5db8:d822::1]/x")).status).toBe(201);
   });
 
   test("only admins and keys with the webhooks scope manage them, within their own workspace", async () => {
