@@ -44,7 +44,8 @@ export const WEBHOOK_EVENT_DATA = {
           "user, api, import (an upload), disposition (an agent's code) or keypress (the opt-out key)",
       }),
       added_by: t.Union([t.String(), t.Null()], {
-        description: "the user, key or edge node that added it",
+        description:
+          "the id of the user, API key or edge node that added it (`GET /dnc` shows its e-mail or name)",
       }),
     },
     { description: "a number was put on the workspace's do-not-call list" },

@@ -7843,7 +7843,7 @@ export interface operations {
                         phone: string;
                         /** @description user, api, import (an upload), disposition (an agent's code) or keypress (the opt-out key) */
                         source: string;
-                        /** @description the user, key or edge node that added it */
+                        /** @description the id of the user, API key or edge node that added it (`GET /dnc` shows its e-mail or name) */
                         added_by: string | null;
                     };
                 };
