@@ -57,6 +57,11 @@ async function main() {
     throw error;
   }
   const logger = createLogger(config.LOG_LEVEL);
+  // A promise nobody awaited that failed (a background write while the database is away) is
+  // a defect to log, not a reason to drop every call and socket this process holds.
+  process.on("unhandledRejection", (error) =>
+    logger.error("a background task failed and nothing handled it", { error }),
+  );
   const database = await openDatabase({
     databaseUrl: config.DATABASE_URL,
     dataDir: config.DATA_DIR,

@@ -126,8 +126,15 @@ beforeAll(async () => {
   liveCallId = claim.body.data.jobs[0].call_id;
 }, SERVER_TEST_TIMEOUT_MS);
 
-afterAll(() => {
+afterAll(async () => {
   if (!enabled) return;
+  // A server that died says why.
+  if (server && server.process.exitCode !== null)
+    console.error(
+      `the server exited (${server.process.exitCode}):`,
+      server.output().slice(-4000),
+      (await new Response(server.process.stderr).text()).slice(-4000),
+    );
   server?.process.kill("SIGKILL");
   if (cluster) {
     stopCluster(cluster);
