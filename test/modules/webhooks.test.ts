@@ -81,7 +81,18 @@ async function setUp(options: { env?: Record<string, string>; dns?: Map<string, 
   };
   const addDnc = (phone: string) =>
     w.request("POST", "/api/v1/dnc", { token: admin, body: { phone } });
-  return { w, clock, admin, start, register, addDnc };
+  /** An endpoint's logged attempts, newest first, once there are `count` of them. */
+  const loggedAttempts = async (webhookId: string, count: number) => {
+    // biome-ignore lint/suspicious/noExplicitAny: test assertions read arbitrary JSON.
+    let items: any[] = [];
+    await until(async () => {
+      items = (await w.request("GET", `/api/v1/webhooks/${webhookId}/deliveries`, { token: admin }))
+        .body.data.items;
+      return items.length === count;
+    }, `${count} attempts logged`);
+    return items;
+  };
+  return { w, clock, admin, start, register, addDnc, loggedAttempts };
 }
 
 /** The events written to the outbox, oldest first. */
@@ -377,20 +388,14 @@ describe("delivery", () => {
   });
 
   test("an event delivered at once and sent again comes with the bytes first sent", async () => {
-    const { w, admin, start, register, addDnc } = await setUp();
+    const { w, admin, start, register, addDnc, loggedAttempts } = await setUp();
     const r = receiver();
     receivers.push(r);
     const { webhook } = await register(r.url, ["dnc.added"]);
     await addDnc("+14155550198");
     start();
     await until(() => r.received.length === 1, "the event");
-    let items: { id: string }[] = [];
-    await until(async () => {
-      items = (
-        await w.request("GET", `/api/v1/webhooks/${webhook.id}/deliveries`, { token: admin })
-      ).body.data.items;
-      return items.length === 1;
-    }, "its attempt logged");
+    const items = await loggedAttempts(webhook.id, 1);
     const resent = await w.request(
       "POST",
       `/api/v1/webhooks/${webhook.id}/deliveries/${items[0]?.id}/resend`,
@@ -597,7 +602,7 @@ describe("delivery", () => {
   });
 
   test("an answer the database cannot store as it is (a NUL) is logged mended, and the log goes on", async () => {
-    const { w, admin, register, addDnc, start } = await setUp();
+    const { register, addDnc, start, loggedAttempts } = await setUp();
     const r = receiver(() => new Response("ok\u0000nul"));
     receivers.push(r);
     const { webhook } = await register(r.url, ["dnc.added"]);
@@ -605,13 +610,7 @@ describe("delivery", () => {
     start();
     await until(() => r.received.length === 1, "the first event");
     await addDnc("+14155550311");
-    let items: { response_status: number; response_body: string }[] = [];
-    await until(async () => {
-      items = (
-        await w.request("GET", `/api/v1/webhooks/${webhook.id}/deliveries`, { token: admin })
-      ).body.data.items;
-      return items.length === 2;
-    }, "both attempts logged");
+    const items = await loggedAttempts(webhook.id, 2);
     expect(items.map((item) => [item.response_status, item.response_body])).toEqual([
       [200, "ok\uFFFDnul"],
       [200, "ok\uFFFDnul"],
