@@ -156,8 +156,8 @@ export class WebhookDispatcher {
   private readonly chains = new Map<string, Chain>();
   private readonly perEndpoint = new Map<string, number>();
   private inFlight = 0;
-  /** Reads so far: whose turn it is to be asked first. */
-  private reads = 0;
+  /** Which held cursor is asked first at the next read: those asked last go to the back. */
+  private firstAsked = 0;
   private stopped = true;
   private wakeUp: (() => void) | undefined;
   private loop: Promise<void> | undefined;
@@ -331,7 +331,7 @@ export class WebhookDispatcher {
   private allot(): { endpointId: string; from: OutboxPosition; room: number }[] {
     const firstAsk = Math.max(1, Math.floor(this.limits.perEndpoint / 4));
     const held = [...this.cursors];
-    const turn = this.reads++ % Math.max(1, held.length);
+    const turn = this.firstAsked % Math.max(1, held.length);
     const wants = [...held.slice(turn), ...held.slice(0, turn)].map(([endpointId, state]) => {
       const free = this.limits.perEndpoint - (this.perEndpoint.get(endpointId) ?? 0);
       return {
@@ -344,10 +344,12 @@ export class WebhookDispatcher {
       wants.map((w) => w.want),
       this.limits.inFlight - this.inFlight,
     );
-    return wants.flatMap(({ endpointId, from }, index) => {
+    const asked = wants.flatMap(({ endpointId, from }, index) => {
       const room = rooms[index] ?? 0;
       return room > 0 ? [{ endpointId, from, room }] : [];
     });
+    this.firstAsked = turn + asked.length;
+    return asked;
   }
 
   /** Reads the next events of each held cursor with room, and sends them. */
@@ -727,18 +729,19 @@ function freshDelivery(endpointId: string, event: UnreadEvent) {
 /**
  * Shares `room` among wants, max-min fairly: none gets more than it wants, and what one does
  * not want goes to the others. When the room is shorter than the wants are many, the first
- * get one each.
+ * in order get one each.
  */
 export function fairShares(wants: readonly number[], room: number): number[] {
   const shares = wants.map(() => 0);
-  const order = wants
-    .map((want, index) => ({ want, index }))
-    .filter(({ want }) => want > 0)
-    .sort((a, b) => a.want - b.want || a.index - b.index);
+  const wanting = wants.flatMap((want, index) => (want > 0 ? [{ want, index }] : []));
+  if (room < wanting.length) {
+    for (const { index } of wanting.slice(0, Math.max(0, room))) shares[index] = 1;
+    return shares;
+  }
+  wanting.sort((a, b) => a.want - b.want || a.index - b.index);
   let left = room;
-  for (const [position, { want, index }] of order.entries()) {
-    if (left <= 0) break;
-    const share = Math.min(want, left, Math.max(1, Math.floor(left / (order.length - position))));
+  for (const [position, { want, index }] of wanting.entries()) {
+    const share = Math.min(want, Math.floor(left / (wanting.length - position)));
     shares[index] = share;
     left -= share;
   }

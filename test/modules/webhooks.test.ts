@@ -630,12 +630,26 @@ describe("delivery", () => {
     expect(new Set(r.received.map(({ headers }) => headers.get("webhook-id"))).size).toBe(1);
   });
 
+  test("with less room than endpoints, each is read in its turn", async () => {
+    const { w, register, addDnc } = await setUp();
+    const r = receiver();
+    receivers.push(r);
+    for (let n = 0; n < 7; n++) await register(`${r.url}?endpoint=${n}`, ["dnc.added"]);
+    for (let n = 0; n < 3; n++) await addDnc(`+1415555032${n}`);
+    const limits = { ...DISPATCH_LIMITS, inFlight: 2, perEndpoint: 1, pollMs: 10, leaseGapMs: 10 };
+    dispatcherOf(w, limits).start();
+    await until(() => r.received.length === 21, "every event at every endpoint", 10_000);
+    const perEndpoint = Map.groupBy(r.received, ({ headers }) => headers.get("webhook-id"));
+    expect([...perEndpoint.values()].map((copies) => copies.length)).toEqual([7, 7, 7]);
+  });
+
   test("the room in flight is shared fairly: a quiet endpoint's unused share goes to the busy", () => {
     expect(fairShares([128, 128, 128, 128, 128], 512)).toEqual([102, 102, 102, 103, 103]);
     expect(fairShares([32, 128, 32, 0], 512)).toEqual([32, 128, 32, 0]);
     expect(fairShares([32, 128, 128], 100)).toEqual([32, 34, 34]);
-    // Shorter than the wants are many: the first ask for one each, the turn rotating them.
-    expect(fairShares([8, 8, 8, 8, 8], 3)).toEqual([1, 1, 1, 0, 0]);
+    // Shorter than the wants are many: the first in order get one each, whatever they want.
+    expect(fairShares([8, 128, 8, 8, 8], 3)).toEqual([1, 1, 1, 0, 0]);
+    expect(fairShares([0, 8, 0, 8], 1)).toEqual([0, 1, 0, 0]);
     expect(fairShares([8, 8], 0)).toEqual([0, 0]);
   });
 
