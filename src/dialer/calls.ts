@@ -116,12 +116,13 @@ export type DispositionInput = {
 export async function dispositionCall(
   deps: ServiceDeps,
   principal: Principal,
+  tenantId: string,
   sentId: string,
   input: DispositionInput,
 ): Promise<CallReply> {
-  const { callId, campaignId } = await callOfCaller(deps, principal, sentId);
+  const { callId, campaignId } = await callOfCaller(deps, principal, tenantId, sentId);
   return deps.campaigns.run(
-    { tenantId: principal.tenantId, campaignId, missing: "call" },
+    { tenantId, campaignId, missing: "call" },
     {
       type: "call.disposition",
       callId,
@@ -140,18 +141,27 @@ export async function dispositionCall(
 export async function controlCall(
   deps: ServiceDeps,
   principal: Principal,
+  tenantId: string,
   sentId: string,
   control: CallControlCommand["control"],
 ): Promise<CallReply> {
-  const { callId, campaignId } = await callOfCaller(deps, principal, sentId);
+  const { callId, campaignId } = await callOfCaller(deps, principal, tenantId, sentId);
   return deps.campaigns.run(
-    { tenantId: principal.tenantId, campaignId, missing: "call" },
+    { tenantId, campaignId, missing: "call" },
     { type: "call.control", callId, control, by: callerOf(principal) },
   );
 }
 
-/** The call a caller names and its campaign, or 404 when the caller's tenant has no such call. */
-async function callOfCaller(deps: ServiceDeps, principal: Principal, sentId: string) {
+/**
+ * The call a caller names and its campaign, or 404 when the tenant it acts in (its own, or
+ * the one a platform admin names) has no such call.
+ */
+async function callOfCaller(
+  deps: ServiceDeps,
+  principal: Principal,
+  tenantId: string,
+  sentId: string,
+) {
   if (!isUuid(sentId)) throw notFound("call");
   const callId = sentId.toLowerCase();
   // The campaign is known in memory while the call is live or its agent wraps it up.
@@ -160,7 +170,7 @@ async function callOfCaller(deps: ServiceDeps, principal: Principal, sentId: str
   const campaignId =
     deps.campaigns.campaignOfCall(callId) ??
     (presence?.callId === callId ? presence.campaignId : null) ??
-    (await findTenantCall(deps.db, { tenantId: principal.tenantId, callId }))?.campaignId;
+    (await findTenantCall(deps.db, { tenantId, callId }))?.campaignId;
   if (!campaignId) throw notFound("call");
   return { callId, campaignId };
 }

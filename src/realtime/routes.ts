@@ -434,7 +434,13 @@ export function realtimeModule(deps: ServiceDeps) {
       if (!message) return;
       receive(ws, async (principal) => {
         if (message.type === "disposition") {
-          const result = await dispositionCall(deps, principal, message.call_id, message);
+          const result = await dispositionCall(
+            deps,
+            principal,
+            principal.tenantId,
+            message.call_id,
+            message,
+          );
           send(ws, { type: "ack", for: "disposition", call: result.call });
           return;
         }

@@ -241,7 +241,7 @@ export async function simulateDay(options: DayOptions): Promise<DayResult> {
     callId: string,
     script: Extract<CallScript, { kind: "person" }>,
   ) => {
-    await dispositionCall(deps, agent, callId, { disposition: script.disposition });
+    await dispositionCall(deps, agent, agent.tenantId, callId, { disposition: script.disposition });
   };
 
   const dial = (job: DialJob) => {

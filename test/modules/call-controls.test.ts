@@ -139,6 +139,18 @@ describe("commands to the node", () => {
     await w.user(outsider.id, "stranger@other.test", "supervisor");
     const stranger = await w.login("stranger@other.test", undefined, "other.test");
     expect((await control(stranger, callId, "hangup")).status).toBe(404);
+    // A platform admin acts in the workspace it names, and in its own otherwise.
+    const root = await w.login("root@platform.test");
+    expect((await control(root, callId, "hangup")).status).toBe(404);
+    const named = await w.request("POST", `/api/v1/calls/${callId}/hangup?tenant_id=${w.acme.id}`, {
+      token: root,
+    });
+    expect(named.status).toBe(200);
+    const unknown = await w.request("POST", `/api/v1/calls/${callId}/hangup?force=1`, {
+      token: adminToken,
+    });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.field_errors).toEqual([{ field: "force", message: "unknown field" }]);
   });
 });
 

@@ -4854,7 +4854,9 @@ export interface operations {
     };
     postApiV1AgentsMeState: {
         parameters: {
-            query?: never;
+            query?: {
+                tenant_id?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -4924,7 +4926,9 @@ export interface operations {
     };
     getApiV1AgentsMe: {
         parameters: {
-            query?: never;
+            query?: {
+                tenant_id?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -5064,7 +5068,9 @@ export interface operations {
     };
     getApiV1AgentsMePreview: {
         parameters: {
-            query?: never;
+            query?: {
+                tenant_id?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -5153,7 +5159,9 @@ export interface operations {
     };
     postApiV1AgentsMePreviewDial: {
         parameters: {
-            query?: never;
+            query?: {
+                tenant_id?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -5246,7 +5254,9 @@ export interface operations {
     };
     postApiV1AgentsMePreviewSkip: {
         parameters: {
-            query?: never;
+            query?: {
+                tenant_id?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -5298,7 +5308,9 @@ export interface operations {
     };
     "getApiV1AgentsMeTransfer-targets": {
         parameters: {
-            query?: never;
+            query?: {
+                tenant_id?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -5348,7 +5360,9 @@ export interface operations {
     };
     postApiV1AgentsMeDial: {
         parameters: {
-            query?: never;
+            query?: {
+                tenant_id?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -5522,7 +5536,9 @@ export interface operations {
     };
     getApiV1AgentsMeHistory: {
         parameters: {
-            query?: never;
+            query?: {
+                tenant_id?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -5583,7 +5599,9 @@ export interface operations {
     };
     getApiV1AgentsMeCallbacks: {
         parameters: {
-            query?: never;
+            query?: {
+                tenant_id?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -5649,7 +5667,9 @@ export interface operations {
     };
     "getApiV1AgentsNot-ready-reasons": {
         parameters: {
-            query?: never;
+            query?: {
+                tenant_id?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -5876,7 +5896,9 @@ export interface operations {
     };
     postApiV1AgentsByUser_idState: {
         parameters: {
-            query?: never;
+            query?: {
+                tenant_id?: string;
+            };
             header?: never;
             path: {
                 user_id: string;
@@ -5946,7 +5968,9 @@ export interface operations {
     };
     postApiV1CallsByCall_idDisposition: {
         parameters: {
-            query?: never;
+            query?: {
+                tenant_id?: string;
+            };
             header?: never;
             path: {
                 call_id: string;
@@ -6052,7 +6076,9 @@ export interface operations {
     };
     postApiV1CallsByCall_idHangup: {
         parameters: {
-            query?: never;
+            query?: {
+                tenant_id?: string;
+            };
             header?: never;
             path: {
                 call_id: string;
@@ -6147,7 +6173,9 @@ export interface operations {
     };
     postApiV1CallsByCall_idTransfer: {
         parameters: {
-            query?: never;
+            query?: {
+                tenant_id?: string;
+            };
             header?: never;
             path: {
                 call_id: string;

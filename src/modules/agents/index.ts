@@ -27,7 +27,7 @@ import type { AuthGuard } from "../../plugins/auth.ts";
 import { jsonBody } from "../../plugins/json-body.ts";
 import { E164 } from "../campaigns/model.ts";
 import { NotReadyReasonSchema } from "../tenants/model.ts";
-import { TenantQuery } from "../users/model.ts";
+import { IgnoredTenantQuery, TenantQuery } from "../users/model.ts";
 import { AgentBoardSchema, agentBoard } from "./board.ts";
 import { AttemptSchema, CallbackSchema, ownCallbacks, ownLeadHistory } from "./desk.ts";
 import { AgentFiguresSchema, agentFigures, FiguresQuery } from "./figures.ts";
@@ -102,6 +102,11 @@ export const DispositionBody = t.Object(
 );
 
 /** Agents set their own state; supervisors see everyone's. */
+/** A supervisor's action on the workspace's agents and calls: a platform admin names one. */
+const TenantOnly = t.Object(TenantQuery);
+/** The caller's own desk: no parameter (a platform admin's console sends its workspace). */
+const SelfQuery = t.Object(IgnoredTenantQuery);
+
 export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
   new Elysia({ prefix: "/api/v1", detail: { tags: ["agents and calls"] } })
     .use(auth)
@@ -110,6 +115,7 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
       async ({ principal, body }) => ok(await setAgentState(deps, principal, body)),
       {
         auth: "agents.self",
+        query: SelfQuery,
         ...jsonBody(AgentStateBody),
         detail: {
           summary: "Become ready for a campaign, pause, or go offline",
@@ -136,6 +142,7 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
       },
       {
         auth: "agents.self",
+        query: SelfQuery,
         detail: {
           summary: "The caller's agent state, with the call it is reserved for, on or wrapping up",
           description:
@@ -168,6 +175,7 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
       },
       {
         auth: "agents.self",
+        query: SelfQuery,
         detail: {
           summary: "The lead offered to the caller in preview, with whether it may be dialled now",
           description:
@@ -184,6 +192,7 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
       async ({ principal }) => ok(await dialPreview(deps, principal)),
       {
         auth: "agents.self",
+        query: SelfQuery,
         detail: {
           summary: "Dial the lead offered in preview",
           description:
@@ -198,6 +207,7 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         ok(await skipPreview(deps, principal, body, meta.requestId)),
       {
         auth: "agents.self",
+        query: SelfQuery,
         ...jsonBody(SkipBody),
         detail: {
           summary: "Pass on the lead offered in preview, saying why",
@@ -215,6 +225,7 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
       },
       {
         auth: "agents.self",
+        query: SelfQuery,
         detail: {
           summary:
             "Where the caller may transfer a call: the campaign's other ready agents, and the workspace's numbers",
@@ -230,6 +241,7 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
       async ({ principal, body }) => ok(await dialByHand(deps, principal, body)),
       {
         auth: "agents.self",
+        query: SelfQuery,
         ...jsonBody(ManualDialBody),
         detail: {
           summary: "Dial a number by hand, in the caller's campaign",
@@ -264,6 +276,7 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
       },
       {
         auth: "agents.self",
+        query: SelfQuery,
         detail: {
           summary:
             "The earlier calls of the caller's own lead (reserved, on the call or in wrap-up)",
@@ -281,6 +294,7 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
       },
       {
         auth: "agents.self",
+        query: SelfQuery,
         detail: {
           summary: "The callbacks the caller set that are still to be made, soonest first",
           ...documentedList(CallbackSchema),
@@ -295,6 +309,7 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
       },
       {
         auth: "agents.self",
+        query: SelfQuery,
         detail: {
           summary: "Why an agent may pause: the workspace's not-ready reasons, in order",
           description:
@@ -338,11 +353,12 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
     )
     .post(
       "/agents/:user_id/state",
-      async ({ principal, params, body, meta }) =>
-        ok(await superviseAgent(deps, principal, params.user_id, body, meta.requestId)),
+      async ({ principal, tenantId, params, body, meta }) =>
+        ok(await superviseAgent(deps, principal, tenantId, params.user_id, body, meta.requestId)),
       {
         auth: "agents.supervise",
         params: t.Object({ user_id: t.String() }),
+        query: TenantOnly,
         ...jsonBody(SuperviseBody),
         detail: {
           summary: "Pause or sign out an agent of the workspace (supervisors)",
@@ -354,11 +370,12 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
     )
     .post(
       "/calls/:call_id/disposition",
-      async ({ principal, params, body }) =>
-        ok(await dispositionCall(deps, principal, params.call_id, body)),
+      async ({ principal, tenantId, params, body }) =>
+        ok(await dispositionCall(deps, principal, tenantId, params.call_id, body)),
       {
         auth: "calls.disposition",
         params: t.Object({ call_id: t.String() }),
+        query: TenantOnly,
         ...jsonBody(DispositionBody),
         detail: {
           summary: "Record the outcome of a connected call (the call's agent or a supervisor)",
@@ -368,11 +385,12 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
     )
     .post(
       "/calls/:call_id/hangup",
-      async ({ principal, params }) =>
-        ok(await controlCall(deps, principal, params.call_id, { kind: "hangup" })),
+      async ({ principal, tenantId, params }) =>
+        ok(await controlCall(deps, principal, tenantId, params.call_id, { kind: "hangup" })),
       {
         auth: "calls.control",
         params: t.Object({ call_id: t.String() }),
+        query: TenantOnly,
         detail: {
           summary: "Hang up a call (the call's agent or a supervisor)",
           description:
@@ -383,18 +401,23 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
     )
     .post(
       "/calls/:call_id/transfer",
-      async ({ principal, params, body }) => {
+      async ({ principal, tenantId, params, body }) => {
         const agentId = body.agent_id ?? null;
         const phone = body.phone ?? null;
         if ((agentId === null) === (phone === null))
           throw unprocessable("agent_id", "name either agent_id or phone, not both");
         return ok(
-          await controlCall(deps, principal, params.call_id, { kind: "transfer", agentId, phone }),
+          await controlCall(deps, principal, tenantId, params.call_id, {
+            kind: "transfer",
+            agentId,
+            phone,
+          }),
         );
       },
       {
         auth: "calls.control",
         params: t.Object({ call_id: t.String() }),
+        query: TenantOnly,
         ...jsonBody(TransferBody),
         detail: {
           summary: "Send a connected call's lead to another agent or an allowed number (blind)",

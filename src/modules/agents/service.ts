@@ -55,12 +55,13 @@ export async function setAgentState(
 export async function superviseAgent(
   deps: ServiceDeps,
   principal: Principal,
+  tenantId: string,
   sentId: string,
   input: { state: "paused" | "offline"; reason?: string | undefined },
   requestId: string,
 ): Promise<{ agent: AgentView }> {
   if (principal.kind !== "user") throw forbidden("API keys do not supervise agents");
-  const target = isUuid(sentId) ? await deps.tenants.user(principal.tenantId, sentId) : undefined;
+  const target = isUuid(sentId) ? await deps.tenants.user(tenantId, sentId) : undefined;
   if (!target) throw notFound("agent");
   if (target.id === principal.user.id) throw unprocessable("user_id", "use your own agent state");
   const current = deps.dialer.agents.get(target.id) ?? (await findPresence(deps.rawDb, target.id));
@@ -76,12 +77,12 @@ export async function superviseAgent(
     throw conflict("the agent is on a call: pause them after it instead");
   const reply = await changeAgentState(
     deps,
-    { userId: target.id, tenantId: principal.tenantId, email: target.email },
+    { userId: target.id, tenantId: tenantId, email: target.email },
     input,
   );
   const at = new Date(deps.clock.now());
   await recordAudit(deps.db, {
-    tenantId: principal.tenantId,
+    tenantId: tenantId,
     actorType: "user",
     actorId: principal.user.id,
     action: input.state === "offline" ? "agent.signed_out" : "agent.paused",
@@ -91,7 +92,7 @@ export async function superviseAgent(
     at,
     details: { reason: input.reason ?? null, state: reply.agent.state },
   });
-  deps.realtime.toAgent(principal.tenantId, target.id, {
+  deps.realtime.toAgent(tenantId, target.id, {
     type: "agent.supervised",
     state: input.state,
     reason: input.reason ?? null,
