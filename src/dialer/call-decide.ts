@@ -148,15 +148,18 @@ type CallDecision = Decision<CallReply>;
  */
 export function decideCallEvent(
   snapshot: CampaignSnapshot,
-  command: CallEventCommand,
+  sent: CallEventCommand,
   inputs: CommandInputs,
 ): CallDecision {
-  const call = snapshot.context.dialing?.calls.get(command.callId);
-  if (!call || call.edgeNodeId !== command.nodeId) {
+  const call = snapshot.context.dialing?.calls.get(sent.callId);
+  if (!call || call.edgeNodeId !== sent.nodeId) {
     const stored = inputs.call;
-    if (!stored || stored.edgeNodeId !== command.nodeId) throw notFound("call");
+    if (!stored || stored.edgeNodeId !== sent.nodeId) throw notFound("call");
     return unchanged(stored);
   }
+  // No stage is dated before the one the call reached: a node's clock behind, or a time made
+  // up, would otherwise give negative rings and talks, and agents' figures with them.
+  const command = { ...sent, at: Math.max(sent.at, reachedAt(call)) };
   const at = new Date(command.at);
   const { campaign } = snapshot.context;
   switch (command.event) {
@@ -344,6 +347,14 @@ function answerOf(
     reply: () => replyOf(row, "bridge", null),
   };
 }
+
+/** When the call reached the stage it is at. */
+const reachedAt = (call: { claimedAt: Date; ringingAt: Date | null; answeredAt: Date | null }) =>
+  Math.max(
+    call.claimedAt.getTime(),
+    call.ringingAt?.getTime() ?? 0,
+    call.answeredAt?.getTime() ?? 0,
+  );
 
 const seconds = (from: Date | null, to: Date | null) =>
   from && to ? Math.max(0, Math.round((to.getTime() - from.getTime()) / 1000)) : 0;

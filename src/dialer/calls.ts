@@ -65,9 +65,11 @@ export async function applyCallEvent(
   sentId: string,
   event: CallEventInput,
 ): Promise<CallReply & { call: { agent_uri?: string | null } }> {
-  const at = parseInstant(event.at);
-  if (at === undefined)
+  const sentAt = parseInstant(event.at);
+  if (sentAt === undefined)
     throw badRequest(INVALID_BODY, [{ field: "at", message: INSTANT_EXPECTED }]);
+  // Nothing happened after it was reported: a node's clock ahead is read as the service's.
+  const at = Math.min(sentAt, deps.clock.now());
   if (!isUuid(sentId)) throw notFound("call");
   const media = mediaOf(event);
   const callId = sentId.toLowerCase();

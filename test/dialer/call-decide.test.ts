@@ -248,6 +248,20 @@ describe("a call's end, decided", () => {
     ]);
   });
 
+  test("an end dated before the answer (a node's clock behind) is dated at the answer, not before", () => {
+    const decision = callStep(snapshotWith(bridgedToAgent()), {
+      ...event("ended", "NORMAL_CLEARING"),
+      at: Date.parse("2000-01-01T00:00:00Z"),
+    });
+    expect(decision.writes[0]).toMatchObject({
+      type: "end",
+      ended: expect.objectContaining({ endedAt: new Date(CLAIMED_AT + 2_000) }),
+      ringSeconds: 2,
+      talkSeconds: 0,
+    });
+    expect(decision.effects({})[0]).toMatchObject({ type: "agentLeaves", at: CLAIMED_AT + 2_000 });
+  });
+
   test("its last attempt exhausts the lead", () => {
     const last = liveCall({ status: "ringing", attempt: 3 });
     const decision = callStep(snapshotWith(last), event("ended", "NO_ANSWER"));

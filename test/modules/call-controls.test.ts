@@ -154,6 +154,22 @@ describe("commands to the node", () => {
   });
 });
 
+describe("a node's times", () => {
+  test("are never later than the service's clock, nor earlier than the stage the call reached", async () => {
+    const callId = await firstOnCall();
+    const answeredAt = new Date(w.clock.now() - 30_000).toISOString();
+    const later = new Date(w.clock.now() + 86_400_000).toISOString();
+    expect((await event(callId, "ended", { at: later })).status).toBe(200);
+    const cdrs = await w.request("GET", "/api/v1/cdrs", { token: adminToken });
+    const cdr = cdrs.body.data.items.find((row: { call_id: string }) => row.call_id === callId);
+    expect(cdr).toMatchObject({
+      answered_at: answeredAt,
+      ended_at: new Date(w.clock.now()).toISOString(),
+      talk_seconds: 30,
+    });
+  });
+});
+
 describe("a blind transfer", () => {
   test("to another ready agent: the node calls their phone, then the call is theirs", async () => {
     const callId = await firstOnCall();
