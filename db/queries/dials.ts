@@ -1,8 +1,8 @@
-import { and, eq, sql } from "drizzle-orm";
+import { and, desc, eq, ne, sql } from "drizzle-orm";
 import type { HopperLead } from "../../actors/dialing.ts";
 import type { Executor } from "../client.ts";
 import { rowsOf } from "../rows.ts";
-import { leadLists, leads } from "../schema/index.ts";
+import { calls, leadLists, leads } from "../schema/index.ts";
 
 /** The list a campaign's numbers dialled by hand are kept in, made on the first. */
 export const MANUAL_LIST_NAME = "Manual dials";
@@ -58,6 +58,33 @@ export async function findDialLead(
  * (made on the first), new, or the number's earlier one made fresh again, unless a call to it
  * is under way (undefined). Its earlier calls stay on its CDRs.
  */
+/** Whether a call to `phone` is in flight anywhere in the workspace. */
+export async function callUnderWayTo(db: Executor, params: { tenantId: string; phone: string }) {
+  const [found] = await db
+    .select({ id: calls.id })
+    .from(calls)
+    .where(
+      and(
+        eq(calls.tenantId, params.tenantId),
+        eq(calls.phone, params.phone),
+        ne(calls.status, "ended"),
+      ),
+    )
+    .limit(1);
+  return found !== undefined;
+}
+
+/** The caller ID of the campaign's newest list: the one its hand dials show. */
+export async function newestCallerId(db: Executor, campaignId: string) {
+  const [list] = await db
+    .select({ callerId: leadLists.callerId })
+    .from(leadLists)
+    .where(and(eq(leadLists.campaignId, campaignId), ne(leadLists.callerId, "")))
+    .orderBy(desc(leadLists.createdAt))
+    .limit(1);
+  return list?.callerId;
+}
+
 export async function manualLead(
   db: Executor,
   params: {
@@ -78,7 +105,13 @@ export async function manualLead(
       .where(and(eq(leadLists.campaignId, params.campaignId), eq(leadLists.name, MANUAL_LIST_NAME)))
       .limit(1);
     const listId = list?.id ?? params.ids.list;
-    if (!list) {
+    if (list)
+      // A list made before hand dials took a caller ID had none.
+      await tx
+        .update(leadLists)
+        .set({ callerId: params.callerId })
+        .where(and(eq(leadLists.id, listId), eq(leadLists.callerId, "")));
+    else {
       await tx.insert(leadLists).values({
         id: listId,
         tenantId: params.tenantId,

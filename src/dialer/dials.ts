@@ -1,6 +1,12 @@
 import { findDnc } from "../../db/queries/calls.ts";
 import { findTenantCampaign } from "../../db/queries/campaigns.ts";
-import { manualLead, nodeWithRoom, undoManualLead } from "../../db/queries/dials.ts";
+import {
+  callUnderWayTo,
+  manualLead,
+  newestCallerId,
+  nodeWithRoom,
+  undoManualLead,
+} from "../../db/queries/dials.ts";
 import { zonesOf } from "../compliance/zones.ts";
 import type { ServiceDeps } from "../deps.ts";
 import { conflict, forbidden, notFound, unprocessable } from "../errors.ts";
@@ -8,7 +14,7 @@ import { recordAudit } from "../identity/audit.ts";
 import type { Principal } from "../identity/principal.ts";
 import { campaignRecordOf } from "../modules/campaigns/store.ts";
 import { NODE_OFFLINE_AFTER_MS } from "../modules/edge-nodes/model.ts";
-import { canonicalTimeZone } from "../modules/leads/normalise.ts";
+import { canonicalTimeZone, normalisePhone } from "../modules/leads/normalise.ts";
 import type { AgentPresence } from "./agents.ts";
 import { judgeEligibility } from "./eligibility.ts";
 import { type CallView, type PreviewView, previewView } from "./model.ts";
@@ -101,15 +107,20 @@ export async function dialByHand(
   const { tenantId } = agent;
   if (agent.state !== "ready" && agent.state !== "paused")
     throw conflict(`you are ${agent.state.replace("_", " ")}: a number is dialled between calls`);
+  if (normalisePhone(input.phone, undefined) !== input.phone)
+    throw unprocessable("phone", "is not a valid phone number");
   const now = deps.clock.now();
-  const [row, dnc, node] = await Promise.all([
+  const [row, dnc, node, underWay] = await Promise.all([
     findTenantCampaign(deps.db, { tenantId, campaignId }),
     findDnc(deps.db, { tenantId, phone: input.phone }),
     nodeWithRoom(deps.db, { tenantId, since: new Date(now - NODE_OFFLINE_AFTER_MS) }),
+    callUnderWayTo(deps.db, { tenantId, phone: input.phone }),
   ]);
   if (!row) throw notFound("campaign");
   const campaign = deps.campaigns.peek(campaignId)?.campaign ?? campaignRecordOf(row);
   if (campaign.status !== "running") throw conflict(`the campaign is ${campaign.status}`);
+  // One person is never called twice at once, by the campaign or by hand.
+  if (underWay) throw unprocessable("phone", "a call to this number is under way");
   const zone = zoneOf(input);
   const judged = await judgeEligibility(deps, {
     tenantId,
@@ -131,10 +142,13 @@ export async function dialByHand(
   if (!judged.dialable)
     throw unprocessable("phone", judged.reasons.map((reason) => reason.message).join("; "));
   if (!node) throw conflict("no edge node is online to place the call");
+  const callerId = campaign.callerId ?? (await newestCallerId(deps.db, campaignId));
+  if (!callerId)
+    throw conflict("the campaign has no caller ID to show: give it one, or a lead list with one");
   const lead = await manualLead(deps.db, {
     tenantId,
     campaignId,
-    callerId: campaign.callerId ?? "",
+    callerId,
     phone: input.phone,
     timezone: zone.timezone,
     zoneSource: zone.source,

@@ -200,7 +200,11 @@ describe("a number dialled by hand", () => {
       agent: { state: "reserved", call_id: callId, pause_after_call: true },
     });
     const [command] = await commands();
-    expect(command).toMatchObject({ type: "dial", job: { phone: "+14155550123" } });
+    // Shown with the caller ID of the campaign's list.
+    expect(command).toMatchObject({
+      type: "dial",
+      job: { phone: "+14155550123", caller_id: "+14155550100" },
+    });
     await event(callId, "answered");
     expect((await dial({ phone: "+14155550124" })).status).toBe(409);
     w.clock.advance(60_000);
@@ -246,8 +250,34 @@ describe("a number dialled by hand", () => {
     expect(night.status).toBe(422);
     expect(night.body.field_errors[0].field).toBe("phone");
     expect((await dial({ phone: "555-0100" })).status).toBe(400);
+    // E.164 in form, but no such number: refused whatever zone is named.
+    const short = await dial({ phone: "+1415555", timezone: "America/Los_Angeles" });
+    expect(short.status).toBe(422);
+    expect(short.body.field_errors[0]).toEqual({
+      field: "phone",
+      message: "is not a valid phone number",
+    });
     expect((await dial({ phone: "+14155550125", timezone: "Mars/Olympus" })).status).toBe(422);
     expect(await leadCount()).toBe(lists);
     expect(await commands()).toEqual([]);
+  });
+
+  test("a number the campaign is calling now is not dialled again", async () => {
+    // Another agent takes the campaign's calls; this one, paused, dials by hand.
+    await w.user(w.acme.id, "other@acme.test", "agent");
+    await w.request("POST", "/api/v1/agents/me/state", {
+      token: await w.login("other@acme.test"),
+      body: { state: "ready", campaign_id: campaignId },
+    });
+    await as("POST", "/api/v1/agents/me/state", { state: "paused", campaign_id: campaignId });
+    const claimed = await claim();
+    const ringing = claimed[0]?.phone as string;
+    expect(ringing).toMatch(/^\+1415555267[12]$/);
+    const again = await dial({ phone: ringing });
+    expect(again.status).toBe(422);
+    expect(again.body.field_errors[0]).toEqual({
+      field: "phone",
+      message: "a call to this number is under way",
+    });
   });
 });
