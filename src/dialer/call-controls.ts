@@ -39,6 +39,12 @@ function controlled(
   }
   if (!command.by.supervising && call.agentId !== command.by.actorId)
     throw forbidden("only the call's agent or a supervisor may control it");
+  // Sent on to a number, the conversation is no longer the agent's to end or send again.
+  const transfer = call.media?.transfer;
+  if (transfer?.status === "done" && transfer.to_phone !== null)
+    throw conflict(
+      `the call was transferred to ${transfer.to_phone} and goes on without its agent`,
+    );
   return call;
 }
 

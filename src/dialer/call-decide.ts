@@ -385,6 +385,7 @@ function endOf(
     { bridged: call.bridged, answered: call.answeredAt !== null, machine: call.machine },
     end.hangupCause,
   );
+  const transfer = call.media?.transfer;
   const ended: CallRow = {
     ...rowOf(call),
     status: "ended",
@@ -393,6 +394,20 @@ function endOf(
     endedAt: new Date(at),
     updatedAt: new Date(at),
     bridgeMs: end.bridgeMs ?? call.bridgeMs,
+    // A transfer the end cut short did not happen: its record says so, not pending for ever.
+    ...(transfer?.status === "pending"
+      ? {
+          media: {
+            ...call.media,
+            transfer: {
+              ...transfer,
+              status: "failed" as const,
+              at: new Date(at).toISOString(),
+              reason: "the call ended before the transfer was made",
+            },
+          },
+        }
+      : {}),
   };
   // A bridged call's lead waits for the agent's disposition (unless it already came); a lead
   // who pressed the opt-out key is never called again.
@@ -440,7 +455,8 @@ function endOf(
             } as const,
           ]
         : []),
-      ...freedFromTransfer(ended, at),
+      // The agent a transfer the end cut short held for it (`ended` records it failed).
+      ...freedFromTransfer(call, at),
       { type: "announce", call: ended, event: "ended", agentMessage: "call.ended" },
     ],
     reply: () => replyOf(ended),

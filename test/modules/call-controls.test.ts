@@ -234,6 +234,21 @@ describe("a blind transfer", () => {
     expect(await stateOf(secondToken)).toMatchObject({ state: "ready", call_id: null });
   });
 
+  test("a transfer the call's end cuts short is recorded as failed, and its agent freed", async () => {
+    const callId = await firstOnCall();
+    await ready(secondToken);
+    await control(firstToken, callId, "transfer", { agent_id: secondId });
+    await event(callId, "ended", { hangup_cause: "NORMAL_CLEARING" });
+    expect(await stateOf(secondToken)).toMatchObject({ state: "ready", call_id: null });
+    const cdrs = await w.request("GET", "/api/v1/cdrs", { token: adminToken });
+    const cdr = cdrs.body.data.items.find((row: { call_id: string }) => row.call_id === callId);
+    expect(cdr.transfer).toMatchObject({
+      status: "failed",
+      to_agent_id: secondId,
+      reason: "the call ended before the transfer was made",
+    });
+  });
+
   test("to a number only when the workspace allows it; the agent then wraps the call up", async () => {
     const callId = await firstOnCall();
     const refused = await control(firstToken, callId, "transfer", { phone: "+14155550199" });
@@ -258,6 +273,13 @@ describe("a blind transfer", () => {
     expect(command?.to).toEqual({ agent_id: null, agent_uri: null, phone: "+14155550199" });
     await event(callId, "transferred");
     expect(await stateOf(firstToken)).toMatchObject({ state: "wrap_up", call_id: callId });
+    // The conversation is the number's now: neither sent on again nor hung up from here.
+    for (const [what, body] of [["transfer", { phone: "+14155550199" }], ["hangup"]] as const) {
+      const refused = await control(firstToken, callId, what, body);
+      expect(refused.status).toBe(409);
+      expect(refused.body.message).toContain("goes on without its agent");
+    }
+    expect(await poll(nodeKey, [command?.id as string])).toEqual([]);
     // The conversation goes on without the agent, who may disposition it meanwhile.
     const disposed = await w.request("POST", `/api/v1/calls/${callId}/disposition`, {
       token: firstToken,
