@@ -126,6 +126,12 @@ export const SERVER_MESSAGES = {
     code: t.String(),
     message: t.String(),
     campaign_ids: t.Optional(t.Array(t.String(), { description: "the ids a subscribe left out" })),
+    field_errors: t.Optional(
+      t.Array(t.Object({ field: t.String(), message: t.String() }), {
+        description:
+          "of an invalid message: each field that is not as it must be, as the API says it",
+      }),
+    ),
   }),
 };
 
@@ -136,7 +142,8 @@ export const SupervisorMessageSchema = t.Object(
   {
     type: t.Literal("subscribe"),
     campaign_ids: t.Optional(
-      t.Array(t.String({ format: "uuid" }), { maxItems: MAX_FOLLOWED_CAMPAIGNS }),
+      // Not only UUIDs: one that is no campaign of the tenant is left out, named in `not_found`.
+      t.Array(t.String({ maxLength: 64 }), { maxItems: MAX_FOLLOWED_CAMPAIGNS }),
     ),
   },
   { additionalProperties: false },

@@ -1,6 +1,6 @@
 import { Value } from "@sinclair/typebox/value";
 import type { Server, ServerWebSocket } from "bun";
-import { Elysia, type Static, t } from "elysia";
+import { Elysia, type Static, type TSchema, t } from "elysia";
 import type { UserAccess } from "../../actors/tenant.machine.ts";
 import { listTenantCampaigns, tenantCampaignIds } from "../../db/queries/campaigns.ts";
 import type { ServiceDeps } from "../deps.ts";
@@ -8,16 +8,17 @@ import { currentCallOf, dispositionCall } from "../dialer/calls.ts";
 import { currentPreview } from "../dialer/dials.ts";
 import { agentView, offlineAgentView } from "../dialer/model.ts";
 import { expireGraces, signOutAgent } from "../dialer/presence.ts";
-import { ApiError, badRequest, forbidden, unauthenticated } from "../errors.ts";
+import { ApiError, badRequest, type FieldError, forbidden, unauthenticated } from "../errors.ts";
 import type { UserPrincipal } from "../identity/principal.ts";
 import { API_KEY_PREFIX, NODE_KEY_PREFIX } from "../identity/secrets.ts";
-import { resolveTenant } from "../identity/tenant-scope.ts";
+import { isUuid, resolveTenant } from "../identity/tenant-scope.ts";
 import { UNSTORABLE_TEXT, unstorableTextPaths } from "../lib/storable-text.ts";
 import { setAgentState } from "../modules/agents/service.ts";
 import { campaignView } from "../modules/campaigns/model.ts";
 import { campaignRecordOf } from "../modules/campaigns/store.ts";
 import { authenticate, authorize } from "../plugins/auth.ts";
 import { requestIdOf } from "../plugins/request-id.ts";
+import { sentenceOf } from "../plugins/schema-sentences.ts";
 import { AgentMessageSchema, MAX_FOLLOWED_CAMPAIGNS, SupervisorMessageSchema } from "./asyncapi.ts";
 import { agentsTopic, agentTopic, campaignsTopic, campaignTopic } from "./hub.ts";
 import { SnapshotBatcher } from "./snapshots.ts";
@@ -176,28 +177,41 @@ function decodeFrame(raw: string | Buffer): unknown {
   }
 }
 
+/**
+ * What is wrong with a client message, as the API's `field_errors` say it: a type that is
+ * none of the messages', or each field of the message its type names that is not as it must be.
+ */
+function messageErrors(schema: TSchema, message: object): FieldError[] {
+  const kinds: TSchema[] = schema.anyOf ?? [schema];
+  const typeOf = (kind: TSchema) => kind.properties?.type?.const as string | undefined;
+  const sent = (message as { type?: unknown }).type;
+  const kind = kinds.find((candidate) => typeOf(candidate) === sent);
+  if (!kind) return [{ field: "type", message: `must be one of ${kinds.map(typeOf).join(", ")}` }];
+  const byField = new Map<string, string>();
+  for (const issue of Value.Errors(kind, message)) {
+    const field = issue.path.split("/").filter(Boolean).join(".") || "message";
+    if (!byField.has(field)) byField.set(field, sentenceOf(issue));
+  }
+  return [...byField].map(([field, text]) => ({ field, message: text }));
+}
+
 /** Checks a client message; a bad one gets an error reply, never a silent close. */
-function parse<T>(
-  ws: Socket,
-  schema: Parameters<typeof Value.Check>[0],
-  raw: string | Buffer,
-): T | undefined {
+function parse<T>(ws: Socket, schema: TSchema, raw: string | Buffer): T | undefined {
   const message = decodeFrame(raw);
   if (typeof message !== "object" || message === null || Array.isArray(message)) {
     send(ws, errorMessage("messages are JSON objects"));
     return undefined;
   }
   if (!Value.Check(schema, message)) {
-    const first = Value.Errors(schema, message).First();
-    send(
-      ws,
-      errorMessage(`invalid message${first ? `: ${first.path || "/"} ${first.message}` : ""}`),
-    );
+    send(ws, { ...errorMessage("invalid message"), field_errors: messageErrors(schema, message) });
     return undefined;
   }
   const unstorable = unstorableTextPaths(message);
   if (unstorable.length > 0) {
-    send(ws, errorMessage(`invalid message: ${unstorable.join(", ")} ${UNSTORABLE_TEXT}`));
+    send(ws, {
+      ...errorMessage("invalid message"),
+      field_errors: unstorable.map((field) => ({ field, message: UNSTORABLE_TEXT })),
+    });
     return undefined;
   }
   return message as T;
@@ -285,7 +299,9 @@ export function realtimeModule(deps: ServiceDeps) {
       0,
       MAX_FOLLOWED_CAMPAIGNS,
     );
-    const known = new Set(await tenantCampaignIds(deps.db, { tenantId, ids: wanted }));
+    const known = new Set(
+      await tenantCampaignIds(deps.db, { tenantId, ids: wanted.filter(isUuid) }),
+    );
     const followed = wanted.filter((id) => known.has(id));
     const unknown = wanted.filter((id) => !known.has(id));
     for (const id of followed) ws.subscribe(campaignTopic(tenantId, id));

@@ -133,7 +133,8 @@ describe("text the database cannot store is refused as a client error", () => {
       expect(await agent.next("error")).toEqual({
         type: "error",
         code: "invalid_request",
-        message: `invalid message: campaign_id ${UNSTORABLE_TEXT}`,
+        message: "invalid message",
+        field_errors: [{ field: "campaign_id", message: UNSTORABLE_TEXT }],
       });
       agent.socket.close();
     } finally {

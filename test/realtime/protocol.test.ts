@@ -202,3 +202,47 @@ describe("frames that are not JSON objects", () => {
     });
   }
 });
+
+describe("messages that are not as their type says", () => {
+  test("are answered with the API's field errors, in sentences", async () => {
+    const agent = await openSocket(listening.wsUrl("/ws/agent", agentToken));
+    await agent.next("agent.state");
+    const cases = [
+      [{ type: "bogus" }, [{ field: "type", message: "must be one of ready, pause, disposition" }]],
+      [{ type: "ready" }, [{ field: "campaign_id", message: "is required" }]],
+      [
+        { type: "pause", reason: "x".repeat(65) },
+        [{ field: "reason", message: "must be at most 64 characters" }],
+      ],
+      [{ type: "pause", extra: 1 }, [{ field: "extra", message: "unknown field" }]],
+    ] as const;
+    for (const [message, fieldErrors] of cases) {
+      agent.send(JSON.stringify(message));
+      expect({ message, reply: await agent.next("error") }).toEqual({
+        message,
+        reply: {
+          type: "error",
+          code: "invalid_request",
+          message: "invalid message",
+          field_errors: fieldErrors,
+        },
+      });
+    }
+    agent.socket.close();
+  });
+
+  test("a subscribe leaves out an id that is no campaign, malformed ones too", async () => {
+    const supervisor = await openSocket(listening.wsUrl("/ws/supervisor", adminToken));
+    await supervisor.next("snapshot");
+    const other = crypto.randomUUID();
+    supervisor.send(
+      JSON.stringify({ type: "subscribe", campaign_ids: [other, campaignId, "nope"] }),
+    );
+    expect(await supervisor.next("error")).toMatchObject({
+      code: "not_found",
+      campaign_ids: [other, "nope"],
+    });
+    expect(await supervisor.next("subscribed")).toMatchObject({ campaign_ids: [campaignId] });
+    supervisor.socket.close();
+  });
+});

@@ -716,6 +716,11 @@ export interface components {
             message: string;
             /** @description the ids a subscribe left out */
             campaign_ids?: string[];
+            /** @description of an invalid message: each field that is not as it must be, as the API says it */
+            field_errors?: {
+                field: string;
+                message: string;
+            }[];
         };
         subscribe: {
             /** @constant */
