@@ -40,6 +40,7 @@ import { screenPopProblem } from "../../dialer/screen-pop.ts";
 import { ok } from "../../envelope.ts";
 import { ApiError, badRequest, unprocessable } from "../../errors.ts";
 import { errorEnvelope } from "../../plugins/errors.ts";
+import { assertCallerId } from "../leads/normalise.ts";
 import { type CampaignStats, campaignView } from "./model.ts";
 import { windowOrderFailure } from "./window-order.ts";
 
@@ -288,6 +289,7 @@ export function decideSettings(
   };
   assertWindowOrder(window.start, window.end);
   assertScreenPop(command.changes.screen_pop_url);
+  assertCallerId(command.changes.caller_id);
   assertLawfulSettings(command.changes.regulatory_profile ?? current.regulatoryProfile, window);
   assertDispositionCodes(
     command.changes.disposition_codes ?? current.dispositionCodes,

@@ -17,6 +17,7 @@ import { auditActorOf, type Principal } from "../../identity/principal.ts";
 import { isUuid } from "../../identity/tenant-scope.ts";
 import { assertIdempotencyKey } from "../../lib/idempotency-key.ts";
 import { authorize } from "../../plugins/auth.ts";
+import { assertCallerId } from "../leads/normalise.ts";
 import {
   assertDispositionCodes,
   assertLawfulSettings,
@@ -56,6 +57,7 @@ export async function createCampaign(
   };
   assertWindowOrder(complete.calling_window.start, complete.calling_window.end);
   assertScreenPop(complete.screen_pop_url);
+  assertCallerId(complete.caller_id);
   assertLawfulSettings(complete.regulatory_profile, complete.calling_window);
   assertDispositionCodes(complete.disposition_codes, complete.default_disposition);
   const now = new Date(deps.clock.now());

@@ -6,6 +6,7 @@ import {
   parsePhoneNumberFromString,
 } from "libphonenumber-js/max";
 
+import { unprocessable } from "../../errors.ts";
 import { TIME_ZONE_LINKS } from "./time-zone-links.ts";
 
 const E164 = /^\+[1-9]\d{6,14}$/;
@@ -34,6 +35,15 @@ export function normalisePhone(
   }
   const parsed = parsePhoneNumberFromString(cell, defaultRegion);
   return parsed?.isValid() ? parsed.number : undefined;
+}
+
+/**
+ * A caller ID shown on calls, when one is given, or 422 naming the field: a valid number, as
+ * the law asks of a number the called can call back (E.164 in form is not enough: `+999`).
+ */
+export function assertCallerId(callerId: string | null | undefined) {
+  if (typeof callerId === "string" && normalisePhone(callerId, undefined) !== callerId)
+    throw unprocessable("caller_id", "is not a valid phone number the called could call back");
 }
 
 /**

@@ -17,7 +17,7 @@ import { isUuid } from "../../identity/tenant-scope.ts";
 import { attemptWithRetries } from "../../lib/retry.ts";
 import { refreshLeadStatistics, runImport } from "./import.ts";
 import { type CreateLeadListInput, importView, leadListView, leadView } from "./model.ts";
-import { normalisePhone } from "./normalise.ts";
+import { assertCallerId, normalisePhone } from "./normalise.ts";
 import { rejectedRowsCsv } from "./rejected-csv.ts";
 import { receiveImport, requestFieldErrors } from "./upload.ts";
 
@@ -46,6 +46,7 @@ export async function createLeadList(
   input: CreateLeadListInput,
   meta: RequestMeta,
 ) {
+  assertCallerId(input.caller_id);
   await loadCampaign(deps, tenantId, campaignId);
   const now = new Date(deps.clock.now());
   const list = await auditedWrite(
