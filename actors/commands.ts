@@ -200,6 +200,11 @@ export interface AgentStateCommand {
   reason?: string | null | undefined;
   /** Who asks, when not the agent: the service ending an agent's breath after a call. */
   bySystem?: boolean | undefined;
+  /**
+   * The agent is gone (its socket's grace ran out, its account was disabled): a call being
+   * placed for it is released to whoever is free, rather than kept for nobody.
+   */
+  gone?: boolean | undefined;
 }
 
 /** Leads arrived by import: the campaign counts its leads by state again. */

@@ -34,7 +34,7 @@ export async function signOutAgent(deps: ServiceDeps, userId: string): Promise<v
     role: user.role,
     tokenExpiresAt: 0,
   };
-  await setAgentState(deps, principal, { state: withCall ? "paused" : "offline" });
+  await setAgentState(deps, principal, { state: withCall ? "paused" : "offline" }, { gone: true });
 }
 
 /**

@@ -706,11 +706,35 @@ describe("an agent's state, decided", () => {
     );
   });
 
-  test("a reserved agent who pauses gives its preview call up; the agent's row commits before the reply", () => {
+  test("a reserved agent who pauses keeps the call being placed, and pauses after it; signing out is refused", () => {
     const reserved = agent("agent-a", { state: "reserved", callId: "call-1" });
     const decision = callStep(
       snapshotWith(liveCall({ agentId: "agent-a" })),
       command("paused"),
+      agentsOf([reserved]),
+    );
+    // Nothing is released: answered, the call goes to the agent, never to nobody.
+    expect(decision.writes).toEqual([]);
+    expect(decision.effects({})).toEqual([
+      {
+        type: "agent",
+        agent: expect.objectContaining({
+          state: "reserved",
+          callId: "call-1",
+          pauseAfterCall: true,
+        }),
+        at: AT,
+      },
+      { type: "agentPersisted", userId: "agent-a" },
+    ]);
+    expect(stateOf([reserved], command("offline"))).toBe(409);
+  });
+
+  test("a reserved agent who is gone gives the call up to whoever is free; the agent's row commits before the reply", () => {
+    const reserved = agent("agent-a", { state: "reserved", callId: "call-1" });
+    const decision = callStep(
+      snapshotWith(liveCall({ agentId: "agent-a" })),
+      { ...command("offline"), gone: true },
       agentsOf([reserved]),
     );
     expect(decision.writes).toEqual([
@@ -719,12 +743,18 @@ describe("an agent's state, decided", () => {
     expect(decision.effects({})).toEqual([
       {
         type: "agent",
-        agent: expect.objectContaining({ state: "paused", campaignId: campaign.id, callId: null }),
+        agent: expect.objectContaining({ state: "offline", callId: null }),
         at: AT,
       },
       { type: "agentPersisted", userId: "agent-a" },
     ]);
-    expect(decision.reply({}).agent).toMatchObject({ state: "paused", campaign_id: campaign.id });
+    expect(decision.reply({}).agent).toMatchObject({ state: "offline" });
+  });
+
+  test("reserved for a call the campaign no longer holds, an agent changes freely", () => {
+    const stale = agent("agent-a", { state: "reserved", callId: "call-gone" });
+    const decision = callStep(snapshotWith(liveCall()), command("paused"), agentsOf([stale]));
+    expect(decision.reply({}).agent).toMatchObject({ state: "paused", call_id: null });
   });
 });
 

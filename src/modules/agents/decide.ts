@@ -13,6 +13,14 @@ import { badRequest, conflict, INVALID_BODY, notFound } from "../../errors.ts";
 const WITH_CALL = new Set<AgentPresence["state"]>(["on_call", "wrap_up"]);
 
 /**
+ * Whether the agent has a call: on it, wrapping it up, or reserved for one being placed (the
+ * governor's, a preview's or a hand dial's), which a pause or sign-out would leave to be
+ * abandoned when it is answered. An offer in preview, with no call yet, is not one.
+ */
+const hasCall = (agent: AgentPresence) =>
+  WITH_CALL.has(agent.state) || (agent.state === "reserved" && agent.callId !== null);
+
+/**
  * An agent's own state change, as a pure step: the rules it must pass and the agent's next
  * entry on the board. `current` is the agent as the board holds it; `campaignKnown` says
  * whether a campaign the request names is one of the agent's tenant's.
@@ -21,16 +29,21 @@ const WITH_CALL = new Set<AgentPresence["state"]>(["on_call", "wrap_up"]);
  * still give the disposition; `ready` then takes the request back.
  */
 export function nextAgentState(
-  command: Pick<AgentStateCommand, "agent" | "state" | "campaignId" | "reason" | "bySystem">,
+  command: Pick<
+    AgentStateCommand,
+    "agent" | "state" | "campaignId" | "reason" | "bySystem" | "gone"
+  >,
   current: AgentPresence | undefined,
   campaignKnown: boolean,
 ): NextAgent {
-  if (current && WITH_CALL.has(current.state)) {
+  if (current && hasCall(current) && !(command.gone && current.state === "reserved")) {
     if (command.state === "paused")
       return { ...current, pauseAfterCall: true, reason: command.reason ?? null, keepSince: true };
     if (command.state === "ready" && current.pauseAfterCall)
       return { ...current, pauseAfterCall: false, reason: null, keepSince: true };
     if (current.state === "on_call") throw conflict("the agent is on a call");
+    if (current.state === "reserved")
+      throw conflict("a call is being placed for the agent: pause after it instead");
     throw conflict("the agent is in wrap-up: disposition the call first");
   }
   // The end of a breath that the agent already left (paused for a reason, signed out) is moot.
@@ -67,12 +80,20 @@ export function decideAgentState(
   inputs: CommandInputs,
   now: number,
 ): Decision<{ agent: AgentView }> {
-  const current = inputs.agents.get(command.agent.userId);
+  const onBoard = inputs.agents.get(command.agent.userId);
+  // Reserved for a call the campaign no longer holds: nothing to keep the agent for.
+  const current =
+    onBoard?.state === "reserved" &&
+    onBoard.callId !== null &&
+    !snapshot.context.dialing?.calls.get(onBoard.callId)
+      ? { ...onBoard, callId: null }
+      : onBoard;
   const named = command.campaignId;
   const known = named === snapshot.context.campaign.id || inputs.namedCampaignKnown === true;
   const next = nextAgentState(command, current, known);
+  // Only an agent who is gone leaves a call being placed for it: released, not abandoned.
   const reserved =
-    current?.state === "reserved" && current.callId
+    next.state !== "reserved" && current?.state === "reserved" && current.callId
       ? snapshot.context.dialing?.calls.get(current.callId)
       : undefined;
   const release = reserved && releaseOf(reserved, now);

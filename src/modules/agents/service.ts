@@ -37,6 +37,7 @@ export async function setAgentState(
   deps: ServiceDeps,
   principal: Principal,
   input: AgentStateInput,
+  options: { gone?: boolean } = {},
 ): Promise<{ agent: AgentView }> {
   if (principal.kind !== "user") throw forbidden("API keys are not agents");
   const { user } = principal;
@@ -44,6 +45,7 @@ export async function setAgentState(
     deps,
     { userId: user.id, tenantId: principal.tenantId, email: user.email },
     input,
+    options.gone ?? false,
   );
 }
 
@@ -111,6 +113,7 @@ async function changeAgentState(
   deps: ServiceDeps,
   agent: AgentStateCommand["agent"],
   input: AgentStateInput,
+  gone = false,
 ): Promise<{ agent: AgentView }> {
   await assertReason(deps, agent.tenantId, input);
   const command: AgentStateCommand = {
@@ -119,6 +122,7 @@ async function changeAgentState(
     state: input.state,
     campaignId: canonicalId(input.campaign_id),
     reason: input.reason ?? null,
+    gone,
   };
   const current = deps.dialer.agents.get(agent.userId);
   const named =
