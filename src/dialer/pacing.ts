@@ -169,7 +169,10 @@ function governed(
     },
     now,
   );
-  if (!governor?.held) return { ...configured, governor };
+  // Without the abandon message the profile requires no call may be abandoned: each is placed
+  // with its agent reserved, who cannot then pause or leave before the answer.
+  const holds = governor?.held || (governor?.messageMissing && configured.calls > 0);
+  if (!governor || !holds) return { ...configured, governor };
   const reserved = Math.min(configured.calls, Math.max(0, ready - unreserved));
   // Calls in flight that the agents left free could not answer, should all be answered at once.
   const exposed = Math.max(0, unreserved - (ready - reserved));

@@ -1,3 +1,4 @@
+import { encodeWav } from "../../src/media/wav.ts";
 import type { Harness } from "./app.ts";
 
 /** Posts a multipart import the way a browser or curl would. */
@@ -42,4 +43,18 @@ export async function runningCampaign(
     body: { action: "start" },
   });
   return { campaignId, listId, nodeKey: node.body.data.key as string };
+}
+
+/**
+ * Records a second of tone as the campaign's abandon message: under a profile that requires
+ * one, a campaign without it reserves an agent for every call, so nothing is ever abandoned.
+ */
+export async function recordAbandonMessage(w: Harness, token: string, campaignId: string) {
+  const samples = new Int16Array(8000).map((_, i) => Math.round(8000 * Math.sin(i / 3)));
+  const reply = await w.request("PUT", `/api/v1/campaigns/${campaignId}/messages/abandon`, {
+    token,
+    headers: { "content-type": "audio/wav" },
+    rawBody: encodeWav(samples, 8000),
+  });
+  if (reply.status !== 201) throw new Error(`the abandon message was refused: ${reply.status}`);
 }

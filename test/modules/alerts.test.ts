@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { raiseAlert } from "../../db/queries/alerts.ts";
 import { campaignConditions, sweepAlerts } from "../../src/modules/alerts/service.ts";
 import { createWorkspace } from "../helpers/app.ts";
-import { importFile } from "../helpers/leads.ts";
+import { importFile, recordAbandonMessage } from "../helpers/leads.ts";
 
 type Workspace = Awaited<ReturnType<typeof createWorkspace>>;
 let w: Workspace;
@@ -27,6 +27,7 @@ beforeAll(async () => {
       body: { name: "Watched", regulatory_profile: "us" },
     })
   ).body.data.campaign.id;
+  await recordAbandonMessage(w, admin, campaignId);
   const list = await w.request("POST", `/api/v1/campaigns/${campaignId}/lead-lists`, {
     token: admin,
     body: { name: "L", caller_id: "+14155550100" },

@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
 import { createWorkspace } from "../helpers/app.ts";
-import { importFile } from "../helpers/leads.ts";
+import { importFile, recordAbandonMessage } from "../helpers/leads.ts";
 
 test("the compliance view counts late bridges and calls with no agent as abandons, with their evidence", async () => {
   const w = await createWorkspace();
@@ -27,6 +27,8 @@ test("the compliance view counts late bridges and calls with no agent as abandon
       body: { name: "edge", max_concurrent_calls: 10 },
     })
   ).body.data.key as string;
+  // With the message the profile requires, a call may be placed without an agent reserved.
+  await recordAbandonMessage(w, admin, campaignId);
   const path = `/api/v1/campaigns/${campaignId}/compliance`;
   const before = await w.request("GET", path, { token: admin });
   expect(before.status).toBe(200);

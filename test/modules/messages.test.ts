@@ -465,6 +465,19 @@ describe("the governor and the message", () => {
     await putMessage(campaign.id, "abandon", toneWav(1000));
     expect((await stats()).dial_ratio_reason).not.toContain("abandon message");
   });
+
+  test("at ratio 1 too, each call has its agent reserved: the agent's pause waits, and the answer is bridged", async () => {
+    const campaign = await runningCampaign({ dial_mode: "progressive", dial_ratio: 1 });
+    const [job] = await claim();
+    expect(job.agent_id).not.toBeNull();
+    const paused = await w.request("POST", "/api/v1/agents/me/state", {
+      token: campaign.tokens[0] as string,
+      body: { state: "paused" },
+    });
+    expect(paused.body.data.agent).toMatchObject({ state: "reserved", pause_after_call: true });
+    const answered = await event(job.call_id, "answered");
+    expect(answered.body.data.call).toMatchObject({ action: "bridge", agent_id: job.agent_id });
+  });
 });
 
 describe("the agent's notes", () => {

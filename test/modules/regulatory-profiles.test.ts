@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, test } from "bun:test";
 import { createWorkspace } from "../helpers/app.ts";
-import { importFile } from "../helpers/leads.ts";
+import { importFile, recordAbandonMessage } from "../helpers/leads.ts";
 
 /**
  * Regulatory profiles over HTTP: how a campaign chooses one and who may, the window they
@@ -305,6 +305,7 @@ describe("caps and cool-downs per number, across the workspace", () => {
       "phone,timezone\n+442071838751,Europe/London\n",
       ["a@acme.test"],
     );
+    await recordAbandonMessage(w, admin, campaign.id);
     const [job] = await claim();
     // The agent steps away: the answered call finds no one and is abandoned.
     await w.request("POST", "/api/v1/agents/me/state", {
