@@ -98,3 +98,17 @@ test("the compliance view counts late bridges and calls with no agent as abandon
     ).status,
   ).toBe(404);
 });
+
+test("the compliance view reports the abandon limit in force: the campaign's, never past its profile's", async () => {
+  const w = await createWorkspace();
+  const admin = await w.login("admin@acme.test");
+  const limitOf = async (body: Record<string, unknown>) => {
+    const id = (
+      await w.request("POST", "/api/v1/campaigns", { token: admin, body: { name: "C", ...body } })
+    ).body.data.campaign.id as string;
+    return (await w.request("GET", `/api/v1/campaigns/${id}/compliance`, { token: admin })).body
+      .data.compliance.max_abandon_rate;
+  };
+  expect(await limitOf({ regulatory_profile: "us", max_abandon_rate: 0.1 })).toBe(0.03);
+  expect(await limitOf({ regulatory_profile: "us", max_abandon_rate: 0.02 })).toBe(0.02);
+});

@@ -4,6 +4,7 @@ import { answeredCdrsSince, firstStartOf, mediaCountsSince } from "../../../db/q
 import { profileInForce } from "../../compliance/lead-rules.ts";
 import type { ProfileName } from "../../compliance/profiles.ts";
 import type { ServiceDeps } from "../../deps.ts";
+import { abandonLimitOf } from "../../dialer/governor.ts";
 import {
   ComplianceLedger,
   entriesFromCdrs,
@@ -15,6 +16,7 @@ import {
 import { notFound } from "../../errors.ts";
 import { isUuid } from "../../identity/tenant-scope.ts";
 import { heardOnCall, MEDIA_CSV_COLUMNS, mediaCsvFields } from "../cdrs/model.ts";
+import { campaignRecordOf } from "./store.ts";
 
 const viewOf = (view: LedgerView) => ({
   from: new Date(view.from).toISOString(),
@@ -94,7 +96,9 @@ function mediaCompliance(
 
 export async function campaignCompliance(deps: ServiceDeps, tenantId: string, campaignId: string) {
   const { campaign, now, firstStartedAt, ledger } = await ledgerOf(deps, tenantId, campaignId);
-  const report = ledger.report(now, { firstStartedAt, maxAbandonRate: campaign.maxAbandonRate });
+  // The limit in force: the campaign's own, never past its profile's.
+  const maxAbandonRate = abandonLimitOf(campaignRecordOf(campaign), now);
+  const report = ledger.report(now, { firstStartedAt, maxAbandonRate });
   const counts = await mediaCountsSince(deps.longWorkDb, {
     campaignId: campaign.id,
     since: new Date(report.window.from),
@@ -103,7 +107,7 @@ export async function campaignCompliance(deps: ServiceDeps, tenantId: string, ca
     compliance: {
       campaign_id: campaign.id,
       at: new Date(now).toISOString(),
-      max_abandon_rate: campaign.maxAbandonRate,
+      max_abandon_rate: maxAbandonRate,
       basis: report.basis,
       window: viewOf(report.window),
       last_24_hours: viewOf(report.day),
