@@ -332,6 +332,33 @@ describe("caps and cool-downs per number, across the workspace", () => {
     expect(lead?.next_attempt_at).toBe(new Date(endedAt + 72 * HOUR).toISOString());
   });
 
+  test("a UK call bridged to its agent past 2 s is abandoned in law: no redial within 72 h", async () => {
+    const campaign = await runningCampaign(
+      { regulatory_profile: "uk", max_attempts: 5, retry_delay_seconds: 60 },
+      "phone,timezone\n+442071838752,Europe/London\n",
+      ["a@acme.test"],
+    );
+    const [job] = await claim();
+    const callId = job?.call_id as string;
+    expect((await event(callId, "answered")).body.data.call.action).toBe("bridge");
+    w.clock.advance(30_000);
+    await event(callId, "ended", { hangup_cause: "NORMAL_CLEARING", node_bridge_ms: 4_000 });
+    const endedAt = w.clock.now();
+    await w.request("POST", `/api/v1/calls/${callId}/disposition`, {
+      token: campaign.tokens[0] as string,
+      body: { disposition: "no_answer" },
+    });
+    w.clock.advance(120_000);
+    const [lead] = await campaign.leads();
+    const answer = await eligibility(campaign.id, lead?.id as string);
+    expect(answer.reasons).toContainEqual(
+      expect.objectContaining({
+        code: "cooldown",
+        until: new Date(endedAt + 72 * HOUR).toISOString(),
+      }),
+    );
+  });
+
   test("a Washington number is not called for a year after a do-not-call request, even once removed", async () => {
     const phone = "+12065552671";
     const campaign = await runningCampaign({}, `phone,timezone\n${phone},America/Los_Angeles\n`);
