@@ -1,5 +1,8 @@
 -- A call bridged to its agent later than 2 s after the answer is an abandoned call in law, as
--- the compliance ledger counts it: it starts the redial cool-down after an abandoned call too.
+-- the compliance ledger counts it (`BRIDGE_LIMIT_MS`): it starts the redial cool-down after an
+-- abandoned call too. Sources: Ofcom's persistent-misuse statement, in force from 2017-03 (2 s
+-- to an agent; no redial within 72 h of an abandoned call unless an agent is guaranteed), and
+-- the US TSR 16 CFR 310.4(b)(4)(iii) (2 s after the greeting).
 CREATE OR REPLACE FUNCTION "number_limits"("tenant" uuid, "number" text, "at" timestamptz, "cap_max" integer,
   "cap_hours" integer, "after_abandoned" integer, "after_machine" integer, "after_dnc_days" integer)
 RETURNS TABLE ("code" text, "reason" text, "until" timestamptz) LANGUAGE sql STABLE AS $$
