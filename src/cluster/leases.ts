@@ -359,8 +359,8 @@ export class PostgresLeases implements CampaignLeases {
   }
 
   /**
-   * Renews every lease held in one statement. A lease the statement does not return was taken
-   * over (this process stalled past its end): it is dropped at once. A renewal that fails leaves
+   * Renews every lease held in one statement. A lease the statement does not return lapsed or
+   * was taken over (this process stalled past its end): it is dropped at once. A renewal that fails leaves
    * the leases trusted only until their local deadline.
    */
   private async renew(): Promise<void> {
@@ -498,9 +498,13 @@ export async function refusesConnections(url: string): Promise<boolean> {
   }
 }
 
+/**
+ * Extends this process's live leases. An ended one stays ended: a renewal that lands just after
+ * a hand-over or a release would otherwise revive the lease its taker is about to take.
+ */
 const RENEW_LEASES = `
   update campaign_leases set expires_at = clock_timestamp() + $2::int * interval '1 millisecond'
-  where owner = $1::uuid
+  where owner = $1::uuid and expires_at >= clock_timestamp()
   returning campaign_id::text, token::text`;
 
 /**

@@ -185,6 +185,19 @@ describe.skipIf(!enabled)("campaign leases on PostgreSQL", () => {
     expect((await b.spread()).map((share) => share.held)).toEqual([2, 2]);
   });
 
+  test("renewals after a hand-over leave the handed-over leases ended, for the taker to take", async () => {
+    const running = [];
+    for (let index = 0; index < 3; index++) running.push(await campaign("running"));
+    const a = leasesAt("http://a.test");
+    const b = leasesAt("http://b.test");
+    expect(await a.takeOrphans()).toHaveLength(3);
+    a.start();
+    const given = await a.handOver(2, b.instanceId);
+    await Bun.sleep(TIMING.renewMs * 3);
+    expect((await b.takeOrphans(undefined, running)).sort()).toEqual([...given].sort());
+    expect(a.held()).toEqual(running.filter((id) => !given.includes(id)));
+  });
+
   test("a lease held at an address where nothing listens is taken without waiting for it to lapse", async () => {
     const running = await campaign("running");
     // A process that was killed: its address refuses connections, its lease has seconds left.
