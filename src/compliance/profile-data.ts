@@ -36,7 +36,12 @@ export interface AbandonmentRule {
   /** The denominator: calls answered by a person (estimated machine false positives count). */
   readonly of: "live_answers";
   readonly period:
-    | { readonly kind: "rolling"; readonly hours: number; readonly campaignIfShorter?: boolean }
+    | {
+        readonly kind: "rolling";
+        /** A day (UK) or 30 days (US): the windows the compliance view names. */
+        readonly hours: 24 | 720;
+        readonly campaignIfShorter?: boolean;
+      }
     | { readonly kind: "calendar_month" };
   readonly source: Source;
 }
@@ -164,7 +169,7 @@ export const PROFILE_DATA = {
       abandonment: {
         maxPercent: 3,
         of: "live_answers",
-        period: { kind: "rolling", hours: 30 * 24, campaignIfShorter: true },
+        period: { kind: "rolling", hours: 720, campaignIfShorter: true },
         source: { citation: TSR_SAFE_HARBOR, confidence: "H" },
       },
       minRing: {

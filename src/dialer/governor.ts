@@ -1,8 +1,8 @@
 import type { CampaignRecord } from "../../actors/campaign.machine.ts";
 import type { DialingState } from "../../actors/dialing.ts";
 import { profileInForce } from "../compliance/lead-rules.ts";
-import type { AbandonmentRule } from "../compliance/profile-data.ts";
 import type { ProfileName } from "../compliance/profiles.ts";
+import { type AbandonPeriod, legalWindow, periodSpan, US_PERIOD } from "./ledger.ts";
 
 /** What the governor allows a campaign's next round. */
 export interface GovernorVerdict {
@@ -24,25 +24,6 @@ type GovernedCampaign = Pick<CampaignRecord, "maxAbandonRate" | "abandonMessageV
   regulatoryProfile: ProfileName;
 };
 
-const HOUR = 3_600_000;
-
-/** The start of the profile's period at `now`, never before the campaign first dialled. */
-function periodStart(rule: AbandonmentRule, now: number, firstStartedAt: number): number {
-  const { period } = rule;
-  if (period.kind === "calendar_month") {
-    const at = new Date(now);
-    return Math.max(firstStartedAt, Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1));
-  }
-  return Math.max(firstStartedAt, now - period.hours * HOUR + 1);
-}
-
-const periodName = (rule: AbandonmentRule) =>
-  rule.period.kind === "calendar_month"
-    ? "this calendar month"
-    : rule.period.hours % 24 === 0 && rule.period.hours > 24
-      ? `${rule.period.hours / 24} days`
-      : `${rule.period.hours} h`;
-
 /** The abandon limit in force: the lower of the profile's (if it sets one) and the campaign's. */
 export function abandonLimitOf(
   campaign: Pick<GovernedCampaign, "maxAbandonRate" | "regulatoryProfile">,
@@ -51,6 +32,10 @@ export function abandonLimitOf(
   const rule = profileInForce(campaign.regulatoryProfile, now).abandonment;
   return rule ? Math.min(rule.maxPercent / 100, campaign.maxAbandonRate) : campaign.maxAbandonRate;
 }
+
+/** The period a campaign's abandon rate is counted over: its profile's, else the US one. */
+export const abandonPeriodOf = (profile: ProfileName, now: number): AbandonPeriod =>
+  profileInForce(profile, now).abandonment?.period ?? US_PERIOD;
 
 /**
  * The abandon-rate governor over every dial mode. A profile with an abandonment rule allows
@@ -70,7 +55,7 @@ export function governorOf(
   const rule = profile.abandonment;
   if (!rule) return undefined;
   const limit = abandonLimitOf(campaign, now);
-  const from = periodStart(rule, now, dialing.firstStartedAt ?? now);
+  const { from } = legalWindow(rule.period, now, dialing.firstStartedAt ?? now);
   const view = dialing.ledger.view(from, now, limit);
   // An abandoned call without the message the profile requires is unlawful whatever the rate.
   const messageMissing =
@@ -91,7 +76,7 @@ export function governorOf(
     liveAnswers: view.liveAnswers,
     abandons: view.abandons,
     budget,
-    period: periodName(rule),
+    period: periodSpan(rule.period),
     messageMissing,
   };
 }

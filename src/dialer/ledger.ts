@@ -1,14 +1,58 @@
 import type { CdrRow } from "../../db/queries/calls.ts";
+import type { AbandonmentRule } from "../compliance/profile-data.ts";
 import { csvLine } from "../lib/csv-export.ts";
 
-const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
 
 /** A live answer not bridged to an agent within this long is an abandoned call (US TSR). */
 export const BRIDGE_LIMIT_MS = 2_000;
-/** The legal window: the campaign's life while shorter, else the rolling 30 days. */
+/** The US legal window: the campaign's life while shorter, else the rolling 30 days. */
 export const LEGAL_WINDOW_MS = 30 * DAY_MS;
+/** How long answers are kept: the longest period a profile counts over (a calendar month). */
+export const RETAINED_MS = 31 * DAY_MS;
 /** The view beside it (UK Ofcom measures each 24 hours). */
 export const DAY_VIEW_MS = DAY_MS;
+
+/** The period an abandon rate is counted over. */
+export type AbandonPeriod = AbandonmentRule["period"];
+/** The US period, also counted under a profile that sets none. */
+export const US_PERIOD: AbandonPeriod = { kind: "rolling", hours: 720, campaignIfShorter: true };
+
+/** `campaign`: the campaign's life, shorter than the period; else the period itself. */
+export type WindowBasis = "campaign" | "rolling_30_days" | "rolling_24_hours" | "calendar_month";
+
+/** The period's span in words, as reasons and summaries give it. */
+export const periodSpan = (period: AbandonPeriod): string =>
+  period.kind === "calendar_month"
+    ? "this calendar month"
+    : period.hours === 24
+      ? "24 h"
+      : `${period.hours / 24} days`;
+
+/**
+ * The window an abandon rate is counted over at `now`: the period, never from before the
+ * campaign first dialled (in UTC for a calendar month).
+ */
+export function legalWindow(
+  period: AbandonPeriod,
+  now: number,
+  firstStartedAt: number,
+): { basis: WindowBasis; from: number; to: number } {
+  let start: number;
+  let basis: WindowBasis;
+  if (period.kind === "calendar_month") {
+    const at = new Date(now);
+    start = Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1);
+    basis = "calendar_month";
+  } else {
+    start = now - period.hours * HOUR_MS + 1;
+    basis = period.hours === 24 ? "rolling_24_hours" : "rolling_30_days";
+  }
+  return firstStartedAt >= start
+    ? { basis: "campaign", from: firstStartedAt, to: now }
+    : { basis, from: start, to: now };
+}
 
 /** Rates are compared in millionths, so that `0.03` means exactly 3 in 100. */
 const RATE_SCALE = 1_000_000;
@@ -129,8 +173,7 @@ export interface LedgerView {
 
 export interface ComplianceReport {
   at: number;
-  /** `campaign`: the campaign is under 30 days old; `rolling_30_days`: it is not. */
-  basis: "campaign" | "rolling_30_days";
+  basis: WindowBasis;
   window: LedgerView;
   day: LedgerView;
   /** The smaller of the two budgets: what a pacer may still spend. */
@@ -173,7 +216,7 @@ function insertSorted(sorted: number[], value: number, start: number): number {
   return at;
 }
 
-/** Instants, kept sorted and for 30 days, counted over a span. */
+/** Instants, kept sorted and for 31 days, counted over a span. */
 class Instants {
   private readonly times: number[] = [];
   private head = 0;
@@ -204,14 +247,14 @@ export type VerdictEntry =
 
 /**
  * A campaign's compliance ledger: every live answer and every abandoned call with its answer
- * instant, kept for 30 days, counted over the legal window and the last 24 hours. It does no
- * I/O and is not persisted: it is rebuilt from CDRs (`entriesFromCdrs`) when a campaign
- * starts and fed one call at a time as calls end.
+ * instant, kept for 31 days (a calendar month at most), counted over the legal window and the
+ * last 24 hours. It does no I/O and is not persisted: it is rebuilt from CDRs
+ * (`entriesFromCdrs`) when a campaign starts and fed one call at a time as calls end.
  *
  * Windows are in whole milliseconds and hold the instants t with `now − span < t ≤ now`: an
  * answer exactly 30 days (or 24 hours) old is out, one at `now` is in, later ones are not
- * counted yet. Under 30 days the window is the campaign's life, from its first start
- * (counted) to now.
+ * counted yet. While the campaign is younger than the period, the window is its life, from
+ * its first start (counted) to now (`legalWindow`).
  */
 export class ComplianceLedger {
   /** Answer instants and entries, in the same order; `head` skips the pruned ones. */
@@ -253,13 +296,13 @@ export class ComplianceLedger {
     return true;
   }
 
-  /** Entries held (within 30 days of the newest). */
+  /** Entries held (within 31 days of the newest). */
   get size(): number {
     return this.answers.length - this.answersHead;
   }
 
   /**
-   * Counts one call. A call already counted, or answered more than 30 days before the newest
+   * Counts one call. A call already counted, or answered more than 31 days before the newest
    * answer seen, is ignored; returns whether it was counted. Cheap: a push in the usual case.
    */
   record(entry: LedgerEntry): boolean {
@@ -279,7 +322,7 @@ export class ComplianceLedger {
 
   /** Forgets what no window ending at `now` or later can count. */
   prune(now: number): void {
-    const cutoff = now - LEGAL_WINDOW_MS;
+    const cutoff = now - RETAINED_MS;
     if (cutoff <= this.prunedThrough) return;
     this.prunedThrough = cutoff;
     while (this.answersHead < this.answers.length) {
@@ -304,16 +347,6 @@ export class ComplianceLedger {
       this.abandonsHead = 0;
     }
     for (const instants of [this.machines, this.samples, this.people]) instants.prune(cutoff);
-  }
-
-  /** The legal window at `now` for a campaign first started at `firstStartedAt`. */
-  static windowAt(now: number, firstStartedAt: number) {
-    const young = now - firstStartedAt < LEGAL_WINDOW_MS;
-    return {
-      basis: young ? ("campaign" as const) : ("rolling_30_days" as const),
-      from: young ? firstStartedAt : now - LEGAL_WINDOW_MS + 1,
-      to: now,
-    };
   }
 
   /** Live answers and abandons over [from, to], with the budget at `maxRate`. */
@@ -341,12 +374,15 @@ export class ComplianceLedger {
     return upperBound(sorted, to, head) - upperBound(sorted, from - 1, head);
   }
 
-  /** The rates and budgets at `now`. Reads only; costs two binary searches per view. */
+  /**
+   * The rates and budgets at `now`, over the period (the US one unless given) and the last
+   * 24 hours. Reads only; costs two binary searches per view.
+   */
   report(
     now: number,
-    campaign: { firstStartedAt: number; maxAbandonRate: number },
+    campaign: { firstStartedAt: number; maxAbandonRate: number; period?: AbandonPeriod },
   ): ComplianceReport {
-    const legal = ComplianceLedger.windowAt(now, campaign.firstStartedAt);
+    const legal = legalWindow(campaign.period ?? US_PERIOD, now, campaign.firstStartedAt);
     const window = this.view(legal.from, legal.to, campaign.maxAbandonRate);
     const dayFrom = Math.max(now - DAY_VIEW_MS + 1, campaign.firstStartedAt);
     const day = this.view(dayFrom, now, campaign.maxAbandonRate);
@@ -360,8 +396,12 @@ export class ComplianceLedger {
   }
 
   /** The entries counted in the legal window at `now`, in answer order: the evidence. */
-  *evidence(now: number, firstStartedAt: number): Generator<LedgerEntry> {
-    const { from, to } = ComplianceLedger.windowAt(now, firstStartedAt);
+  *evidence(
+    now: number,
+    firstStartedAt: number,
+    period: AbandonPeriod = US_PERIOD,
+  ): Generator<LedgerEntry> {
+    const { from, to } = legalWindow(period, now, firstStartedAt);
     const start = upperBound(this.answerTimes, from - 1, this.answersHead);
     for (let index = start; index < this.answers.length; index++) {
       const entry = this.answers[index] as LedgerEntry;

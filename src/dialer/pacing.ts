@@ -7,7 +7,7 @@ import {
   unreservedCalls,
 } from "../../actors/dialing.ts";
 import type { AgentPresence } from "./agents.ts";
-import { type GovernorVerdict, governorOf, heldReason } from "./governor.ts";
+import { abandonPeriodOf, type GovernorVerdict, governorOf, heldReason } from "./governor.ts";
 import {
   type BusyAgent,
   PACER_DEFAULTS,
@@ -45,13 +45,14 @@ type PacedCampaign = Pick<
 >;
 
 /**
- * The ledger at `now` as the pacer sees it: of the legal window and the last 24 hours, the view
- * with the smaller budget, with its rate and counts.
+ * The ledger at `now` as the pacer sees it: of the profile's window and the last 24 hours, the
+ * view with the smaller budget, with its rate and counts.
  */
 export function ledgerNow(campaign: PacedCampaign, dialing: DialingState, now: number) {
   const report = dialing.ledger.report(now, {
     firstStartedAt: dialing.firstStartedAt ?? now,
     maxAbandonRate: campaign.maxAbandonRate,
+    period: abandonPeriodOf(campaign.regulatoryProfile, now),
   });
   const view = report.day.budget < report.window.budget ? report.day : report.window;
   return {

@@ -1,7 +1,7 @@
 import { profileInForce } from "../compliance/lead-rules.ts";
 import type { AbandonmentRule } from "../compliance/profile-data.ts";
 import type { ProfileName } from "../compliance/profiles.ts";
-import type { LedgerEntry } from "../dialer/ledger.ts";
+import { type LedgerEntry, periodSpan } from "../dialer/ledger.ts";
 import { OPENING_MS } from "./intervals.ts";
 
 /** The abandon limit a simulated campaign is held to, and where it comes from. */
@@ -45,13 +45,8 @@ const percent = (rate: number) => `${Number((rate * 100).toFixed(2))} %`;
 const periodOf = (rule: AbandonmentRule) => {
   const { period } = rule;
   if (period.kind === "calendar_month") return "per calendar month";
-  const span =
-    period.hours % 24 === 0 && period.hours > 24
-      ? `${period.hours / 24} days`
-      : `${period.hours} h`;
-  return period.campaignIfShorter
-    ? `over ${span}, or the campaign's life if shorter`
-    : `over ${span}`;
+  const span = `over ${periodSpan(period)}`;
+  return period.campaignIfShorter ? `${span}, or the campaign's life if shorter` : span;
 };
 
 /**

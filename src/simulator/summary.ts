@@ -1,4 +1,5 @@
 import type { ProfileName } from "../compliance/profiles.ts";
+import type { WindowBasis } from "../dialer/ledger.ts";
 import { type LimitCheck, momentVerdict, spanVerdict } from "./abandon-limit.ts";
 import type { PacingMode } from "./contact-center.ts";
 
@@ -20,7 +21,7 @@ export interface DaySummary {
   abandons: number;
   /** Abandons over live answers in the legal window, from the compliance ledger. */
   abandonRate: number;
-  windowBasis: "campaign" | "rolling_30_days";
+  windowBasis: WindowBasis;
   /** Talk and wrap-up time over logged-in time, agents together, over the shift. */
   occupancy: number;
   /** Abandons over live answers answered in the first 30 minutes (the opening). */

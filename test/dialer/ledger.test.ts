@@ -8,6 +8,8 @@ import {
   LEGAL_WINDOW_MS,
   type LedgerEntry,
   ledgerEntryOf,
+  legalWindow,
+  RETAINED_MS,
   verdictsFromCdrs,
 } from "../../src/dialer/ledger.ts";
 import { ManualClock } from "../helpers/clock.ts";
@@ -172,7 +174,7 @@ describe("recording", () => {
     });
   });
 
-  test("entries older than 30 days are pruned and no longer accepted", () => {
+  test("entries older than 31 days (the longest calendar month) are pruned and no longer accepted", () => {
     const ledger = new ComplianceLedger();
     const hour = 3_600_000;
     for (let index = 0; index < 40 * 24; index++)
@@ -182,14 +184,56 @@ describe("recording", () => {
           : answer(`c${index}`, FIRST_START + index * hour),
       );
     const newest = FIRST_START + (40 * 24 - 1) * hour;
-    // Answers at newest − 30 days and before are gone: the last 30 × 24 hours remain.
-    expect(ledger.size).toBe(30 * 24);
-    expect(ledger.record(answer("stale", newest - LEGAL_WINDOW_MS))).toBe(false);
-    expect(ledger.record(answer("fresh", newest - LEGAL_WINDOW_MS + 1))).toBe(true);
+    // Answers at newest − 31 days and before are gone: the last 31 × 24 hours remain.
+    expect(ledger.size).toBe(31 * 24);
+    expect(ledger.record(answer("stale", newest - RETAINED_MS))).toBe(false);
+    expect(ledger.record(answer("kept", newest - RETAINED_MS + 1))).toBe(true);
     const report = ledger.report(newest, LIMIT);
     expect(report.basis).toBe("rolling_30_days");
-    expect(report.window.liveAnswers).toBe(30 * 24 + 1);
+    expect(report.window.liveAnswers).toBe(30 * 24);
     expect(report.window.abandons).toBe(72);
+  });
+});
+
+describe("the window of each profile's period", () => {
+  const HOUR = 3_600_000;
+  const now = Date.parse("2026-03-31T18:00:00Z");
+  const longAgo = Date.parse("2025-01-01T00:00:00Z");
+
+  test.each([
+    // period, first start, basis, from
+    ["us", longAgo, "rolling_30_days", now - LEGAL_WINDOW_MS + 1],
+    ["us", now - 3 * HOUR, "campaign", now - 3 * HOUR],
+    ["uk", longAgo, "rolling_24_hours", now - 24 * HOUR + 1],
+    ["uk", now - 3 * HOUR, "campaign", now - 3 * HOUR],
+    ["ca", longAgo, "calendar_month", Date.parse("2026-03-01T00:00:00Z")],
+    ["ca", Date.parse("2026-03-10T00:00:00Z"), "campaign", Date.parse("2026-03-10T00:00:00Z")],
+  ] as const)("%s, first started at %d: %s", (profile, firstStartedAt, basis, from) => {
+    const period = {
+      us: { kind: "rolling", hours: 720, campaignIfShorter: true },
+      uk: { kind: "rolling", hours: 24 },
+      ca: { kind: "calendar_month" },
+    } as const;
+    expect(legalWindow(period[profile], now, firstStartedAt)).toEqual({ basis, from, to: now });
+  });
+
+  test("a calendar month counts its first day on its 31st, past 30 days", () => {
+    const monthStart = Date.parse("2026-03-01T00:00:00Z");
+    const ledger = ComplianceLedger.from([
+      abandon("first-hour", monthStart + HOUR),
+      answer("last-day", now - HOUR),
+      abandon("last-month", monthStart - HOUR),
+    ]);
+    const report = ledger.report(now, {
+      firstStartedAt: longAgo,
+      maxAbandonRate: 0.05,
+      period: { kind: "calendar_month" },
+    });
+    expect(report.basis).toBe("calendar_month");
+    expect(report.window).toMatchObject({ from: monthStart, liveAnswers: 2, abandons: 1 });
+    expect(
+      [...ledger.evidence(now, longAgo, { kind: "calendar_month" })].map((e) => e.callId),
+    ).toEqual(["first-hour", "last-day"]);
   });
 });
 

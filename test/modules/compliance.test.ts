@@ -112,3 +112,50 @@ test("the compliance view reports the abandon limit in force: the campaign's, ne
   expect(await limitOf({ regulatory_profile: "us", max_abandon_rate: 0.1 })).toBe(0.03);
   expect(await limitOf({ regulatory_profile: "us", max_abandon_rate: 0.02 })).toBe(0.02);
 });
+
+test("the compliance view counts over the profile's period: 24 hours under uk, the calendar month under ca", async () => {
+  const w = await createWorkspace();
+  const startedAt = Date.parse("2026-03-02T17:00:00Z");
+  w.clock.advance(startedAt - w.clock.now());
+  let admin = await w.login("admin@acme.test");
+  const started = async (profile: string) => {
+    const id = (
+      await w.request("POST", "/api/v1/campaigns", {
+        token: admin,
+        body: { name: profile, regulatory_profile: profile },
+      })
+    ).body.data.campaign.id as string;
+    const start = await w.request("POST", `/api/v1/campaigns/${id}/status`, {
+      token: admin,
+      body: { action: "start" },
+    });
+    expect(start.status).toBe(200);
+    return id;
+  };
+  const campaigns = { us: await started("us"), uk: await started("uk"), ca: await started("ca") };
+  const windowOf = async (id: string) => {
+    const { basis, window } = (
+      await w.request("GET", `/api/v1/campaigns/${id}/compliance`, { token: admin })
+    ).body.data.compliance;
+    return { basis, from: window.from };
+  };
+  const firstStart = new Date(startedAt).toISOString();
+  for (const id of Object.values(campaigns))
+    expect(await windowOf(id)).toEqual({ basis: "campaign", from: firstStart });
+
+  const now = Date.parse("2026-04-03T09:30:00Z");
+  w.clock.advance(now - w.clock.now());
+  admin = await w.login("admin@acme.test");
+  expect(await windowOf(campaigns.us)).toEqual({
+    basis: "rolling_30_days",
+    from: new Date(now - 30 * 86_400_000 + 1).toISOString(),
+  });
+  expect(await windowOf(campaigns.uk)).toEqual({
+    basis: "rolling_24_hours",
+    from: new Date(now - 86_400_000 + 1).toISOString(),
+  });
+  expect(await windowOf(campaigns.ca)).toEqual({
+    basis: "calendar_month",
+    from: "2026-04-01T00:00:00.000Z",
+  });
+});

@@ -2986,7 +2986,8 @@ export interface operations {
                                 /** Format: date-time */
                                 at: string;
                                 max_abandon_rate: number;
-                                basis: "campaign" | "rolling_30_days";
+                                /** @description the window the rates are counted over: the profile's period (30 days under `us` and `none`, 24 hours under `uk`, the calendar month in UTC under `ca`), or the campaign's life while shorter */
+                                basis: "campaign" | "rolling_30_days" | "rolling_24_hours" | "calendar_month";
                                 window: {
                                     /** Format: date-time */
                                     from: string;

@@ -4,13 +4,13 @@ import { answeredCdrsSince, firstStartOf, mediaCountsSince } from "../../../db/q
 import { profileInForce } from "../../compliance/lead-rules.ts";
 import type { ProfileName } from "../../compliance/profiles.ts";
 import type { ServiceDeps } from "../../deps.ts";
-import { abandonLimitOf } from "../../dialer/governor.ts";
+import { abandonLimitOf, abandonPeriodOf } from "../../dialer/governor.ts";
 import {
   ComplianceLedger,
   entriesFromCdrs,
   evidenceCsv,
-  LEGAL_WINDOW_MS,
   type LedgerView,
+  RETAINED_MS,
   verdictsFromCdrs,
 } from "../../dialer/ledger.ts";
 import { notFound } from "../../errors.ts";
@@ -30,8 +30,7 @@ const viewOf = (view: LedgerView) => ({
 
 /**
  * A campaign's compliance ledger at this instant, rebuilt from its CDRs: live answers and
- * abandons (no agent, or bridged after 2 s) over the legal window (the campaign's life while
- * under 30 days, else the last 30 days) and over the last 24 hours.
+ * abandons (no agent, or bridged after 2 s), kept for the longest period a profile counts over.
  */
 async function ledgerOf(deps: ServiceDeps, tenantId: string, campaignId: string) {
   const campaign = isUuid(campaignId)
@@ -43,13 +42,14 @@ async function ledgerOf(deps: ServiceDeps, tenantId: string, campaignId: string)
   const firstStartedAt = started ? new Date(started).getTime() : now;
   const rows = await answeredCdrsSince(deps.longWorkDb, {
     campaignId: campaign.id,
-    since: new Date(now - LEGAL_WINDOW_MS),
+    since: new Date(now - RETAINED_MS),
   });
   const media = new Map(rows.map((row) => [row.callId, row.media]));
   return {
     campaign,
     now,
     firstStartedAt,
+    period: abandonPeriodOf(campaign.regulatoryProfile as ProfileName, now),
     ledger: ComplianceLedger.from(entriesFromCdrs(rows), verdictsFromCdrs(rows)),
     media,
   };
@@ -95,10 +95,14 @@ function mediaCompliance(
 }
 
 export async function campaignCompliance(deps: ServiceDeps, tenantId: string, campaignId: string) {
-  const { campaign, now, firstStartedAt, ledger } = await ledgerOf(deps, tenantId, campaignId);
+  const { campaign, now, firstStartedAt, period, ledger } = await ledgerOf(
+    deps,
+    tenantId,
+    campaignId,
+  );
   // The limit in force: the campaign's own, never past its profile's.
   const maxAbandonRate = abandonLimitOf(campaignRecordOf(campaign), now);
-  const report = ledger.report(now, { firstStartedAt, maxAbandonRate });
+  const report = ledger.report(now, { firstStartedAt, maxAbandonRate, period });
   const counts = await mediaCountsSince(deps.longWorkDb, {
     campaignId: campaign.id,
     since: new Date(report.window.from),
@@ -119,8 +123,8 @@ export async function campaignCompliance(deps: ServiceDeps, tenantId: string, ca
 
 /** The calls counted in the legal window, one CSV row each: the evidence behind the rates. */
 export async function complianceEvidence(deps: ServiceDeps, tenantId: string, campaignId: string) {
-  const { now, firstStartedAt, ledger, media } = await ledgerOf(deps, tenantId, campaignId);
-  return evidenceCsv(ledger.evidence(now, firstStartedAt), {
+  const { now, firstStartedAt, period, ledger, media } = await ledgerOf(deps, tenantId, campaignId);
+  return evidenceCsv(ledger.evidence(now, firstStartedAt, period), {
     columns: MEDIA_CSV_COLUMNS,
     cells: (callId) => {
       const fields: Record<string, unknown> = mediaCsvFields(

@@ -328,7 +328,18 @@ export const ComplianceSchema = t.Object({
   campaign_id: t.String({ format: "uuid" }),
   at: Timestamp,
   max_abandon_rate: t.Number(),
-  basis: t.Union([t.Literal("campaign"), t.Literal("rolling_30_days")]),
+  basis: t.Union(
+    [
+      t.Literal("campaign"),
+      t.Literal("rolling_30_days"),
+      t.Literal("rolling_24_hours"),
+      t.Literal("calendar_month"),
+    ],
+    {
+      description:
+        "the window the rates are counted over: the profile's period (30 days under `us` and `none`, 24 hours under `uk`, the calendar month in UTC under `ca`), or the campaign's life while shorter",
+    },
+  ),
   window: LedgerViewSchema,
   last_24_hours: LedgerViewSchema,
   abandon_budget: t.Integer({ description: "the smaller of the two views' budgets" }),

@@ -25,7 +25,7 @@ import { RecentCalls, recordEndedCall } from "../../dialer/call-history.ts";
 import {
   ComplianceLedger,
   entriesFromCdrs,
-  LEGAL_WINDOW_MS,
+  RETAINED_MS,
   verdictsFromCdrs,
 } from "../../dialer/ledger.ts";
 import type { DispositionCode } from "../../dialer/model.ts";
@@ -56,7 +56,7 @@ async function loadDialing(db: Database, campaignId: string, now: number): Promi
     liveCallsOf(db, campaignId),
     countLeadsByState(db, campaignId),
     recentCdrs(db, { campaignId, limit: RECENT_CALLS }),
-    answeredCdrsSince(db, { campaignId, since: new Date(now - LEGAL_WINDOW_MS) }),
+    answeredCdrsSince(db, { campaignId, since: new Date(now - RETAINED_MS) }),
     firstStartOf(db, campaignId),
   ]);
   const leads = noLeads();
