@@ -119,10 +119,11 @@ export function loadEdgeConfig(
   if (rtpMin === undefined || rtpMax === undefined || rtpMax - rtpMin < 1)
     errors.push(`EDGE_RTP_PORTS must be a range such as 20000-20999, not ${rtpText}`);
 
+  // Never below the 15 s of ringing the US and UK profiles require before a call is given up.
   const ringText = read("EDGE_MAX_RING_SECONDS");
-  const maxRingSeconds = ringText === undefined ? null : integer(ringText, 1, 300);
+  const maxRingSeconds = ringText === undefined ? null : integer(ringText, 15, 300);
   if (maxRingSeconds === undefined)
-    errors.push(`EDGE_MAX_RING_SECONDS must be 1–300 seconds, not ${ringText}`);
+    errors.push(`EDGE_MAX_RING_SECONDS must be 15–300 seconds, not ${ringText}`);
 
   const drainText = read("EDGE_DRAIN_SECONDS") ?? "300";
   const drainSeconds = integer(drainText, 0, 86_400);

@@ -43,6 +43,8 @@ export interface CallMedia {
   opted_out?: boolean;
   /** A blind transfer of the connected lead, asked for by its agent or a supervisor. */
   transfer?: CallTransfer;
+  /** When its agent or a supervisor asked for a hang-up: the node has its command. */
+  hangup_requested_at?: string;
 }
 
 /** Where a connected call was sent on, and how it went. */

@@ -56,15 +56,27 @@ export function decideCallControl(
 ): CallDecision {
   const call = controlled(snapshot, command, inputs);
   const { control } = command;
+  const hangingUp = call.media?.hangup_requested_at !== undefined;
   if (control.kind === "hangup") {
-    const row = rowOf(call);
+    // Asked again (a second click, a retried request): the node already has its command.
+    if (hangingUp) return unchanged(call);
+    const row: CallRow = {
+      ...rowOf(call),
+      media: { ...call.media, hangup_requested_at: new Date(now).toISOString() },
+      updatedAt: new Date(now),
+    };
+    const live: LiveCall = { ...row, lead: call.lead };
     return {
-      writes: [{ type: "nodeCommand", command: commandFor(call, inputs, "hangup", {}, now) }],
-      adopt: () => [],
-      effects: () => [{ type: "announce", call, event: "hangup_requested" }],
+      writes: [
+        { type: "save", row },
+        { type: "nodeCommand", command: commandFor(call, inputs, "hangup", {}, now) },
+      ],
+      adopt: () => [{ type: "dialing.callChanged", call: live }],
+      effects: () => [{ type: "announce", call: live, event: "hangup_requested" }],
       reply: () => ({ call: callView(row) }),
     };
   }
+  if (hangingUp) throw conflict("the call is being hung up");
   if (!call.bridged || call.status !== "answered")
     throw conflict("only a call connected to an agent can be transferred");
   if (call.media?.transfer?.status === "pending")
@@ -114,6 +126,17 @@ export function decideCallControl(
     reply: () => ({ call: callView(row) }),
   };
 }
+
+/** A control that changes nothing: the call as it is. */
+const unchanged = (call: LiveCall): CallDecision => {
+  const row = rowOf(call);
+  return {
+    writes: [],
+    adopt: () => [],
+    effects: () => [],
+    reply: () => ({ call: callView(row) }),
+  };
+};
 
 function commandFor(
   call: LiveCall,
@@ -173,15 +196,8 @@ export function transferReported(
   inputs: CommandInputs,
 ): CallDecision {
   const transfer = call.media?.transfer;
+  if (transfer?.status !== "pending") return unchanged(call);
   const row = rowOf(call);
-  if (transfer?.status !== "pending") {
-    return {
-      writes: [],
-      adopt: () => [],
-      effects: () => [],
-      reply: () => ({ call: callView(row) }),
-    };
-  }
   const at = new Date(command.at);
   const done = command.event === "transferred";
   const receiving = transfer.to_agent_id ? inputs.agents.get(transfer.to_agent_id) : undefined;

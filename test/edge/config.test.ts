@@ -68,6 +68,18 @@ describe("edge node settings", () => {
     ]);
   });
 
+  test("a ring cap: never below the 15 s the US and UK profiles require", () => {
+    const cap = (value: string) =>
+      loadEdgeConfig({ ...good, EDGE_MAX_RING_SECONDS: value }, []).config?.maxRingSeconds;
+    expect(cap("15")).toBe(15);
+    expect(cap("300")).toBe(300);
+    for (const bad of ["14", "1", "301"]) {
+      const { config, errors } = loadEdgeConfig({ ...good, EDGE_MAX_RING_SECONDS: bad }, []);
+      expect(config).toBeNull();
+      expect(errors).toEqual([`EDGE_MAX_RING_SECONDS must be 15–300 seconds, not ${bad}`]);
+    }
+  });
+
   test("a claim's wait: whole seconds from 1 to the service's 30", () => {
     const wait = (value: string) =>
       loadEdgeConfig({ ...good, EDGE_CLAIM_WAIT_SECONDS: value }, []).config?.claimWaitMs;

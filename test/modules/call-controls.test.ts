@@ -117,6 +117,20 @@ describe("commands to the node", () => {
     expect((await control(firstToken, callId, "hangup")).status).toBe(409);
   });
 
+  test("a hang-up asked again sends no second command, and no transfer follows it", async () => {
+    const callId = await firstOnCall();
+    expect((await control(firstToken, callId, "hangup")).status).toBe(200);
+    const again = await control(adminToken, callId, "hangup");
+    expect(again.status).toBe(200);
+    expect(again.body.data.call.id).toBe(callId);
+    expect((await poll(nodeKey)).map((c) => c.type)).toEqual(["hangup"]);
+    await ready(secondToken);
+    const transfer = await control(firstToken, callId, "transfer", { agent_id: secondId });
+    expect(transfer.status).toBe(409);
+    expect(transfer.body.message).toContain("being hung up");
+    expect(await stateOf(secondToken)).toMatchObject({ state: "ready" });
+  });
+
   test("a poll waiting for commands is answered as soon as one is made", async () => {
     const callId = await firstOnCall();
     const started = performance.now();
