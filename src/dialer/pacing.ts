@@ -186,6 +186,7 @@ function governed(
     reason: heldReason(governor),
     predicted: configured.predicted,
     reserved,
-    governor,
+    // Held whichever rule holds it, as its calls' CDRs record (`governor_held`).
+    governor: { ...governor, held: true },
   };
 }

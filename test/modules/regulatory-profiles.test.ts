@@ -404,10 +404,11 @@ describe("what a call records", () => {
     expect(job).toMatchObject({ timeout_seconds: 30, abandon_message_required: true });
     await event(job?.call_id as string, "ended", { hangup_cause: "NO_ANSWER" });
     const [cdr] = (await w.request("GET", "/api/v1/cdrs", { token: admin })).body.data.items;
+    // No abandon message is recorded: the governor holds every call to a reserved agent.
     expect(cdr).toMatchObject({
       profile: { name: "us", version: "2025-04-11" },
       zone: { value: "America/Los_Angeles", source: "number" },
-      governor_held: false,
+      governor_held: true,
     });
   });
 });
