@@ -23,6 +23,9 @@ export const okList = <T>(items: T[], total: number, page: Page) => ({
   offset: page.offset,
 });
 
-/** A short list answered whole, in the list envelope: one page holding every item. */
+/**
+ * A short list answered whole, in the list envelope: one page holding every item, its limit
+ * never below the 1 a client may ask for.
+ */
 export const okAll = <T>(items: T[]) =>
-  okList(items, items.length, { limit: items.length, offset: 0 });
+  okList(items, items.length, { limit: Math.max(1, items.length), offset: 0 });

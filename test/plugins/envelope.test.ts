@@ -24,6 +24,14 @@ describe("the envelope", () => {
     expect(response.headers.get("content-type")).toBe("application/json;charset=utf-8");
   });
 
+  test("a list answered whole keeps its limit within 1–500, even when empty", async () => {
+    await w.user(w.acme.id, "agent@acme.test", "agent");
+    const token = await w.login("agent@acme.test");
+    const history = await w.request("GET", "/api/v1/agents/me/history", { token });
+    expect(history.status).toBe(200);
+    expect(history.body).toMatchObject({ data: { items: [] }, total: 0, limit: 1, offset: 0 });
+  });
+
   test("every success response carries X-Request-Id too", async () => {
     const token = await w.login("admin@acme.test");
     const response = await w.request("GET", "/api/v1/auth/me", { token });
