@@ -163,8 +163,17 @@ describe("do-not-call list", () => {
     });
     expect(bad.status).toBe(400);
     expect(bad.body.field_errors[0].field).toBe("phone");
+    // A path decoded once: `%25` is a `%`, no number, and `%252B…` is not `+…`.
+    for (const path of ["%25", "%252B14155552671", "12"]) {
+      const refused = await w.request("DELETE", `/api/v1/dnc/${path}`, { token: adminToken });
+      expect([refused.status, refused.body.message]).toEqual([400, "invalid path parameters"]);
+    }
     const removed = await w.request("DELETE", "/api/v1/dnc/%2B14155552671", { token: adminToken });
     expect(removed.status).toBe(200);
+    expect(removed.body.data.dnc_entry).toMatchObject({
+      phone: "+14155552671",
+      added_by: "admin@acme.test",
+    });
     expect(
       (await w.request("DELETE", "/api/v1/dnc/%2B14155552671", { token: adminToken })).status,
     ).toBe(404);

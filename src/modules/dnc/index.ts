@@ -6,6 +6,7 @@ import { ApiError, badRequest, INVALID_BODY } from "../../errors.ts";
 import { documented, documentedList } from "../../openapi-bodies.ts";
 import { PageQuery, parsePage } from "../../pagination.ts";
 import type { AuthGuard } from "../../plugins/auth.ts";
+import { VALIDATION_MESSAGES } from "../../plugins/errors.ts";
 import { jsonBody } from "../../plugins/json-body.ts";
 import { normalisePhone } from "../leads/normalise.ts";
 import { TenantQuery, Timestamp } from "../users/model.ts";
@@ -49,10 +50,11 @@ const AddBody = t.Object(
 );
 
 /** A number as typed (+1 415-555-2671) in E.164, or a 400 naming the field. */
-function e164(phone: string, field: string) {
+/** The number in E.164, else a 400 naming `field` of the part it came in (body or path). */
+function e164(phone: string, field: string, part: keyof typeof VALIDATION_MESSAGES = "body") {
   const normalised = normalisePhone(phone.trim(), undefined);
   if (!normalised)
-    throw badRequest(INVALID_BODY, [
+    throw badRequest(VALIDATION_MESSAGES[part] ?? INVALID_BODY, [
       { field, message: "must be a valid phone number with its +country code" },
     ]);
   return normalised;
@@ -152,7 +154,8 @@ export const dncModule = (deps: ServiceDeps, auth: AuthGuard) =>
         const removed = await removeFromDnc(deps, {
           principal,
           tenantId,
-          phone: e164(decodeURIComponent(params.phone), "phone"),
+          // Decoded once already, by the router: `%2B` arrives as `+`.
+          phone: e164(params.phone, "phone", "params"),
           meta,
         });
         return ok({ dnc_entry: dncView(removed) });

@@ -1,5 +1,5 @@
 import type { Executor } from "../../../db/client.ts";
-import { addDnc, type DncRow, removeDnc } from "../../../db/queries/calls.ts";
+import { addDnc, type DncRow, findDncEntry, removeDnc } from "../../../db/queries/calls.ts";
 import type { RequestMeta, ServiceDeps } from "../../deps.ts";
 import { notFound } from "../../errors.ts";
 import { recordAudit } from "../../identity/audit.ts";
@@ -49,12 +49,15 @@ export function addToDnc(
   });
 }
 
-export async function removeFromDnc(deps: ServiceDeps, change: DncChange): Promise<DncRow> {
+/** Removes a number; the answer is the entry as it was, with who added it. */
+export async function removeFromDnc(deps: ServiceDeps, change: DncChange) {
   const now = new Date(deps.clock.now());
+  const listed = { tenantId: change.tenantId, phone: change.phone };
   const removed = await deps.db.transaction(async (tx) => {
-    const row = await removeDnc(tx, { tenantId: change.tenantId, phone: change.phone });
-    if (row) await auditDnc(tx, change, "dnc.removed", now);
-    return row;
+    const entry = await findDncEntry(tx, listed);
+    if (!entry || !(await removeDnc(tx, listed))) return undefined;
+    await auditDnc(tx, change, "dnc.removed", now);
+    return entry;
   });
   if (!removed) throw notFound("do-not-call entry");
   return removed;
