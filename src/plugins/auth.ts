@@ -28,6 +28,7 @@ import {
   isUuid,
   resolveTenant,
 } from "../identity/tenant-scope.ts";
+import { refuseUnreadableBody } from "./json-body.ts";
 
 export type AuthDeps = Pick<
   ServiceDeps,
@@ -231,6 +232,7 @@ export const authPlugin = (deps: AuthDeps, server: () => Server) => {
           const principal = found instanceof Promise ? await found : found;
           authorize(principal, permission);
           assertTenantReach(principal, (query as Record<string, unknown>).tenant_id);
+          refuseUnreadableBody(context.body);
           (context as Carrier).principal = principal;
         },
         resolve(context): Caller | Promise<Caller> {
@@ -251,6 +253,7 @@ export const authPlugin = (deps: AuthDeps, server: () => Server) => {
       async transform(context) {
         const bearer = bearerOf(context.request.headers.get("authorization"));
         (context as Carrier).node = await authenticateNode(deps, bearer);
+        refuseUnreadableBody(context.body);
       },
       resolve(context) {
         return { node: (context as Carrier).node as NodePrincipal };

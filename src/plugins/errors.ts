@@ -4,6 +4,7 @@ import { JSON_MEDIA_TYPE } from "../envelope.ts";
 import { ApiError, badRequest, type FieldError, INVALID_BODY, notFound } from "../errors.ts";
 import { QueueFullError } from "../lib/keyed-mutex.ts";
 import type { Logger } from "../logger.ts";
+import { UnreadableBody } from "./json-body.ts";
 import { requestIdOf } from "./request-id.ts";
 import { sentenceOf } from "./schema-sentences.ts";
 
@@ -67,6 +68,7 @@ export function toApiError(code: string | number, error: unknown): ApiError | un
   // Elysia wraps whatever a parser throws; our own parser's refusals are already ApiErrors.
   if (error instanceof ParseError && error.cause instanceof ApiError) return error.cause;
   if (error instanceof ValidationError) {
+    if (error.value instanceof UnreadableBody) return error.value.refusal;
     const fieldErrors = fieldErrorsOf(error);
     return badRequest(
       VALIDATION_MESSAGES[error.type] ?? INVALID_BODY,

@@ -60,10 +60,26 @@ export const UNREAD_MULTIPART = Object.freeze({ multipart: "unread" as const });
 export const UNREAD_BINARY = Object.freeze({ binary: "unread" as const });
 
 /**
- * Parses JSON bodies with a size cap and turns any malformed body into the envelope's 400.
- * Multipart bodies and recordings are left unread for the routes that read them (a JSON route
- * then fails validation without having read them); any other media type, forms included, is 415 before a byte is read, so
- * no body reaches a parser that would buffer it whole. It runs before authentication.
+ * A JSON body that could not be read (not UTF-8, not JSON). The parser runs before the
+ * credentials are checked, so it leaves this in the body's place rather than answering: the
+ * auth guard refuses it once the caller is known (`refuseUnreadableBody`), and a route without
+ * credentials fails its validation on it, which the error mapper turns into this refusal.
+ */
+export class UnreadableBody {
+  constructor(readonly refusal: ApiError) {}
+}
+
+/** Throws the refusal of a body the parser could not read; anything else passes. */
+export function refuseUnreadableBody(body: unknown): void {
+  if (body instanceof UnreadableBody) throw body.refusal;
+}
+
+/**
+ * Parses JSON bodies with a size cap; a malformed one becomes an `UnreadableBody`, refused
+ * once the caller is known. Multipart bodies and recordings are left unread for the routes
+ * that read them (a JSON route then fails validation without having read them); any other
+ * media type, forms included, is 415 before a byte is read, so no body reaches a parser that
+ * would buffer it whole. It runs before authentication.
  */
 export const jsonBodyPlugin = new Elysia({ name: "json-body" }).onParse(
   { as: "global" },
@@ -72,7 +88,7 @@ export const jsonBodyPlugin = new Elysia({ name: "json-body" }).onParse(
     if (isMultipart(type)) return UNREAD_MULTIPART;
     if (isBinary(type)) return UNREAD_BINARY;
     if (type !== "" && !isJson(type)) {
-      if (declaredEmpty(request)) return undefined;
+      if (declaredEmpty(request)) return null;
       throw unsupported(type);
     }
     let text: string;
@@ -80,15 +96,16 @@ export const jsonBodyPlugin = new Elysia({ name: "json-body" }).onParse(
       text = await readBounded(request, MAX_JSON_BYTES);
     } catch (error) {
       if (error instanceof ApiError) throw error;
-      throw invalidBody([{ field: "body", message: "must be UTF-8 text" }]);
+      return new UnreadableBody(invalidBody([{ field: "body", message: "must be UTF-8 text" }]));
     }
-    // JSON declared and nothing sent: null, so that the route's schema names each field it
-    // requires (undefined would hand the body to Elysia's own parser, which refuses it bare).
-    if (text.trim() === "") return type === "" ? undefined : null;
+    // Nothing sent: null, so that the route's schema names each field it requires, after the
+    // credentials (undefined would hand the body to Elysia's own parser, which refuses it bare
+    // and at once).
+    if (text.trim() === "") return null;
     try {
       return JSON.parse(text);
     } catch {
-      throw invalidBody([{ field: "body", message: "must be valid JSON" }]);
+      return new UnreadableBody(invalidBody([{ field: "body", message: "must be valid JSON" }]));
     }
   },
 );

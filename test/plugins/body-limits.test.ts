@@ -123,3 +123,58 @@ describe("request bodies are capped before authentication, whatever their media 
     expect(response.status).toBe(401);
   });
 });
+
+describe("a body that is missing or unreadable is judged after the credentials", () => {
+  const bodies: [string, Record<string, string>, string | undefined][] = [
+    ["no body and no type", {}, undefined],
+    ["JSON declared, nothing sent", { "content-type": "application/json" }, undefined],
+    [
+      "an empty form, as curl -d '' sends",
+      { "content-type": "application/x-www-form-urlencoded", "content-length": "0" },
+      "",
+    ],
+    ["malformed JSON", { "content-type": "application/json" }, "{bad"],
+    ["bytes that are not UTF-8", { "content-type": "application/json" }, "\xff\xfe"],
+  ];
+  const post = async (path: string, headers: Record<string, string>, body?: string) => {
+    const bytes = body === undefined ? undefined : Uint8Array.from(body, (c) => c.charCodeAt(0));
+    const response = await w.app.handle(
+      new Request(`http://localhost${path}`, { method: "POST", headers, body: bytes }),
+    );
+    // biome-ignore lint/suspicious/noExplicitAny: test assertions read arbitrary JSON.
+    const decoded: any = await response.json();
+    return { status: response.status, body: decoded };
+  };
+
+  for (const [what, headers, body] of bodies) {
+    test(`${what}: 401 without credentials, 403 without the permission, 400 naming the fields with both`, async () => {
+      expect((await post("/api/v1/campaigns", headers, body)).status).toBe(401);
+      expect((await post("/api/v1/nodes/heartbeat", headers, body)).status).toBe(401);
+      await w.user(w.acme.id, "agent@acme.test", "agent");
+      const agent = await w.login("agent@acme.test");
+      const refused = await post(
+        "/api/v1/campaigns",
+        { ...headers, authorization: `Bearer ${agent}` },
+        body,
+      );
+      expect(refused.status).toBe(403);
+      const admin = await w.login("admin@acme.test");
+      const judged = await post(
+        "/api/v1/campaigns",
+        { ...headers, authorization: `Bearer ${admin}` },
+        body,
+      );
+      expect([judged.status, judged.body.code]).toEqual([400, "invalid_request"]);
+      const named = judged.body.field_errors.map((error: { field: string }) => error.field);
+      expect(named).toEqual(body?.trim() ? ["body"] : ["name"]);
+    });
+  }
+
+  test("a route without credentials refuses malformed JSON as such", async () => {
+    const login = await post("/api/v1/auth/login", { "content-type": "application/json" }, "{x");
+    expect([login.status, login.body.field_errors]).toEqual([
+      400,
+      [{ field: "body", message: "must be valid JSON" }],
+    ]);
+  });
+});
