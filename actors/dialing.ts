@@ -285,10 +285,13 @@ export function hopperRefill(state: DialingState, now: number): "all" | "due" | 
   return now - state.hopperFilledAt >= HOPPER_MAX_AGE_MS ? "due" : null;
 }
 
+/** A callback the lead agreed to is made whatever attempts it has used. */
+const isCallback = (lead: HopperLead) => lead.state === "Callback";
+
 /**
  * Up to `count` leads from the front of the hopper that may be dialled now. The others passed
- * over leave it: those out of attempts, and those `windowOf` closes, with when it next opens
- * (null: not within its horizon).
+ * over leave it: those out of attempts (but callbacks), and those `windowOf` closes, with when
+ * it next opens (null: not within its horizon).
  */
 export function takeFromHopper(
   state: DialingState,
@@ -305,7 +308,7 @@ export function takeFromHopper(
   const closed: { lead: HopperLead; opensAt: number | null }[] = [];
   for (const lead of state.hopper) {
     if (taken.length >= count) break;
-    if (lead.attempts >= maxAttempts) {
+    if (lead.attempts >= maxAttempts && !isCallback(lead)) {
       dropped.push(lead);
       continue;
     }

@@ -47,7 +47,8 @@ export interface HopperParams {
 
 /**
  * Up to `limit` leads a campaign may dial now, in dialing order: due callbacks, then due
- * retries, then fresh leads in import order; only with attempts left, off the do-not-call
+ * retries, then fresh leads in import order; only with attempts left (a callback, which the
+ * lead agreed to, is made whatever it has used), off the do-not-call
  * list, and inside the calling window in the lead's own time zone (DST-aware, by the
  * database's zone rules). Each state is read in order by its own index and stops at `limit`.
  *
@@ -66,7 +67,7 @@ export function hopperQuery(params: HopperParams) {
         l.fields, l.import_id, ${sql.raw(String(rank))} as rank, l.next_attempt_at, l.seq
       from leads l
       where l.campaign_id = ${params.campaignId}::uuid and l.state = ${sql.raw(`'${state}'`)}
-        and l.attempts < ${params.maxAttempts}
+        ${state === "Callback" ? sql`` : sql`and l.attempts < ${params.maxAttempts}`}
         ${
           state === "Fresh"
             ? sql`and (l.next_attempt_at is null or l.next_attempt_at <= ${now}::timestamptz)`
@@ -119,7 +120,8 @@ export async function readHopper(db: Executor, params: HopperParams): Promise<Ho
 /**
  * Claims leads for calls in one statement: each candidate's lead is marked `Dialing` (one
  * more attempt) if it is still dialable now (state unchanged, attempts left, due, not on the
- * do-not-call list, not locked elsewhere), and its call is inserted as claimed. Returns the
+ * do-not-call list, not locked elsewhere) and the node is not revoked, and its call is
+ * inserted as claimed. Returns the
  * leads taken, in no particular order, with the state each had and their attempt count after
  * this one; the other candidates place nothing. One statement, where a transaction of two
  * took four round trips. With `nodeCapacity` (other processes may place calls on the node),
@@ -263,12 +265,14 @@ const claimLeadsStatement = ({ capped, limited, deferring }: ClaimShape) => `
         }
   taken as (
     select c.id, c.state as prior from leads c join candidate k on k.lead_id = c.id
-    where c.campaign_id = :campaign_id::uuid and c.attempts < :max_attempts::int
+    where c.campaign_id = :campaign_id::uuid
+      and (c.attempts < :max_attempts::int or c.state = 'Callback')
       and (c.state = 'Fresh' or c.state in ('Retry', 'Callback'))
       and (c.next_attempt_at is null or c.next_attempt_at <= :now::timestamptz)
       and not exists (select 1 from dnc_numbers d where d.tenant_id = c.tenant_id and d.phone = c.phone)
       ${limited ? "and not exists (select 1 from blocked b where b.lead_id = c.id)" : ""}
       and ${fenceCondition(":campaign_id", ":lease_token")}
+      and exists (select 1 from nodes n where n.id = :edge_node_id::uuid and n.revoked_at is null)
     ${
       capped
         ? `order by k.ord limit greatest(0, :capacity::int - (select count(*) from calls

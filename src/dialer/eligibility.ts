@@ -138,7 +138,11 @@ export async function judgeEligibility(
   } else if (lead.state === "Dialing" || lead.state === "Connected") {
     reasons.push({ code: "call_in_progress", message: `The lead is ${lead.state}`, until: null });
   }
-  if (!FINAL.has(lead.state) && lead.attempts >= campaign.maxAttempts) {
+  if (
+    !FINAL.has(lead.state) &&
+    lead.state !== "Callback" &&
+    lead.attempts >= campaign.maxAttempts
+  ) {
     reasons.push({
       code: "max_attempts",
       message: `${lead.attempts} of the campaign's ${campaign.maxAttempts} attempts used`,

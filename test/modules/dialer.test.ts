@@ -326,6 +326,29 @@ describe("dialing", () => {
     expect(await leadState()).toMatchObject({ state: "Callback", next_attempt_at: callbackAt });
   });
 
+  test("a callback set on the last attempt is still made, once, when it falls due", async () => {
+    await w.request("PATCH", `/api/v1/campaigns/${campaignId}`, {
+      token: adminToken,
+      body: { version: 1, max_attempts: 1 },
+    });
+    await start();
+    await ready();
+    const first = (await claim())[0]?.call_id as string;
+    await event(first, "answered");
+    await event(first, "ended", { hangup_cause: "NORMAL_CLEARING" });
+    const callbackAt = w.clock.now() + 3_600_000;
+    await w.request("POST", `/api/v1/calls/${first}/disposition`, {
+      token: agentToken,
+      body: { disposition: "callback", callback_at: new Date(callbackAt).toISOString() },
+    });
+    expect(await claim()).toEqual([]);
+    w.clock.advance(callbackAt - w.clock.now());
+    const [callback] = await claim();
+    expect(callback).toBeDefined();
+    await event(callback?.call_id as string, "ended", { hangup_cause: "NO_ANSWER" });
+    expect(await leadState()).toMatchObject({ state: "Exhausted", attempts: 2 });
+  });
+
   test("do_not_call adds the number to the list", async () => {
     await start();
     await ready();

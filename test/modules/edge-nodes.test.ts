@@ -1,5 +1,6 @@
 import { beforeEach, describe, expect, test } from "bun:test";
 import { createWorkspace } from "../helpers/app.ts";
+import { importFile } from "../helpers/leads.ts";
 
 let w: Awaited<ReturnType<typeof createWorkspace>>;
 let adminToken: string;
@@ -113,6 +114,47 @@ describe("edge nodes", () => {
         })
       ).status,
     ).toBe(401);
+  });
+
+  test("a claim waiting when its node is revoked places no call", async () => {
+    w.clock.advance(Date.parse("2026-03-02T17:00:00Z") - w.clock.now());
+    await w.user(w.acme.id, "agent@acme.test", "agent");
+    const agent = await w.login("agent@acme.test");
+    const { key, edge_node } = await register();
+    const campaignId = (
+      await w.request("POST", "/api/v1/campaigns", {
+        token: adminToken,
+        body: { name: "Dial", regulatory_profile: "none" },
+      })
+    ).body.data.campaign.id as string;
+    const list = await w.request("POST", `/api/v1/campaigns/${campaignId}/lead-lists`, {
+      token: adminToken,
+      body: { name: "L", caller_id: "+14155550100" },
+    });
+    await importFile(
+      w,
+      `/api/v1/campaigns/${campaignId}/lead-lists/${list.body.data.lead_list.id}/import`,
+      adminToken,
+      "phone,timezone\n+14155552671,America/New_York\n",
+    );
+    await w.request("POST", `/api/v1/campaigns/${campaignId}/status`, {
+      token: adminToken,
+      body: { action: "start" },
+    });
+    const waiting = w.request("POST", "/api/v1/nodes/jobs/claim", {
+      token: key,
+      body: { max: 5, wait_ms: 2_000 },
+    });
+    await Bun.sleep(50);
+    await w.request("DELETE", `/api/v1/edge-nodes/${edge_node.id}`, { token: adminToken });
+    await w.request("POST", "/api/v1/agents/me/state", {
+      token: agent,
+      body: { state: "ready", campaign_id: campaignId },
+    });
+    const claimed = await waiting;
+    expect([claimed.status, claimed.body.data?.jobs]).toEqual([200, []]);
+    const me = await w.request("GET", "/api/v1/agents/me", { token: agent });
+    expect(me.body.data.agent).toMatchObject({ state: "ready", call_id: null });
   });
 
   test("only admins manage nodes", async () => {
