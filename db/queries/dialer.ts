@@ -18,6 +18,7 @@ import type { ChangeActor, ClaimWrite, NumberLimits } from "../../actors/command
 import type { HopperLead, LeadState } from "../../actors/dialing.ts";
 import type { Executor, RawClient } from "../client.ts";
 import { type Fence, fenceCondition } from "../fence.ts";
+import { fieldNamesOf, fieldRecord } from "../field-names.ts";
 import { jsonOf, rowsOf } from "../rows.ts";
 import {
   calls,
@@ -448,12 +449,12 @@ export function inFileOrder(
   header: readonly string[] | null | undefined,
 ): Record<string, string> {
   if (!header) return fields;
-  const ordered: Record<string, string> = {};
-  for (const column of header) {
-    const name = column.trim();
-    if (name in fields) ordered[name] = fields[name] as string;
+  const ordered = fieldRecord();
+  for (const name of fieldNamesOf(header)) {
+    if (Object.hasOwn(fields, name)) ordered[name] = fields[name] as string;
   }
-  for (const [name, value] of Object.entries(fields)) if (!(name in ordered)) ordered[name] = value;
+  for (const [name, value] of Object.entries(fields))
+    if (!Object.hasOwn(ordered, name)) ordered[name] = value;
   return ordered;
 }
 

@@ -307,6 +307,23 @@ describe("the files people have", () => {
       phone_column: "Phone Number",
       timezone_column: "Time Zone",
     }));
+  test("repeated, blank and special header names each keep their column's cells", async () => {
+    const items = await expectTwo(
+      "phone,name,name,,, name ,__proto__,constructor,timezone\n" +
+        "+14155552671,first,second,e1,e2,third,proto,ctor,UTC\n" +
+        "+14155552672,a,b,c,d,e,f,g,UTC\n",
+    );
+    const first = items.find((lead: { phone: string }) => lead.phone === "+14155552671");
+    expect(Object.entries(first.fields).sort()).toEqual([
+      ["__proto__", "proto"],
+      ["column_4", "e1"],
+      ["column_5", "e2"],
+      ["constructor", "ctor"],
+      ["name", "first"],
+      ["name_2", "second"],
+      ["name_3", "third"],
+    ]);
+  });
   test("cells are stored verbatim, formula-like ones included", async () => {
     const items = await expectTwo(
       'phone,timezone,note\n+14155552671,UTC,=HYPERLINK("x")\n+14155552672,UTC, spaced \n',

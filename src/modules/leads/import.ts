@@ -1,5 +1,6 @@
 import type { CountryCode } from "libphonenumber-js/max";
 import { type BulkSession, withBulkTransaction } from "../../../db/bulk.ts";
+import { fieldNamesOf, fieldRecord } from "../../../db/field-names.ts";
 import { analyzeLeads, type LeadListRow, type LeadRow } from "../../../db/queries/leads.ts";
 import { ENQUEUE_EVENTS_SQL, eventsParam } from "../../../db/queries/webhooks.ts";
 import { namedStatement } from "../../../db/statement.ts";
@@ -30,6 +31,8 @@ type ZoneSource = LeadRow["zoneSource"];
 
 interface Columns {
   header: string[];
+  /** Each column's name in a lead's `fields` (`fieldNamesOf`). */
+  fieldNames: string[];
   phone: number;
   phoneName: string;
   /** The zone column, when the request names one. */
@@ -85,10 +88,10 @@ function judgeRow(cells: CsvRow, columns: Columns): Verdict {
     if (timezone === undefined)
       return { ok: false, reason: "unknown_timezone", column: columns.phoneName };
   }
-  const fields: Record<string, string> = {};
+  const fields = fieldRecord();
   for (let index = 0; index < header.length; index++) {
     if (index !== columns.phone && index !== zone?.index) {
-      fields[(header[index] as string).trim()] = cells[index] as string;
+      fields[columns.fieldNames[index] as string] = cells[index] as string;
     }
   }
   return { ok: true, phone, timezone, zoneSource, fields };
@@ -169,6 +172,7 @@ async function readHeader(rows: AsyncGenerator<string[]>, upload: ImportUpload) 
   if (errors.length) throw badRequest(INVALID_BODY, errors);
   return {
     header,
+    fieldNames: fieldNamesOf(header),
     phone,
     phoneName: header[phone] as string,
     zone: zone === undefined ? undefined : { index: zone, name: header[zone] as string },
