@@ -8,13 +8,17 @@ export const isUuid = (value: string) => UUID.test(value);
 /** Marks a route's `tenant_id` as taken and never looked up (see `IgnoredTenantQuery`). */
 export const IGNORED_TENANT = "x-ignored";
 
+/**
+ * A tenant id as named in a request, in the stored (lower) case: `ABC…` is the tenant `abc…`,
+ * never a second key for its actor, its caches or its sockets.
+ */
+const namedTenant = (tenantId: unknown) =>
+  typeof tenantId === "string" ? tenantId.toLowerCase() : undefined;
+
 /** Only a platform admin may name another tenant with `?tenant_id=`; anyone else gets 403. */
 export function assertTenantReach(principal: Principal, tenantId: unknown) {
-  if (
-    typeof tenantId === "string" &&
-    tenantId !== principal.tenantId &&
-    principal.role !== "platform_admin"
-  ) {
+  const named = namedTenant(tenantId);
+  if (named !== undefined && named !== principal.tenantId && principal.role !== "platform_admin") {
     throw forbidden("tenant_id is not your tenant");
   }
 }
@@ -32,11 +36,12 @@ export function resolveTenant(
   requested: unknown,
 ): string | Promise<string> {
   assertTenantReach(principal, requested);
-  if (typeof requested !== "string" || requested === principal.tenantId) return principal.tenantId;
-  if (!isUuid(requested)) throw notFound("tenant");
-  if (deps.tenants.loadedTenant(requested)) return requested;
-  return deps.tenants.tenant(requested).then((tenant) => {
+  const named = namedTenant(requested);
+  if (named === undefined || named === principal.tenantId) return principal.tenantId;
+  if (!isUuid(named)) throw notFound("tenant");
+  if (deps.tenants.loadedTenant(named)) return named;
+  return deps.tenants.tenant(named).then((tenant) => {
     if (!tenant) throw notFound("tenant");
-    return requested;
+    return named;
   });
 }

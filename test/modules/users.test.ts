@@ -226,6 +226,23 @@ describe("tenant scope", () => {
     expect(own.status).toBe(200);
   });
 
+  test("a tenant_id in capitals is the same tenant, for its own users and a platform admin", async () => {
+    const upper = w.acme.id.toUpperCase();
+    const own = await w.request("GET", `/api/v1/users?tenant_id=${upper}`, { token: adminToken });
+    expect(own.status).toBe(200);
+    const campaign = await w.request("POST", "/api/v1/campaigns", {
+      token: adminToken,
+      body: { name: "Cased" },
+    });
+    const id = campaign.body.data.campaign.id as string;
+    const started = await w.request("POST", `/api/v1/campaigns/${id}/status?tenant_id=${upper}`, {
+      token: rootToken,
+      body: { action: "start" },
+    });
+    expect(started.status).toBe(200);
+    expect(w.deps.tenants.loadedTenant(upper)).toBeFalsy();
+  });
+
   test("a platform admin acts in any tenant with tenant_id, in its own without", async () => {
     const inAcme = await w.request("GET", `/api/v1/users?tenant_id=${w.acme.id}`, {
       token: rootToken,
