@@ -153,6 +153,15 @@ describe("API keys", () => {
   });
 });
 
+test("a revocation's answer shows a use not yet written", async () => {
+  const { key, api_key } = await newKey({ campaigns: "read" });
+  await w.request("GET", "/api/v1/campaigns", { token: key });
+  const revoked = await w.request("DELETE", `/api/v1/api-keys/${api_key.id}`, {
+    token: adminToken,
+  });
+  expect(revoked.body.data.api_key.last_used_at).toBe(new Date(w.clock.now()).toISOString());
+});
+
 describe("rate limits", () => {
   test("N requests in a minute are allowed, the next is 429, and the window rolls", async () => {
     const { key } = await newKey({ campaigns: "read" }, { rate_limit_per_minute: 3 });

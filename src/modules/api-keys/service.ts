@@ -69,7 +69,9 @@ export async function revokeTenantApiKey(
 ) {
   const existing = isUuid(id) ? await findTenantApiKey(deps.db, { tenantId, id }) : undefined;
   if (!existing) throw notFound("API key");
-  if (existing.revokedAt) return { api_key: apiKeyView(existing) };
+  // A use not yet written shows at once, as in the list.
+  const lastUse = deps.credentials.pendingUseOf(id);
+  if (existing.revokedAt) return { api_key: apiKeyView(existing, lastUse) };
   const now = new Date(deps.clock.now());
   const revoked = await auditedWrite(deps.db, (tx) => revokeApiKey(tx, { tenantId, id, at: now }), {
     tenantId,
@@ -82,5 +84,5 @@ export async function revokeTenantApiKey(
   const row = revoked ?? existing;
   deps.credentials.apiKeyChanged(row);
   deps.rateLimiter.forget(row.id);
-  return { api_key: apiKeyView(row) };
+  return { api_key: apiKeyView(row, lastUse) };
 }
