@@ -74,6 +74,18 @@ describe("do-not-call list", () => {
         { row: 3, value: expect.stringContaining("open,+14155550008"), reason: "unclosed_quote" },
       ],
     });
+    // Blank lines skipped before it do not move the row it is said on.
+    const afterBlank = await upload('phone\n\n+14155550010\n"+14155550011\n+14155550012\n');
+    expect(
+      ((await afterBlank.json()) as { data: { report: { rejections: unknown } } }).data.report
+        .rejections,
+    ).toEqual([
+      { row: 3, value: expect.stringContaining("+14155550011"), reason: "unclosed_quote" },
+    ]);
+    // 100,000 numbers at most, with or without a header.
+    const rowsOf = (count: number) => `+14155550013\n${"x\n".repeat(count - 1)}`;
+    expect((await upload(rowsOf(100_001))).status).toBe(413);
+    expect((await upload(`phone\n${rowsOf(100_000)}`)).status).toBe(200);
     // Nothing to add is said, not reported as nothing done.
     for (const empty of ["", "phone\n"]) {
       const none = await upload(empty);

@@ -46,17 +46,18 @@ export async function uploadDnc(
   }
   const parsed = Papa.parse<string[]>(text, { skipEmptyLines: "greedy" });
   const rows = parsed.data;
-  // A quote never closed runs on to the end of the file: its row is refused as such.
-  const unclosed = new Set(
-    parsed.errors.filter((error) => error.code === "MissingQuotes").map((error) => error.row),
-  );
-  if (rows.length > MAX_DNC_UPLOAD_ROWS + 1)
-    throw new ApiError(413, "payload_too_large", `a list of more than ${MAX_DNC_UPLOAD_ROWS} rows`);
+  // A quote never closed runs on to the end of the file: the last row is the one it opened
+  // (papaparse's own row number does not count the blank lines it skipped).
+  const unclosed = parsed.errors.some((error) => error.code === "MissingQuotes")
+    ? rows.length - 1
+    : -1;
   const first = rows[0] ?? [];
   const named = first.findIndex((cell) => cell.trim().toLowerCase() === "phone");
   const column = Math.max(0, named);
   const headed =
     named >= 0 || (first[0] !== undefined && !normalisePhone(first[0].trim(), undefined));
+  if (rows.length - (headed ? 1 : 0) > MAX_DNC_UPLOAD_ROWS)
+    throw new ApiError(413, "payload_too_large", `a list of more than ${MAX_DNC_UPLOAD_ROWS} rows`);
   const report: DncUploadReport = {
     rows: 0,
     added: 0,
@@ -75,7 +76,7 @@ export async function uploadDnc(
     report.rows++;
     const value = (cells[column] ?? "").trim();
     const phone = value ? normalisePhone(value, undefined) : undefined;
-    if (unclosed.has(index)) refuse(index, cells.join(",").trim(), "unclosed_quote");
+    if (index === unclosed) refuse(index, cells.join(",").trim(), "unclosed_quote");
     else if (!value) refuse(index, value, "missing_phone");
     else if (!phone) refuse(index, value, "invalid_phone");
     else if (phones.has(phone)) refuse(index, value, "duplicate");
@@ -86,31 +87,35 @@ export async function uploadDnc(
   const at = new Date(deps.clock.now());
   const actor = auditActorOf(input.principal);
   const all = [...phones];
-  for (let start = 0; start < all.length; start += BATCH) {
-    const added = await addDncMany(deps.db, {
+  // All or nothing, with its audit record: a failure part-way leaves the list as it was.
+  await deps.db.transaction(async (tx) => {
+    report.added = 0;
+    for (let start = 0; start < all.length; start += BATCH) {
+      const added = await addDncMany(tx, {
+        tenantId: input.tenantId,
+        phones: all.slice(start, start + BATCH),
+        source: "import",
+        createdBy: actor.actorId,
+        at,
+      });
+      report.added += added.length;
+    }
+    report.already_listed = all.length - report.added;
+    await recordAudit(tx, {
       tenantId: input.tenantId,
-      phones: all.slice(start, start + BATCH),
-      source: "import",
-      createdBy: actor.actorId,
+      ...actor,
+      action: "dnc.imported",
+      targetType: "dnc_list",
+      targetId: null,
+      requestId: input.meta.requestId,
+      details: {
+        rows: report.rows,
+        added: report.added,
+        already_listed: report.already_listed,
+        rejected: report.rejected,
+      },
       at,
     });
-    report.added += added.length;
-  }
-  report.already_listed = all.length - report.added;
-  await recordAudit(deps.db, {
-    tenantId: input.tenantId,
-    ...actor,
-    action: "dnc.imported",
-    targetType: "dnc_list",
-    targetId: null,
-    requestId: input.meta.requestId,
-    details: {
-      rows: report.rows,
-      added: report.added,
-      already_listed: report.already_listed,
-      rejected: report.rejected,
-    },
-    at,
   });
   return report;
 }
