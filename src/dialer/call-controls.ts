@@ -33,12 +33,12 @@ function controlled(
   inputs: CommandInputs,
 ): LiveCall {
   const call = snapshot.context.dialing?.calls.get(command.callId);
-  if (!call) {
-    if (inputs.call) throw conflict("the call is over");
-    throw notFound("call");
-  }
-  if (!command.by.supervising && call.agentId !== command.by.actorId)
+  const agentId = call ? call.agentId : inputs.call?.agentId;
+  if (!call && !inputs.call) throw notFound("call");
+  // Who may control it first: another agent learns nothing of the call, not even its end.
+  if (!command.by.supervising && agentId !== command.by.actorId)
     throw forbidden("only the call's agent or a supervisor may control it");
+  if (!call) throw conflict("the call is over");
   // Sent on to a number, the conversation is no longer the agent's to end or send again.
   const transfer = call.media?.transfer;
   if (transfer?.status === "done" && transfer.to_phone !== null)

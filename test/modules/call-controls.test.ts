@@ -115,6 +115,8 @@ describe("commands to the node", () => {
     await event(callId, "ended", { hangup_cause: "NORMAL_CLEARING" });
     expect(await stateOf(firstToken)).toMatchObject({ state: "wrap_up", call_id: callId });
     expect((await control(firstToken, callId, "hangup")).status).toBe(409);
+    // Another agent is refused as before, not told that the call is over.
+    expect((await control(secondToken, callId, "hangup")).status).toBe(403);
   });
 
   test("a hang-up asked again sends no second command, and no transfer follows it", async () => {

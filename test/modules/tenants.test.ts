@@ -77,4 +77,19 @@ describe("tenants", () => {
     });
     expect(create.status).toBe(403);
   });
+
+  test("an admin reads its own tenant, whose settings it changes, and no other", async () => {
+    const adminToken = await w.login("admin@acme.test");
+    const own = await w.request("GET", `/api/v1/tenants/${w.acme.id}`, { token: adminToken });
+    expect([own.status, own.body.data?.tenant.id]).toEqual([200, w.acme.id]);
+    const other = await w.request("GET", `/api/v1/tenants/${w.platform.id}`, {
+      token: adminToken,
+    });
+    expect(other.status).toBe(404);
+    await w.user(w.acme.id, "sup@acme.test", "supervisor");
+    const supervisor = await w.login("sup@acme.test");
+    expect(
+      (await w.request("GET", `/api/v1/tenants/${w.acme.id}`, { token: supervisor })).status,
+    ).toBe(403);
+  });
 });

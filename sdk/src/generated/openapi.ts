@@ -135,7 +135,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One tenant */
+        /** One tenant (an admin's own; any, for a platform admin) */
         get: operations["getApiV1TenantsById"];
         put?: never;
         post?: never;

@@ -60,7 +60,11 @@ export const tenantsModule = (deps: ServiceDeps, auth: AuthGuard) =>
       },
     )
     .get("/:id", async ({ principal, params }) => ok(await getTenant(deps, principal, params.id)), {
-      auth: "tenants.read",
+      // An admin reads its own tenant, whose settings it changes; another is not found.
+      auth: "tenants.settings",
       params: IdParams,
-      detail: { summary: "One tenant", ...documented({ tenant: TenantSchema }) },
+      detail: {
+        summary: "One tenant (an admin's own; any, for a platform admin)",
+        ...documented({ tenant: TenantSchema }),
+      },
     });
