@@ -33,7 +33,14 @@ export async function deliverPendingCommands(
   const pending = db
     .select({ id: nodeCommands.id })
     .from(nodeCommands)
-    .where(and(eq(nodeCommands.edgeNodeId, params.nodeId), isNull(nodeCommands.ackedAt)))
+    .where(
+      and(
+        eq(nodeCommands.edgeNodeId, params.nodeId),
+        isNull(nodeCommands.ackedAt),
+        // A poll that waited through its node's revocation is handed nothing.
+        sql`exists (select 1 from nodes n where n.id = ${params.nodeId}::uuid and n.revoked_at is null)`,
+      ),
+    )
     .orderBy(asc(nodeCommands.createdAt), asc(nodeCommands.id))
     .limit(POLL_BATCH);
   const rows = await db

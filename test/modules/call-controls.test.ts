@@ -133,6 +133,17 @@ describe("commands to the node", () => {
     expect(await stateOf(secondToken)).toMatchObject({ state: "ready" });
   });
 
+  test("a poll that waited through its node's revocation is handed no command", async () => {
+    const callId = await firstOnCall();
+    const waiting = poll(nodeKey, [], 1_500);
+    await Bun.sleep(20);
+    const nodes = await w.request("GET", "/api/v1/edge-nodes", { token: adminToken });
+    const edge = nodes.body.data.items.find((node: { name: string }) => node.name === "edge");
+    await w.request("DELETE", `/api/v1/edge-nodes/${edge.id}`, { token: adminToken });
+    expect((await control(firstToken, callId, "hangup")).status).toBe(200);
+    expect(await waiting).toEqual([]);
+  });
+
   test("a poll waiting for commands is answered as soon as one is made", async () => {
     const callId = await firstOnCall();
     const started = performance.now();
