@@ -292,6 +292,19 @@ describe("the files people have", () => {
 
   test("a UTF-8 BOM, CRLF line ends and a trailing blank line", () =>
     expectTwo("\uFEFFphone,timezone\r\n+14155552671,UTC\r\n+14155552672,UTC\r\n\r\n"));
+  test("CRLF and LF mixed, either way round", async () => {
+    for (const [head, rows] of [
+      ["\r\n", "\n"],
+      ["\n", "\r\n"],
+    ] as const) {
+      await setUp();
+      const items = await expectTwo(
+        `phone,timezone,name${head}+14155552671,UTC,a${rows}+14155552672,UTC,b${rows}`,
+      );
+      const names = items.map((lead: { fields: { name: string } }) => lead.fields.name).sort();
+      expect(names).toEqual(["a", "b"]);
+    }
+  });
   test("semicolons", () =>
     expectTwo("phone;timezone;note\n+14155552671;UTC;a,b\n+14155552672;UTC;c\n"));
   test("tabs", () => expectTwo("phone\ttimezone\n+14155552671\tUTC\n+14155552672\tUTC\n"));

@@ -6,19 +6,26 @@ export class NotTextError extends Error {}
 
 /**
  * Decodes UTF-8 strictly as it streams (a BOM is dropped), refusing invalid bytes and NULs:
- * a spreadsheet's binary format or another encoding fails here, not as garbled leads.
+ * a spreadsheet's binary format or another encoding fails here, not as garbled leads. CRLF
+ * becomes LF: papaparse takes the line ending of the file's first lines for all of them, so a
+ * file that mixes the two (files joined together) would otherwise run rows into one another.
  */
 function strictUtf8() {
   const decoder = new TextDecoder("utf-8", { fatal: true });
-  const checked = (text: string) => {
-    if (text.includes("\u0000")) throw new NotTextError("the file is binary, not CSV text");
-    return text;
+  // A CR that ends a chunk waits for the next one, which may start with its LF.
+  let heldCr = false;
+  const checked = (decoded: string, last: boolean) => {
+    if (decoded.includes("\u0000")) throw new NotTextError("the file is binary, not CSV text");
+    let text = (heldCr ? "\r" : "") + decoded;
+    heldCr = !last && text.endsWith("\r");
+    if (heldCr) text = text.slice(0, -1);
+    return text.replaceAll("\r\n", "\n");
   };
   return new Transform({
     readableObjectMode: true,
     transform(chunk: Buffer, _encoding, done) {
       try {
-        done(null, checked(decoder.decode(chunk, { stream: true })));
+        done(null, checked(decoder.decode(chunk, { stream: true }), false));
       } catch (error) {
         done(
           error instanceof NotTextError ? error : new NotTextError("the file is not UTF-8 text"),
@@ -27,7 +34,7 @@ function strictUtf8() {
     },
     flush(done) {
       try {
-        done(null, checked(decoder.decode()));
+        done(null, checked(decoder.decode(), true));
       } catch (error) {
         done(
           error instanceof NotTextError ? error : new NotTextError("the file is not UTF-8 text"),
