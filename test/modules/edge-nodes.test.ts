@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, test } from "bun:test";
 import { createWorkspace } from "../helpers/app.ts";
-import { importFile } from "../helpers/leads.ts";
+import { runningCampaign } from "../helpers/leads.ts";
 
 let w: Awaited<ReturnType<typeof createWorkspace>>;
 let adminToken: string;
@@ -120,27 +120,14 @@ describe("edge nodes", () => {
     w.clock.advance(Date.parse("2026-03-02T17:00:00Z") - w.clock.now());
     await w.user(w.acme.id, "agent@acme.test", "agent");
     const agent = await w.login("agent@acme.test");
-    const { key, edge_node } = await register();
-    const campaignId = (
-      await w.request("POST", "/api/v1/campaigns", {
-        token: adminToken,
-        body: { name: "Dial", regulatory_profile: "none" },
-      })
-    ).body.data.campaign.id as string;
-    const list = await w.request("POST", `/api/v1/campaigns/${campaignId}/lead-lists`, {
-      token: adminToken,
-      body: { name: "L", caller_id: "+14155550100" },
-    });
-    await importFile(
+    const { campaignId, nodeKey: key } = await runningCampaign(
       w,
-      `/api/v1/campaigns/${campaignId}/lead-lists/${list.body.data.lead_list.id}/import`,
       adminToken,
+      { name: "Dial", regulatory_profile: "none" },
       "phone,timezone\n+14155552671,America/New_York\n",
     );
-    await w.request("POST", `/api/v1/campaigns/${campaignId}/status`, {
-      token: adminToken,
-      body: { action: "start" },
-    });
+    const nodes = await w.request("GET", "/api/v1/edge-nodes", { token: adminToken });
+    const edge_node = nodes.body.data.items[0] as { id: string };
     const waiting = w.request("POST", "/api/v1/nodes/jobs/claim", {
       token: key,
       body: { max: 5, wait_ms: 2_000 },
