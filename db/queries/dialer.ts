@@ -49,9 +49,9 @@ export interface HopperParams {
 /**
  * Up to `limit` leads a campaign may dial now, in dialing order: due callbacks, then due
  * retries, then fresh leads in import order; only with attempts left (a callback, which the
- * lead agreed to, is made whatever it has used), off the do-not-call
- * list, and inside the calling window in the lead's own time zone (DST-aware, by the
- * database's zone rules). Each state is read in order by its own index and stops at `limit`.
+ * lead agreed to, is made whatever it has used), off the do-not-call list, and inside the
+ * calling window in the lead's own time zone (DST-aware, by the database's zone rules). Each
+ * state is read in order by its own index and stops at `limit`.
  *
  * The window test is wrapped in a CASE on purpose: as two range comparisons the planner
  * guesses that 1 lead in 200 passes it, and rather than walk the index to the first `limit`
@@ -122,9 +122,8 @@ export async function readHopper(db: Executor, params: HopperParams): Promise<Ho
  * Claims leads for calls in one statement: each candidate's lead is marked `Dialing` (one
  * more attempt) if it is still dialable now (state unchanged, attempts left, due, not on the
  * do-not-call list, not locked elsewhere) and the node is not revoked, and its call is
- * inserted as claimed. Returns the
- * leads taken, in no particular order, with the state each had and their attempt count after
- * this one; the other candidates place nothing. One statement, where a transaction of two
+ * inserted as claimed. Returns the leads taken, in no particular order, with the state each
+ * had and their attempt count after this one; the other candidates place nothing. One statement, where a transaction of two
  * took four round trips. With `nodeCapacity` (other processes may place calls on the node),
  * at most that many calls less the node's calls in flight, under a lock of the node.
  *

@@ -360,8 +360,8 @@ export class PostgresLeases implements CampaignLeases {
 
   /**
    * Renews every lease held in one statement. A lease the statement does not return lapsed or
-   * was taken over (this process stalled past its end): it is dropped at once. A renewal that fails leaves
-   * the leases trusted only until their local deadline.
+   * was taken over (this process stalled past its end): it is dropped at once. A renewal that
+   * fails leaves the leases trusted only until their local deadline.
    */
   private async renew(): Promise<void> {
     if (this.renewing || this.leases.size === 0) return;
