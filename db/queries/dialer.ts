@@ -123,9 +123,10 @@ export async function readHopper(db: Executor, params: HopperParams): Promise<Ho
  * more attempt) if it is still dialable now (state unchanged, attempts left, due, not on the
  * do-not-call list, not locked elsewhere) and the node is not revoked, and its call is
  * inserted as claimed. Returns the leads taken, in no particular order, with the state each
- * had and their attempt count after this one; the other candidates place nothing. One statement, where a transaction of two
- * took four round trips. With `nodeCapacity` (other processes may place calls on the node),
- * at most that many calls less the node's calls in flight, under a lock of the node.
+ * had and their attempt count after this one; the other candidates place nothing. One
+ * statement, where a transaction of two took four round trips. With `nodeCapacity` (other
+ * processes may place calls on the node), at most that many calls less the node's calls in
+ * flight, under a lock of the node.
  *
  * On PostgreSQL it runs on the pool of generic plans. Left to choose, PostgreSQL planned it at
  * every run, which cost more than running it: a generic plan counts 10 rows for an array
