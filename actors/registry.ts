@@ -751,7 +751,7 @@ function decideAny(
       return decideReconcile(snapshot, command, now);
     case "leads.recount":
       // New leads join a live campaign's counts (and its stats) once they are committed.
-      return decideRecount(snapshot, inputs);
+      return decideRecount(snapshot, inputs, now);
   }
 }
 

@@ -1,5 +1,6 @@
 import { and, count, desc, eq, getTableColumns, gte, lt, sql } from "drizzle-orm";
 import type { Executor } from "../client.ts";
+import { rowsOf } from "../rows.ts";
 import {
   apiKeys,
   campaigns,
@@ -9,7 +10,7 @@ import {
   nodes,
   users,
 } from "../schema/index.ts";
-import { isAnyUuid } from "../statement.ts";
+import { arrayLiteral, isAnyUuid } from "../statement.ts";
 import { paged } from "./paged.ts";
 import { enqueueEvents, type OutboxEvent } from "./webhooks.ts";
 
@@ -201,6 +202,69 @@ export const findDncEntry = async (db: Executor, params: { tenantId: string; pho
       and(eq(dncNumbers.tenantId, params.tenantId), eq(dncNumbers.phone, params.phone)),
     )
   )[0];
+
+/** `lead.completed` for each lead a listing ended. */
+const listedLeadEvents = (tenantId: string, leadIds: readonly string[], at: Date): OutboxEvent[] =>
+  leadIds.map((id) => ({
+    type: "lead.completed",
+    tenantId,
+    orderKey: id,
+    data: { lead_id: id },
+    at,
+  }));
+
+/**
+ * Ends the workspace's leads still to be dialled whose numbers are now on its list: each
+ * becomes `DoNotCall` (its state kept in `listed_from`), with its `lead.completed` event, in
+ * the caller's transaction. Read through each list's (list, phone) index. Returns the
+ * campaigns whose leads changed, whose counts (and completion) then follow.
+ */
+export async function retireListedLeads(
+  db: Executor,
+  params: { tenantId: string; phones: readonly string[]; at: Date },
+): Promise<string[]> {
+  if (params.phones.length === 0) return [];
+  const retired = rowsOf<{ id: string; campaign_id: string }>(
+    await db.execute(sql`
+      update leads l set listed_from = l.state, state = 'DoNotCall',
+        updated_at = ${params.at.toISOString()}::timestamptz
+      from lead_lists ll
+      where ll.tenant_id = ${params.tenantId}::uuid and l.lead_list_id = ll.id
+        and l.phone = any(${arrayLiteral(params.phones)}::text[])
+        and l.state in ('Fresh', 'Retry', 'Callback')
+      returning l.id::text, l.campaign_id::text`),
+  );
+  await enqueueEvents(
+    db,
+    listedLeadEvents(
+      params.tenantId,
+      retired.map((row) => row.id),
+      params.at,
+    ),
+  );
+  return [...new Set(retired.map((row) => row.campaign_id))];
+}
+
+/**
+ * Gives the leads a listing ended their states back, the number having left the list (a
+ * lead that asked not to be called, by disposition or key, was never `listed_from`). Returns
+ * the campaigns whose leads changed.
+ */
+export async function restoreListedLeads(
+  db: Executor,
+  params: { tenantId: string; phone: string; at: Date },
+): Promise<string[]> {
+  const restored = rowsOf<{ campaign_id: string }>(
+    await db.execute(sql`
+      update leads l set state = l.listed_from, listed_from = null,
+        updated_at = ${params.at.toISOString()}::timestamptz
+      from lead_lists ll
+      where ll.tenant_id = ${params.tenantId}::uuid and l.lead_list_id = ll.id
+        and l.phone = ${params.phone} and l.state = 'DoNotCall' and l.listed_from is not null
+      returning l.campaign_id::text`),
+  );
+  return [...new Set(restored.map((row) => row.campaign_id))];
+}
 
 /**
  * Adds many numbers at once (E.164, each once); those already listed are kept as they were.

@@ -66,6 +66,11 @@ export const leads = pgTable(
     fields: jsonb("fields").$type<Record<string, string>>().notNull(),
     nextAttemptAt: instant("next_attempt_at"),
     lastOutcome: text("last_outcome"),
+    /**
+     * The state a lead was in when its number was put on the do-not-call list, which made it
+     * `DoNotCall`: taken back if the number leaves the list. Null otherwise.
+     */
+    listedFrom: text("listed_from", { enum: LEAD_STATES }),
     ...timestamps(),
   },
   (table) => [

@@ -349,6 +349,58 @@ describe("dialing", () => {
     expect(await leadState()).toMatchObject({ state: "Exhausted", attempts: 2 });
   });
 
+  test("leads whose numbers are listed end as DoNotCall, a campaign with nothing left completes, and a removal gives them back", async () => {
+    await setUp(
+      {},
+      "phone,timezone\n+14155552671,America/New_York\n+14155552672,America/New_York\n",
+    );
+    await start();
+    const states = async () =>
+      (await w.request("GET", `${listPath}/leads`, { token: adminToken })).body.data.items
+        .map((lead: { phone: string; state: string }) => `${lead.phone} ${lead.state}`)
+        .sort();
+    const campaign = async () =>
+      (await w.request("GET", `/api/v1/campaigns/${campaignId}`, { token: adminToken })).body.data
+        .campaign;
+    await w.request("POST", "/api/v1/dnc", { token: adminToken, body: { phone: "+14155552671" } });
+    expect(await states()).toEqual(["+14155552671 DoNotCall", "+14155552672 Fresh"]);
+    expect((await campaign()).stats.leads_by_state).toMatchObject({ Fresh: 1, DoNotCall: 1 });
+    expect((await campaign()).status).toBe("running");
+    const upload = await w.app.handle(
+      new Request("http://localhost/api/v1/dnc/import", {
+        method: "POST",
+        headers: { authorization: `Bearer ${adminToken}`, "content-type": "text/csv" },
+        body: "phone\n+14155552672\n",
+      }),
+    );
+    expect(upload.status).toBe(200);
+    expect(await states()).toEqual(["+14155552671 DoNotCall", "+14155552672 DoNotCall"]);
+    expect((await campaign()).status).toBe("completed");
+    await ready();
+    expect(await claim()).toEqual([]);
+
+    // A number taken off the list (listed by mistake) gives its leads back as they were.
+    await w.request("DELETE", "/api/v1/dnc/%2B14155552672", { token: adminToken });
+    expect(await states()).toEqual(["+14155552671 DoNotCall", "+14155552672 Fresh"]);
+    expect((await campaign()).stats.leads_by_state).toMatchObject({ Fresh: 1, DoNotCall: 1 });
+    await start();
+    expect((await claim()).map((job) => job.phone)).toEqual(["+14155552672"]);
+  });
+
+  test("a lead that asked not to be called stays DoNotCall when its number leaves the list", async () => {
+    await start();
+    await ready();
+    const callId = (await claim())[0]?.call_id as string;
+    await event(callId, "answered");
+    await event(callId, "ended", { hangup_cause: "NORMAL_CLEARING" });
+    await w.request("POST", `/api/v1/calls/${callId}/disposition`, {
+      token: agentToken,
+      body: { disposition: "do_not_call" },
+    });
+    await w.request("DELETE", "/api/v1/dnc/%2B14155552671", { token: adminToken });
+    expect((await leadState()).state).toBe("DoNotCall");
+  });
+
   test("do_not_call adds the number to the list", async () => {
     await start();
     await ready();
@@ -580,9 +632,17 @@ describe("eligibility", () => {
     await w.request("POST", "/api/v1/dnc", { token: adminToken, body: { phone: lead.phone } });
     const blocked = await eligibility(lead.id);
     expect(blocked).toMatchObject({ dialable: false, next_eligible_at: null });
-    expect(blocked.reasons).toEqual([
-      { code: "do_not_call", message: expect.stringContaining("do-not-call"), until: null },
+    // Listed, the lead ended as DoNotCall, and with it the campaign's last lead to dial.
+    expect(blocked.reasons.map((reason: { code: string }) => reason.code)).toEqual([
+      "campaign_not_running",
+      "lead_final",
+      "do_not_call",
     ]);
+    expect(blocked.reasons).toContainEqual({
+      code: "do_not_call",
+      message: expect.stringContaining("do-not-call"),
+      until: null,
+    });
     expect(
       (
         await w.request(

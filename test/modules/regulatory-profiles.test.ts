@@ -365,6 +365,11 @@ describe("caps and cool-downs per number, across the workspace", () => {
     const requestedAt = w.clock.now();
     await w.request("POST", "/api/v1/dnc", { token: admin, body: { phone } });
     await w.request("DELETE", `/api/v1/dnc/${encodeURIComponent(phone)}`, { token: admin });
+    // Listed, its only lead ended and the campaign completed; off the list, the lead is back.
+    await w.request("POST", `/api/v1/campaigns/${campaign.id}/status`, {
+      token: admin,
+      body: { action: "start" },
+    });
     expect(await claim()).toEqual([]);
     const [lead] = await campaign.leads();
     const answer = await eligibility(campaign.id, lead?.id as string);

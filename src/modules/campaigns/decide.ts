@@ -19,8 +19,10 @@ import {
 } from "../../../actors/commands.ts";
 import {
   callsInFlight,
+  type DialingEvent,
   type DialingState,
   dialingDone,
+  previewDialing,
   recentCounts,
 } from "../../../actors/dialing.ts";
 import {
@@ -345,13 +347,22 @@ export function decideStats(
   });
 }
 
-/** New leads join a live campaign's counts (and its stats) once they are committed. */
-export function decideRecount(snapshot: CampaignSnapshot, inputs: CommandInputs): Decision<null> {
+/**
+ * New leads join a live campaign's counts (and its stats) once they are committed; leads a
+ * listing ended leave them, and a running campaign with nothing left to dial completes.
+ */
+export function decideRecount(
+  snapshot: CampaignSnapshot,
+  inputs: CommandInputs,
+  now: number,
+): Decision<null> {
   const { campaign, dialing } = snapshot.context;
   const { leads } = inputs;
+  const counted: DialingEvent[] = leads && dialing ? [{ type: "dialing.leadsCounted", leads }] : [];
+  const done = dialing ? completion(snapshot, previewDialing(dialing, counted), now) : undefined;
   return {
-    writes: [],
-    adopt: () => (leads && dialing ? [{ type: "dialing.leadsCounted", leads }] : []),
+    writes: done ? [done.write] : [],
+    adopt: (facts) => [...counted, ...(done ? [{ ...done.event, relayed: facts.relayed }] : [])],
     effects: () => [{ type: "statsChanged", tenantId: campaign.tenantId, campaignId: campaign.id }],
     reply: () => null,
   };

@@ -1,11 +1,12 @@
 import Papa from "papaparse";
-import { addDncMany } from "../../../db/queries/calls.ts";
+import { addDncMany, retireListedLeads } from "../../../db/queries/calls.ts";
 import type { RequestMeta, ServiceDeps } from "../../deps.ts";
 import { ApiError, badRequest, unprocessable } from "../../errors.ts";
 import { recordAudit } from "../../identity/audit.ts";
 import { auditActorOf, type Principal } from "../../identity/principal.ts";
 import { readBoundedBytes } from "../../plugins/json-body.ts";
 import { normalisePhone } from "../leads/normalise.ts";
+import { recountCampaigns } from "./service.ts";
 
 /** The largest list one upload takes. */
 export const MAX_DNC_UPLOAD_BYTES = 5 * 1024 * 1024;
@@ -88,17 +89,23 @@ export async function uploadDnc(
   const actor = auditActorOf(input.principal);
   const all = [...phones];
   // All or nothing, with its audit record: a failure part-way leaves the list as it was.
+  // Every number's leads still to be dialled end, those of numbers listed before included.
+  const campaigns = new Set<string>();
   await deps.db.transaction(async (tx) => {
     report.added = 0;
+    campaigns.clear();
     for (let start = 0; start < all.length; start += BATCH) {
+      const phones = all.slice(start, start + BATCH);
       const added = await addDncMany(tx, {
         tenantId: input.tenantId,
-        phones: all.slice(start, start + BATCH),
+        phones,
         source: "import",
         createdBy: actor.actorId,
         at,
       });
       report.added += added.length;
+      const retired = await retireListedLeads(tx, { tenantId: input.tenantId, phones, at });
+      for (const campaignId of retired) campaigns.add(campaignId);
     }
     report.already_listed = all.length - report.added;
     await recordAudit(tx, {
@@ -117,5 +124,6 @@ export async function uploadDnc(
       at,
     });
   });
+  await recountCampaigns(deps, input.tenantId, [...campaigns]);
   return report;
 }

@@ -1,5 +1,12 @@
 import type { Executor } from "../../../db/client.ts";
-import { addDnc, type DncRow, findDncEntry, removeDnc } from "../../../db/queries/calls.ts";
+import {
+  addDnc,
+  type DncRow,
+  findDncEntry,
+  removeDnc,
+  restoreListedLeads,
+  retireListedLeads,
+} from "../../../db/queries/calls.ts";
 import type { RequestMeta, ServiceDeps } from "../../deps.ts";
 import { notFound } from "../../errors.ts";
 import { recordAudit } from "../../identity/audit.ts";
@@ -31,12 +38,12 @@ const auditDnc = (tx: Executor, change: DncChange, action: string, at: Date) =>
  * Adds a number (source `user` for a person, `api` for a key); adding one already listed
  * changes nothing and records nothing. `added` says which it was.
  */
-export function addToDnc(
+export async function addToDnc(
   deps: ServiceDeps,
   change: DncChange,
 ): Promise<{ entry: DncRow; added: boolean }> {
   const now = new Date(deps.clock.now());
-  return deps.db.transaction(async (tx) => {
+  const { result, campaigns } = await deps.db.transaction(async (tx) => {
     const result = await addDnc(tx, {
       tenantId: change.tenantId,
       phone: change.phone,
@@ -45,8 +52,38 @@ export function addToDnc(
       createdAt: now,
     });
     if (result.added) await auditDnc(tx, change, "dnc.added", now);
-    return result;
+    // Its leads still to be dialled end, those of a number listed before included.
+    const campaigns = await retireListedLeads(tx, {
+      tenantId: change.tenantId,
+      phones: [change.phone],
+      at: now,
+    });
+    return { result, campaigns };
   });
+  await recountCampaigns(deps, change.tenantId, campaigns);
+  return result;
+}
+
+/**
+ * The campaigns whose leads a listing ended (or its removal gave back) take their new counts,
+ * and complete if nothing is left to dial. The change already stands: a campaign that cannot
+ * be reached now is logged, and its counts are read again when it next loads.
+ */
+export async function recountCampaigns(
+  deps: ServiceDeps,
+  tenantId: string,
+  campaignIds: readonly string[],
+): Promise<void> {
+  for (const campaignId of campaignIds) {
+    await deps.campaigns
+      .run({ tenantId, campaignId }, { type: "leads.recount" })
+      .catch((error: unknown) =>
+        deps.logger.warn("a campaign's lead counts were not refreshed after a listing", {
+          campaign_id: campaignId,
+          error,
+        }),
+      );
+  }
 }
 
 /** Removes a number; the answer is the entry as it was, with who added it. */
@@ -57,8 +94,9 @@ export async function removeFromDnc(deps: ServiceDeps, change: DncChange) {
     const entry = await findDncEntry(tx, listed);
     if (!entry || !(await removeDnc(tx, listed))) return undefined;
     await auditDnc(tx, change, "dnc.removed", now);
-    return entry;
+    return { entry, campaigns: await restoreListedLeads(tx, { ...listed, at: now }) };
   });
   if (!removed) throw notFound("do-not-call entry");
-  return removed;
+  await recountCampaigns(deps, change.tenantId, removed.campaigns);
+  return removed.entry;
 }
