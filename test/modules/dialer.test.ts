@@ -387,21 +387,7 @@ describe("dialing", () => {
     expect((await claim()).map((job) => job.phone)).toEqual(["+14155552672"]);
   });
 
-  test("a lead that asked not to be called stays DoNotCall when its number leaves the list", async () => {
-    await start();
-    await ready();
-    const callId = (await claim())[0]?.call_id as string;
-    await event(callId, "answered");
-    await event(callId, "ended", { hangup_cause: "NORMAL_CLEARING" });
-    await w.request("POST", `/api/v1/calls/${callId}/disposition`, {
-      token: agentToken,
-      body: { disposition: "do_not_call" },
-    });
-    await w.request("DELETE", "/api/v1/dnc/%2B14155552671", { token: adminToken });
-    expect((await leadState()).state).toBe("DoNotCall");
-  });
-
-  test("do_not_call adds the number to the list", async () => {
+  test("do_not_call adds the number to the list, for good", async () => {
     await start();
     await ready();
     const callId = (await claim())[0]?.call_id as string;
@@ -425,6 +411,9 @@ describe("dialing", () => {
       details: { phone: "+14155552671", source: "disposition", call_id: callId },
       created_at: new Date(w.clock.now()).toISOString(),
     });
+    // The lead asked not to be called: the number leaving the list does not bring it back.
+    await w.request("DELETE", "/api/v1/dnc/%2B14155552671", { token: adminToken });
+    expect((await leadState()).state).toBe("DoNotCall");
   });
 
   test("no_contact retries the lead after its delay, or exhausts it; the CDR keeps the disposition", async () => {
