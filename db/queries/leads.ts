@@ -1,8 +1,10 @@
 import { and, asc, count, desc, eq, gt, inArray, sql } from "drizzle-orm";
 import type { Executor } from "../client.ts";
+import { rowsOf } from "../rows.ts";
 import { leadImportRejections, leadImports, leadLists, leads } from "../schema/index.ts";
 import { isAnyUuid } from "../statement.ts";
 import { paged } from "./paged.ts";
+import { enqueueEvents } from "./webhooks.ts";
 
 export type LeadListRow = typeof leadLists.$inferSelect;
 export type LeadRow = typeof leads.$inferSelect;
@@ -148,3 +150,33 @@ export const analyzeLeads = async (db: Executor) => {
 
 export const findLeadsByIds = (db: Executor, ids: string[]) =>
   ids.length === 0 ? Promise.resolve([]) : db.select().from(leads).where(isAnyUuid(leads.id, ids));
+
+/**
+ * Ends as `Exhausted` a campaign's leads waiting for a retry that their attempts no longer
+ * allow (its `max_attempts` was lowered), each with its `lead.exhausted` event. A callback,
+ * made whatever its attempts, is left as it is. Returns how many ended.
+ */
+export async function exhaustLeadsPastAttempts(
+  db: Executor,
+  params: { tenantId: string; campaignId: string; maxAttempts: number; at: Date },
+): Promise<number> {
+  const ended = rowsOf<{ id: string }>(
+    await db.execute(sql`
+      update leads set state = 'Exhausted', next_attempt_at = null,
+        updated_at = ${params.at.toISOString()}::timestamptz
+      where campaign_id = ${params.campaignId}::uuid and state = 'Retry'
+        and attempts >= ${params.maxAttempts}
+      returning id::text`),
+  );
+  await enqueueEvents(
+    db,
+    ended.map(({ id }) => ({
+      type: "lead.exhausted" as const,
+      tenantId: params.tenantId,
+      orderKey: id,
+      data: { lead_id: id },
+      at: params.at,
+    })),
+  );
+  return ended.length;
+}

@@ -326,6 +326,24 @@ describe("dialing", () => {
     expect(await leadState()).toMatchObject({ state: "Callback", next_attempt_at: callbackAt });
   });
 
+  test("lowering max_attempts below a waiting retry's attempts exhausts it, and the campaign completes", async () => {
+    await start();
+    await ready();
+    const first = (await claim())[0]?.call_id as string;
+    await event(first, "ended", { hangup_cause: "NO_ANSWER" });
+    expect(await leadState()).toMatchObject({ state: "Retry", attempts: 1 });
+    const patched = await w.request("PATCH", `/api/v1/campaigns/${campaignId}`, {
+      token: adminToken,
+      body: { version: 2, max_attempts: 1 },
+    });
+    expect(patched.status).toBe(200);
+    expect(await leadState()).toMatchObject({ state: "Exhausted", attempts: 1 });
+    const campaign = (
+      await w.request("GET", `/api/v1/campaigns/${campaignId}`, { token: adminToken })
+    ).body.data.campaign;
+    expect([campaign.status, campaign.stats.leads_by_state.Exhausted]).toEqual(["completed", 1]);
+  });
+
   test("a callback set on the last attempt is still made, once, when it falls due", async () => {
     await w.request("PATCH", `/api/v1/campaigns/${campaignId}`, {
       token: adminToken,

@@ -9,6 +9,7 @@ import {
   listStatusChanges,
   listTenantCampaigns,
 } from "../../../db/queries/campaigns.ts";
+import { exhaustLeadsPastAttempts } from "../../../db/queries/leads.ts";
 import type { RequestMeta, ServiceDeps } from "../../deps.ts";
 import type { Page } from "../../envelope.ts";
 import { ApiError, notFound } from "../../errors.ts";
@@ -138,7 +139,30 @@ export const SUPERVISED_SETTINGS: ReadonlySet<string> = new Set([
   "max_abandon_rate",
 ]);
 
-export function patchCampaign(
+/**
+ * Campaigns whose leads changed outside their own commands (a listing ended some, its removal
+ * gave them back, a lower `max_attempts` exhausted some) take their new counts, and complete
+ * if nothing is left to dial. The change already stands: a campaign that cannot be reached
+ * now is logged, and its counts are read again when it next loads.
+ */
+export async function recountCampaigns(
+  deps: ServiceDeps,
+  tenantId: string,
+  campaignIds: readonly string[],
+): Promise<void> {
+  for (const campaignId of campaignIds) {
+    await deps.campaigns
+      .run({ tenantId, campaignId }, { type: "leads.recount" })
+      .catch((error: unknown) =>
+        deps.logger.warn("a campaign's lead counts were not refreshed", {
+          campaign_id: campaignId,
+          error,
+        }),
+      );
+  }
+}
+
+export async function patchCampaign(
   deps: ServiceDeps,
   principal: Principal,
   tenantId: string,
@@ -151,11 +175,25 @@ export function patchCampaign(
   if (Object.keys(changes).some((field) => !SUPERVISED_SETTINGS.has(field)))
     authorize(principal, "campaigns.write");
   assertProfileChoice(principal, changes.regulatory_profile);
-  return deps.campaigns.run(
+  const reply = await deps.campaigns.run(
     { tenantId, campaignId: id },
     { type: "settings", version, changes, by: auditActorOf(principal), requestId: meta.requestId },
     meta.requestId,
   );
+  // Fewer attempts allowed: a lead waiting to be retried past them would wait for good.
+  if (changes.max_attempts !== undefined) {
+    const maxAttempts = changes.max_attempts;
+    const ended = await deps.db.transaction((tx) =>
+      exhaustLeadsPastAttempts(tx, {
+        tenantId,
+        campaignId: id,
+        maxAttempts,
+        at: new Date(deps.clock.now()),
+      }),
+    );
+    if (ended > 0) await recountCampaigns(deps, tenantId, [id]);
+  }
+  return reply;
 }
 
 /**

@@ -5,8 +5,8 @@ import { ApiError, badRequest, unprocessable } from "../../errors.ts";
 import { recordAudit } from "../../identity/audit.ts";
 import { auditActorOf, type Principal } from "../../identity/principal.ts";
 import { readBoundedBytes } from "../../plugins/json-body.ts";
+import { recountCampaigns } from "../campaigns/service.ts";
 import { normalisePhone } from "../leads/normalise.ts";
-import { recountCampaigns } from "./service.ts";
 
 /** The largest list one upload takes. */
 export const MAX_DNC_UPLOAD_BYTES = 5 * 1024 * 1024;

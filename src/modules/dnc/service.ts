@@ -11,6 +11,7 @@ import type { RequestMeta, ServiceDeps } from "../../deps.ts";
 import { notFound } from "../../errors.ts";
 import { recordAudit } from "../../identity/audit.ts";
 import { auditActorOf, type Principal } from "../../identity/principal.ts";
+import { recountCampaigns } from "../campaigns/service.ts";
 
 /** Who changes which tenant's list, and the request that did it. */
 export interface DncChange {
@@ -62,28 +63,6 @@ export async function addToDnc(
   });
   await recountCampaigns(deps, change.tenantId, campaigns);
   return result;
-}
-
-/**
- * The campaigns whose leads a listing ended (or its removal gave back) take their new counts,
- * and complete if nothing is left to dial. The change already stands: a campaign that cannot
- * be reached now is logged, and its counts are read again when it next loads.
- */
-export async function recountCampaigns(
-  deps: ServiceDeps,
-  tenantId: string,
-  campaignIds: readonly string[],
-): Promise<void> {
-  for (const campaignId of campaignIds) {
-    await deps.campaigns
-      .run({ tenantId, campaignId }, { type: "leads.recount" })
-      .catch((error: unknown) =>
-        deps.logger.warn("a campaign's lead counts were not refreshed after a listing", {
-          campaign_id: campaignId,
-          error,
-        }),
-      );
-  }
 }
 
 /** Removes a number; the answer is the entry as it was, with who added it. */
