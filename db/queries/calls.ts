@@ -12,7 +12,7 @@ import {
 } from "../schema/index.ts";
 import { arrayLiteral, isAnyUuid } from "../statement.ts";
 import { paged } from "./paged.ts";
-import { enqueueEvents, type OutboxEvent } from "./webhooks.ts";
+import { enqueueEvents, leadEvents, type OutboxEvent } from "./webhooks.ts";
 
 export type CdrRow = typeof cdrs.$inferSelect;
 /** A CDR as listed: with its agent's e-mail and its campaign's name. */
@@ -203,16 +203,6 @@ export const findDncEntry = async (db: Executor, params: { tenantId: string; pho
     )
   )[0];
 
-/** `lead.completed` for each lead a listing ended. */
-const listedLeadEvents = (tenantId: string, leadIds: readonly string[], at: Date): OutboxEvent[] =>
-  leadIds.map((id) => ({
-    type: "lead.completed",
-    tenantId,
-    orderKey: id,
-    data: { lead_id: id },
-    at,
-  }));
-
 /**
  * Ends the workspace's leads still to be dialled whose numbers are now on its list: each
  * becomes `DoNotCall` (its state kept in `listed_from`), with its `lead.completed` event, in
@@ -236,7 +226,8 @@ export async function retireListedLeads(
   );
   await enqueueEvents(
     db,
-    listedLeadEvents(
+    leadEvents(
+      "lead.completed",
       params.tenantId,
       retired.map((row) => row.id),
       params.at,

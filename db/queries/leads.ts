@@ -4,7 +4,7 @@ import { rowsOf } from "../rows.ts";
 import { leadImportRejections, leadImports, leadLists, leads } from "../schema/index.ts";
 import { isAnyUuid } from "../statement.ts";
 import { paged } from "./paged.ts";
-import { enqueueEvents } from "./webhooks.ts";
+import { enqueueEvents, leadEvents } from "./webhooks.ts";
 
 export type LeadListRow = typeof leadLists.$inferSelect;
 export type LeadRow = typeof leads.$inferSelect;
@@ -170,13 +170,12 @@ export async function exhaustLeadsPastAttempts(
   );
   await enqueueEvents(
     db,
-    ended.map(({ id }) => ({
-      type: "lead.exhausted" as const,
-      tenantId: params.tenantId,
-      orderKey: id,
-      data: { lead_id: id },
-      at: params.at,
-    })),
+    leadEvents(
+      "lead.exhausted",
+      params.tenantId,
+      ended.map((row) => row.id),
+      params.at,
+    ),
   );
   return ended.length;
 }

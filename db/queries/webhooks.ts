@@ -24,6 +24,18 @@ export interface OutboxEvent {
   at: Date;
 }
 
+/**
+ * A lead event for each lead a change outside its calls ended (a listing, a lower
+ * `max_attempts`): ordered by the lead; the dispatcher adds the lead's record when it sends.
+ */
+export const leadEvents = (
+  type: "lead.completed" | "lead.exhausted",
+  tenantId: string,
+  leadIds: readonly string[],
+  at: Date,
+): OutboxEvent[] =>
+  leadIds.map((id) => ({ type, tenantId, orderKey: id, data: { lead_id: id }, at }));
+
 /** A Standard Webhooks message id: `msg_` and 32 hex digits, the same on every retry. */
 const EVENT_ID_SQL = `'msg_' || replace(gen_random_uuid()::text, '-', '')`;
 /** An instant as the API writes it (RFC 3339, UTC, milliseconds); null stays null. */
