@@ -388,12 +388,19 @@ export type { NumberLimits, ZoneSource };
 export interface CommitFacts {
   /** The leads a claim marked, with their state before and their attempts after. */
   marked?: { id: string; prior: HopperLead["state"]; attempts: number }[] | undefined;
+  /** The leads a claim found dialable but its node could not take (revoked, or full). */
+  unplaced?: ReadonlySet<string> | undefined;
   /** Whether other processes heard of a status change in its commit. */
   relayed?: boolean | undefined;
   /** The campaign as a settings or message change wrote it. */
   campaign?: CampaignRecord | undefined;
   /** The message as its change wrote it. */
   message?: MessageRow | undefined;
+  /**
+   * The leads whose calls' writes ended them `DoNotCall` rather than in the state decided:
+   * their numbers went on the do-not-call list while the calls were in flight.
+   */
+  listedLeads?: ReadonlySet<string> | undefined;
 }
 
 /** What follows outside the campaign once its actor has adopted a decision. */
@@ -437,6 +444,8 @@ export type CampaignEffect =
   | { type: "settingsChanged"; campaign: CampaignRecord }
   /** The campaign's numbers changed without a push of their own. */
   | { type: "statsChanged"; tenantId: string; campaignId: string }
+  /** The campaign's leads are counted again, and its completion checked (`leads.recount`). */
+  | { type: "recount"; tenantId: string; campaignId: string }
   /** A pacing decision, kept as the campaign's last (the simulator charts it). */
   | { type: "paced"; campaignId: string; pacing: Pacing; at: number }
   | {

@@ -250,7 +250,9 @@ export function applyDialing(
     case "dialing.leadsMoved":
       return { ...state, leads: moved(state.leads, event.moves) };
     case "dialing.leadsCounted":
-      return { ...state, leads: event.leads };
+      // Counted again because leads changed outside the campaign's calls (an import, a number
+      // listed): the hopper is read again too, rather than offer a lead no longer dialable.
+      return { ...state, leads: event.leads, hopper: [] };
     case "dialing.wrappedUp":
       if (!record) return state;
       state.history.wrapped(event.wrapMs, event.at);

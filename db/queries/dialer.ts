@@ -122,11 +122,12 @@ export async function readHopper(db: Executor, params: HopperParams): Promise<Ho
  * Claims leads for calls in one statement: each candidate's lead is marked `Dialing` (one
  * more attempt) if it is still dialable now (state unchanged, attempts left, due, not on the
  * do-not-call list, not locked elsewhere) and the node is not revoked, and its call is
- * inserted as claimed. Returns the leads taken, in no particular order, with the state each
- * had and their attempt count after this one; the other candidates place nothing. One
- * statement, where a transaction of two took four round trips. With `nodeCapacity` (other
- * processes may place calls on the node), at most that many calls less the node's calls in
- * flight, under a lock of the node.
+ * inserted as claimed. Returns the leads taken (`marked`), in no particular order, with the
+ * state each had and their attempt count after this one; the other candidates place nothing.
+ * Of those, `unplaced` were still dialable but the node could not take them (revoked, or full):
+ * they are still to be dialled in their turn. One statement, where a transaction of two took
+ * four round trips. With `nodeCapacity` (other processes may place calls on the node), at most
+ * that many calls less the node's calls in flight, under a lock of the node.
  *
  * On PostgreSQL it runs on the pool of generic plans. Left to choose, PostgreSQL planned it at
  * every run, which cost more than running it: a generic plan counts 10 rows for an array
@@ -137,7 +138,26 @@ export async function readHopper(db: Executor, params: HopperParams): Promise<Ho
 export async function claimLeads(
   raw: RawClient,
   params: { claim: ClaimWrite; fence: Fence },
-): Promise<{ id: string; prior: HopperLead["state"]; attempts: number }[]> {
+): Promise<{ marked: MarkedLead[]; unplaced: Set<string> }> {
+  const rows = await runClaim(raw, params);
+  const marked: MarkedLead[] = [];
+  const unplaced = new Set<string>();
+  for (const { unplaced: waiting, ...lead } of rows) {
+    if (waiting) unplaced.add(lead.id);
+    else marked.push(lead);
+  }
+  return { marked, unplaced };
+}
+
+/** A lead a claim marked: the state it had and its attempt count after this one. */
+export type MarkedLead = { id: string; prior: HopperLead["state"]; attempts: number };
+
+type ClaimRow = MarkedLead & { unplaced: boolean };
+
+async function runClaim(
+  raw: RawClient,
+  params: { claim: ClaimWrite; fence: Fence },
+): Promise<ClaimRow[]> {
   const { claim, fence } = params;
   const { candidates, deferrals } = claim;
   if (candidates.length === 0 && deferrals.length === 0) return [];
@@ -187,10 +207,10 @@ export async function claimLeads(
     deferring: deferrals.length > 0,
   });
   const named = capacity === null ? values : { ...values, capacity };
-  if (raw.kind === "pglite") return statement.run(raw, named);
+  if (raw.kind === "pglite") return statement.run<ClaimRow>(raw, named);
   const claims = raw.genericPlans;
   if (capacity === null && limited.length === 0) {
-    return statement.run({ ...raw, client: claims }, named);
+    return statement.run<ClaimRow>({ ...raw, client: claims }, named);
   }
   // The locks make claims on one node, and claims of one limited number, take turns; the
   // claim's own statement then reads the calls that the one before it committed.
@@ -209,7 +229,7 @@ export async function claimLeads(
       );
     }
     return tx.unsafe(statement.text, [...statement.values(named)] as never[]);
-  }) as unknown as Promise<{ id: string; prior: HopperLead["state"]; attempts: number }[]>;
+  }) as unknown as Promise<ClaimRow[]>;
 }
 
 const hasLimits = ({ limits }: ClaimWrite["candidates"][number]) =>
@@ -264,8 +284,8 @@ const claimLeadsStatement = ({ capped, limited, deferring }: ClaimShape) => `
     group by k.lead_id),`
             : ""
         }
-  taken as (
-    select c.id, c.state as prior from leads c join candidate k on k.lead_id = c.id
+  eligible as (
+    select c.id, c.state as prior, k.ord from leads c join candidate k on k.lead_id = c.id
     where c.campaign_id = :campaign_id::uuid
       and (c.attempts < :max_attempts::int or c.state = 'Callback')
       and (c.state = 'Fresh' or c.state in ('Retry', 'Callback'))
@@ -273,14 +293,16 @@ const claimLeadsStatement = ({ capped, limited, deferring }: ClaimShape) => `
       and not exists (select 1 from dnc_numbers d where d.tenant_id = c.tenant_id and d.phone = c.phone)
       ${limited ? "and not exists (select 1 from blocked b where b.lead_id = c.id)" : ""}
       and ${fenceCondition(":campaign_id", ":lease_token")}
-      and exists (select 1 from nodes n where n.id = :edge_node_id::uuid and n.revoked_at is null)
+    for update of c skip locked),
+  taken as (
+    select id, prior from eligible
+    where exists (select 1 from nodes n where n.id = :edge_node_id::uuid and n.revoked_at is null)
     ${
       capped
-        ? `order by k.ord limit greatest(0, :capacity::int - (select count(*) from calls
+        ? `order by ord limit greatest(0, :capacity::int - (select count(*) from calls
              where edge_node_id = :edge_node_id::uuid and status <> 'ended'))`
         : ""
-    }
-    for update of c skip locked),
+    }),
   marked as (
     update leads l set state = 'Dialing', attempts = l.attempts + 1, updated_at = :now::timestamptz
     from taken p where l.id = p.id
@@ -315,7 +337,9 @@ const claimLeadsStatement = ({ capped, limited, deferring }: ClaimShape) => `
       and ${fenceCondition(":campaign_id", ":lease_token")})`
         : ""
     }
-  select id, prior, attempts from marked`;
+  select id, prior, attempts, false as unplaced from marked
+  union all
+  select id, prior, 0, true from eligible e where not exists (select 1 from marked m where m.id = e.id)`;
 
 const claimStatements = new Map<string, ReturnType<typeof namedStatement<ClaimStatementParams>>>();
 
@@ -691,15 +715,36 @@ const SAVE_LIVE_CALL = namedStatement<
   where id = :call_id::uuid and ${fenceCondition(":campaign_id", ":lease_token")}`);
 
 /**
+ * A lead whose number went on the tenant's do-not-call list while its call was in flight (the
+ * listing ends only leads still to be dialled): rather than waiting for another attempt
+ * (`:lead_state`) it ends `DoNotCall`, keeping that state in `listed_from` for when the number
+ * leaves the list. The CTE, and the lead update's columns and answer that follow from it.
+ */
+const LISTED_LEAD = {
+  cte: `
+  listed as (
+    select 1 from dnc_numbers
+    where tenant_id = :tenant_id::uuid and phone = :phone
+      and :lead_state::text in ('Fresh', 'Retry', 'Callback')),`,
+  set: `state = case when exists (select 1 from listed) then 'DoNotCall' else :lead_state::text end,
+    listed_from = case when exists (select 1 from listed) then :lead_state::text else listed_from end`,
+  returning: "returning exists (select 1 from listed) as listed",
+};
+
+/** Whether the lead update of a statement with `LISTED_LEAD` ended its lead as listed. */
+const endedListed = (rows: { listed: boolean }[]) => rows[0]?.listed === true;
+
+/**
  * `lead.completed` (done, or on the do-not-call list) or `lead.exhausted` for the lead whose
- * next state is `:lead_state`, once `changed` (the call's own CTE) wrote anything.
+ * next state is `:lead_state`, once `changed` (the call's own CTE) wrote anything. The
+ * statement's `listed` CTE (see `LISTED_LEAD`) is a lead that goes on the list instead.
  */
 const leadEventStatements = (changed: string, at: string) =>
   [
     outboxStatement("lead_completed", {
       type: "lead.completed",
       source: changed,
-      where: ":lead_state::text in ('Completed', 'DoNotCall')",
+      where: ":lead_state::text in ('Completed', 'DoNotCall') or exists (select 1 from listed)",
       tenantId: ":tenant_id::uuid",
       orderKey: ":lead_id::text",
       data: "jsonb_build_object('lead_id', :lead_id::text)",
@@ -731,6 +776,7 @@ const dncEventStatement = (added: string, source: string, by: string, at: string
  * Ends a call in one statement: its row, its CDR (once per call), and for a call no agent
  * took, its lead's next state as the call's step decided it (`lead`). One round trip and one
  * commit, where a transaction of three statements took five. `ended` is the call as it ends.
+ * Answers whether the lead ended `DoNotCall` instead, its number listed meanwhile.
  */
 export async function endCall(
   raw: RawClient,
@@ -742,9 +788,9 @@ export async function endCall(
     lead: LeadNext | null;
     fence: Fence;
   },
-): Promise<void> {
+): Promise<boolean> {
   const { ended: call, lead } = params;
-  await END_CALL.run(raw, {
+  const rows = await END_CALL.run<{ listed: boolean }>(raw, {
     ...fenceParams(params.fence),
     call_id: call.id,
     outcome: call.outcome,
@@ -770,6 +816,7 @@ export async function endCall(
     lead_state: lead?.state ?? null,
     next_attempt_at: stamp(lead?.nextAttemptAt ?? null),
   });
+  return endedListed(rows);
 }
 
 const END_CALL = namedStatement<
@@ -805,7 +852,7 @@ const END_CALL = namedStatement<
       bridge_ms = :bridge_ms::int, media = :media::jsonb
     where id = :call_id::uuid and ${fenceCondition(":campaign_id", ":lease_token")}
     returning id, profile, profile_version, zone, zone_source, governor_held, media, notes,
-      disposition_automatic, disposition_outcome),
+      disposition_automatic, disposition_outcome),${LISTED_LEAD.cte}
   cdr as (
     insert into cdrs (id, tenant_id, call_id, campaign_id, lead_list_id, lead_id, edge_node_id,
       agent_id, phone, caller_id, attempt, outcome, hangup_cause, disposition, started_at,
@@ -828,9 +875,10 @@ const END_CALL = namedStatement<
       data: "jsonb_build_object('call_id', ended.id)",
       at: ":ended_at::timestamptz",
     })},${leadEventStatements("ended", ":ended_at::timestamptz")}
-  update leads set state = :lead_state::text, next_attempt_at = :next_attempt_at::timestamptz,
+  update leads set ${LISTED_LEAD.set}, next_attempt_at = :next_attempt_at::timestamptz,
     last_outcome = :outcome, updated_at = :ended_at::timestamptz
-  where id = :lead_id::uuid and :lead_state::text is not null and exists (select 1 from ended)`);
+  where id = :lead_id::uuid and :lead_state::text is not null and exists (select 1 from ended)
+  ${LISTED_LEAD.returning}`);
 
 /**
  * Bridges an answered call to its agent and marks its lead Connected, in one statement.
@@ -875,7 +923,7 @@ const BRIDGE_CALL = namedStatement<
  * Records an agent's disposition in one statement: on the call and its CDR, the lead's next
  * state as the call's step decided it, and for `addToDnc` the phone on the tenant's
  * do-not-call list with its audit record (`by`: who dispositioned). `call` is the call as it
- * now is.
+ * now is. Answers whether the lead ended `DoNotCall` instead, its number listed meanwhile.
  */
 export async function settleDisposition(
   raw: RawClient,
@@ -886,9 +934,9 @@ export async function settleDisposition(
     by: ChangeActor;
     fence: Fence;
   },
-): Promise<void> {
+): Promise<boolean> {
   const { call, lead } = params;
-  await SETTLE_DISPOSITION.run(raw, {
+  const rows = await SETTLE_DISPOSITION.run<{ listed: boolean }>(raw, {
     ...fenceParams(params.fence),
     call_id: call.id,
     disposition: call.disposition,
@@ -907,6 +955,7 @@ export async function settleDisposition(
     actor_type: params.by.actorType,
     actor_id: params.by.actorId,
   });
+  return endedListed(rows);
 }
 
 const SETTLE_DISPOSITION = namedStatement<
@@ -934,7 +983,7 @@ const SETTLE_DISPOSITION = namedStatement<
       disposition_outcome = :disposition_outcome, notes = :notes,
       updated_at = :updated_at::timestamptz
     where id = :call_id::uuid and ${fenceCondition(":campaign_id", ":lease_token")}
-    returning id),
+    returning id),${LISTED_LEAD.cte}
   cdr as (
     update cdrs set disposition = :disposition, disposition_automatic = :disposition_automatic,
       disposition_outcome = :disposition_outcome, notes = :notes
@@ -962,9 +1011,10 @@ const SETTLE_DISPOSITION = namedStatement<
       data: "jsonb_build_object('call_id', updated.id)",
       at: ":updated_at::timestamptz",
     })},${dncEventStatement("dnc", "'disposition'", ":agent_id::text", ":updated_at::timestamptz")},${leadEventStatements("updated", ":updated_at::timestamptz")}
-  update leads set state = :lead_state::text, next_attempt_at = :next_attempt_at::timestamptz,
+  update leads set ${LISTED_LEAD.set}, next_attempt_at = :next_attempt_at::timestamptz,
     last_outcome = :disposition, updated_at = :updated_at::timestamptz
-  where id = :lead_id::uuid and exists (select 1 from updated)`);
+  where id = :lead_id::uuid and exists (select 1 from updated)
+  ${LISTED_LEAD.returning}`);
 
 /**
  * A lead pressed the opt-out key during the abandon message: the call's media facts, and its

@@ -46,6 +46,7 @@ import { auditedWrite, recordAudit } from "../identity/audit.ts";
 import { isUuid } from "../identity/tenant-scope.ts";
 import { GroupCommit } from "../lib/group-commit.ts";
 import { campaignView } from "../modules/campaigns/model.ts";
+import { recountCampaigns } from "../modules/campaigns/service.ts";
 import { campaignRecordOf } from "../modules/campaigns/store.ts";
 import { NODE_OFFLINE_AFTER_MS } from "../modules/edge-nodes/model.ts";
 import { campaignStatusMessage } from "../realtime/hub.ts";
@@ -64,7 +65,9 @@ export function campaignPort(deps: ServiceDeps): CommandPort {
       // A batch's calls (each written once at most) go side by side, pipelined on the pool's
       // connections; the rest follow. A transaction would hold a connection for its round trips.
       const calls = writes.filter(isCallWrite);
-      await Promise.all(calls.map((write) => commitCall(deps, deps.rawDb, write)));
+      const listed = await Promise.all(calls.map((write) => commitCall(deps, deps.rawDb, write)));
+      if (listed.some(Boolean))
+        facts.listedLeads = new Set(calls.filter((_, at) => listed[at]).map(leadOfCallWrite));
       for (const write of writes) if (!isCallWrite(write)) await commitOne(deps, write, facts);
       return facts;
     },
@@ -207,10 +210,10 @@ async function commitOne(deps: ServiceDeps, write: CampaignWrite, facts: CommitF
       return;
     }
     case "claim":
-      facts.marked = await claimLeads(raw, {
+      ({ marked: facts.marked, unplaced: facts.unplaced } = await claimLeads(raw, {
         claim: write.claim,
         fence: fenceOf(write.claim.campaignId),
-      });
+      }));
       return;
     case "nodeCommand":
       if (write.onlyIfMarked && !facts.marked?.some((mark) => mark.id === write.onlyIfMarked))
@@ -232,14 +235,22 @@ const isCallWrite = (write: CampaignWrite): write is CallWrite =>
   write.type === "end" ||
   write.type === "settle";
 
-/** A call's change, its CDR and its lead's next state, as the call's step decided them. */
-function commitCall(deps: ServiceDeps, raw: RawClient, write: CallWrite): Promise<void> {
+const leadOfCallWrite = (write: CallWrite) =>
+  (write.type === "end" ? write.ended : write.type === "settle" ? write.call : write.row).leadId;
+
+/**
+ * A call's change, its CDR and its lead's next state, as the call's step decided them. Answers
+ * whether the lead ended `DoNotCall` instead, its number listed while the call was in flight.
+ */
+async function commitCall(deps: ServiceDeps, raw: RawClient, write: CallWrite): Promise<boolean> {
   const fenceOf = (campaignId: string) => deps.campaigns.leases.fenceOf(campaignId);
   switch (write.type) {
     case "save":
-      return saveLiveCall(raw, { call: write.row, fence: fenceOf(write.row.campaignId) });
+      await saveLiveCall(raw, { call: write.row, fence: fenceOf(write.row.campaignId) });
+      return false;
     case "bridge":
-      return bridgeCall(raw, { call: write.row, fence: fenceOf(write.row.campaignId) });
+      await bridgeCall(raw, { call: write.row, fence: fenceOf(write.row.campaignId) });
+      return false;
     case "end":
       return endCall(raw, {
         ...write,
@@ -249,11 +260,12 @@ function commitCall(deps: ServiceDeps, raw: RawClient, write: CallWrite): Promis
     case "settle":
       return settleDisposition(raw, { ...write, fence: fenceOf(write.call.campaignId) });
     case "optOut":
-      return recordOptOut(raw, {
+      await recordOptOut(raw, {
         call: write.row,
         at: write.at,
         fence: fenceOf(write.row.campaignId),
       });
+      return false;
   }
 }
 
@@ -434,6 +446,10 @@ function carryOut(deps: ServiceDeps, effects: CampaignEffect[]): Promise<unknown
       }
       case "statsChanged":
         deps.realtime.statsChanged(effect.tenantId, effect.campaignId);
+        break;
+      case "recount":
+        // Not awaited: the recount is the campaign's next command, after this one.
+        void recountCampaigns(deps, effect.tenantId, [effect.campaignId]);
         break;
       case "settingsChanged": {
         const { campaign } = effect;

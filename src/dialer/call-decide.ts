@@ -7,7 +7,9 @@ import type {
   AgentsAtHand,
   CallEventCommand,
   CallReply,
+  CampaignEffect,
   CommandInputs,
+  CommitFacts,
   Decision,
   DispositionCommand,
   ExpireCommand,
@@ -348,6 +350,22 @@ function answerOf(
   };
 }
 
+/** The lead's state once the call's write committed: `DoNotCall` if its number was listed meanwhile. */
+const leadStateAfter = (call: { leadId: string }, lead: LeadNext, facts: CommitFacts) =>
+  facts.listedLeads?.has(call.leadId) ? "DoNotCall" : lead.state;
+
+/**
+ * A lead that ended listed may have been the campaign's last: its completion, decided before
+ * the write, is checked again by a recount.
+ */
+const recountIfListed = (
+  call: { leadId: string; tenantId: string; campaignId: string },
+  facts: CommitFacts,
+): CampaignEffect[] =>
+  facts.listedLeads?.has(call.leadId)
+    ? [{ type: "recount", tenantId: call.tenantId, campaignId: call.campaignId }]
+    : [];
+
 /** When the call reached the stage it is at. */
 const reachedAt = (call: { claimedAt: Date; ringingAt: Date | null; answeredAt: Date | null }) =>
   Math.max(
@@ -427,12 +445,12 @@ function endOf(
         lead,
       },
     ],
-    adopt: () => [
+    adopt: (facts) => [
       {
         type: "dialing.callEnded",
         callId: call.id,
         outcome,
-        ...(lead ? { lead: { from: "Dialing", to: lead.state } } : {}),
+        ...(lead ? { lead: { from: "Dialing", to: leadStateAfter(call, lead, facts) } } : {}),
         claimedAt: ended.claimedAt.getTime(),
         answeredAt: ended.answeredAt?.getTime() ?? null,
         endedAt: at,
@@ -441,7 +459,8 @@ function endOf(
         ...(outcome === "machine" ? { verdict: machineVerdictOf(ended) } : {}),
       },
     ],
-    effects: () => [
+    effects: (facts) => [
+      ...recountIfListed(call, facts),
       ...(ended.agentId
         ? [
             {
@@ -538,8 +557,11 @@ export function decideDisposition(
   const live = dialing?.calls.get(call.id);
   const agent = call.agentId ? inputs.agents.get(call.agentId) : undefined;
   const wrapping = agent?.callId === call.id && agent.state === "wrap_up";
-  const events: CampaignEvent[] = [
-    { type: "dialing.leadsMoved", moves: [{ from: "Connected", to: lead.state }] },
+  const events = (facts: CommitFacts): CampaignEvent[] => [
+    {
+      type: "dialing.leadsMoved",
+      moves: [{ from: "Connected", to: leadStateAfter(call, lead, facts) }],
+    },
     { type: "dialing.dispositioned", callId: call.id, verdict: judgedSampleOf(row) },
     ...(live ? [{ type: "dialing.callChanged" as const, call: { ...row, lead: live.lead } }] : []),
     ...(wrapping && call.endedAt
@@ -558,8 +580,9 @@ export function decideDisposition(
           by: { actorType: by.actorType, actorId: by.actorId },
         },
       ],
-      adopt: () => events,
-      effects: () => [
+      adopt: events,
+      effects: (facts) => [
+        ...recountIfListed(call, facts),
         ...(call.agentId
           ? [
               {

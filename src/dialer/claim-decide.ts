@@ -137,7 +137,10 @@ export function decideClaim(
         ...before,
         {
           type: "dialing.callsPlaced",
-          removed: [...dialled, ...dropped].map((lead) => lead.id),
+          // A lead the node could not take keeps its place: it is dialled in its turn.
+          removed: [...dialled.filter((lead) => !facts.unplaced?.has(lead.id)), ...dropped].map(
+            (lead) => lead.id,
+          ),
           calls: placed.map(({ call }) => call),
           from: placed.map(({ mark }) => mark.prior),
         },

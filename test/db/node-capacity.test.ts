@@ -78,13 +78,22 @@ const claim = (of: typeof leads, nodeCapacity: number | null) =>
 describe("a claim capped by the node's calls in the database", () => {
   test("places at most the capacity less the calls in flight, the first candidates first", async () => {
     const first = await claim(leads.slice(0, 3), 2);
-    expect(first.map((mark) => mark.id).sort()).toEqual(
+    expect(first.marked.map((mark) => mark.id).sort()).toEqual(
       leads
         .slice(0, 2)
         .map((lead) => lead.id)
         .sort(),
     );
-    expect(await claim(leads.slice(3), 2)).toEqual([]);
+    // The third was still dialable: it waits for its turn rather than being passed over.
+    expect([...first.unplaced]).toEqual([leads[2]?.id as string]);
+    const full = await claim(leads.slice(3), 2);
+    expect(full.marked).toEqual([]);
+    expect([...full.unplaced].sort()).toEqual(
+      leads
+        .slice(3)
+        .map((lead) => lead.id)
+        .sort(),
+    );
   });
 
   test.skipIf(!process.env.DATABASE_URL)(
@@ -92,7 +101,7 @@ describe("a claim capped by the node's calls in the database", () => {
     async () => {
       const raw = w.deps.rawDb;
       if (raw.kind !== "postgres") return;
-      const [placed] = await claim(leads.slice(0, 1), 2);
+      const [placed] = (await claim(leads.slice(0, 1), 2)).marked;
       // Another process's claim, under the node's lock, places a call and commits later.
       let committed = 0;
       const other = raw.client.begin(async (tx) => {
@@ -112,7 +121,7 @@ describe("a claim capped by the node's calls in the database", () => {
       await other;
       expect(returnedAt).toBeGreaterThanOrEqual(committed);
       // The node had two calls by then: nothing more.
-      expect(mine).toEqual([]);
+      expect(mine.marked).toEqual([]);
     },
   );
 

@@ -124,13 +124,13 @@ describe("edge nodes", () => {
       w,
       adminToken,
       { name: "Dial", regulatory_profile: "none" },
-      "phone,timezone\n+14155552671,America/New_York\n",
+      `phone,timezone\n${[1, 2, 3, 4, 5, 6].map((n) => `+1415555267${n},America/New_York`).join("\n")}\n`,
     );
     const nodes = await w.request("GET", "/api/v1/edge-nodes", { token: adminToken });
     const edge_node = nodes.body.data.items[0] as { id: string };
     const waiting = w.request("POST", "/api/v1/nodes/jobs/claim", {
       token: key,
-      body: { max: 5, wait_ms: 2_000 },
+      body: { max: 5, wait_ms: 500 },
     });
     await Bun.sleep(50);
     await w.request("DELETE", `/api/v1/edge-nodes/${edge_node.id}`, { token: adminToken });
@@ -142,6 +142,15 @@ describe("edge nodes", () => {
     expect([claimed.status, claimed.body.data?.jobs]).toEqual([200, []]);
     const me = await w.request("GET", "/api/v1/agents/me", { token: agent });
     expect(me.body.data.agent).toMatchObject({ state: "ready", call_id: null });
+    // The leads it could not take keep their turn: another node dials the first one first.
+    const other = await register("edge-2");
+    const next = await w.request("POST", "/api/v1/nodes/jobs/claim", {
+      token: other.key,
+      body: { max: 1 },
+    });
+    expect(next.body.data.jobs.map((job: { phone: string }) => job.phone)).toEqual([
+      "+14155552671",
+    ]);
   });
 
   test("only admins manage nodes", async () => {

@@ -1093,6 +1093,77 @@ describe("the dialer's events", () => {
       ).not.toThrow();
   });
 
+  test("leads ended outside their calls: a number listed, even mid-call, and a lower max_attempts", async () => {
+    const { w, admin, register } = await setUp();
+    await register("http://127.0.0.1:9/hooks", ["lead.completed", "lead.exhausted"]);
+    const [inFlight, fresh, retried] = ["+14155552671", "+14155552672", "+14155552673"];
+    const { campaignId, nodeKey } = await readyAgentOn(
+      w,
+      admin,
+      { name: "Listed", max_attempts: 3 },
+      `phone,timezone\n${inFlight},America/New_York\n${fresh},America/New_York\n${retried},America/New_York\n`,
+    );
+    const claimAndEnd = async (end: () => Promise<void> = async () => {}) => {
+      const claimed = await w.request("POST", "/api/v1/nodes/jobs/claim", {
+        token: nodeKey,
+        body: { max: 1 },
+      });
+      const job = claimed.body.data.jobs[0] as { call_id: string; phone: string };
+      await end();
+      await w.request("POST", `/api/v1/nodes/calls/${job.call_id}/events`, {
+        token: nodeKey,
+        body: {
+          type: "ended",
+          at: new Date(w.clock.now()).toISOString(),
+          hangup_cause: "NO_ANSWER",
+        },
+      });
+      return job.phone;
+    };
+    const campaign = async () =>
+      (await w.request("GET", `/api/v1/campaigns/${campaignId}`, { token: admin })).body.data
+        .campaign;
+    const leadIds = new Map<string, string>();
+    const lists = await w.request("GET", `/api/v1/campaigns/${campaignId}/lead-lists`, {
+      token: admin,
+    });
+    const leads = await w.request(
+      "GET",
+      `/api/v1/campaigns/${campaignId}/lead-lists/${lists.body.data.items[0].id}/leads`,
+      { token: admin },
+    );
+    for (const lead of leads.body.data.items) leadIds.set(lead.phone, lead.id);
+
+    // Listed while its call rings, the lead ends DoNotCall with the call, not waiting to retry.
+    expect(
+      await claimAndEnd(async () => {
+        for (const phone of [inFlight, fresh])
+          await w.request("POST", "/api/v1/dnc", { token: admin, body: { phone } });
+      }),
+    ).toBe(inFlight);
+    expect(await claimAndEnd()).toBe(retried);
+    expect((await campaign()).stats.leads_by_state).toMatchObject({ DoNotCall: 2, Retry: 1 });
+    // Lowering max_attempts to the attempts made exhausts the lead waiting for a retry.
+    const { version } = await campaign();
+    await w.request("PATCH", `/api/v1/campaigns/${campaignId}`, {
+      token: admin,
+      body: { version, max_attempts: 1 },
+    });
+    const after = await campaign();
+    expect(after.stats.leads_by_state).toMatchObject({ DoNotCall: 2, Retry: 0, Exhausted: 1 });
+    expect(after.status).toBe("completed");
+    const events = (await outboxEvents(w)).map((event) => `${event.type} ${event.orderKey}`);
+    expect(events).toEqual([
+      `lead.completed ${leadIds.get(fresh)}`,
+      `lead.completed ${leadIds.get(inFlight)}`,
+      `lead.exhausted ${leadIds.get(retried)}`,
+    ]);
+
+    // The number leaving the list gives the lead listed mid-call the retry it was waiting for.
+    await w.request("DELETE", `/api/v1/dnc/${encodeURIComponent(inFlight)}`, { token: admin });
+    expect((await campaign()).stats.leads_by_state).toMatchObject({ DoNotCall: 1, Retry: 1 });
+  });
+
   test("a call's disposition waits behind its end while the end is retried", async () => {
     const { w, admin, clock, start, register } = await setUp();
     let failed = false;
