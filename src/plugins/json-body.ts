@@ -9,6 +9,34 @@ const tooLarge = () =>
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 /**
+ * Deeper than any body the API takes. A deeper one is refused before it is parsed: validating
+ * a value, and describing its errors, costs time that grows with the square of its depth, and
+ * a body of a megabyte of brackets held the whole process for seconds.
+ */
+export const MAX_JSON_DEPTH = 32;
+
+/** Whether JSON text opens more than `limit` arrays or objects inside one another. */
+function nestedDeeperThan(text: string, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let at = 0; at < text.length; at++) {
+    const code = text.charCodeAt(at);
+    if (inString) {
+      if (code === BACKSLASH) at++;
+      else if (code === QUOTE) inString = false;
+    } else if (code === QUOTE) inString = true;
+    else if (code === OPEN_ARRAY || code === OPEN_OBJECT) {
+      if (++depth > limit) return true;
+    } else if (code === CLOSE_ARRAY || code === CLOSE_OBJECT) depth--;
+  }
+  return false;
+}
+
+const [QUOTE, BACKSLASH, OPEN_ARRAY, CLOSE_ARRAY, OPEN_OBJECT, CLOSE_OBJECT] = [...'"\\[]{}'].map(
+  (char) => char.charCodeAt(0),
+);
+
+/**
  * Reads at most `limit` bytes of the body, refusing more (`tooLarge`) before any parsing
  * happens. A body with a declared length is read in one piece (HTTP framing holds it to that
  * length) and measured again, for a caller in the process that declared less than it sent;
@@ -102,6 +130,13 @@ export const jsonBodyPlugin = new Elysia({ name: "json-body" }).onParse(
     // credentials (undefined would hand the body to Elysia's own parser, which refuses it bare
     // and at once).
     if (text.trim() === "") return null;
+    if (nestedDeeperThan(text, MAX_JSON_DEPTH)) {
+      return new UnreadableBody(
+        invalidBody([
+          { field: "body", message: `must nest at most ${MAX_JSON_DEPTH} levels deep` },
+        ]),
+      );
+    }
     try {
       return JSON.parse(text);
     } catch {

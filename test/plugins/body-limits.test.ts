@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, test } from "bun:test";
-import { MAX_JSON_BYTES } from "../../src/plugins/json-body.ts";
+import { MAX_JSON_BYTES, MAX_JSON_DEPTH } from "../../src/plugins/json-body.ts";
 import { createWorkspace } from "../helpers/app.ts";
 
 let w: Awaited<ReturnType<typeof createWorkspace>>;
@@ -169,6 +169,28 @@ describe("a body that is missing or unreadable is judged after the credentials",
       expect(named).toEqual(body?.trim() ? ["body"] : ["name"]);
     });
   }
+
+  test("a body nested deeper than any the API takes is refused before it is parsed", async () => {
+    const admin = await w.login("admin@acme.test");
+    // Unrefused, validating it held the process for seconds, then failed (500).
+    const deep = `{"name":"x","calling_window":${"[".repeat(200_000)}${"]".repeat(200_000)}}`;
+    const refused = await post(
+      "/api/v1/campaigns",
+      { "content-type": "application/json", authorization: `Bearer ${admin}` },
+      deep,
+    );
+    expect([refused.status, refused.body.field_errors]).toEqual([
+      400,
+      [{ field: "body", message: `must nest at most ${MAX_JSON_DEPTH} levels deep` }],
+    ]);
+    // Brackets inside strings are text, not nesting.
+    const quoted = await post(
+      "/api/v1/campaigns",
+      { "content-type": "application/json", authorization: `Bearer ${admin}` },
+      JSON.stringify({ name: `[{"\\${"[".repeat(100)}` }),
+    );
+    expect(quoted.status).toBe(201);
+  });
 
   test("a route without credentials refuses malformed JSON as such", async () => {
     const login = await post("/api/v1/auth/login", { "content-type": "application/json" }, "{x");
