@@ -1,3 +1,4 @@
+import { Type } from "@sinclair/typebox";
 import { type TSchema, t } from "elysia";
 import { OPTIONAL_BODY } from "./plugins/json-body.ts";
 
@@ -54,9 +55,9 @@ export const documentedList = (item: TSchema) =>
     t.Object({
       status: t.Literal("success"),
       data: t.Object({ items: t.Array(item) }),
-      total: t.Integer(),
-      limit: t.Integer(),
-      offset: t.Integer(),
+      total: Type.Integer(),
+      limit: Type.Integer(),
+      offset: Type.Integer(),
     }),
   );
 

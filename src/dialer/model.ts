@@ -1,3 +1,4 @@
+import { Type } from "@sinclair/typebox";
 import { type Static, t } from "elysia";
 import type { HopperLead } from "../../actors/dialing.ts";
 import type { CallRow } from "../../db/queries/dialer.ts";
@@ -49,7 +50,7 @@ export const CallViewSchema = t.Object({
   agent_id: t.Union([Uuid, t.Null()]),
   phone: t.String(),
   caller_id: t.String(),
-  attempt: t.Integer(),
+  attempt: Type.Integer(),
   status: t.String({ description: "claimed, ringing, answered or ended" }),
   outcome: t.Union([t.String(), t.Null()]),
   hangup_cause: t.Union([t.String(), t.Null()]),
@@ -75,7 +76,7 @@ export const CallViewSchema = t.Object({
       [
         t.Object({
           kind: t.Union([t.Literal("abandon"), t.Literal("voicemail")]),
-          version: t.Integer(),
+          version: Type.Integer(),
         }),
         t.Null(),
       ],
@@ -98,7 +99,7 @@ export const LeadSummarySchema = t.Object({
   phone: t.String(),
   timezone: t.String(),
   fields: t.Record(t.String(), t.String()),
-  attempts: t.Integer(),
+  attempts: Type.Integer(),
 });
 
 /** A lead offered to an agent in preview, until it is dialled or skipped. */
@@ -144,7 +145,7 @@ export const DialJobSchema = t.Object({
   lead_id: Uuid,
   phone: t.String({ minLength: 1, maxLength: 32 }),
   caller_id: t.String({ maxLength: 32 }),
-  timeout_seconds: t.Integer({ minimum: 1, maximum: 600 }),
+  timeout_seconds: Type.Integer({ minimum: 1, maximum: 600 }),
   agent_id: t.Union([Uuid, t.Null()], {
     description: "the agent the call is reserved for (preview, or held by the governor)",
   }),
@@ -157,9 +158,9 @@ export const DialJobSchema = t.Object({
   messages: t.Optional(
     t.Object(
       {
-        abandon: t.Union([t.Integer(), t.Null()]),
-        voicemail: t.Union([t.Integer(), t.Null()]),
-        opt_out: t.Union([t.Integer(), t.Null()]),
+        abandon: t.Union([Type.Integer(), t.Null()]),
+        voicemail: t.Union([Type.Integer(), t.Null()]),
+        opt_out: t.Union([Type.Integer(), t.Null()]),
       },
       {
         description:
@@ -171,7 +172,7 @@ export const DialJobSchema = t.Object({
     t.String({ description: "the key that opts the lead out during the abandon message" }),
   ),
   amd: t.Optional(
-    t.Union([t.Object({ budget_ms: t.Integer() }), t.Null()], {
+    t.Union([t.Object({ budget_ms: Type.Integer() }), t.Null()], {
       description:
         "answering-machine detection on: send `answered` with `detecting: true`, then `amd` within the budget",
     }),

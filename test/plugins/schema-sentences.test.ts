@@ -166,6 +166,28 @@ describe("schema failures as sentences", () => {
         { field: "wrap_up_seconds", message: "must be a whole number" },
       ]),
     );
+    // A whole number sent as text is refused like any other wrong type, each under its name,
+    // however the text would read as a number ("0x10" was taken for 16).
+    const texts = await h.request("POST", "/api/v1/campaigns", {
+      token,
+      body: { name: "Text", max_attempts: "0x10", retry_delay_seconds: "1" },
+    });
+    expect(texts.body.field_errors).toEqual([
+      { field: "max_attempts", message: "must be a whole number" },
+      { field: "retry_delay_seconds", message: "must be a whole number" },
+    ]);
+    for (const body of ['"str"', "5"]) {
+      const response = await h.app.handle(
+        new Request("http://localhost/api/v1/campaigns", {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+          body,
+        }),
+      );
+      expect(((await response.json()) as { field_errors: unknown }).field_errors).toEqual([
+        { field: "body", message: "must be an object" },
+      ]);
+    }
     const outcome = await h.request("GET", "/api/v1/cdrs?outcome=lost", { token });
     expect(outcome.body.field_errors[0]).toEqual({
       field: "outcome",

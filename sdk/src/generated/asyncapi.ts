@@ -23,18 +23,18 @@ export interface components {
                     /** @description HH:MM, the lead's local time */
                     end: string;
                 };
-                max_attempts: string | number;
-                retry_delay_seconds: string | number;
+                max_attempts: number;
+                retry_delay_seconds: number;
                 dial_ratio: number;
                 max_abandon_rate: number;
                 /** @description us, uk, ca or none */
                 regulatory_profile: string;
                 opt_out_digit: string;
                 amd_enabled: boolean;
-                amd_budget_ms: string | number;
+                amd_budget_ms: number;
                 machine_action: "hangup" | "voicemail" | "connect";
                 amd_sample_percent: number;
-                wrap_up_seconds: string | number;
+                wrap_up_seconds: number;
                 disposition_codes: {
                     code: string;
                     label: string;
@@ -44,14 +44,14 @@ export interface components {
                     outcome: "done" | "retry" | "callback" | "do_not_call";
                 }[];
                 default_disposition: string;
-                after_call_pause_seconds: string | number;
-                preview_timeout_seconds: string | number;
+                after_call_pause_seconds: number;
+                preview_timeout_seconds: number;
                 screen_pop_url: string | null;
                 /** @description the version of each recorded message, null while there is none */
                 messages: {
-                    abandon: (string | number) | null;
-                    voicemail: (string | number) | null;
-                    opt_out: (string | number) | null;
+                    abandon: number | null;
+                    voicemail: number | null;
+                    opt_out: number | null;
                 };
                 /** @description calling_window ∩ the profile's hours for each weekday (null: no calls); a lead's state may narrow it further */
                 effective_calling_window: {
@@ -84,7 +84,7 @@ export interface components {
                         end: string;
                     } | null;
                 };
-                version: string | number;
+                version: number;
                 /** Format: date-time */
                 created_at: string;
                 /** Format: date-time */
@@ -162,18 +162,18 @@ export interface components {
                     /** @description HH:MM, the lead's local time */
                     end: string;
                 };
-                max_attempts: string | number;
-                retry_delay_seconds: string | number;
+                max_attempts: number;
+                retry_delay_seconds: number;
                 dial_ratio: number;
                 max_abandon_rate: number;
                 /** @description us, uk, ca or none */
                 regulatory_profile: string;
                 opt_out_digit: string;
                 amd_enabled: boolean;
-                amd_budget_ms: string | number;
+                amd_budget_ms: number;
                 machine_action: "hangup" | "voicemail" | "connect";
                 amd_sample_percent: number;
-                wrap_up_seconds: string | number;
+                wrap_up_seconds: number;
                 disposition_codes: {
                     code: string;
                     label: string;
@@ -183,14 +183,14 @@ export interface components {
                     outcome: "done" | "retry" | "callback" | "do_not_call";
                 }[];
                 default_disposition: string;
-                after_call_pause_seconds: string | number;
-                preview_timeout_seconds: string | number;
+                after_call_pause_seconds: number;
+                preview_timeout_seconds: number;
                 screen_pop_url: string | null;
                 /** @description the version of each recorded message, null while there is none */
                 messages: {
-                    abandon: (string | number) | null;
-                    voicemail: (string | number) | null;
-                    opt_out: (string | number) | null;
+                    abandon: number | null;
+                    voicemail: number | null;
+                    opt_out: number | null;
                 };
                 /** @description calling_window ∩ the profile's hours for each weekday (null: no calls); a lead's state may narrow it further */
                 effective_calling_window: {
@@ -223,7 +223,7 @@ export interface components {
                         end: string;
                     } | null;
                 };
-                version: string | number;
+                version: number;
                 /** Format: date-time */
                 created_at: string;
                 /** Format: date-time */
@@ -236,18 +236,18 @@ export interface components {
             /** Format: uuid */
             campaign_id: string;
             stats: {
-                leads_total: string | number;
+                leads_total: number;
                 leads_by_state: {
-                    [key: string]: string | number;
+                    [key: string]: number;
                 };
-                calls_in_flight: string | number;
+                calls_in_flight: number;
                 agents_by_state: {
-                    [key: string]: string | number;
+                    [key: string]: number;
                 };
                 /** @description share of recent calls picked up */
                 answer_rate: number;
                 /** @description the recent calls the rates are measured over (0: no rate yet) */
-                recent_calls?: string | number;
+                recent_calls?: number;
                 /** @description abandoned over answered by a person, over the legal window (the campaign's life under 30 days, else the last 30 days) */
                 abandon_rate: number;
                 /** @description preview and progressive: calls per ready agent; predictive: calls in flight per agent expected free */
@@ -286,7 +286,7 @@ export interface components {
                 agent_id: string | null;
                 phone: string;
                 caller_id: string;
-                attempt: string | number;
+                attempt: number;
                 /** @description claimed, ringing, answered or ended */
                 status: string;
                 outcome: string | null;
@@ -318,7 +318,7 @@ export interface components {
                 /** @description with `hangup`: the campaign's message to play first (the abandon message at once, the voicemail message after the beep), null when it has none */
                 message?: {
                     kind: "abandon" | "voicemail";
-                    version: string | number;
+                    version: number;
                 } | null;
                 /** @description on the reply to `answered`: the phone (`phone_uri`) of the agent to bridge to */
                 agent_uri?: string | null;
@@ -332,7 +332,7 @@ export interface components {
                 fields: {
                     [key: string]: string;
                 };
-                attempts: string | number;
+                attempts: number;
             } | null;
             /** @description on the agent socket's first message only: the lead offered in preview */
             preview?: {
@@ -346,7 +346,7 @@ export interface components {
                     fields: {
                         [key: string]: string;
                     };
-                    attempts: string | number;
+                    attempts: number;
                 };
                 /** Format: date-time */
                 offered_at: string;
@@ -387,7 +387,7 @@ export interface components {
                     fields: {
                         [key: string]: string;
                     };
-                    attempts: string | number;
+                    attempts: number;
                 };
                 /** Format: date-time */
                 offered_at: string;
@@ -414,7 +414,7 @@ export interface components {
                 agent_id: string | null;
                 phone: string;
                 caller_id: string;
-                attempt: string | number;
+                attempt: number;
                 /** @description claimed, ringing, answered or ended */
                 status: string;
                 outcome: string | null;
@@ -446,7 +446,7 @@ export interface components {
                 /** @description with `hangup`: the campaign's message to play first (the abandon message at once, the voicemail message after the beep), null when it has none */
                 message?: {
                     kind: "abandon" | "voicemail";
-                    version: string | number;
+                    version: number;
                 } | null;
                 /** @description on the reply to `answered`: the phone (`phone_uri`) of the agent to bridge to */
                 agent_uri?: string | null;
@@ -459,7 +459,7 @@ export interface components {
                 fields: {
                     [key: string]: string;
                 };
-                attempts: string | number;
+                attempts: number;
             };
         };
         call_event: {
@@ -478,7 +478,7 @@ export interface components {
                 agent_id: string | null;
                 phone: string;
                 caller_id: string;
-                attempt: string | number;
+                attempt: number;
                 /** @description claimed, ringing, answered or ended */
                 status: string;
                 outcome: string | null;
@@ -510,7 +510,7 @@ export interface components {
                 /** @description with `hangup`: the campaign's message to play first (the abandon message at once, the voicemail message after the beep), null when it has none */
                 message?: {
                     kind: "abandon" | "voicemail";
-                    version: string | number;
+                    version: number;
                 } | null;
                 /** @description on the reply to `answered`: the phone (`phone_uri`) of the agent to bridge to */
                 agent_uri?: string | null;
@@ -531,7 +531,7 @@ export interface components {
                 agent_id: string | null;
                 phone: string;
                 caller_id: string;
-                attempt: string | number;
+                attempt: number;
                 /** @description claimed, ringing, answered or ended */
                 status: string;
                 outcome: string | null;
@@ -563,7 +563,7 @@ export interface components {
                 /** @description with `hangup`: the campaign's message to play first (the abandon message at once, the voicemail message after the beep), null when it has none */
                 message?: {
                     kind: "abandon" | "voicemail";
-                    version: string | number;
+                    version: number;
                 } | null;
                 /** @description on the reply to `answered`: the phone (`phone_uri`) of the agent to bridge to */
                 agent_uri?: string | null;
@@ -576,7 +576,7 @@ export interface components {
                 fields: {
                     [key: string]: string;
                 };
-                attempts: string | number;
+                attempts: number;
             };
         };
         call_connected: {
@@ -594,7 +594,7 @@ export interface components {
                 agent_id: string | null;
                 phone: string;
                 caller_id: string;
-                attempt: string | number;
+                attempt: number;
                 /** @description claimed, ringing, answered or ended */
                 status: string;
                 outcome: string | null;
@@ -626,7 +626,7 @@ export interface components {
                 /** @description with `hangup`: the campaign's message to play first (the abandon message at once, the voicemail message after the beep), null when it has none */
                 message?: {
                     kind: "abandon" | "voicemail";
-                    version: string | number;
+                    version: number;
                 } | null;
                 /** @description on the reply to `answered`: the phone (`phone_uri`) of the agent to bridge to */
                 agent_uri?: string | null;
@@ -639,7 +639,7 @@ export interface components {
                 fields: {
                     [key: string]: string;
                 };
-                attempts: string | number;
+                attempts: number;
             };
             /** @description the campaign's screen pop with this call's values in it, for the desktop to open */
             screen_pop_url?: string;
@@ -659,7 +659,7 @@ export interface components {
                 agent_id: string | null;
                 phone: string;
                 caller_id: string;
-                attempt: string | number;
+                attempt: number;
                 /** @description claimed, ringing, answered or ended */
                 status: string;
                 outcome: string | null;
@@ -691,7 +691,7 @@ export interface components {
                 /** @description with `hangup`: the campaign's message to play first (the abandon message at once, the voicemail message after the beep), null when it has none */
                 message?: {
                     kind: "abandon" | "voicemail";
-                    version: string | number;
+                    version: number;
                 } | null;
                 /** @description on the reply to `answered`: the phone (`phone_uri`) of the agent to bridge to */
                 agent_uri?: string | null;

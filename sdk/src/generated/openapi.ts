@@ -1446,7 +1446,7 @@ export interface operations {
                                 id: string;
                                 name: string;
                                 domain: string;
-                                rate_limit_per_minute: string | number;
+                                rate_limit_per_minute: number;
                                 /** @description the profile a new campaign starts with */
                                 regulatory_profile: string;
                                 not_ready_reasons: {
@@ -1625,7 +1625,7 @@ export interface operations {
                                 id: string;
                                 name: string;
                                 domain: string;
-                                rate_limit_per_minute: string | number;
+                                rate_limit_per_minute: number;
                                 /** @description the profile a new campaign starts with */
                                 regulatory_profile: string;
                                 not_ready_reasons: {
@@ -1642,9 +1642,9 @@ export interface operations {
                                 updated_at: string;
                             }[];
                         };
-                        total: string | number;
-                        limit: string | number;
-                        offset: string | number;
+                        total: number;
+                        limit: number;
+                        offset: number;
                     };
                 };
             };
@@ -1700,7 +1700,7 @@ export interface operations {
                                 id: string;
                                 name: string;
                                 domain: string;
-                                rate_limit_per_minute: string | number;
+                                rate_limit_per_minute: number;
                                 /** @description the profile a new campaign starts with */
                                 regulatory_profile: string;
                                 not_ready_reasons: {
@@ -1767,7 +1767,7 @@ export interface operations {
                                 id: string;
                                 name: string;
                                 domain: string;
-                                rate_limit_per_minute: string | number;
+                                rate_limit_per_minute: number;
                                 /** @description the profile a new campaign starts with */
                                 regulatory_profile: string;
                                 not_ready_reasons: {
@@ -1821,7 +1821,7 @@ export interface operations {
             content: {
                 "application/json": {
                     name?: string;
-                    rate_limit_per_minute?: string | number;
+                    rate_limit_per_minute?: number;
                     /** @description us, uk, ca or none: the profile new campaigns start with */
                     regulatory_profile?: string;
                     /** @description why agents may pause, in the order offered (codes unique; after_call is the service's own) */
@@ -1852,7 +1852,7 @@ export interface operations {
                                 id: string;
                                 name: string;
                                 domain: string;
-                                rate_limit_per_minute: string | number;
+                                rate_limit_per_minute: number;
                                 /** @description the profile a new campaign starts with */
                                 regulatory_profile: string;
                                 not_ready_reasons: {
@@ -1933,9 +1933,9 @@ export interface operations {
                                 updated_at: string;
                             }[];
                         };
-                        total: string | number;
-                        limit: string | number;
-                        offset: string | number;
+                        total: number;
+                        limit: number;
+                        offset: number;
                     };
                 };
             };
@@ -2212,18 +2212,18 @@ export interface operations {
                                     /** @description HH:MM, the lead's local time */
                                     end: string;
                                 };
-                                max_attempts: string | number;
-                                retry_delay_seconds: string | number;
+                                max_attempts: number;
+                                retry_delay_seconds: number;
                                 dial_ratio: number;
                                 max_abandon_rate: number;
                                 /** @description us, uk, ca or none */
                                 regulatory_profile: string;
                                 opt_out_digit: string;
                                 amd_enabled: boolean;
-                                amd_budget_ms: string | number;
+                                amd_budget_ms: number;
                                 machine_action: "hangup" | "voicemail" | "connect";
                                 amd_sample_percent: number;
-                                wrap_up_seconds: string | number;
+                                wrap_up_seconds: number;
                                 disposition_codes: {
                                     code: string;
                                     label: string;
@@ -2233,14 +2233,14 @@ export interface operations {
                                     outcome: "done" | "retry" | "callback" | "do_not_call";
                                 }[];
                                 default_disposition: string;
-                                after_call_pause_seconds: string | number;
-                                preview_timeout_seconds: string | number;
+                                after_call_pause_seconds: number;
+                                preview_timeout_seconds: number;
                                 screen_pop_url: string | null;
                                 /** @description the version of each recorded message, null while there is none */
                                 messages: {
-                                    abandon: (string | number) | null;
-                                    voicemail: (string | number) | null;
-                                    opt_out: (string | number) | null;
+                                    abandon: number | null;
+                                    voicemail: number | null;
+                                    opt_out: number | null;
                                 };
                                 /** @description calling_window ∩ the profile's hours for each weekday (null: no calls); a lead's state may narrow it further */
                                 effective_calling_window: {
@@ -2273,16 +2273,16 @@ export interface operations {
                                         end: string;
                                     } | null;
                                 };
-                                version: string | number;
+                                version: number;
                                 /** Format: date-time */
                                 created_at: string;
                                 /** Format: date-time */
                                 updated_at: string;
                             }[];
                         };
-                        total: string | number;
-                        limit: string | number;
-                        offset: string | number;
+                        total: number;
+                        limit: number;
+                        offset: number;
                     };
                 };
             };
@@ -2330,8 +2330,8 @@ export interface operations {
                         /** @description HH:MM, the lead's local time */
                         end: string;
                     };
-                    max_attempts?: string | number;
-                    retry_delay_seconds?: string | number;
+                    max_attempts?: number;
+                    retry_delay_seconds?: number;
                     dial_ratio?: number;
                     max_abandon_rate?: number;
                     /** @description us, uk, ca or none (admins only): the rules its calls are placed under; a new campaign takes the workspace's default */
@@ -2341,13 +2341,13 @@ export interface operations {
                     /** @description answering-machine detection after each answer */
                     amd_enabled?: boolean;
                     /** @description how long detection listens before it says unknown (connected to an agent) */
-                    amd_budget_ms?: string | number;
+                    amd_budget_ms?: number;
                     /** @enum {string} */
                     machine_action?: "hangup" | "voicemail" | "connect";
                     /** @description the share of machine verdicts put through to agents anyway, whose dispositions estimate detection's false positives */
                     amd_sample_percent?: number;
                     /** @description how long an agent may take over a disposition before default_disposition is recorded for it (automatic); 0: no limit */
-                    wrap_up_seconds?: string | number;
+                    wrap_up_seconds?: number;
                     /** @description what agents pick at the end of a call: codes and hotkeys each once; a change applies to the dispositions given after it */
                     disposition_codes?: {
                         code: string;
@@ -2360,9 +2360,9 @@ export interface operations {
                     /** @description the code a wrap-up that ran out ends with: one of disposition_codes, not a callback */
                     default_disposition?: string;
                     /** @description a breath after each disposition: the agent is paused (reason after_call) this long, then ready again */
-                    after_call_pause_seconds?: string | number;
+                    after_call_pause_seconds?: number;
                     /** @description in preview, how long a lead offered to an agent waits for `dial` before it is skipped by itself */
-                    preview_timeout_seconds?: string | number;
+                    preview_timeout_seconds?: number;
                     /** @description the CRM page the agent desktop opens when a call connects: an http(s) URL with {phone}, {lead.id}, {lead.<field>} (a column of the file, e.g. {lead.external_id}), {call.id} and {campaign.id}, each URL-encoded */
                     screen_pop_url?: string | null;
                 };
@@ -2394,18 +2394,18 @@ export interface operations {
                                     /** @description HH:MM, the lead's local time */
                                     end: string;
                                 };
-                                max_attempts: string | number;
-                                retry_delay_seconds: string | number;
+                                max_attempts: number;
+                                retry_delay_seconds: number;
                                 dial_ratio: number;
                                 max_abandon_rate: number;
                                 /** @description us, uk, ca or none */
                                 regulatory_profile: string;
                                 opt_out_digit: string;
                                 amd_enabled: boolean;
-                                amd_budget_ms: string | number;
+                                amd_budget_ms: number;
                                 machine_action: "hangup" | "voicemail" | "connect";
                                 amd_sample_percent: number;
-                                wrap_up_seconds: string | number;
+                                wrap_up_seconds: number;
                                 disposition_codes: {
                                     code: string;
                                     label: string;
@@ -2415,14 +2415,14 @@ export interface operations {
                                     outcome: "done" | "retry" | "callback" | "do_not_call";
                                 }[];
                                 default_disposition: string;
-                                after_call_pause_seconds: string | number;
-                                preview_timeout_seconds: string | number;
+                                after_call_pause_seconds: number;
+                                preview_timeout_seconds: number;
                                 screen_pop_url: string | null;
                                 /** @description the version of each recorded message, null while there is none */
                                 messages: {
-                                    abandon: (string | number) | null;
-                                    voicemail: (string | number) | null;
-                                    opt_out: (string | number) | null;
+                                    abandon: number | null;
+                                    voicemail: number | null;
+                                    opt_out: number | null;
                                 };
                                 /** @description calling_window ∩ the profile's hours for each weekday (null: no calls); a lead's state may narrow it further */
                                 effective_calling_window: {
@@ -2455,7 +2455,7 @@ export interface operations {
                                         end: string;
                                     } | null;
                                 };
-                                version: string | number;
+                                version: number;
                                 /** Format: date-time */
                                 created_at: string;
                                 /** Format: date-time */
@@ -2524,18 +2524,18 @@ export interface operations {
                                     /** @description HH:MM, the lead's local time */
                                     end: string;
                                 };
-                                max_attempts: string | number;
-                                retry_delay_seconds: string | number;
+                                max_attempts: number;
+                                retry_delay_seconds: number;
                                 dial_ratio: number;
                                 max_abandon_rate: number;
                                 /** @description us, uk, ca or none */
                                 regulatory_profile: string;
                                 opt_out_digit: string;
                                 amd_enabled: boolean;
-                                amd_budget_ms: string | number;
+                                amd_budget_ms: number;
                                 machine_action: "hangup" | "voicemail" | "connect";
                                 amd_sample_percent: number;
-                                wrap_up_seconds: string | number;
+                                wrap_up_seconds: number;
                                 disposition_codes: {
                                     code: string;
                                     label: string;
@@ -2545,14 +2545,14 @@ export interface operations {
                                     outcome: "done" | "retry" | "callback" | "do_not_call";
                                 }[];
                                 default_disposition: string;
-                                after_call_pause_seconds: string | number;
-                                preview_timeout_seconds: string | number;
+                                after_call_pause_seconds: number;
+                                preview_timeout_seconds: number;
                                 screen_pop_url: string | null;
                                 /** @description the version of each recorded message, null while there is none */
                                 messages: {
-                                    abandon: (string | number) | null;
-                                    voicemail: (string | number) | null;
-                                    opt_out: (string | number) | null;
+                                    abandon: number | null;
+                                    voicemail: number | null;
+                                    opt_out: number | null;
                                 };
                                 /** @description calling_window ∩ the profile's hours for each weekday (null: no calls); a lead's state may narrow it further */
                                 effective_calling_window: {
@@ -2585,24 +2585,24 @@ export interface operations {
                                         end: string;
                                     } | null;
                                 };
-                                version: string | number;
+                                version: number;
                                 /** Format: date-time */
                                 created_at: string;
                                 /** Format: date-time */
                                 updated_at: string;
                                 stats: {
-                                    leads_total: string | number;
+                                    leads_total: number;
                                     leads_by_state: {
-                                        [key: string]: string | number;
+                                        [key: string]: number;
                                     };
-                                    calls_in_flight: string | number;
+                                    calls_in_flight: number;
                                     agents_by_state: {
-                                        [key: string]: string | number;
+                                        [key: string]: number;
                                     };
                                     /** @description share of recent calls picked up */
                                     answer_rate: number;
                                     /** @description the recent calls the rates are measured over (0: no rate yet) */
-                                    recent_calls?: string | number;
+                                    recent_calls?: number;
                                     /** @description abandoned over answered by a person, over the legal window (the campaign's life under 30 days, else the last 30 days) */
                                     abandon_rate: number;
                                     /** @description preview and progressive: calls per ready agent; predictive: calls in flight per agent expected free */
@@ -2650,7 +2650,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /** @description the version the change is based on */
-                    version: string | number;
+                    version: number;
                     name?: string;
                     /** @enum {string} */
                     dial_mode?: "preview" | "progressive" | "predictive";
@@ -2662,8 +2662,8 @@ export interface operations {
                         /** @description HH:MM, the lead's local time */
                         end: string;
                     };
-                    max_attempts?: string | number;
-                    retry_delay_seconds?: string | number;
+                    max_attempts?: number;
+                    retry_delay_seconds?: number;
                     dial_ratio?: number;
                     max_abandon_rate?: number;
                     /** @description us, uk, ca or none (admins only): the rules its calls are placed under; a new campaign takes the workspace's default */
@@ -2673,13 +2673,13 @@ export interface operations {
                     /** @description answering-machine detection after each answer */
                     amd_enabled?: boolean;
                     /** @description how long detection listens before it says unknown (connected to an agent) */
-                    amd_budget_ms?: string | number;
+                    amd_budget_ms?: number;
                     /** @enum {string} */
                     machine_action?: "hangup" | "voicemail" | "connect";
                     /** @description the share of machine verdicts put through to agents anyway, whose dispositions estimate detection's false positives */
                     amd_sample_percent?: number;
                     /** @description how long an agent may take over a disposition before default_disposition is recorded for it (automatic); 0: no limit */
-                    wrap_up_seconds?: string | number;
+                    wrap_up_seconds?: number;
                     /** @description what agents pick at the end of a call: codes and hotkeys each once; a change applies to the dispositions given after it */
                     disposition_codes?: {
                         code: string;
@@ -2692,9 +2692,9 @@ export interface operations {
                     /** @description the code a wrap-up that ran out ends with: one of disposition_codes, not a callback */
                     default_disposition?: string;
                     /** @description a breath after each disposition: the agent is paused (reason after_call) this long, then ready again */
-                    after_call_pause_seconds?: string | number;
+                    after_call_pause_seconds?: number;
                     /** @description in preview, how long a lead offered to an agent waits for `dial` before it is skipped by itself */
-                    preview_timeout_seconds?: string | number;
+                    preview_timeout_seconds?: number;
                     /** @description the CRM page the agent desktop opens when a call connects: an http(s) URL with {phone}, {lead.id}, {lead.<field>} (a column of the file, e.g. {lead.external_id}), {call.id} and {campaign.id}, each URL-encoded */
                     screen_pop_url?: string | null;
                 };
@@ -2726,18 +2726,18 @@ export interface operations {
                                     /** @description HH:MM, the lead's local time */
                                     end: string;
                                 };
-                                max_attempts: string | number;
-                                retry_delay_seconds: string | number;
+                                max_attempts: number;
+                                retry_delay_seconds: number;
                                 dial_ratio: number;
                                 max_abandon_rate: number;
                                 /** @description us, uk, ca or none */
                                 regulatory_profile: string;
                                 opt_out_digit: string;
                                 amd_enabled: boolean;
-                                amd_budget_ms: string | number;
+                                amd_budget_ms: number;
                                 machine_action: "hangup" | "voicemail" | "connect";
                                 amd_sample_percent: number;
-                                wrap_up_seconds: string | number;
+                                wrap_up_seconds: number;
                                 disposition_codes: {
                                     code: string;
                                     label: string;
@@ -2747,14 +2747,14 @@ export interface operations {
                                     outcome: "done" | "retry" | "callback" | "do_not_call";
                                 }[];
                                 default_disposition: string;
-                                after_call_pause_seconds: string | number;
-                                preview_timeout_seconds: string | number;
+                                after_call_pause_seconds: number;
+                                preview_timeout_seconds: number;
                                 screen_pop_url: string | null;
                                 /** @description the version of each recorded message, null while there is none */
                                 messages: {
-                                    abandon: (string | number) | null;
-                                    voicemail: (string | number) | null;
-                                    opt_out: (string | number) | null;
+                                    abandon: number | null;
+                                    voicemail: number | null;
+                                    opt_out: number | null;
                                 };
                                 /** @description calling_window ∩ the profile's hours for each weekday (null: no calls); a lead's state may narrow it further */
                                 effective_calling_window: {
@@ -2787,7 +2787,7 @@ export interface operations {
                                         end: string;
                                     } | null;
                                 };
-                                version: string | number;
+                                version: number;
                                 /** Format: date-time */
                                 created_at: string;
                                 /** Format: date-time */
@@ -2865,18 +2865,18 @@ export interface operations {
                                     /** @description HH:MM, the lead's local time */
                                     end: string;
                                 };
-                                max_attempts: string | number;
-                                retry_delay_seconds: string | number;
+                                max_attempts: number;
+                                retry_delay_seconds: number;
                                 dial_ratio: number;
                                 max_abandon_rate: number;
                                 /** @description us, uk, ca or none */
                                 regulatory_profile: string;
                                 opt_out_digit: string;
                                 amd_enabled: boolean;
-                                amd_budget_ms: string | number;
+                                amd_budget_ms: number;
                                 machine_action: "hangup" | "voicemail" | "connect";
                                 amd_sample_percent: number;
-                                wrap_up_seconds: string | number;
+                                wrap_up_seconds: number;
                                 disposition_codes: {
                                     code: string;
                                     label: string;
@@ -2886,14 +2886,14 @@ export interface operations {
                                     outcome: "done" | "retry" | "callback" | "do_not_call";
                                 }[];
                                 default_disposition: string;
-                                after_call_pause_seconds: string | number;
-                                preview_timeout_seconds: string | number;
+                                after_call_pause_seconds: number;
+                                preview_timeout_seconds: number;
                                 screen_pop_url: string | null;
                                 /** @description the version of each recorded message, null while there is none */
                                 messages: {
-                                    abandon: (string | number) | null;
-                                    voicemail: (string | number) | null;
-                                    opt_out: (string | number) | null;
+                                    abandon: number | null;
+                                    voicemail: number | null;
+                                    opt_out: number | null;
                                 };
                                 /** @description calling_window ∩ the profile's hours for each weekday (null: no calls); a lead's state may narrow it further */
                                 effective_calling_window: {
@@ -2926,7 +2926,7 @@ export interface operations {
                                         end: string;
                                     } | null;
                                 };
-                                version: string | number;
+                                version: number;
                                 /** Format: date-time */
                                 created_at: string;
                                 /** Format: date-time */
@@ -2993,54 +2993,54 @@ export interface operations {
                                     from: string;
                                     /** Format: date-time */
                                     to: string;
-                                    live_answers: string | number;
-                                    abandons: string | number;
+                                    live_answers: number;
+                                    abandons: number;
                                     /** @description people answering-machine detection hung up on, estimated from the sampled verdicts agents judged; counted as live answers and abandons in the rate and the budget */
                                     estimated_false_positives: number;
                                     abandon_rate: number;
                                     /** @description abandons still allowed in this view */
-                                    abandon_budget: string | number;
+                                    abandon_budget: number;
                                 };
                                 last_24_hours: {
                                     /** Format: date-time */
                                     from: string;
                                     /** Format: date-time */
                                     to: string;
-                                    live_answers: string | number;
-                                    abandons: string | number;
+                                    live_answers: number;
+                                    abandons: number;
                                     /** @description people answering-machine detection hung up on, estimated from the sampled verdicts agents judged; counted as live answers and abandons in the rate and the budget */
                                     estimated_false_positives: number;
                                     abandon_rate: number;
                                     /** @description abandons still allowed in this view */
-                                    abandon_budget: string | number;
+                                    abandon_budget: number;
                                 };
                                 /** @description the smaller of the two views' budgets */
-                                abandon_budget: string | number;
+                                abandon_budget: number;
                                 /** @description over the legal window */
                                 media: {
                                     abandon_message: {
                                         /** @description the campaign's profile requires one */
                                         required: boolean;
                                         /** @description null: none is recorded */
-                                        version: (string | number) | null;
-                                        played: string | number;
+                                        version: number | null;
+                                        played: number;
                                         /** @description played to the end */
-                                        completed: string | number;
+                                        completed: number;
                                         /** @description abandoned calls that did not hear it (none recorded, or it could not be fetched) */
-                                        not_played: string | number;
+                                        not_played: number;
                                     };
-                                    voicemail_drops: string | number;
+                                    voicemail_drops: number;
                                     /** @description numbers put on the do-not-call list by key press */
-                                    opt_outs: string | number;
+                                    opt_outs: number;
                                     amd: {
                                         /** @description human, machine, fax, unknown */
                                         verdicts: {
-                                            [key: string]: string | number;
+                                            [key: string]: number;
                                         };
                                         /** @description machine verdicts put through to agents anyway */
-                                        sampled: string | number;
+                                        sampled: number;
                                         /** @description of those, the ones agents dispositioned */
-                                        sampled_judged: string | number;
+                                        sampled_judged: number;
                                         /** @description people among the judged samples (disposition other than answering_machine); null before any */
                                         false_positive_rate: number | null;
                                         /** @description machine verdicts hung up on × the false-positive rate: people hung up on, which Ofcom counts as abandoned calls */
@@ -3105,27 +3105,27 @@ export interface operations {
                                  */
                                 minute: string;
                                 /** @description calls that ended in the minute */
-                                attempts: string | number;
+                                attempts: number;
                                 /** @description answered and put through to an agent within 2 s */
-                                answered: string | number;
+                                answered: number;
                                 /** @description as the compliance ledger counts them: answered with no agent to take them, or put through later than 2 s (bridged_late) */
-                                abandoned: string | number;
+                                abandoned: number;
                                 /** @description put through to an agent later than 2 s after the answer */
-                                bridged_late: string | number;
-                                machine: string | number;
-                                no_answer: string | number;
-                                busy: string | number;
-                                failed: string | number;
-                                talk_seconds: string | number;
+                                bridged_late: number;
+                                machine: number;
+                                no_answer: number;
+                                busy: number;
+                                failed: number;
+                                talk_seconds: number;
                                 /** @description picked up (answered, abandoned, machine) over attempts; null with none */
                                 answer_rate: number | null;
                                 /** @description abandoned over answered by a person; null with none */
                                 abandon_rate: number | null;
                             }[];
                         };
-                        total: string | number;
-                        limit: string | number;
-                        offset: string | number;
+                        total: number;
+                        limit: number;
+                        offset: number;
                     };
                 };
             };
@@ -3192,9 +3192,9 @@ export interface operations {
                                 created_at: string;
                             }[];
                         };
-                        total: string | number;
-                        limit: string | number;
-                        offset: string | number;
+                        total: number;
+                        limit: number;
+                        offset: number;
                     };
                 };
             };
@@ -3318,12 +3318,12 @@ export interface operations {
                                 campaign_id: string;
                                 kind: "abandon" | "voicemail" | "opt_out";
                                 /** @description grows with every change, removals included */
-                                version: string | number;
+                                version: number;
                                 /** @description pcm, mulaw or alaw */
                                 encoding: string;
-                                sample_rate: string | number;
-                                duration_ms: string | number;
-                                bytes: string | number;
+                                sample_rate: number;
+                                duration_ms: number;
+                                bytes: number;
                                 sha256: string;
                                 /** @description whether the WAV sent was converted to 8 kHz mono PCM */
                                 converted: boolean;
@@ -3435,12 +3435,12 @@ export interface operations {
                                 campaign_id: string;
                                 kind: "abandon" | "voicemail" | "opt_out";
                                 /** @description grows with every change, removals included */
-                                version: string | number;
+                                version: number;
                                 /** @description pcm, mulaw or alaw */
                                 encoding: string;
-                                sample_rate: string | number;
-                                duration_ms: string | number;
-                                bytes: string | number;
+                                sample_rate: number;
+                                duration_ms: number;
+                                bytes: number;
                                 sha256: string;
                                 /** @description whether the WAV sent was converted to 8 kHz mono PCM */
                                 converted: boolean;
@@ -3502,12 +3502,12 @@ export interface operations {
                                 campaign_id: string;
                                 kind: "abandon" | "voicemail" | "opt_out";
                                 /** @description grows with every change, removals included */
-                                version: string | number;
+                                version: number;
                                 /** @description pcm, mulaw or alaw */
                                 encoding: string;
-                                sample_rate: string | number;
-                                duration_ms: string | number;
-                                bytes: string | number;
+                                sample_rate: number;
+                                duration_ms: number;
+                                bytes: number;
                                 sha256: string;
                                 /** @description whether the WAV sent was converted to 8 kHz mono PCM */
                                 converted: boolean;
@@ -3572,16 +3572,16 @@ export interface operations {
                                 campaign_id: string;
                                 name: string;
                                 caller_id: string;
-                                lead_count: string | number;
+                                lead_count: number;
                                 /** Format: date-time */
                                 created_at: string;
                                 /** Format: date-time */
                                 updated_at: string;
                             }[];
                         };
-                        total: string | number;
-                        limit: string | number;
-                        offset: string | number;
+                        total: number;
+                        limit: number;
+                        offset: number;
                     };
                 };
             };
@@ -3644,7 +3644,7 @@ export interface operations {
                                 campaign_id: string;
                                 name: string;
                                 caller_id: string;
-                                lead_count: string | number;
+                                lead_count: number;
                                 /** Format: date-time */
                                 created_at: string;
                                 /** Format: date-time */
@@ -3706,7 +3706,7 @@ export interface operations {
                                 campaign_id: string;
                                 name: string;
                                 caller_id: string;
-                                lead_count: string | number;
+                                lead_count: number;
                                 /** Format: date-time */
                                 created_at: string;
                                 /** Format: date-time */
@@ -3785,12 +3785,12 @@ export interface operations {
                                 id: string;
                                 /** Format: uuid */
                                 lead_list_id: string;
-                                imported: string | number;
-                                rejected: string | number;
+                                imported: number;
+                                rejected: number;
                                 /** @description the first 100 rejected rows */
                                 errors: {
                                     /** @description data row, counted from 1 after the header */
-                                    row: string | number;
+                                    row: number;
                                     column: string | null;
                                     reason: string;
                                 }[];
@@ -3864,7 +3864,7 @@ export interface operations {
                                 /** @description where `timezone` came from: the file's zone `column`; the `number` (its first zone; the dialer applies the strictest of all the number's zones); the import's `default` */
                                 zone_source: "column" | "number" | "default";
                                 state: "Fresh" | "Dialing" | "Connected" | "Retry" | "Callback" | "Completed" | "Exhausted" | "DoNotCall";
-                                attempts: string | number;
+                                attempts: number;
                                 fields: {
                                     [key: string]: string;
                                 };
@@ -3876,9 +3876,9 @@ export interface operations {
                                 updated_at: string;
                             }[];
                         };
-                        total: string | number;
-                        limit: string | number;
-                        offset: string | number;
+                        total: number;
+                        limit: number;
+                        offset: number;
                     };
                 };
             };
@@ -3934,12 +3934,12 @@ export interface operations {
                                 id: string;
                                 /** Format: uuid */
                                 lead_list_id: string;
-                                imported: string | number;
-                                rejected: string | number;
+                                imported: number;
+                                rejected: number;
                                 /** @description the first 100 rejected rows */
                                 errors: {
                                     /** @description data row, counted from 1 after the header */
-                                    row: string | number;
+                                    row: number;
                                     column: string | null;
                                     reason: string;
                                 }[];
@@ -3949,9 +3949,9 @@ export interface operations {
                                 finished_at: string;
                             }[];
                         };
-                        total: string | number;
-                        limit: string | number;
-                        offset: string | number;
+                        total: number;
+                        limit: number;
+                        offset: number;
                     };
                 };
             };
@@ -4013,16 +4013,16 @@ export interface operations {
                                     users?: "none" | "read" | "write";
                                     webhooks?: "none" | "read" | "write";
                                 };
-                                rate_limit_per_minute: (string | number) | null;
+                                rate_limit_per_minute: number | null;
                                 /** Format: date-time */
                                 created_at: string;
                                 last_used_at: string | null;
                                 revoked_at: string | null;
                             }[];
                         };
-                        total: string | number;
-                        limit: string | number;
-                        offset: string | number;
+                        total: number;
+                        limit: number;
+                        offset: number;
                     };
                 };
             };
@@ -4073,7 +4073,7 @@ export interface operations {
                         /** @enum {string} */
                         webhooks?: "none" | "read" | "write";
                     };
-                    rate_limit_per_minute?: (string | number) | null;
+                    rate_limit_per_minute?: number | null;
                 };
             };
         };
@@ -4102,7 +4102,7 @@ export interface operations {
                                     users?: "none" | "read" | "write";
                                     webhooks?: "none" | "read" | "write";
                                 };
-                                rate_limit_per_minute: (string | number) | null;
+                                rate_limit_per_minute: number | null;
                                 /** Format: date-time */
                                 created_at: string;
                                 last_used_at: string | null;
@@ -4172,7 +4172,7 @@ export interface operations {
                                     users?: "none" | "read" | "write";
                                     webhooks?: "none" | "read" | "write";
                                 };
-                                rate_limit_per_minute: (string | number) | null;
+                                rate_limit_per_minute: number | null;
                                 /** Format: date-time */
                                 created_at: string;
                                 last_used_at: string | null;
@@ -4233,8 +4233,8 @@ export interface operations {
                                 tenant_id: string;
                                 name: string;
                                 prefix: string;
-                                max_concurrent_calls: string | number;
-                                active_calls: string | number;
+                                max_concurrent_calls: number;
+                                active_calls: number;
                                 /** @description a heartbeat within the last 30 s */
                                 online: boolean;
                                 last_heartbeat_at: string | null;
@@ -4245,9 +4245,9 @@ export interface operations {
                                 revoked_at: string | null;
                             }[];
                         };
-                        total: string | number;
-                        limit: string | number;
-                        offset: string | number;
+                        total: number;
+                        limit: number;
+                        offset: number;
                     };
                 };
             };
@@ -4285,7 +4285,7 @@ export interface operations {
             content: {
                 "application/json": {
                     name: string;
-                    max_concurrent_calls: string | number;
+                    max_concurrent_calls: number;
                 };
             };
         };
@@ -4307,8 +4307,8 @@ export interface operations {
                                 tenant_id: string;
                                 name: string;
                                 prefix: string;
-                                max_concurrent_calls: string | number;
-                                active_calls: string | number;
+                                max_concurrent_calls: number;
+                                active_calls: number;
                                 /** @description a heartbeat within the last 30 s */
                                 online: boolean;
                                 last_heartbeat_at: string | null;
@@ -4375,8 +4375,8 @@ export interface operations {
                                 tenant_id: string;
                                 name: string;
                                 prefix: string;
-                                max_concurrent_calls: string | number;
-                                active_calls: string | number;
+                                max_concurrent_calls: number;
+                                active_calls: number;
                                 /** @description a heartbeat within the last 30 s */
                                 online: boolean;
                                 last_heartbeat_at: string | null;
@@ -4421,7 +4421,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    active_calls: string | number;
+                    active_calls: number;
                     /** @description The calls the node holds. A live call of this node claimed more than 10 s ago that is not listed fails at once with hangup_cause NODE_LOST. */
                     active_call_ids?: string[];
                     /** @description ignored: the node key decides the tenant */
@@ -4449,8 +4449,8 @@ export interface operations {
                                 tenant_id: string;
                                 name: string;
                                 prefix: string;
-                                max_concurrent_calls: string | number;
-                                active_calls: string | number;
+                                max_concurrent_calls: number;
+                                active_calls: number;
                                 /** @description a heartbeat within the last 30 s */
                                 online: boolean;
                                 last_heartbeat_at: string | null;
@@ -4497,8 +4497,8 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    max: string | number;
-                    wait_ms?: string | number;
+                    max: number;
+                    wait_ms?: number;
                     /** @description ignored: the node key decides the tenant */
                     tenant_id?: unknown;
                     /** @description ignored: the node key decides the node */
@@ -4526,22 +4526,22 @@ export interface operations {
                                 lead_id: string;
                                 phone: string;
                                 caller_id: string;
-                                timeout_seconds: string | number;
+                                timeout_seconds: number;
                                 /** @description the agent the call is reserved for (preview, or held by the governor) */
                                 agent_id: string | null;
                                 /** @description the call's regulatory profile requires a recorded message when it is answered and no agent is free (always sent; a node reads its absence, from an older service, as false) */
                                 abandon_message_required?: boolean;
                                 /** @description the version of each of the campaign's messages (null: none), fetched once per version from `GET /api/v1/nodes/campaigns/{campaign_id}/messages/{kind}` */
                                 messages?: {
-                                    abandon: (string | number) | null;
-                                    voicemail: (string | number) | null;
-                                    opt_out: (string | number) | null;
+                                    abandon: number | null;
+                                    voicemail: number | null;
+                                    opt_out: number | null;
                                 };
                                 /** @description the key that opts the lead out during the abandon message */
                                 opt_out_digit?: string;
                                 /** @description answering-machine detection on: send `answered` with `detecting: true`, then `amd` within the budget */
                                 amd?: {
-                                    budget_ms: string | number;
+                                    budget_ms: number;
                                 } | null;
                             }[];
                         };
@@ -4581,7 +4581,7 @@ export interface operations {
                 "application/json": {
                     /** @description the commands carried out (or found moot) since the last poll */
                     ack?: string[];
-                    wait_ms?: string | number;
+                    wait_ms?: number;
                     /** @description ignored: the node key decides the tenant */
                     tenant_id?: unknown;
                     /** @description ignored: the node key decides the node */
@@ -4637,22 +4637,22 @@ export interface operations {
                                     lead_id: string;
                                     phone: string;
                                     caller_id: string;
-                                    timeout_seconds: string | number;
+                                    timeout_seconds: number;
                                     /** @description the agent the call is reserved for (preview, or held by the governor) */
                                     agent_id: string | null;
                                     /** @description the call's regulatory profile requires a recorded message when it is answered and no agent is free (always sent; a node reads its absence, from an older service, as false) */
                                     abandon_message_required?: boolean;
                                     /** @description the version of each of the campaign's messages (null: none), fetched once per version from `GET /api/v1/nodes/campaigns/{campaign_id}/messages/{kind}` */
                                     messages?: {
-                                        abandon: (string | number) | null;
-                                        voicemail: (string | number) | null;
-                                        opt_out: (string | number) | null;
+                                        abandon: number | null;
+                                        voicemail: number | null;
+                                        opt_out: number | null;
                                     };
                                     /** @description the key that opts the lead out during the abandon message */
                                     opt_out_digit?: string;
                                     /** @description answering-machine detection on: send `answered` with `detecting: true`, then `amd` within the budget */
                                     amd?: {
-                                        budget_ms: string | number;
+                                        budget_ms: number;
                                     } | null;
                                 };
                             })[];
@@ -4704,7 +4704,7 @@ export interface operations {
                     /** @description On `amd` */
                     confidence?: number;
                     /** @description On `amd`: milliseconds of audio from the answer to the verdict */
-                    ms?: string | number;
+                    ms?: number;
                     /** @enum {string} */
                     kind?: "abandon" | "voicemail" | "opt_out";
                     /** @description On `message_played`: false when it could not be played */
@@ -4718,7 +4718,7 @@ export interface operations {
                     /** @description Q.850 cause name, e.g. NO_ANSWER */
                     hangup_cause?: string;
                     /** @description On `ended` of an answered call: milliseconds from the answer until the agent's audio was bridged, as the node measured it (over 2,000 counts the call as abandoned in the compliance ledger). */
-                    node_bridge_ms?: string | number;
+                    node_bridge_ms?: number;
                     /** @description ignored: the node key decides the tenant */
                     tenant_id?: unknown;
                     /** @description ignored: the node key decides the node */
@@ -4749,7 +4749,7 @@ export interface operations {
                                 agent_id: string | null;
                                 phone: string;
                                 caller_id: string;
-                                attempt: string | number;
+                                attempt: number;
                                 /** @description claimed, ringing, answered or ended */
                                 status: string;
                                 outcome: string | null;
@@ -4781,7 +4781,7 @@ export interface operations {
                                 /** @description with `hangup`: the campaign's message to play first (the abandon message at once, the voicemail message after the beep), null when it has none */
                                 message?: {
                                     kind: "abandon" | "voicemail";
-                                    version: string | number;
+                                    version: number;
                                 } | null;
                                 /** @description on the reply to `answered`: the phone (`phone_uri`) of the agent to bridge to */
                                 agent_uri?: string | null;
@@ -4973,7 +4973,7 @@ export interface operations {
                                 agent_id: string | null;
                                 phone: string;
                                 caller_id: string;
-                                attempt: string | number;
+                                attempt: number;
                                 /** @description claimed, ringing, answered or ended */
                                 status: string;
                                 outcome: string | null;
@@ -5005,7 +5005,7 @@ export interface operations {
                                 /** @description with `hangup`: the campaign's message to play first (the abandon message at once, the voicemail message after the beep), null when it has none */
                                 message?: {
                                     kind: "abandon" | "voicemail";
-                                    version: string | number;
+                                    version: number;
                                 } | null;
                                 /** @description on the reply to `answered`: the phone (`phone_uri`) of the agent to bridge to */
                                 agent_uri?: string | null;
@@ -5018,7 +5018,7 @@ export interface operations {
                                 fields: {
                                     [key: string]: string;
                                 };
-                                attempts: string | number;
+                                attempts: number;
                             } | null;
                             screen_pop_url: string | null;
                             preview: {
@@ -5032,7 +5032,7 @@ export interface operations {
                                     fields: {
                                         [key: string]: string;
                                     };
-                                    attempts: string | number;
+                                    attempts: number;
                                 };
                                 /** Format: date-time */
                                 offered_at: string;
@@ -5099,7 +5099,7 @@ export interface operations {
                                     fields: {
                                         [key: string]: string;
                                     };
-                                    attempts: string | number;
+                                    attempts: number;
                                 };
                                 /** Format: date-time */
                                 offered_at: string;
@@ -5191,7 +5191,7 @@ export interface operations {
                                 agent_id: string | null;
                                 phone: string;
                                 caller_id: string;
-                                attempt: string | number;
+                                attempt: number;
                                 /** @description claimed, ringing, answered or ended */
                                 status: string;
                                 outcome: string | null;
@@ -5223,7 +5223,7 @@ export interface operations {
                                 /** @description with `hangup`: the campaign's message to play first (the abandon message at once, the voicemail message after the beep), null when it has none */
                                 message?: {
                                     kind: "abandon" | "voicemail";
-                                    version: string | number;
+                                    version: number;
                                 } | null;
                                 /** @description on the reply to `answered`: the phone (`phone_uri`) of the agent to bridge to */
                                 agent_uri?: string | null;
@@ -5401,7 +5401,7 @@ export interface operations {
                                 agent_id: string | null;
                                 phone: string;
                                 caller_id: string;
-                                attempt: string | number;
+                                attempt: number;
                                 /** @description claimed, ringing, answered or ended */
                                 status: string;
                                 outcome: string | null;
@@ -5433,7 +5433,7 @@ export interface operations {
                                 /** @description with `hangup`: the campaign's message to play first (the abandon message at once, the voicemail message after the beep), null when it has none */
                                 message?: {
                                     kind: "abandon" | "voicemail";
-                                    version: string | number;
+                                    version: number;
                                 } | null;
                                 /** @description on the reply to `answered`: the phone (`phone_uri`) of the agent to bridge to */
                                 agent_uri?: string | null;
@@ -5496,18 +5496,18 @@ export interface operations {
                                     time_zone: string;
                                 };
                                 /** @description calls connected to the agent that started that day */
-                                calls: string | number;
-                                talk_seconds: string | number;
-                                wrap_up_seconds: string | number;
+                                calls: number;
+                                talk_seconds: number;
+                                wrap_up_seconds: number;
                                 average_talk_seconds: number | null;
                                 average_wrap_up_seconds: number | null;
                                 /** @description time in each state that day, the current state up to now included */
                                 seconds_by_state: {
-                                    [key: string]: string | number;
+                                    [key: string]: number;
                                 };
                                 /** @description time paused for each reason (`unspecified` when none was given) */
                                 paused_seconds_by_reason: {
-                                    [key: string]: string | number;
+                                    [key: string]: number;
                                 };
                             };
                         };
@@ -5559,7 +5559,7 @@ export interface operations {
                             items: {
                                 /** Format: uuid */
                                 call_id: string;
-                                attempt: string | number;
+                                attempt: number;
                                 /** Format: date-time */
                                 started_at: string;
                                 outcome: string;
@@ -5568,12 +5568,12 @@ export interface operations {
                                 agent_id: string | null;
                                 agent_email: string | null;
                                 notes: string | null;
-                                talk_seconds: string | number;
+                                talk_seconds: number;
                             }[];
                         };
-                        total: string | number;
-                        limit: string | number;
-                        offset: string | number;
+                        total: number;
+                        limit: number;
+                        offset: number;
                     };
                 };
             };
@@ -5639,9 +5639,9 @@ export interface operations {
                                 notes: string | null;
                             }[];
                         };
-                        total: string | number;
-                        limit: string | number;
-                        offset: string | number;
+                        total: number;
+                        limit: number;
+                        offset: number;
                     };
                 };
             };
@@ -5694,9 +5694,9 @@ export interface operations {
                                 label: string;
                             }[];
                         };
-                        total: string | number;
-                        limit: string | number;
-                        offset: string | number;
+                        total: number;
+                        limit: number;
+                        offset: number;
                     };
                 };
             };
@@ -5781,27 +5781,27 @@ export interface operations {
                                         time_zone: string;
                                     };
                                     /** @description calls connected to the agent that started that day */
-                                    calls: string | number;
-                                    talk_seconds: string | number;
-                                    wrap_up_seconds: string | number;
+                                    calls: number;
+                                    talk_seconds: number;
+                                    wrap_up_seconds: number;
                                     average_talk_seconds: number | null;
                                     average_wrap_up_seconds: number | null;
                                     /** @description time in each state that day, the current state up to now included */
                                     seconds_by_state: {
-                                        [key: string]: string | number;
+                                        [key: string]: number;
                                     };
                                     /** @description time paused for each reason (`unspecified` when none was given) */
                                     paused_seconds_by_reason: {
-                                        [key: string]: string | number;
+                                        [key: string]: number;
                                     };
                                 };
                             }[];
                             counts: {
                                 by_state: {
-                                    [key: string]: string | number;
+                                    [key: string]: number;
                                 };
                                 paused_by_reason: {
-                                    [key: string]: string | number;
+                                    [key: string]: number;
                                 };
                             };
                         };
@@ -5868,9 +5868,9 @@ export interface operations {
                                 ready_at: string | null;
                             }[];
                         };
-                        total: string | number;
-                        limit: string | number;
-                        offset: string | number;
+                        total: number;
+                        limit: number;
+                        offset: number;
                     };
                 };
             };
@@ -6013,7 +6013,7 @@ export interface operations {
                                 agent_id: string | null;
                                 phone: string;
                                 caller_id: string;
-                                attempt: string | number;
+                                attempt: number;
                                 /** @description claimed, ringing, answered or ended */
                                 status: string;
                                 outcome: string | null;
@@ -6045,7 +6045,7 @@ export interface operations {
                                 /** @description with `hangup`: the campaign's message to play first (the abandon message at once, the voicemail message after the beep), null when it has none */
                                 message?: {
                                     kind: "abandon" | "voicemail";
-                                    version: string | number;
+                                    version: number;
                                 } | null;
                                 /** @description on the reply to `answered`: the phone (`phone_uri`) of the agent to bridge to */
                                 agent_uri?: string | null;
@@ -6110,7 +6110,7 @@ export interface operations {
                                 agent_id: string | null;
                                 phone: string;
                                 caller_id: string;
-                                attempt: string | number;
+                                attempt: number;
                                 /** @description claimed, ringing, answered or ended */
                                 status: string;
                                 outcome: string | null;
@@ -6142,7 +6142,7 @@ export interface operations {
                                 /** @description with `hangup`: the campaign's message to play first (the abandon message at once, the voicemail message after the beep), null when it has none */
                                 message?: {
                                     kind: "abandon" | "voicemail";
-                                    version: string | number;
+                                    version: number;
                                 } | null;
                                 /** @description on the reply to `answered`: the phone (`phone_uri`) of the agent to bridge to */
                                 agent_uri?: string | null;
@@ -6220,7 +6220,7 @@ export interface operations {
                                 agent_id: string | null;
                                 phone: string;
                                 caller_id: string;
-                                attempt: string | number;
+                                attempt: number;
                                 /** @description claimed, ringing, answered or ended */
                                 status: string;
                                 outcome: string | null;
@@ -6252,7 +6252,7 @@ export interface operations {
                                 /** @description with `hangup`: the campaign's message to play first (the abandon message at once, the voicemail message after the beep), null when it has none */
                                 message?: {
                                     kind: "abandon" | "voicemail";
-                                    version: string | number;
+                                    version: number;
                                 } | null;
                                 /** @description on the reply to `answered`: the phone (`phone_uri`) of the agent to bridge to */
                                 agent_uri?: string | null;
@@ -6328,7 +6328,7 @@ export interface operations {
                                 agent_id: string | null;
                                 phone: string;
                                 caller_id: string;
-                                attempt: string | number;
+                                attempt: number;
                                 outcome: "answered" | "no_answer" | "busy" | "failed" | "machine" | "abandoned" | "cancelled";
                                 hangup_cause: string | null;
                                 disposition: string | null;
@@ -6340,9 +6340,9 @@ export interface operations {
                                 started_at: string;
                                 answered_at: string | null;
                                 ended_at: string | null;
-                                ring_seconds: string | number;
-                                talk_seconds: string | number;
-                                bridge_ms: (string | number) | null;
+                                ring_seconds: number;
+                                talk_seconds: number;
+                                bridge_ms: number | null;
                                 profile: {
                                     name: string;
                                     version: string;
@@ -6359,7 +6359,7 @@ export interface operations {
                                     result: string;
                                     confidence: number;
                                     /** @description milliseconds from the answer to the verdict */
-                                    ms: string | number;
+                                    ms: number;
                                     /** @description a machine verdict put through to an agent to estimate false positives */
                                     sampled: boolean;
                                 } | null;
@@ -6391,9 +6391,9 @@ export interface operations {
                                 created_at: string;
                             }[];
                         };
-                        total: string | number;
-                        limit: string | number;
-                        offset: string | number;
+                        total: number;
+                        limit: number;
+                        offset: number;
                     };
                 };
             };
@@ -6453,9 +6453,9 @@ export interface operations {
                                 created_at: string;
                             }[];
                         };
-                        total: string | number;
-                        limit: string | number;
-                        offset: string | number;
+                        total: number;
+                        limit: number;
+                        offset: number;
                     };
                 };
             };
@@ -6565,12 +6565,12 @@ export interface operations {
                         status: "success";
                         data: {
                             report: {
-                                rows: string | number;
-                                added: string | number;
-                                already_listed: string | number;
-                                rejected: string | number;
+                                rows: number;
+                                added: number;
+                                already_listed: number;
+                                rejected: number;
                                 rejections: {
-                                    row: string | number;
+                                    row: number;
                                     value: string;
                                     reason: string;
                                 }[];
@@ -6698,9 +6698,9 @@ export interface operations {
                                 created_at: string;
                             }[];
                         };
-                        total: string | number;
-                        limit: string | number;
-                        offset: string | number;
+                        total: number;
+                        limit: number;
+                        offset: number;
                     };
                 };
             };
@@ -6764,9 +6764,9 @@ export interface operations {
                                 cleared_at: string | null;
                             }[];
                         };
-                        total: string | number;
-                        limit: string | number;
-                        offset: string | number;
+                        total: number;
+                        limit: number;
+                        offset: number;
                     };
                 };
             };
@@ -6833,9 +6833,9 @@ export interface operations {
                                 updated_at: string;
                             }[];
                         };
-                        total: string | number;
-                        limit: string | number;
-                        offset: string | number;
+                        total: number;
+                        limit: number;
+                        offset: number;
                     };
                 };
             };
@@ -7163,7 +7163,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /** @description how long the previous secret still signs beside the new one (default a day): receivers switch without losing an event */
-                    overlap_seconds?: string | number;
+                    overlap_seconds?: number;
                 };
             };
         };
@@ -7260,20 +7260,20 @@ export interface operations {
                                 event_id: string;
                                 event_type: string;
                                 /** @description 1 for the first attempt of a delivery */
-                                attempt: string | number;
+                                attempt: number;
                                 /** Format: date-time */
                                 attempted_at: string;
-                                duration_ms: string | number;
+                                duration_ms: number;
                                 /** @description null when no answer came (time-out, refused address, connection failure) */
-                                response_status: (string | number) | null;
+                                response_status: number | null;
                                 /** @description the first kilobyte of the answer */
                                 response_body: string | null;
                                 error: string | null;
                             }[];
                         };
-                        total: string | number;
-                        limit: string | number;
-                        offset: string | number;
+                        total: number;
+                        limit: number;
+                        offset: number;
                     };
                 };
             };
@@ -7403,7 +7403,7 @@ export interface operations {
                             agent_id: string | null;
                             phone: string;
                             caller_id: string;
-                            attempt: string | number;
+                            attempt: number;
                             outcome: "answered" | "no_answer" | "busy" | "failed" | "machine" | "abandoned" | "cancelled";
                             hangup_cause: string | null;
                             disposition: string | null;
@@ -7415,9 +7415,9 @@ export interface operations {
                             started_at: string;
                             answered_at: string | null;
                             ended_at: string | null;
-                            ring_seconds: string | number;
-                            talk_seconds: string | number;
-                            bridge_ms: (string | number) | null;
+                            ring_seconds: number;
+                            talk_seconds: number;
+                            bridge_ms: number | null;
                             profile: {
                                 name: string;
                                 version: string;
@@ -7434,7 +7434,7 @@ export interface operations {
                                 result: string;
                                 confidence: number;
                                 /** @description milliseconds from the answer to the verdict */
-                                ms: string | number;
+                                ms: number;
                                 /** @description a machine verdict put through to an agent to estimate false positives */
                                 sampled: boolean;
                             } | null;
@@ -7536,7 +7536,7 @@ export interface operations {
                             agent_id: string | null;
                             phone: string;
                             caller_id: string;
-                            attempt: string | number;
+                            attempt: number;
                             outcome: "answered" | "no_answer" | "busy" | "failed" | "machine" | "abandoned" | "cancelled";
                             hangup_cause: string | null;
                             disposition: string | null;
@@ -7548,9 +7548,9 @@ export interface operations {
                             started_at: string;
                             answered_at: string | null;
                             ended_at: string | null;
-                            ring_seconds: string | number;
-                            talk_seconds: string | number;
-                            bridge_ms: (string | number) | null;
+                            ring_seconds: number;
+                            talk_seconds: number;
+                            bridge_ms: number | null;
                             profile: {
                                 name: string;
                                 version: string;
@@ -7567,7 +7567,7 @@ export interface operations {
                                 result: string;
                                 confidence: number;
                                 /** @description milliseconds from the answer to the verdict */
-                                ms: string | number;
+                                ms: number;
                                 /** @description a machine verdict put through to an agent to estimate false positives */
                                 sampled: boolean;
                             } | null;
@@ -7664,7 +7664,7 @@ export interface operations {
                             /** @description where `timezone` came from: the file's zone `column`; the `number` (its first zone; the dialer applies the strictest of all the number's zones); the import's `default` */
                             zone_source: "column" | "number" | "default";
                             state: "Fresh" | "Dialing" | "Connected" | "Retry" | "Callback" | "Completed" | "Exhausted" | "DoNotCall";
-                            attempts: string | number;
+                            attempts: number;
                             fields: {
                                 [key: string]: string;
                             };
@@ -7741,7 +7741,7 @@ export interface operations {
                             /** @description where `timezone` came from: the file's zone `column`; the `number` (its first zone; the dialer applies the strictest of all the number's zones); the import's `default` */
                             zone_source: "column" | "number" | "default";
                             state: "Fresh" | "Dialing" | "Connected" | "Retry" | "Callback" | "Completed" | "Exhausted" | "DoNotCall";
-                            attempts: string | number;
+                            attempts: number;
                             fields: {
                                 [key: string]: string;
                             };
@@ -7935,12 +7935,12 @@ export interface operations {
                             id: string;
                             /** Format: uuid */
                             lead_list_id: string;
-                            imported: string | number;
-                            rejected: string | number;
+                            imported: number;
+                            rejected: number;
                             /** @description the first 100 rejected rows */
                             errors: {
                                 /** @description data row, counted from 1 after the header */
-                                row: string | number;
+                                row: number;
                                 column: string | null;
                                 reason: string;
                             }[];

@@ -1,3 +1,4 @@
+import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
 import type { ServiceDeps } from "../../deps.ts";
 import { currentCallOf } from "../../dialer/calls.ts";
@@ -27,8 +28,8 @@ export const AgentBoardSchema = t.Object({
     }),
   ),
   counts: t.Object({
-    by_state: t.Record(t.String(), t.Integer()),
-    paused_by_reason: t.Record(t.String(), t.Integer({ description: "`unspecified` for none" })),
+    by_state: t.Record(t.String(), Type.Integer()),
+    paused_by_reason: t.Record(t.String(), Type.Integer({ description: "`unspecified` for none" })),
   }),
 });
 

@@ -1,3 +1,4 @@
+import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
 import { agentCallbacks, leadAttempts } from "../../../db/queries/agent-desk.ts";
 import { findTenantCall } from "../../../db/queries/dialer.ts";
@@ -14,7 +15,7 @@ const CALLBACKS_LIMIT = 50;
 
 export const AttemptSchema = t.Object({
   call_id: t.String({ format: "uuid" }),
-  attempt: t.Integer(),
+  attempt: Type.Integer(),
   started_at: t.String({ format: "date-time" }),
   outcome: t.String(),
   disposition: t.Union([t.String(), t.Null()]),
@@ -22,7 +23,7 @@ export const AttemptSchema = t.Object({
   agent_id: t.Union([t.String({ format: "uuid" }), t.Null()]),
   agent_email: t.Union([t.String(), t.Null()]),
   notes: t.Union([t.String(), t.Null()]),
-  talk_seconds: t.Integer(),
+  talk_seconds: Type.Integer(),
 });
 
 export const CallbackSchema = t.Object({

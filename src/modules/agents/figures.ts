@@ -1,3 +1,4 @@
+import { Type } from "@sinclair/typebox";
 import { type Static, t } from "elysia";
 import { connectedCallFigures, loggedStateSeconds } from "../../../db/queries/agent-figures.ts";
 import type { ServiceDeps } from "../../deps.ts";
@@ -6,7 +7,7 @@ import { unprocessable } from "../../errors.ts";
 import { instantOf, localParts } from "../../lib/zone-time.ts";
 import { canonicalTimeZone } from "../leads/normalise.ts";
 
-const Seconds = t.Integer({ minimum: 0 });
+const Seconds = Type.Integer({ minimum: 0 });
 
 export const AgentFiguresSchema = t.Object({
   user_id: t.String({ format: "uuid" }),
@@ -18,7 +19,7 @@ export const AgentFiguresSchema = t.Object({
     },
     { description: "the local day counted, in the zone asked for (UTC when none)" },
   ),
-  calls: t.Integer({ description: "calls connected to the agent that started that day" }),
+  calls: Type.Integer({ description: "calls connected to the agent that started that day" }),
   talk_seconds: Seconds,
   wrap_up_seconds: Seconds,
   average_talk_seconds: t.Union([t.Number(), t.Null()]),

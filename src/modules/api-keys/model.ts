@@ -1,3 +1,4 @@
+import { Type } from "@sinclair/typebox";
 import { type Static, t } from "elysia";
 import type { ApiKeyRow } from "../../../db/queries/access.ts";
 import { Timestamp } from "../users/model.ts";
@@ -20,7 +21,7 @@ export const ScopesSchema = t.Object(
 );
 
 /** Bounded so the exact rolling-minute counter of a key stays small. */
-export const RateLimitPerMinute = t.Integer({ minimum: 1, maximum: 10_000 });
+export const RateLimitPerMinute = Type.Integer({ minimum: 1, maximum: 10_000 });
 
 export const CreateApiKeyBody = t.Object(
   {
@@ -37,7 +38,7 @@ export const ApiKeySchema = t.Object({
   name: t.String(),
   prefix: t.String({ description: "the key's first characters, to recognise it" }),
   scopes: ScopesSchema,
-  rate_limit_per_minute: t.Union([t.Integer(), t.Null()]),
+  rate_limit_per_minute: t.Union([Type.Integer(), t.Null()]),
   created_at: Timestamp,
   last_used_at: t.Union([Timestamp, t.Null()]),
   revoked_at: t.Union([Timestamp, t.Null()]),

@@ -1,3 +1,4 @@
+import { Type } from "@sinclair/typebox";
 import { type Static, t } from "elysia";
 import type { CampaignRecord } from "../../../actors/campaign.machine.ts";
 import {
@@ -61,8 +62,8 @@ const settings = {
   dial_mode: DialModeSchema,
   caller_id: t.Union([E164, t.Null()]),
   calling_window: CallingWindowSchema,
-  max_attempts: t.Integer({ minimum: 1, maximum: 50 }),
-  retry_delay_seconds: t.Integer({ minimum: 60, maximum: 2_592_000 }),
+  max_attempts: Type.Integer({ minimum: 1, maximum: 50 }),
+  retry_delay_seconds: Type.Integer({ minimum: 60, maximum: 2_592_000 }),
   dial_ratio: t.Number({ minimum: 1, maximum: 5 }),
   max_abandon_rate: t.Number({ minimum: 0, maximum: 0.1 }),
   regulatory_profile: t.String({
@@ -74,7 +75,7 @@ const settings = {
     description: "the key that puts the lead on the do-not-call list during the abandon message",
   }),
   amd_enabled: t.Boolean({ description: "answering-machine detection after each answer" }),
-  amd_budget_ms: t.Integer({
+  amd_budget_ms: Type.Integer({
     minimum: 1000,
     maximum: 10_000,
     description: "how long detection listens before it says unknown (connected to an agent)",
@@ -92,7 +93,7 @@ const settings = {
     description:
       "the share of machine verdicts put through to agents anyway, whose dispositions estimate detection's false positives",
   }),
-  wrap_up_seconds: t.Integer({
+  wrap_up_seconds: Type.Integer({
     minimum: 0,
     maximum: 3600,
     description:
@@ -109,13 +110,13 @@ const settings = {
     description:
       "the code a wrap-up that ran out ends with: one of disposition_codes, not a callback",
   }),
-  after_call_pause_seconds: t.Integer({
+  after_call_pause_seconds: Type.Integer({
     minimum: 0,
     maximum: 600,
     description:
       "a breath after each disposition: the agent is paused (reason after_call) this long, then ready again",
   }),
-  preview_timeout_seconds: t.Integer({
+  preview_timeout_seconds: Type.Integer({
     minimum: 5,
     maximum: 3600,
     description:
@@ -145,7 +146,7 @@ export type CreateCampaignInput = Static<typeof CreateCampaignBody>;
 
 export const PatchCampaignBody = t.Object(
   {
-    version: t.Integer({ minimum: 1, description: "the version the change is based on" }),
+    version: Type.Integer({ minimum: 1, description: "the version the change is based on" }),
     ...optionalSettings,
   },
   { additionalProperties: false },
@@ -173,45 +174,45 @@ export const CampaignSchema = t.Object({
   dial_mode: DialModeSchema,
   caller_id: t.Union([t.String(), t.Null()]),
   calling_window: CallingWindowSchema,
-  max_attempts: t.Integer(),
-  retry_delay_seconds: t.Integer(),
+  max_attempts: Type.Integer(),
+  retry_delay_seconds: Type.Integer(),
   dial_ratio: t.Number(),
   max_abandon_rate: t.Number(),
   regulatory_profile: t.String({ description: "us, uk, ca or none" }),
   opt_out_digit: t.String(),
   amd_enabled: t.Boolean(),
-  amd_budget_ms: t.Integer(),
+  amd_budget_ms: Type.Integer(),
   machine_action: MachineActionSchema,
   amd_sample_percent: t.Number(),
-  wrap_up_seconds: t.Integer(),
+  wrap_up_seconds: Type.Integer(),
   disposition_codes: t.Array(DispositionCodeSchema),
   default_disposition: t.String(),
-  after_call_pause_seconds: t.Integer(),
-  preview_timeout_seconds: t.Integer(),
+  after_call_pause_seconds: Type.Integer(),
+  preview_timeout_seconds: Type.Integer(),
   screen_pop_url: t.Union([t.String(), t.Null()]),
   messages: t.Object(
     {
-      abandon: t.Union([t.Integer(), t.Null()]),
-      voicemail: t.Union([t.Integer(), t.Null()]),
-      opt_out: t.Union([t.Integer(), t.Null()]),
+      abandon: t.Union([Type.Integer(), t.Null()]),
+      voicemail: t.Union([Type.Integer(), t.Null()]),
+      opt_out: t.Union([Type.Integer(), t.Null()]),
     },
     { description: "the version of each recorded message, null while there is none" },
   ),
   effective_calling_window: EffectiveWindowSchema,
-  version: t.Integer(),
+  version: Type.Integer(),
   created_at: Timestamp,
   updated_at: Timestamp,
 });
 export type CampaignView = Static<typeof CampaignSchema>;
 
 export const CampaignStatsSchema = t.Object({
-  leads_total: t.Integer(),
-  leads_by_state: t.Record(t.String(), t.Integer()),
-  calls_in_flight: t.Integer(),
-  agents_by_state: t.Record(t.String(), t.Integer()),
+  leads_total: Type.Integer(),
+  leads_by_state: t.Record(t.String(), Type.Integer()),
+  calls_in_flight: Type.Integer(),
+  agents_by_state: t.Record(t.String(), Type.Integer()),
   answer_rate: t.Number({ description: "share of recent calls picked up" }),
   recent_calls: t.Optional(
-    t.Integer({ description: "the recent calls the rates are measured over (0: no rate yet)" }),
+    Type.Integer({ description: "the recent calls the rates are measured over (0: no rate yet)" }),
   ),
   abandon_rate: t.Number({
     description:
@@ -283,34 +284,36 @@ export const campaignView = (campaign: CampaignRecord): CampaignView => ({
 const LedgerViewSchema = t.Object({
   from: Timestamp,
   to: Timestamp,
-  live_answers: t.Integer(),
-  abandons: t.Integer(),
+  live_answers: Type.Integer(),
+  abandons: Type.Integer(),
   estimated_false_positives: t.Number({
     description:
       "people answering-machine detection hung up on, estimated from the sampled verdicts agents judged; counted as live answers and abandons in the rate and the budget",
   }),
   abandon_rate: t.Number(),
-  abandon_budget: t.Integer({ description: "abandons still allowed in this view" }),
+  abandon_budget: Type.Integer({ description: "abandons still allowed in this view" }),
 });
 
 const MediaComplianceSchema = t.Object(
   {
     abandon_message: t.Object({
       required: t.Boolean({ description: "the campaign's profile requires one" }),
-      version: t.Union([t.Integer(), t.Null()], { description: "null: none is recorded" }),
-      played: t.Integer(),
-      completed: t.Integer({ description: "played to the end" }),
-      not_played: t.Integer({
+      version: t.Union([Type.Integer(), t.Null()], { description: "null: none is recorded" }),
+      played: Type.Integer(),
+      completed: Type.Integer({ description: "played to the end" }),
+      not_played: Type.Integer({
         description:
           "abandoned calls that did not hear it (none recorded, or it could not be fetched)",
       }),
     }),
-    voicemail_drops: t.Integer(),
-    opt_outs: t.Integer({ description: "numbers put on the do-not-call list by key press" }),
+    voicemail_drops: Type.Integer(),
+    opt_outs: Type.Integer({ description: "numbers put on the do-not-call list by key press" }),
     amd: t.Object({
-      verdicts: t.Record(t.String(), t.Integer(), { description: "human, machine, fax, unknown" }),
-      sampled: t.Integer({ description: "machine verdicts put through to agents anyway" }),
-      sampled_judged: t.Integer({ description: "of those, the ones agents dispositioned" }),
+      verdicts: t.Record(t.String(), Type.Integer(), {
+        description: "human, machine, fax, unknown",
+      }),
+      sampled: Type.Integer({ description: "machine verdicts put through to agents anyway" }),
+      sampled_judged: Type.Integer({ description: "of those, the ones agents dispositioned" }),
       false_positive_rate: t.Union([t.Number(), t.Null()], {
         description:
           "people among the judged samples (disposition other than answering_machine); null before any",
@@ -342,6 +345,6 @@ export const ComplianceSchema = t.Object({
   ),
   window: LedgerViewSchema,
   last_24_hours: LedgerViewSchema,
-  abandon_budget: t.Integer({ description: "the smaller of the two views' budgets" }),
+  abandon_budget: Type.Integer({ description: "the smaller of the two views' budgets" }),
   media: MediaComplianceSchema,
 });

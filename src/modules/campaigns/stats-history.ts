@@ -1,3 +1,4 @@
+import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
 import { findTenantCampaign } from "../../../db/queries/campaigns.ts";
 import { minuteFigures } from "../../../db/queries/stats-history.ts";
@@ -34,20 +35,20 @@ export const StatsHistoryQuery = t.Object({
 
 export const MinuteFiguresSchema = t.Object({
   minute: t.String({ format: "date-time", description: "the minute's start" }),
-  attempts: t.Integer({ description: "calls that ended in the minute" }),
-  answered: t.Integer({ description: "answered and put through to an agent within 2 s" }),
-  abandoned: t.Integer({
+  attempts: Type.Integer({ description: "calls that ended in the minute" }),
+  answered: Type.Integer({ description: "answered and put through to an agent within 2 s" }),
+  abandoned: Type.Integer({
     description:
       "as the compliance ledger counts them: answered with no agent to take them, or put through later than 2 s (bridged_late)",
   }),
-  bridged_late: t.Integer({
+  bridged_late: Type.Integer({
     description: "put through to an agent later than 2 s after the answer",
   }),
-  machine: t.Integer(),
-  no_answer: t.Integer(),
-  busy: t.Integer(),
-  failed: t.Integer(),
-  talk_seconds: t.Integer(),
+  machine: Type.Integer(),
+  no_answer: Type.Integer(),
+  busy: Type.Integer(),
+  failed: Type.Integer(),
+  talk_seconds: Type.Integer(),
   answer_rate: t.Union([t.Number(), t.Null()], {
     description: "picked up (answered, abandoned, machine) over attempts; null with none",
   }),

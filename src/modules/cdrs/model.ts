@@ -1,3 +1,4 @@
+import { Type } from "@sinclair/typebox";
 import { type Static, t } from "elysia";
 import type { CdrRow, NamedCdrRow } from "../../../db/queries/calls.ts";
 import { CALL_OUTCOMES } from "../../../db/schema/calls.ts";
@@ -27,7 +28,7 @@ export const HeardOnCallSchema = {
       {
         result: t.String({ description: "human, machine, fax or unknown" }),
         confidence: t.Number(),
-        ms: t.Integer({ description: "milliseconds from the answer to the verdict" }),
+        ms: Type.Integer({ description: "milliseconds from the answer to the verdict" }),
         sampled: t.Boolean({
           description: "a machine verdict put through to an agent to estimate false positives",
         }),
@@ -62,7 +63,7 @@ export const CdrSchema = t.Object({
   agent_id: nullable(t.String({ format: "uuid" })),
   phone: t.String(),
   caller_id: t.String(),
-  attempt: t.Integer(),
+  attempt: Type.Integer(),
   outcome: OutcomeSchema,
   hangup_cause: nullable(t.String()),
   disposition: nullable(t.String()),
@@ -79,10 +80,10 @@ export const CdrSchema = t.Object({
   started_at: Timestamp,
   answered_at: nullable(Timestamp),
   ended_at: nullable(Timestamp),
-  ring_seconds: t.Integer(),
-  talk_seconds: t.Integer(),
+  ring_seconds: Type.Integer(),
+  talk_seconds: Type.Integer(),
   bridge_ms: nullable(
-    t.Integer({
+    Type.Integer({
       description: "milliseconds from the answer to the agent's audio, as the node reported",
     }),
   ),

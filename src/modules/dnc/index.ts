@@ -1,3 +1,4 @@
+import { Type } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
 import { type DncRow, findDncEntry, listDnc } from "../../../db/queries/calls.ts";
 import type { ServiceDeps } from "../../deps.ts";
@@ -136,12 +137,12 @@ export const dncModule = (deps: ServiceDeps, auth: AuthGuard) =>
             "The column named `phone`, else the first (a first row that is not a number is a header); at most 100,000 rows and 5 MB (413). `data.report` `{rows, added, already_listed, rejected, rejections}`: each refused row (`invalid_phone`, `missing_phone`, `duplicate` in the file, `unclosed_quote`: a quote never closed, which takes the rest of the file), the first 100 listed with their row number; a file with no number is 422 naming `file`. One audit record, `dnc.imported`.",
           ...documented({
             report: t.Object({
-              rows: t.Integer(),
-              added: t.Integer(),
-              already_listed: t.Integer(),
-              rejected: t.Integer(),
+              rows: Type.Integer(),
+              added: Type.Integer(),
+              already_listed: Type.Integer(),
+              rejected: Type.Integer(),
               rejections: t.Array(
-                t.Object({ row: t.Integer(), value: t.String(), reason: t.String() }),
+                t.Object({ row: Type.Integer(), value: t.String(), reason: t.String() }),
               ),
             }),
           }),

@@ -1,3 +1,4 @@
+import { Type } from "@sinclair/typebox";
 import { type Static, t } from "elysia";
 import type { NodeRow } from "../../../db/queries/access.ts";
 import { MESSAGE_KINDS } from "../../../db/schema/campaigns.ts";
@@ -10,7 +11,7 @@ export const NODE_OFFLINE_AFTER_MS = 30_000;
 export const CreateEdgeNodeBody = t.Object(
   {
     name: t.String({ minLength: 1, maxLength: 200, pattern: "\\S" }),
-    max_concurrent_calls: t.Integer({ minimum: 1, maximum: 10_000 }),
+    max_concurrent_calls: Type.Integer({ minimum: 1, maximum: 10_000 }),
   },
   { additionalProperties: false },
 );
@@ -24,7 +25,7 @@ const IgnoredIdentity = {
 
 export const HeartbeatBody = t.Object(
   {
-    active_calls: t.Integer({ minimum: 0, maximum: 100_000 }),
+    active_calls: Type.Integer({ minimum: 0, maximum: 100_000 }),
     active_call_ids: t.Optional(
       t.Array(t.String({ format: "uuid" }), {
         maxItems: 10_000,
@@ -40,8 +41,8 @@ export const HeartbeatBody = t.Object(
 
 export const ClaimBody = t.Object(
   {
-    max: t.Integer({ minimum: 1, maximum: 100 }),
-    wait_ms: t.Optional(t.Integer({ minimum: 0, maximum: 30_000 })),
+    max: Type.Integer({ minimum: 1, maximum: 100 }),
+    wait_ms: t.Optional(Type.Integer({ minimum: 0, maximum: 30_000 })),
     ...IgnoredIdentity,
   },
   { additionalProperties: false },
@@ -70,7 +71,7 @@ export const CallEventBody = t.Object(
     ),
     confidence: t.Optional(t.Number({ minimum: 0, maximum: 1, description: "On `amd`" })),
     ms: t.Optional(
-      t.Integer({
+      Type.Integer({
         minimum: 0,
         maximum: 600_000,
         description: "On `amd`: milliseconds of audio from the answer to the verdict",
@@ -104,7 +105,7 @@ export const CallEventBody = t.Object(
       t.String({ maxLength: 64, description: "Q.850 cause name, e.g. NO_ANSWER" }),
     ),
     node_bridge_ms: t.Optional(
-      t.Integer({
+      Type.Integer({
         minimum: 0,
         maximum: 86_400_000,
         description:
@@ -121,8 +122,8 @@ export const EdgeNodeSchema = t.Object({
   tenant_id: t.String({ format: "uuid" }),
   name: t.String(),
   prefix: t.String(),
-  max_concurrent_calls: t.Integer(),
-  active_calls: t.Integer(),
+  max_concurrent_calls: Type.Integer(),
+  active_calls: Type.Integer(),
   online: t.Boolean({
     description: `a heartbeat within the last ${NODE_OFFLINE_AFTER_MS / 1000} s`,
   }),
@@ -167,7 +168,7 @@ export const CallReplySchema = t.Object({
     t.Union([
       t.Object({
         kind: t.Union([t.Literal("abandon"), t.Literal("voicemail")]),
-        version: t.Integer({ minimum: 1 }),
+        version: Type.Integer({ minimum: 1 }),
       }),
       t.Null(),
     ]),
@@ -221,7 +222,7 @@ export const CommandPollBody = t.Object(
         description: "the commands carried out (or found moot) since the last poll",
       }),
     ),
-    wait_ms: t.Optional(t.Integer({ minimum: 0, maximum: 30_000 })),
+    wait_ms: t.Optional(Type.Integer({ minimum: 0, maximum: 30_000 })),
     ...IgnoredIdentity,
   },
   { additionalProperties: false },

@@ -1,3 +1,4 @@
+import { Type } from "@sinclair/typebox";
 import { type Static, t } from "elysia";
 import type { LeadImportRow, LeadListRow, LeadRow } from "../../../db/queries/leads.ts";
 import { LEAD_STATES, leads } from "../../../db/schema/leads.ts";
@@ -43,7 +44,7 @@ export const LeadListSchema = t.Object({
   campaign_id: t.String({ format: "uuid" }),
   name: t.String(),
   caller_id: t.String(),
-  lead_count: t.Integer(),
+  lead_count: Type.Integer(),
   created_at: Timestamp,
   updated_at: Timestamp,
 });
@@ -69,7 +70,7 @@ export const LeadSchema = t.Object({
   timezone: t.String(),
   zone_source: ZoneSourceSchema,
   state: LeadStateSchema,
-  attempts: t.Integer(),
+  attempts: Type.Integer(),
   fields: t.Record(t.String(), t.String()),
   next_attempt_at: nullableTimestamp,
   last_outcome: t.Union([t.String(), t.Null()]),
@@ -95,7 +96,7 @@ export const leadView = (row: LeadRow): LeadView => ({
 });
 
 export const ImportErrorSchema = t.Object({
-  row: t.Integer({ description: "data row, counted from 1 after the header" }),
+  row: Type.Integer({ description: "data row, counted from 1 after the header" }),
   column: t.Union([t.String(), t.Null()]),
   reason: t.String(),
 });
@@ -103,8 +104,8 @@ export const ImportErrorSchema = t.Object({
 export const ImportSchema = t.Object({
   id: t.String({ format: "uuid" }),
   lead_list_id: t.String({ format: "uuid" }),
-  imported: t.Integer(),
-  rejected: t.Integer(),
+  imported: Type.Integer(),
+  rejected: Type.Integer(),
   errors: t.Array(ImportErrorSchema, { description: "the first 100 rejected rows" }),
   started_at: Timestamp,
   finished_at: Timestamp,

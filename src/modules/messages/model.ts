@@ -1,3 +1,4 @@
+import { Type } from "@sinclair/typebox";
 import { type Static, t } from "elysia";
 import type { MessageFacts } from "../../../db/queries/messages.ts";
 import { MessageKindSchema } from "../campaigns/model.ts";
@@ -16,11 +17,11 @@ export const MessageParams = t.Object({ id: t.String(), kind: t.String() });
 export const MessageSchema = t.Object({
   campaign_id: t.String({ format: "uuid" }),
   kind: MessageKindSchema,
-  version: t.Integer({ description: "grows with every change, removals included" }),
+  version: Type.Integer({ description: "grows with every change, removals included" }),
   encoding: t.String({ description: "pcm, mulaw or alaw" }),
-  sample_rate: t.Integer(),
-  duration_ms: t.Integer(),
-  bytes: t.Integer(),
+  sample_rate: Type.Integer(),
+  duration_ms: Type.Integer(),
+  bytes: Type.Integer(),
   sha256: t.String(),
   converted: t.Boolean({ description: "whether the WAV sent was converted to 8 kHz mono PCM" }),
   deleted: t.Boolean(),

@@ -1,3 +1,4 @@
+import { Type } from "@sinclair/typebox";
 import { type Static, t } from "elysia";
 import type { TenantRow } from "../../../db/queries/tenants.ts";
 import { memoByIdentity } from "../../lib/memo.ts";
@@ -24,7 +25,7 @@ export const TenantSchema = t.Object({
   id: t.String({ format: "uuid" }),
   name: t.String(),
   domain: t.String(),
-  rate_limit_per_minute: t.Integer(),
+  rate_limit_per_minute: Type.Integer(),
   regulatory_profile: t.String({ description: "the profile a new campaign starts with" }),
   not_ready_reasons: NotReadyReasonsSchema,
   transfer_numbers: t.Array(t.String(), {
@@ -47,7 +48,7 @@ export type CreateTenantInput = Static<typeof CreateTenantBody>;
 export const PatchTenantBody = t.Object(
   {
     name: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
-    rate_limit_per_minute: t.Optional(t.Integer({ minimum: 1, maximum: 10_000 })),
+    rate_limit_per_minute: t.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })),
     regulatory_profile: t.Optional(
       t.String({ description: "us, uk, ca or none: the profile new campaigns start with" }),
     ),

@@ -1,3 +1,4 @@
+import { Type } from "@sinclair/typebox";
 import { type Static, t } from "elysia";
 import type { WebhookAttemptRow, WebhookEndpointRow } from "../../../db/queries/webhooks.ts";
 import { WEBHOOK_EVENT_TYPES, WEBHOOK_STATUSES } from "../../../db/schema/webhooks.ts";
@@ -47,7 +48,7 @@ export type PatchWebhookInput = Static<typeof PatchWebhookBody>;
 export const RotateSecretBody = t.Object(
   {
     overlap_seconds: t.Optional(
-      t.Integer({
+      Type.Integer({
         minimum: 0,
         maximum: 604_800,
         description:
@@ -100,10 +101,10 @@ export const DeliverySchema = t.Object({
   delivery_id: t.String({ format: "uuid" }),
   event_id: t.String({ description: "the event's `webhook-id`, the same on every retry" }),
   event_type: t.String(),
-  attempt: t.Integer({ description: "1 for the first attempt of a delivery" }),
+  attempt: Type.Integer({ description: "1 for the first attempt of a delivery" }),
   attempted_at: Timestamp,
-  duration_ms: t.Integer(),
-  response_status: t.Union([t.Integer(), t.Null()], {
+  duration_ms: Type.Integer(),
+  response_status: t.Union([Type.Integer(), t.Null()], {
     description: "null when no answer came (time-out, refused address, connection failure)",
   }),
   response_body: t.Union([t.String(), t.Null()], {
