@@ -757,7 +757,8 @@ function decideAny(
 
 /** Commands that need the campaign's dialing state loaded before they are decided. */
 export const needsDialing = (command: CampaignCommand) =>
-  command.type !== "status" &&
+  // A start looks at the leads: a campaign started with none left to dial completes.
+  (command.type !== "status" || command.action === "start") &&
   command.type !== "settings" &&
   command.type !== "message" &&
   command.type !== "leads.recount";

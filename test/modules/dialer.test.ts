@@ -342,6 +342,17 @@ describe("dialing", () => {
       await w.request("GET", `/api/v1/campaigns/${campaignId}`, { token: adminToken })
     ).body.data.campaign;
     expect([campaign.status, campaign.stats.leads_by_state.Exhausted]).toEqual(["completed", 1]);
+
+    // Started again with nothing left to dial, it runs and completes again at once.
+    const restarted = await start();
+    expect(restarted.body.data.campaign.status).toBe("running");
+    let status = "running";
+    for (let tries = 0; tries < 100 && status === "running"; tries++) {
+      await Bun.sleep(10);
+      status = (await w.request("GET", `/api/v1/campaigns/${campaignId}`, { token: adminToken }))
+        .body.data.campaign.status;
+    }
+    expect(status).toBe("completed");
   });
 
   test("a callback set on the last attempt is still made, once, when it falls due", async () => {

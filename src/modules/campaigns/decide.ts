@@ -63,7 +63,7 @@ export function decideStatus(
 ): Decision<StatusReply> {
   const { key, action } = command;
   const bodyHash = ACTION_DIGESTS[action];
-  const { campaign, idempotency } = snapshot.context;
+  const { campaign, idempotency, dialing } = snapshot.context;
   if (key !== null) {
     const earlier = earlierReply(idempotency, key, bodyHash, now);
     if (earlier) return answer(earlier);
@@ -118,6 +118,10 @@ export function decideStatus(
         to,
         by: command.by,
       },
+      // Started with every lead final, it completes: the recount, from the database, decides.
+      ...(to === "running" && dialing && dialingDone(dialing)
+        ? [{ type: "recount" as const, tenantId: campaign.tenantId, campaignId: campaign.id }]
+        : []),
     ],
     reply: () => ({ status: 200, text, replayed: false }),
   };
