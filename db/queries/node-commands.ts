@@ -22,14 +22,24 @@ export async function hasPendingCommands(db: Executor, nodeId: string): Promise<
   return rows.length > 0;
 }
 
+/** Whether a command's call has ended: the command is moot, and a dial would place a call closed. */
+const callEnded = sql`exists (select 1 from calls c where c.id = ${nodeCommands.callId} and c.status = 'ended')`;
+
 /**
  * The node's commands not yet acknowledged, oldest first, each marked as handed out once
- * more: every poll hands out all of them until the node acknowledges each.
+ * more: every poll hands out all of them until the node acknowledges each. Those whose calls
+ * have ended meanwhile are withdrawn (marked acknowledged) instead of handed out.
  */
 export async function deliverPendingCommands(
   db: Executor,
   params: { nodeId: string; now: Date },
 ): Promise<StoredNodeCommand[]> {
+  await db
+    .update(nodeCommands)
+    .set({ ackedAt: params.now })
+    .where(
+      and(eq(nodeCommands.edgeNodeId, params.nodeId), isNull(nodeCommands.ackedAt), callEnded),
+    );
   const pending = db
     .select({ id: nodeCommands.id })
     .from(nodeCommands)
@@ -37,6 +47,7 @@ export async function deliverPendingCommands(
       and(
         eq(nodeCommands.edgeNodeId, params.nodeId),
         isNull(nodeCommands.ackedAt),
+        sql`not ${callEnded}`,
         // A poll that waited through its node's revocation is handed nothing.
         sql`exists (select 1 from nodes n where n.id = ${params.nodeId}::uuid and n.revoked_at is null)`,
       ),

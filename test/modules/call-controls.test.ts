@@ -133,6 +133,35 @@ describe("commands to the node", () => {
     expect(await stateOf(secondToken)).toMatchObject({ state: "ready" });
   });
 
+  test("a command whose call ends before it is carried out is withdrawn", async () => {
+    const callId = await firstOnCall();
+    expect((await control(firstToken, callId, "hangup")).status).toBe(200);
+    expect((await poll(nodeKey)).map((c) => c.type)).toEqual(["hangup"]);
+    // The call ends another way before the node acknowledges: the command is moot.
+    await event(callId, "ended", { hangup_cause: "NORMAL_CLEARING" });
+    expect(await poll(nodeKey)).toEqual([]);
+    // So is a manual dial whose call failed before the node took it: it places nothing.
+    await w.request("POST", `/api/v1/calls/${callId}/disposition`, {
+      token: firstToken,
+      body: { disposition: "completed" },
+    });
+    const beat = (ids?: string[]) =>
+      w.request("POST", "/api/v1/nodes/heartbeat", {
+        token: nodeKey,
+        body: { active_calls: 0, ...(ids ? { active_call_ids: ids } : {}) },
+      });
+    await beat();
+    const dialled = await w.request("POST", "/api/v1/agents/me/dial", {
+      token: firstToken,
+      body: { phone: "+14155559999" },
+    });
+    expect(dialled.status).toBe(200);
+    w.clock.advance(11_000);
+    // The node never took it: its heartbeat does not list the call, which fails NODE_LOST.
+    await beat([]);
+    expect(await poll(nodeKey)).toEqual([]);
+  });
+
   test("a poll that waited through its node's revocation is handed no command", async () => {
     const callId = await firstOnCall();
     const waiting = poll(nodeKey, [], 1_500);
