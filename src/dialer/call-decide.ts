@@ -185,7 +185,9 @@ export function decideCallEvent(
         updatedAt: at,
       });
     case "machine":
-      if (call.machine) return unchanged(rowOf(call));
+      // Once the answer was decided (put through, or hung up on as abandoned), a machine heard
+      // late changes nothing: the call stays what it was decided to be, and counts as such.
+      if (call.machine || decidedAnswer(call)) return unchanged(rowOf(call));
       return changed(call, { ...rowOf(call), machine: true, updatedAt: at }, "machine");
     case "answered":
       if (call.status === "answered") return repeatedAnswer(campaign, call);
@@ -196,6 +198,7 @@ export function decideCallEvent(
     case "message_played": {
       const message = command.message;
       if (!message) throw badRequest(INVALID_BODY, [{ field: "kind", message: "is required" }]);
+      assertAnswered(call, "a message is played");
       const media: CallMedia = {
         ...call.media,
         message: {
@@ -213,6 +216,7 @@ export function decideCallEvent(
       return transferReported(snapshot, call, command, inputs);
     case "opt_out": {
       if (call.media?.opted_out) return unchanged(rowOf(call));
+      assertAnswered(call, "an opt-out is heard");
       const row: CallRow = {
         ...rowOf(call),
         media: { ...call.media, opted_out: true },
@@ -227,6 +231,14 @@ export function decideCallEvent(
       };
     }
   }
+}
+
+/** Answered, and put through or hung up on: not still listening for a machine. */
+const decidedAnswer = (call: LiveCall) => call.answeredAt !== null && !call.media?.detecting;
+
+/** Messages and their opt-out key come after an answer; before it, there was no one to hear. */
+function assertAnswered(call: LiveCall, what: string): void {
+  if (call.answeredAt === null) throw conflict(`${what} only after the call was answered`);
 }
 
 /** An `answered` heard again: the answer it was given, message included. */

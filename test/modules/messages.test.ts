@@ -339,7 +339,17 @@ describe("the abandoned call", () => {
     const [job] = await claim();
     expect(job.opt_out_digit).toBe("#");
     await pauseAgents(campaign.tokens);
-    await event(job.call_id, "answered");
+    // Before an answer there is no one to hear a message or press a key: 409, nothing listed.
+    const early = [
+      await event(job.call_id, "opt_out", { digit: "#" }),
+      await event(job.call_id, "message_played", { kind: "abandon", played: true }),
+    ];
+    expect(early.map((reply) => reply.status)).toEqual([409, 409]);
+    expect((await w.request("GET", "/api/v1/dnc", { token: admin })).body.data.items).toEqual([]);
+    const answered = await event(job.call_id, "answered");
+    expect(answered.body.data.call.action).toBe("hangup");
+    // A machine heard after the service hung up on the answer leaves the call abandoned.
+    expect((await event(job.call_id, "machine")).status).toBe(200);
     expect((await event(job.call_id, "opt_out", { digit: "#" })).status).toBe(200);
     // A repeat changes nothing.
     expect((await event(job.call_id, "opt_out", { digit: "#" })).status).toBe(200);
@@ -361,7 +371,7 @@ describe("the abandoned call", () => {
       }),
     );
     expect((await campaign.leads())[0]?.state).toBe("DoNotCall");
-    expect((await cdrOf(job.call_id)).opted_out).toBe(true);
+    expect(await cdrOf(job.call_id)).toMatchObject({ opted_out: true, outcome: "abandoned" });
     expect((await compliance(campaign.id)).media.opt_outs).toBe(1);
   });
 });
