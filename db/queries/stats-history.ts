@@ -56,7 +56,8 @@ export async function minuteFigures(
             ${to}::timestamptz - interval '1 minute', interval '1 minute') as minute`
         : sql`select minute from counted`
     })
-    select m.minute, coalesce(c.attempts, 0) as attempts, coalesce(c.answered, 0) as answered,
+    select (extract(epoch from m.minute) * 1000)::float8 as minute_ms,
+      coalesce(c.attempts, 0) as attempts, coalesce(c.answered, 0) as answered,
       coalesce(c.abandoned, 0) as abandoned, coalesce(c.bridged_late, 0) as bridged_late,
       coalesce(c.machine, 0) as machine,
       coalesce(c.no_answer, 0) as no_answer, coalesce(c.busy, 0) as busy,
@@ -64,7 +65,8 @@ export async function minuteFigures(
     from minutes m left join counted c on c.minute = m.minute
     order by m.minute`);
   return rowsOf<Record<string, unknown>>(result).map((row) => ({
-    minute: new Date(row.minute as string | Date),
+    // As a number: the drivers' text of a timestamp in the years 1–99 reads as 19xx or 20xx.
+    minute: new Date(Number(row.minute_ms)),
     attempts: Number(row.attempts),
     answered: Number(row.answered),
     abandoned: Number(row.abandoned),

@@ -15,12 +15,21 @@ const storable = (at: Date) => at.getUTCFullYear() >= 1 && at.getUTCFullYear() <
 
 /**
  * The epoch milliseconds of an RFC 3339 instant a client sent, or undefined for anything else:
- * another format, a date the calendar lacks, or a year the database cannot store.
+ * another format, a date the calendar lacks, or a year the database cannot store. Digits past
+ * the millisecond round it down, or up with `ceil`: the service keeps whole milliseconds, so a
+ * bound of a range rounded up keeps exactly the instants the finer bound would.
  */
-export function parseInstant(value: string): number | undefined {
-  if (!RFC3339.test(value) || !calendarDate(value)) return undefined;
-  const at = new Date(value);
-  return Number.isNaN(at.getTime()) || !storable(at) ? undefined : at.getTime();
+export function parseInstant(
+  value: string,
+  rounding: "floor" | "ceil" = "floor",
+): number | undefined {
+  const parts = RFC3339.exec(value);
+  if (!parts || !calendarDate(value)) return undefined;
+  const fraction = parts[1] ?? "";
+  const at = new Date(value.replace(fraction, fraction.slice(0, 4)));
+  if (Number.isNaN(at.getTime()) || !storable(at)) return undefined;
+  const finer = rounding === "ceil" && /[1-9]/.test(fraction.slice(4));
+  return at.getTime() + (finer ? 1 : 0);
 }
 
 export const INSTANT_EXPECTED = "must be an RFC 3339 timestamp, e.g. 2026-03-02T12:00:00Z";
@@ -32,7 +41,8 @@ function instantOf(
   errors: FieldError[],
 ): Date | undefined {
   if (value === undefined) return undefined;
-  const at = parseInstant(value);
+  // Both bounds round up: `from` keeps the instants at or after it, `to` those before it.
+  const at = parseInstant(value, "ceil");
   if (at === undefined) {
     errors.push({ field, message: INSTANT_EXPECTED });
     return undefined;

@@ -26,6 +26,19 @@ describe("instants a client sends", () => {
       expect({ value, at: parseInstant(value) }).toEqual({ value, at: undefined });
   });
 
+  test("digits past the millisecond round down, or up for a range's bounds", () => {
+    const at = Date.parse("2026-11-29T04:57:40.778Z");
+    expect(parseInstant("2026-11-29T04:57:40.778999999Z")).toBe(at);
+    expect(parseInstant("2026-11-29T04:57:40.7785Z", "ceil")).toBe(at + 1);
+    expect(parseInstant("2026-11-29T04:57:40.7780000Z", "ceil")).toBe(at);
+    // A CDR started at .778 is before a `from` of .7785, and before a `to` of .77899.
+    const { from, to } = rangeOf({
+      from: "2026-11-29T04:57:40.7785Z",
+      to: "2026-11-29T04:57:40.77899+00:00",
+    });
+    expect([from?.getTime(), to?.getTime()]).toEqual([at + 1, at + 1]);
+  });
+
   test("a query's range names the parameter that is not an instant", () => {
     expect(() => rangeOf({ from: "0000-01-01T00:00:00Z" })).toThrow("invalid query parameters");
     expect(rangeOf({ from: "0001-01-01T00:00:00Z" }).from?.toISOString()).toBe(

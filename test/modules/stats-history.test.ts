@@ -117,6 +117,12 @@ describe("a campaign's figures minute by minute", () => {
       talk_seconds: 20,
       abandon_rate: 0,
     });
+    // Minutes of the first century are theirs, not 19xx's or 20xx's.
+    const early = await history("?from=0099-01-01T00:00:00Z&to=0099-01-01T00:02:00Z");
+    expect(early.body.data.items.map((item: { minute: string }) => item.minute)).toEqual([
+      "0099-01-01T00:00:00.000Z",
+      "0099-01-01T00:01:00.000Z",
+    ]);
   });
 
   test("the last hour by default, up to now", async () => {
