@@ -6,9 +6,10 @@
  */
 import { randomBytes } from "node:crypto";
 import { standInMessage } from "../media/stand-in-message.ts";
+import { drawCall } from "../simulator/outcome-model.ts";
 import { Random } from "../simulator/random.ts";
 import { SimulatedAgent } from "./agents.ts";
-import { SimulatedEdgeNode } from "./edge-node.ts";
+import { DEMO_MODEL, SimulatedEdgeNode } from "./edge-node.ts";
 import { DemoClient } from "./http.ts";
 import { demoLeads, leadsCsv } from "./leads.ts";
 
@@ -168,7 +169,12 @@ const world = await seed(base);
 const problems = (error: unknown) => {
   if (process.env.DEMO_VERBOSE) console.error(error);
 };
-const node = new SimulatedEdgeNode(base.as(world.nodeKey), 20, random, problems);
+const node = new SimulatedEdgeNode(
+  base.as(world.nodeKey),
+  20,
+  () => drawCall(DEMO_MODEL, random, 12),
+  problems,
+);
 node.start();
 const simulated = world.agents.map(
   (client) => new SimulatedAgent(client, world.campaignId, random),
