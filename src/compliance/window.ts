@@ -98,7 +98,7 @@ function failure(rule: Rule, day: ZoneDay): string {
         ? `outside the campaign's window ${hours} ${where}`
         : "the campaign's window is empty";
     case "legal_hours":
-      return `outside the ${rule.by} profile's hours for ${DAY_NAMES[day.weekday]} (${hours}) ${where}`;
+      return `outside the ${rule.by.toUpperCase()} profile's hours for ${DAY_NAMES[day.weekday]} (${hours}) ${where}`;
     case "state_rule": {
       const holiday = rule.closedOnHolidaysOf && usStateHoliday(rule.closedOnHolidaysOf, day.date);
       const which = holiday ? `a holiday, ${day.date}` : DAY_NAMES[day.weekday];

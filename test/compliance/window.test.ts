@@ -745,7 +745,7 @@ describe("numbers that span zones are open only when every zone is", () => {
       at: Date.parse("2026-06-01T12:30:00Z"),
     });
     expect(answer.reasons.map((reason) => reason.message)).toEqual([
-      "Outside the us profile's hours for Monday (08:00–21:00) in America/Chicago",
+      "Outside the US profile's hours for Monday (08:00–21:00) in America/Chicago",
       "Outside FL's hours for Monday (08:00–20:00) in America/Chicago",
     ]);
   });

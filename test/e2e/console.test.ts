@@ -218,6 +218,14 @@ describe("console", () => {
       });
       await desk.goto(`${server.baseUrl}/agent`);
       await signInPage(desk, "agent@acme.test", FIRST_PASSWORD);
+      // A mistyped current password is said next to its field; the session goes on.
+      await desk.getByLabel("Current password").fill("not the first password");
+      await desk.getByLabel("New password", { exact: true }).fill(OWN_PASSWORD);
+      await desk.getByLabel("Repeat new password").fill(OWN_PASSWORD);
+      await desk.getByRole("button", { name: "Change password" }).click();
+      await desk.getByText("is not the current password").first().waitFor({ timeout: 10_000 });
+      expect(await desk.getByLabel("Current password").getAttribute("aria-invalid")).toBe("true");
+      await desk.getByRole("heading", { name: "Choose a new password" }).waitFor();
       await desk.getByLabel("Current password").fill(FIRST_PASSWORD);
       await desk.getByLabel("New password", { exact: true }).fill(OWN_PASSWORD);
       await desk.getByLabel("Repeat new password").fill(OWN_PASSWORD);
@@ -264,6 +272,9 @@ describe("console", () => {
       await expect(
         call.locator('[data-field="name"]', { hasText: "Ada" }).isVisible(),
       ).resolves.toBe(true);
+      // The column the name came from is not listed again; the other columns are.
+      expect(await call.getByText("First name", { exact: true }).count()).toBe(0);
+      await expect(call.getByText("Gold").isVisible()).resolves.toBe(true);
       await expect(call.getByText(ADA_ZONE).isVisible()).resolves.toBe(true);
       await call
         .getByText("None: this is the first call to this lead.")
@@ -308,7 +319,14 @@ describe("console", () => {
       });
       expect(ended.status).toBe(200);
       await desk.getByRole("heading", { name: "Wrap-up" }).waitFor({ timeout: 10_000 });
+      // A callback in the past is refused at its field, in words.
+      await desk.getByLabel("Callback time").fill("2020-01-15T10:30");
+      await desk.getByRole("button", { name: /^Callback/ }).click();
+      await desk.getByText("must be a time to come").first().waitFor({ timeout: 10_000 });
+      expect(await desk.getByLabel("Callback time").getAttribute("aria-invalid")).toBe("true");
       await desk.getByLabel("Callback time").fill("2030-01-15T10:30");
+      // Put right, the message goes.
+      expect(await desk.getByText("must be a time to come").count()).toBe(0);
       await desk.getByLabel("Notes").fill("Call back about the renewal; prefers mornings.");
       await captureView(desk, "agent-desktop-wrap-up");
       await desk.getByRole("button", { name: /^Callback/ }).click();
@@ -363,6 +381,17 @@ describe("console", () => {
       );
       expect(await row.getByRole("button", { name: "Start Spring renewals" }).isDisabled()).toBe(
         false,
+      );
+      // The keyboard's place is kept: the focus went from Pause, now disabled, to Start.
+      await wallboard.waitForFunction(
+        () =>
+          (
+            globalThis as unknown as {
+              document: { activeElement: { getAttribute(name: string): string | null } | null };
+            }
+          ).document.activeElement?.getAttribute("aria-label") === "Start Spring renewals",
+        null,
+        { timeout: 5_000 },
       );
 
       // The answer to Start is held while an admin pauses the campaign again: the socket tells
@@ -675,10 +704,7 @@ describe("console for admins", () => {
       await page.getByRole("button", { name: "Sign in" }).click();
       await errorOf("E-mail").getByText("is required").waitFor({ timeout: 10_000 });
       await errorOf("Password").getByText("is required").waitFor();
-      await page
-        .getByRole("alert")
-        .getByText("email: is required; password: is required")
-        .waitFor();
+      await page.getByRole("alert").getByText("Email is required; Password is required").waitFor();
       await page.getByLabel("E-mail").fill("admin@acme.test");
       await page.getByLabel("Password", { exact: true }).fill("not the password");
       await page.getByLabel("Workspace").fill("acme.test");

@@ -219,7 +219,7 @@ describe("the simulated day and its limit", () => {
         Date.parse("2026-03-03T14:00:00Z"),
         1,
       ),
-    ).toThrow(/outside the hours.*us profile's hours/);
+    ).toThrow(/outside the hours.*US profile's hours/);
     expect(() =>
       assertLegalDay({ profile: "us", lead: newYork }, Date.parse("2026-03-03T14:00:00Z"), 12.5),
     ).toThrow(/from 2026-03-04T02:00:00.000Z/);

@@ -156,11 +156,31 @@ function headers(extra: Record<string, string> = {}): Record<string, string> {
   return { ...(token ? { authorization: `Bearer ${token}` } : {}), ...extra };
 }
 
-async function failure(response: Response): Promise<ApiError> {
+/** What a request that never reached the service says, in place of the browser's own words. */
+const unreachable = () =>
+  new ApiError(
+    "the service could not be reached: check the connection and try again",
+    0,
+    "network",
+  );
+
+/**
+ * The error of a reply. A 401 ends the session, save where it answers a password the user
+ * typed (`checksPassword`): there it says the password is wrong, next to its field.
+ */
+async function failure(
+  response: Response,
+  options: { checksPassword?: string } = {},
+): Promise<ApiError> {
   let body: { message?: string; code?: string; field_errors?: FieldError[] } = {};
   try {
     body = await response.json();
   } catch {}
+  if (response.status === 401 && options.checksPassword) {
+    return new ApiError(body.message ?? "invalid credentials", 401, body.code ?? "error", [
+      { field: options.checksPassword, message: "is not the current password" },
+    ]);
+  }
   if (response.status === 401 && credentials.token()) credentials.expired();
   return new ApiError(
     body.message ?? `${response.status} ${response.statusText}`,
@@ -180,17 +200,28 @@ async function call<T>(
     /** A file sent as it is, with its type. */
     raw?: Blob;
     contentType?: string;
+    /** The body's field holding a password the service checks (see `failure`). */
+    checksPassword?: string;
   } = {},
 ): Promise<T> {
   const json = options.body !== undefined;
   const type = json ? "application/json" : options.contentType;
-  const response = await fetch(url(path, options.query), {
+  const response = await reach(url(path, options.query), {
     method,
     headers: headers({ ...(type ? { "content-type": type } : {}), ...options.headers }),
     body: json ? JSON.stringify(options.body) : options.raw,
   });
-  if (!response.ok) throw await failure(response);
+  if (!response.ok) throw await failure(response, options);
   return (await response.json()) as T;
+}
+
+/** `fetch`, its network failure said as the console says it. */
+async function reach(input: string, init?: RequestInit): Promise<Response> {
+  try {
+    return await fetch(input, init);
+  } catch {
+    throw unreachable();
+  }
 }
 
 const one = async <T>(promise: Promise<{ data: T }>) => (await promise).data;
@@ -205,7 +236,7 @@ async function list<T>(path: string, query?: Query): Promise<Page<T>> {
 
 /** A CSV the API streams, fetched with the session's token and handed to the browser to save. */
 async function download(path: string, query: Query, fileName: string): Promise<void> {
-  const response = await fetch(url(path, query), { headers: headers({ accept: "text/csv" }) });
+  const response = await reach(url(path, query), { headers: headers({ accept: "text/csv" }) });
   if (!response.ok) throw await failure(response);
   const link = document.createElement("a");
   link.href = URL.createObjectURL(await response.blob());
@@ -225,7 +256,7 @@ function upload<T>(path: string, form: FormData, progress: (share: number) => vo
     request.upload.onprogress = (event) => {
       if (event.lengthComputable) progress(event.loaded / event.total);
     };
-    request.onerror = () => reject(new ApiError("the upload failed", 0, "network"));
+    request.onerror = () => reject(unreachable());
     request.onload = () => {
       let body: {
         data?: T;
@@ -259,7 +290,12 @@ export const api = {
   login: (body: S<typeof LoginBody>) => one(call<{ data: Login }>("POST", "/auth/login", { body })),
   me: () => one(call<{ data: Me }>("GET", "/auth/me")),
   changePassword: (body: S<typeof ChangePasswordBody>) =>
-    one(call<{ data: { user: User } }>("POST", "/auth/me/password", { body })),
+    one(
+      call<{ data: { user: User } }>("POST", "/auth/me/password", {
+        body,
+        checksPassword: "current_password",
+      }),
+    ),
   logout: () => call("POST", "/auth/logout"),
 
   campaigns: (query: { status?: Campaign["status"]; limit?: number; offset?: number } = {}) =>

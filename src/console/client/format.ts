@@ -14,6 +14,12 @@ export const percent = (share: number | undefined) =>
 
 export const label = (name: string) => name.replaceAll("_", " ");
 
+/** A field's or column's name as a heading reads it: `first_name` is "First name". */
+export const fieldLabel = (name: string) => {
+  const words = name.replace(/[._-]+/g, " ").trim();
+  return words.charAt(0).toUpperCase() + words.slice(1);
+};
+
 export const dateTime = (iso: string | null | undefined, timeZone?: string) =>
   iso
     ? new Date(iso).toLocaleString(undefined, {

@@ -27,6 +27,14 @@ export const pickedTenant = signal<string | undefined>(
   sessionStorage.getItem(TENANT_KEY) ?? undefined,
 );
 export const role = computed(() => session.value?.user.role);
+/** Whether the last session ended by itself (its token expired or was refused), not by sign-out. */
+export const sessionEnded = signal(false);
+
+/** The token expired or was refused: the user signs in again, and is told why. */
+function ended() {
+  if (session.peek()) sessionEnded.value = true;
+  void signOut(false);
+}
 
 effect(() => {
   if (session.value) localStorage.setItem(STORAGE_KEY, JSON.stringify(session.value));
@@ -44,17 +52,18 @@ effect(() => {
   if (!current) return;
   // Signed out when the token expires, even on a page left open.
   const left = Date.parse(current.expiresAt) - Date.now();
-  expiry = setTimeout(() => signOut(false), Math.min(Math.max(left, 0), 2_147_000_000));
+  expiry = setTimeout(ended, Math.min(Math.max(left, 0), 2_147_000_000));
 });
 
 useCredentials({
   token: () => session.peek()?.token,
   tenantId: () =>
     session.peek()?.user.role === "platform_admin" ? pickedTenant.peek() : undefined,
-  expired: () => signOut(false),
+  expired: ended,
 });
 
 export function signedIn(login: Login) {
+  sessionEnded.value = false;
   session.value = { token: login.token, expiresAt: login.expires_at, user: login.user };
 }
 

@@ -2,6 +2,7 @@ import type { ComponentChildren, InputHTMLAttributes, SelectHTMLAttributes } fro
 import { useCallback, useEffect, useId, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { ApiError, type FieldError } from "./api.ts";
 import { failureOf, focusField, formFailures, isNamedControl } from "./field-checks.ts";
+import { fieldLabel } from "./format.ts";
 
 /** A labelled input with the API's message for its field beside it. */
 export function Field(
@@ -102,7 +103,7 @@ export function Problem({ error }: { error: unknown }) {
   const fields = error instanceof ApiError ? error.fieldErrors : [];
   const message =
     fields.length > 0
-      ? fields.map((failure) => `${failure.field}: ${failure.message}`).join("; ")
+      ? fields.map((failure) => `${fieldLabel(failure.field)} ${failure.message}`).join("; ")
       : error instanceof Error
         ? error.message
         : String(error);
@@ -217,7 +218,7 @@ export function usePolled<T>(load: () => Promise<T>, deps: unknown[], everyMs: n
 }
 
 /** A form held back in the browser: what the API would have said, field by field. */
-const refused = (failures: FieldError[]) =>
+export const refused = (failures: FieldError[]) =>
   new ApiError("some fields need changing", 422, "validation_failed", failures);
 
 /**
@@ -274,6 +275,18 @@ export function useAction() {
   /** Spread on the form: its fields are checked as they change and as they are left. */
   const checks = { onInput: recheck, onFocusOut: recheck };
   return { error, busy, run, field, submit, checks };
+}
+
+/**
+ * Keeps the keyboard's place after an action disabled the button pressed (a campaign's
+ * Start, an agent's Pause): once the page has drawn its result, the first button of `group`
+ * still enabled takes the focus, if the focus was lost to the page.
+ */
+export function refocusWithin(group: Element | null): void {
+  requestAnimationFrame(() => {
+    const lost = document.activeElement === null || document.activeElement === document.body;
+    if (lost) group?.querySelector<HTMLButtonElement>("button:not(:disabled)")?.focus();
+  });
 }
 
 /** A secret the API shows once, with a button that copies it. */

@@ -8,9 +8,17 @@ import {
   type Preview,
   type ServerMessage,
 } from "../api.ts";
-import { dateTime, duration, instantToZoned, label, timeIn, zonedToInstant } from "../format.ts";
+import {
+  dateTime,
+  duration,
+  fieldLabel,
+  instantToZoned,
+  label,
+  timeIn,
+  zonedToInstant,
+} from "../format.ts";
 import { type Link, liveSocket, useToldInOrder } from "../live.ts";
-import { Page, Problem, useAction, useLoad, usePolled } from "../ui.tsx";
+import { Page, Problem, refused, useAction, useLoad, usePolled } from "../ui.tsx";
 
 type Offered = Extract<ServerMessage, { type: "call.offered" }>;
 type Connected = Extract<ServerMessage, { type: "call.connected" }>;
@@ -65,26 +73,24 @@ const NAME_COLUMNS = [
   ["firstname", "lastname"],
 ];
 
-/** The lead's name from its columns, when the list has one. */
-export function leadName(fields: Record<string, string>): string | undefined {
-  const byKey = new Map(
-    Object.entries(fields).map(([key, value]) => [
-      key.toLowerCase().replace(/[\s-]+/g, "_"),
-      value.trim(),
-    ]),
-  );
-  for (const columns of NAME_COLUMNS) {
-    const parts = columns.map((column) => byKey.get(column) ?? "").filter(Boolean);
-    if (parts.length > 0) return parts.join(" ");
-  }
-  return undefined;
+/** A column's name as the name columns are written: `First Name` is `first_name`. */
+const columnKey = (name: string) => name.toLowerCase().replace(/[\s-]+/g, "_");
+
+const byColumnKey = (fields: Record<string, string>) =>
+  new Map(Object.entries(fields).map(([key, value]) => [columnKey(key), value.trim()]));
+
+/** The columns the lead's name is built from, when the list has some. */
+function nameColumnsOf(fields: Record<string, string>): string[] {
+  const byKey = byColumnKey(fields);
+  return NAME_COLUMNS.find((columns) => columns.some((column) => byKey.get(column))) ?? [];
 }
 
-/** A column's name as a label: `first_name` reads "First name". */
-const fieldLabel = (name: string) => {
-  const words = name.replace(/[_-]+/g, " ").trim();
-  return words.charAt(0).toUpperCase() + words.slice(1);
-};
+/** The lead's name from its columns, when the list has one. */
+export function leadName(fields: Record<string, string>): string | undefined {
+  const byKey = byColumnKey(fields);
+  const parts = nameColumnsOf(fields).map((column) => byKey.get(column) ?? "");
+  return parts.some(Boolean) ? parts.filter(Boolean).join(" ") : undefined;
+}
 
 function LeadDetails({
   lead,
@@ -96,6 +102,8 @@ function LeadDetails({
   now: number;
 }) {
   const name = leadName(lead.fields);
+  // The columns the name was built from are not listed again under it.
+  const named = new Set(nameColumnsOf(lead.fields));
   return (
     <dl class="details">
       {name && (
@@ -108,12 +116,14 @@ function LeadDetails({
       )}
       <dt>Number</dt>
       <dd data-field="phone">{lead.phone}</dd>
-      {Object.entries(lead.fields).map(([name, value]) => (
-        <>
-          <dt key={`${name}-name`}>{fieldLabel(name)}</dt>
-          <dd key={`${name}-value`}>{value}</dd>
-        </>
-      ))}
+      {Object.entries(lead.fields)
+        .filter(([column]) => !name || !named.has(columnKey(column)))
+        .map(([column, value]) => (
+          <>
+            <dt key={`${column}-name`}>{fieldLabel(column)}</dt>
+            <dd key={`${column}-value`}>{value}</dd>
+          </>
+        ))}
       <dt>Lead's local time</dt>
       <dd>
         {timeIn(now, lead.timezone)} <span class="muted">({lead.timezone})</span>
@@ -141,15 +151,17 @@ function WrapUp({
   const [notes, setNotes] = useState("");
   const at = zonedToInstant(when, zone);
   const submit = async (code: DispositionCode) => {
-    const callbackAt =
-      code.outcome === "callback" && at !== undefined ? new Date(at).toISOString() : undefined;
-    const done = await action.run(() =>
-      api.disposition(callId, {
+    const callback = code.outcome === "callback";
+    const callbackAt = callback && at !== undefined ? new Date(at).toISOString() : undefined;
+    const done = await action.run(async () => {
+      if (callback && (at === undefined || at <= Date.now()))
+        throw refused([{ field: "callback_at", message: "must be a time to come" }]);
+      return api.disposition(callId, {
         disposition: code.code,
         ...(callbackAt ? { callback_at: callbackAt } : {}),
         ...(notes.trim() ? { notes } : {}),
-      }),
-    );
+      });
+    });
     if (done) onDone();
   };
   useEffect(() => {
@@ -171,19 +183,27 @@ function WrapUp({
     addEventListener("keydown", onKey);
     return () => removeEventListener("keydown", onKey);
   });
+  const callbackProblem = action.field("callback_at");
   return (
-    <section class="card" aria-labelledby="wrap-title">
+    <section class="card" aria-labelledby="wrap-title" {...action.checks}>
       <h2 id="wrap-title">Wrap-up</h2>
       {info && <p>Call with {info.lead.phone} ended. How did it go?</p>}
       <div class="field">
         <label for="callback-time">Callback time</label>
         <input
           id="callback-time"
+          name="callback_at"
           type="datetime-local"
           value={when}
           onInput={(event) => setWhen((event.target as HTMLInputElement).value)}
-          aria-describedby="callback-zones"
+          aria-invalid={callbackProblem ? true : undefined}
+          aria-describedby={callbackProblem ? "callback-error callback-zones" : "callback-zones"}
         />
+        {callbackProblem && (
+          <small id="callback-error" class="field-error">
+            {callbackProblem}
+          </small>
+        )}
         <small id="callback-zones" class="hint">
           In the lead's zone ({zone}).
           {at !== undefined &&
@@ -461,20 +481,32 @@ function ManualDial() {
         if (done) setPhone("");
       });
   };
+  const phoneProblem = action.field("phone");
   return (
-    <form class="card inline-form" aria-labelledby="manual-title" onSubmit={submit}>
+    <form
+      class="card inline-form"
+      aria-labelledby="manual-title"
+      onSubmit={submit}
+      {...action.checks}
+    >
       <h2 id="manual-title">Dial a number</h2>
       <div class="field">
         <label for="manual-phone">Number</label>
         <input
           id="manual-phone"
+          name="phone"
           type="tel"
           value={phone}
           placeholder="+14155550100"
-          aria-describedby="manual-hint"
-          aria-invalid={action.field("phone") ? true : undefined}
+          aria-describedby={phoneProblem ? "manual-error manual-hint" : "manual-hint"}
+          aria-invalid={phoneProblem ? true : undefined}
           onInput={(event) => setPhone((event.target as HTMLInputElement).value)}
         />
+        {phoneProblem && (
+          <small id="manual-error" class="field-error">
+            {phoneProblem}
+          </small>
+        )}
         <small id="manual-hint" class="hint">
           In international form. Checked against the do-not-call list and the campaign's calling
           hours first.

@@ -12,7 +12,7 @@ import {
   type Compliance,
 } from "../api.ts";
 import { facts } from "../facts.ts";
-import { dateTime, label, percent } from "../format.ts";
+import { dateTime, fieldLabel, label, percent } from "../format.ts";
 import { navigate } from "../router.ts";
 import { governorHold, profileOptions, UNREGULATED_NOTE } from "../rules.ts";
 import { workspace } from "../session.ts";
@@ -451,7 +451,7 @@ export function CampaignList() {
         )}
         <Select
           label="Status"
-          options={facts.campaignStatuses}
+          options={facts.campaignStatuses.map((value) => ({ value, label: fieldLabel(value) }))}
           empty="Any status"
           value={status}
           onChange={(event) => {

@@ -14,6 +14,7 @@ export function DoNotCall() {
   const adding = useAction();
   const removing = useAction();
   const uploading = useAction();
+  const fileProblem = uploading.field("file");
   const [added, setAdded] = useState<string | undefined>();
   const [report, setReport] = useState<Awaited<ReturnType<typeof api.uploadDnc>>["report"]>();
   const canWrite = may("dnc.write");
@@ -82,9 +83,9 @@ export function DoNotCall() {
           onSubmit={async (event) => {
             event.preventDefault();
             const form = event.target as HTMLFormElement;
-            const file = (form.elements.namedItem("dnc-file") as HTMLInputElement).files?.[0];
-            if (!file) return;
-            const done = await uploading.run(() => api.uploadDnc(file));
+            const file = (form.elements.namedItem("file") as HTMLInputElement).files?.[0];
+            // Without a file, the form says so next to its field.
+            const done = await uploading.submit(form, () => api.uploadDnc(file as File));
             if (done) {
               setReport(done.report);
               form.reset();
@@ -94,8 +95,24 @@ export function DoNotCall() {
         >
           <div class="field">
             <label for="dnc-file">Upload numbers (CSV)</label>
-            <input id="dnc-file" name="dnc-file" type="file" accept=".csv,text/csv" />
-            <small class="hint">a column named phone, or numbers in the first column</small>
+            <input
+              id="dnc-file"
+              name="file"
+              type="file"
+              accept=".csv,text/csv"
+              required
+              aria-invalid={fileProblem ? true : undefined}
+              aria-describedby={fileProblem ? "dnc-file-error" : "dnc-file-hint"}
+            />
+            {fileProblem ? (
+              <small id="dnc-file-error" class="field-error">
+                {fileProblem}
+              </small>
+            ) : (
+              <small id="dnc-file-hint" class="hint">
+                a column named phone, or numbers in the first column
+              </small>
+            )}
           </div>
           <button type="submit" disabled={uploading.busy}>
             Upload

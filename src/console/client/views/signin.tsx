@@ -2,7 +2,7 @@ import { home } from "../access.ts";
 import { api } from "../api.ts";
 import { facts } from "../facts.ts";
 import { navigate, search } from "../router.ts";
-import { refreshMe, session, signedIn, signOut } from "../session.ts";
+import { refreshMe, session, sessionEnded, signedIn, signOut } from "../session.ts";
 import { Field, Problem, useAction } from "../ui.tsx";
 
 function nextPage(): string {
@@ -132,6 +132,11 @@ export function SignIn() {
           lists, agents and their calls.
         </p>
         <h1 id="signin-title">Sign in</h1>
+        {sessionEnded.value && (
+          <p class="notice" role="status">
+            Your session ended: sign in again to go on.
+          </p>
+        )}
         <Field
           label="E-mail"
           name="email"

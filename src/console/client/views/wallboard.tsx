@@ -1,11 +1,11 @@
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { may } from "../access.ts";
 import { type Agent, type Alert, api, type CampaignStats, type CampaignWithStats } from "../api.ts";
 import { facts } from "../facts.ts";
 import { duration, label, percent } from "../format.ts";
 import { type Link, liveSocket, useToldInOrder } from "../live.ts";
 import { governorHold } from "../rules.ts";
-import { Page, Problem, Table, useAction } from "../ui.tsx";
+import { Page, Problem, refocusWithin, Table, useAction } from "../ui.tsx";
 import { GovernorStatus } from "./rules.tsx";
 
 const HOUR = 3_600_000;
@@ -105,13 +105,17 @@ const leadOf = (call: NonNullable<Board["agents"][number]["call"]>) => {
 /** Pause or sign out an agent: the agent's desktop says who did it. */
 function SupervisorActions({ agent, onDone }: { agent: Agent; onDone: () => void }) {
   const action = useAction();
+  const buttons = useRef<HTMLDivElement>(null);
   const act = (state: "paused" | "offline") =>
-    action.run(() => api.superviseAgent(agent.user_id, { state })).then((done) => done && onDone());
+    action
+      .run(() => api.superviseAgent(agent.user_id, { state }))
+      .then((done) => done && onDone())
+      .finally(() => refocusWithin(buttons.current));
   const withCall = agent.state === "on_call" || agent.state === "wrap_up";
   const pause = withCall ? "Pause after call" : "Pause";
   const who = agent.email ?? "the agent";
   return (
-    <div class="buttons">
+    <div class="buttons" ref={buttons}>
       <button
         type="button"
         disabled={action.busy || agent.state === "paused" || agent.pause_after_call}
@@ -316,14 +320,16 @@ export function Wallboard() {
     };
   }, []);
 
-  const act = (id: string, verb: "start" | "pause" | "stop") =>
+  const act = (id: string, verb: "start" | "pause" | "stop", group: Element | null) =>
     confirmed(verb, campaigns.get(id)?.name ?? "this campaign") &&
-    action.run(async () => {
-      const isNews = statuses.asking();
-      const { campaign } = await api.campaignAction(id, { action: verb });
-      if (!isNews()) return;
-      setCampaigns((before) => new Map(before).set(id, { ...before.get(id), ...campaign }));
-    });
+    action
+      .run(async () => {
+        const isNews = statuses.asking();
+        const { campaign } = await api.campaignAction(id, { action: verb });
+        if (!isNews()) return;
+        setCampaigns((before) => new Map(before).set(id, { ...before.get(id), ...campaign }));
+      })
+      .finally(() => refocusWithin(group));
 
   const rows = [...campaigns.values()].sort((a, b) => a.name.localeCompare(b.name));
   const agentRows = [...agents.values()].sort((a, b) =>
@@ -436,7 +442,9 @@ export function Wallboard() {
                             type="button"
                             disabled={!allowed.includes(verb) || action.busy}
                             aria-label={`${verb[0]?.toUpperCase()}${verb.slice(1)} ${campaign.name}`}
-                            onClick={() => act(campaign.id, verb)}
+                            onClick={(event) =>
+                              act(campaign.id, verb, event.currentTarget.parentElement)
+                            }
                           >
                             {`${verb[0]?.toUpperCase()}${verb.slice(1)}`}
                           </button>
