@@ -341,7 +341,14 @@ describe("an agent's day", () => {
       await apiCall("POST", "/dnc", { token: world.tokens.admin, body: { phone: "+14155550124" } });
       await desk.getByRole("textbox", { name: "Number" }).fill("+14155550124");
       await desk.getByRole("button", { name: "Dial", exact: true }).click();
-      await desk.getByText(/on the workspace.s do-not-call list/).waitFor({ timeout: 10_000 });
+      // Said at the number's field, and read with it.
+      const refusal = desk.locator("#manual-error", {
+        hasText: /on the workspace.s do-not-call list/,
+      });
+      await refusal.waitFor({ timeout: 10_000 });
+      expect(
+        await desk.getByRole("textbox", { name: "Number" }).getAttribute("aria-describedby"),
+      ).toContain("manual-error");
       expect(trunk.calls.some((c) => c.user === "+14155550124")).toBe(false);
 
       // The supervisor pauses the agent, then the campaign: the agent is told who did each.

@@ -54,11 +54,12 @@ async function campaignWith(dialMode: string, agents: number, history?: History)
       body: { name: "edge", max_concurrent_calls: 500 },
     })
   ).body.data.key as string;
+  // The history is there before the start, which reads it with the campaign's leads.
+  if (history) await seedHistory(w, campaignId, list, history);
   await w.request("POST", `/api/v1/campaigns/${campaignId}/status`, {
     token: admin,
     body: { action: "start" },
   });
-  if (history) await seedHistory(w, campaignId, list, history);
   w.clock.advance(640_000);
   const tokens: string[] = [];
   for (let i = 0; i < agents; i++) {

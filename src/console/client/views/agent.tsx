@@ -102,8 +102,9 @@ function LeadDetails({
   now: number;
 }) {
   const name = leadName(lead.fields);
-  // The columns the name was built from are not listed again under it.
-  const named = new Set(nameColumnsOf(lead.fields));
+  // A name taken whole from one column is not listed again; first and last names still are.
+  const columns = nameColumnsOf(lead.fields);
+  const named = new Set(columns.length === 1 ? columns : []);
   return (
     <dl class="details">
       {name && (
