@@ -21,7 +21,7 @@ function fakeService(
 ) {
   const sent: string[] = [];
   let jobs = [{ call_id: "claimed-call" }];
-  const call = async (method: string, path: string, body?: Record<string, unknown>) => {
+  const call = async (_method: string, path: string, body: Record<string, unknown> = {}) => {
     await Bun.sleep(5);
     if (path === "/nodes/jobs/claim") {
       const given = jobs;
@@ -29,14 +29,14 @@ function fakeService(
       return { jobs: given };
     }
     if (path === "/nodes/commands") {
-      sent.push(`ack ${(body?.ack as string[]).join(",")}`);
+      sent.push(`ack ${(body.ack as string[]).join(",")}`);
       await Bun.sleep(20);
       return { commands: commands(sent) };
     }
     if (path.startsWith("/nodes/calls/")) {
-      const extra = body?.hangup_cause ? ` ${body.hangup_cause}` : "";
-      sent.push(`${path.split("/")[3]} ${body?.type}${extra}`);
-      return { call: body?.type === "answered" ? { action: "bridge" } : {} };
+      const extra = body.hangup_cause ? ` ${body.hangup_cause}` : "";
+      sent.push(`${path.split("/")[3]} ${body.type}${extra}`);
+      return { call: body.type === "answered" ? { action: "bridge" } : {} };
     }
     return {};
   };
