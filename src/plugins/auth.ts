@@ -16,6 +16,7 @@ import type {
   UserPrincipal,
 } from "../identity/principal.ts";
 import type { RateDecision } from "../identity/rate-limiter.ts";
+import { ROLES, type Role } from "../identity/roles.ts";
 import {
   API_KEY_PREFIX,
   digestOf,
@@ -51,15 +52,18 @@ export function rateLimitHeaders(decision: RateDecision): Record<string, string>
 
 function principalOf(
   user: UserPrincipal["user"] | undefined,
-  claims: { tid: string; exp: number },
+  claims: { tid: string; exp: number; role: string },
 ): UserPrincipal {
   if (!user || user.tenantId !== claims.tid) throw unauthenticated(INVALID_TOKEN);
   if (user.status === "disabled") throw new ApiError(403, "account_disabled", "account disabled");
+  const claimed = ROLES.indexOf(claims.role as Role);
+  if (claimed === -1) throw unauthenticated(INVALID_TOKEN);
   return {
     kind: "user",
     user,
     tenantId: user.tenantId,
-    role: user.role,
+    // The token pins its role: a promotion needs a new token, a demotion holds at once.
+    role: ROLES[Math.min(claimed, ROLES.indexOf(user.role))] as Role,
     tokenExpiresAt: claims.exp * 1000,
   };
 }

@@ -323,6 +323,21 @@ describe("/auth/me", () => {
     const afterDemotion = await me();
     expect(afterDemotion.body.data.user.role).toBe("supervisor");
     expect(afterDemotion.body.data.tenant.name).toBe("Acme Calling");
+    // The demotion holds on the old token at once.
+    expect((await w.request("GET", "/api/v1/users", { token: adminToken })).status).toBe(403);
+  });
+
+  test("a token pins its role: a promotion takes a new token", async () => {
+    const agent = await w.user(w.acme.id, "agent@acme.test", "agent");
+    const oldToken = await w.login("agent@acme.test");
+    const promoted = await w.request("PATCH", `/api/v1/users/${agent.id}`, {
+      token: adminToken,
+      body: { role: "admin" },
+    });
+    expect(promoted.status).toBe(200);
+    expect((await w.request("GET", "/api/v1/users", { token: oldToken })).status).toBe(403);
+    const newToken = await w.login("agent@acme.test");
+    expect((await w.request("GET", "/api/v1/users", { token: newToken })).status).toBe(200);
   });
 });
 
