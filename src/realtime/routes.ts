@@ -8,7 +8,14 @@ import { currentCallOf, dispositionCall } from "../dialer/calls.ts";
 import { currentPreview } from "../dialer/dials.ts";
 import { agentView, offlineAgentView } from "../dialer/model.ts";
 import { expireGraces, signOutAgent } from "../dialer/presence.ts";
-import { ApiError, badRequest, type FieldError, forbidden, unauthenticated } from "../errors.ts";
+import {
+  ApiError,
+  badRequest,
+  type FieldError,
+  forbidden,
+  INVALID_BODY,
+  unauthenticated,
+} from "../errors.ts";
 import type { UserPrincipal } from "../identity/principal.ts";
 import { API_KEY_PREFIX, NODE_KEY_PREFIX } from "../identity/secrets.ts";
 import { isUuid, resolveTenant } from "../identity/tenant-scope.ts";
@@ -114,9 +121,14 @@ type Socket = ServerWebSocket<SocketData>;
 const socketData = (handlers: SocketHandlers, session: SocketSession): SocketData =>
   Object.assign(Object.create(handlers) as SocketHandlers, { session });
 
+/** The session an upgrade was admitted with, kept on its request from admission to upgrade. */
+const ADMITTED = Symbol("admitted");
+type Admitted = Request & { [ADMITTED]?: SocketSession };
+
 /**
- * The upgrade route of one kind of socket: admitted first (a refusal is an ordinary error in
- * the envelope), then upgraded with its data.
+ * The upgrade route of one kind of socket. It is admitted in the transform phase, before the
+ * query is validated, so that credentials are judged first (401, 403), as on every route; a
+ * refusal is an ordinary error in the envelope. The handler then upgrades with its data.
  */
 function upgradeRoute(
   deps: ServiceDeps,
@@ -127,22 +139,30 @@ function upgradeRoute(
     .split(",")
     .map((origin) => origin.trim())
     .filter(Boolean);
-  return async (context: {
-    request: Request;
-    query: { token?: string; tenant_id?: string };
-    server: Server<SocketData> | null;
-  }) => {
-    const session = await admit(deps, allowedOrigins, context.request, context.query, permission);
-    const upgraded = context.server?.upgrade(context.request, {
-      headers: { "x-request-id": requestIdOf(context.request) },
-      data: socketData(handlers, session),
-    });
-    if (!upgraded) throw badRequest("expected a WebSocket upgrade");
-    return undefined;
+  return {
+    async transform(context: { request: Request; query: Record<string, string | undefined> }) {
+      (context.request as Admitted)[ADMITTED] = await admit(
+        deps,
+        allowedOrigins,
+        context.request,
+        context.query,
+        permission,
+      );
+    },
+    handler(context: { request: Request; server: Server<SocketData> | null }) {
+      const session = (context.request as Admitted)[ADMITTED] as SocketSession;
+      const upgraded = context.server?.upgrade(context.request, {
+        headers: { "x-request-id": requestIdOf(context.request) },
+        data: socketData(handlers, session),
+      });
+      if (!upgraded) throw badRequest("expected a WebSocket upgrade");
+      return undefined;
+    },
   };
 }
 
 const send = (ws: Socket, message: Record<string, unknown>) => ws.send(JSON.stringify(message));
+const INVALID_MESSAGE = "invalid message";
 const errorMessage = (message: string, code = "invalid_request") => ({
   type: "error",
   code,
@@ -168,14 +188,21 @@ function revocationOf(
   return undefined;
 }
 
-/** A frame's JSON value, or undefined when it is not JSON text. */
+/** A frame's JSON value, or undefined when it is not JSON text (a binary frame is not). */
 function decodeFrame(raw: string | Buffer): unknown {
+  if (typeof raw !== "string") return undefined;
   try {
-    return JSON.parse(typeof raw === "string" ? raw : raw.toString("utf8"));
+    return JSON.parse(raw);
   } catch {
     return undefined;
   }
 }
+
+/** A refusal from the service, as the socket says it: field by field, as an HTTP body's would. */
+const refusalMessage = (error: ApiError) => ({
+  ...errorMessage(error.message === INVALID_BODY ? INVALID_MESSAGE : error.message, error.code),
+  ...(error.fieldErrors?.length ? { field_errors: error.fieldErrors } : {}),
+});
 
 /**
  * What is wrong with a client message, as the API's `field_errors` say it: a type that is
@@ -199,17 +226,17 @@ function messageErrors(schema: TSchema, message: object): FieldError[] {
 function parse<T>(ws: Socket, schema: TSchema, raw: string | Buffer): T | undefined {
   const message = decodeFrame(raw);
   if (typeof message !== "object" || message === null || Array.isArray(message)) {
-    send(ws, errorMessage("messages are JSON objects"));
+    send(ws, errorMessage("messages are JSON objects, sent as text"));
     return undefined;
   }
   if (!Value.Check(schema, message)) {
-    send(ws, { ...errorMessage("invalid message"), field_errors: messageErrors(schema, message) });
+    send(ws, { ...errorMessage(INVALID_MESSAGE), field_errors: messageErrors(schema, message) });
     return undefined;
   }
   const unstorable = unstorableTextPaths(message);
   if (unstorable.length > 0) {
     send(ws, {
-      ...errorMessage("invalid message"),
+      ...errorMessage(INVALID_MESSAGE),
       field_errors: unstorable.map((field) => ({ field, message: UNSTORABLE_TEXT })),
     });
     return undefined;
@@ -275,7 +302,7 @@ export function realtimeModule(deps: ServiceDeps) {
         const principal = await livePrincipal(ws);
         if (principal) await handle(principal);
       } catch (error) {
-        if (error instanceof ApiError) send(ws, errorMessage(error.message, error.code));
+        if (error instanceof ApiError) send(ws, refusalMessage(error));
         else {
           deps.logger.error("socket message failed", { error });
           send(ws, errorMessage("internal error", "internal_error"));
@@ -497,13 +524,17 @@ export function realtimeModule(deps: ServiceDeps) {
     },
   };
 
+  const supervisorRoute = upgradeRoute(deps, SUPERVISOR, supervisor);
+  const agentRoute = upgradeRoute(deps, AGENT, agentSocket);
   return new Elysia({ name: "realtime", detail: { tags: ["realtime"] } })
-    .get("/ws/supervisor", upgradeRoute(deps, SUPERVISOR, supervisor), {
+    .get("/ws/supervisor", supervisorRoute.handler, {
       query: Query,
+      transform: supervisorRoute.transform,
       detail: socketDetail(SUPERVISOR),
     })
-    .get("/ws/agent", upgradeRoute(deps, AGENT, agentSocket), {
+    .get("/ws/agent", agentRoute.handler, {
       query: Query,
+      transform: agentRoute.transform,
       detail: socketDetail(AGENT),
     });
 }

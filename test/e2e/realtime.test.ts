@@ -84,6 +84,10 @@ describe("supervisor socket", () => {
     async () => {
       expect(await upgradeStatus("/ws/supervisor", "")).toBe(401);
       expect(await upgradeStatus("/ws/supervisor", "token=not-a-token")).toBe(401);
+      // Credentials are judged before the query, as on every route.
+      expect(await upgradeStatus("/ws/supervisor", "foo=1")).toBe(401);
+      expect(await upgradeStatus("/ws/agent", "token=%00&foo=1")).toBe(401);
+      expect(await upgradeStatus("/ws/supervisor", `token=${token}&foo=1`)).toBe(400);
       expect(await upgradeStatus("/ws/supervisor", `token=svc_key_${"A".repeat(43)}`)).toBe(403);
       expect(
         await upgradeStatus("/ws/supervisor", `token=${token}`, { origin: "https://evil.example" }),

@@ -185,9 +185,19 @@ describe("frames that are not JSON objects", () => {
         client.send(frame);
         expect({ frame, reply: await client.next("error") }).toEqual({
           frame,
-          reply: { type: "error", code: "invalid_request", message: "messages are JSON objects" },
+          reply: {
+            type: "error",
+            code: "invalid_request",
+            message: "messages are JSON objects, sent as text",
+          },
         });
       }
+      // A binary frame is not run, whatever JSON it holds.
+      const command = path === "/ws/agent" ? { type: "pause" } : { type: "subscribe" };
+      client.send(new TextEncoder().encode(JSON.stringify(command)));
+      expect(await client.next("error")).toMatchObject({
+        message: "messages are JSON objects, sent as text",
+      });
       expect(client.socket.readyState).toBe(WebSocket.OPEN);
       if (path === "/ws/agent") {
         // The JSON string holding a pause command did not pause the agent.
@@ -228,6 +238,12 @@ describe("messages that are not as their type says", () => {
         },
       });
     }
+    // Refused by the service rather than the schema: as over HTTP, field by field.
+    agent.send(JSON.stringify({ type: "pause", reason: "nonexistent" }));
+    expect(await agent.next("error")).toMatchObject({
+      code: "validation_failed",
+      field_errors: [{ field: "reason", message: expect.stringContaining("not-ready reasons") }],
+    });
     agent.socket.close();
   });
 
