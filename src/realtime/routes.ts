@@ -92,16 +92,20 @@ async function admit(
 }
 
 /** What a route does with its sockets; one object per route, shared by all its sockets. */
-interface SocketHandlers {
+export interface SocketHandlers {
   open(ws: Socket): void | Promise<void>;
   message(ws: Socket, raw: string | Buffer): void | Promise<void>;
   close(ws: Socket): void;
+  pong?(ws: Socket): void;
 }
 
 /** A socket's own state. */
 interface SocketState {
   session: SocketSession;
   expiry?: ReturnType<typeof setTimeout>;
+  /** When the client was last heard from (a message or a pong), and the check of it. */
+  heardAt?: number;
+  liveness?: ReturnType<typeof setInterval>;
   /** The campaigns a supervisor narrowed to, each checked to be of the socket's tenant. */
   followed?: string[];
   /** The socket's messages run one after another, in the order they came. */
@@ -109,7 +113,7 @@ interface SocketState {
 }
 
 type SocketData = SocketHandlers & SocketState;
-type Socket = ServerWebSocket<SocketData>;
+export type Socket = ServerWebSocket<SocketData>;
 
 /**
  * The data of a new socket: its state over its route's handlers, reached through the prototype.
@@ -168,6 +172,40 @@ const errorMessage = (message: string, code = "invalid_request") => ({
   code,
   message,
 });
+
+/** A socket silent `silenceMs` is pinged; silent twice as long, it is dropped as dead. */
+const LIVENESS = { silenceMs: 30_000, checkMs: 10_000 };
+
+/**
+ * The route's handlers, with the client's liveness watched. Bun's own idle timeout counts what
+ * the server sends too, so a socket the server keeps busy was never pinged, and a client that
+ * had died (or stopped answering) stayed open until its token expired.
+ */
+export function watchedForLife(handlers: SocketHandlers, limits = LIVENESS): SocketHandlers {
+  const heard = (ws: Socket) => {
+    ws.data.heardAt = performance.now();
+  };
+  return {
+    open(ws) {
+      heard(ws);
+      ws.data.liveness = setInterval(() => {
+        const silent = performance.now() - (ws.data.heardAt ?? 0);
+        if (silent >= 2 * limits.silenceMs) ws.terminate();
+        else if (silent >= limits.silenceMs) ws.ping();
+      }, limits.checkMs);
+      return handlers.open(ws);
+    },
+    message(ws, raw) {
+      heard(ws);
+      return handlers.message(ws, raw);
+    },
+    pong: heard,
+    close(ws) {
+      clearInterval(ws.data.liveness);
+      handlers.close(ws);
+    },
+  };
+}
 
 /** Closes a socket when its token expires. */
 function closeAtExpiry(ws: Socket, now: number) {
@@ -524,8 +562,8 @@ export function realtimeModule(deps: ServiceDeps) {
     },
   };
 
-  const supervisorRoute = upgradeRoute(deps, SUPERVISOR, supervisor);
-  const agentRoute = upgradeRoute(deps, AGENT, agentSocket);
+  const supervisorRoute = upgradeRoute(deps, SUPERVISOR, watchedForLife(supervisor));
+  const agentRoute = upgradeRoute(deps, AGENT, watchedForLife(agentSocket));
   return new Elysia({ name: "realtime", detail: { tags: ["realtime"] } })
     .get("/ws/supervisor", supervisorRoute.handler, {
       query: Query,
