@@ -15,7 +15,10 @@ export const PageQuery = {
 
 const INTEGER = /^\d+$/;
 
-/** `limit` outside 1–500 or not a number gives 50; `offset` negative or not a number gives 0. */
+/**
+ * `limit` outside 1–500 or not a number gives 50; `offset` negative or not a number gives 0,
+ * and one past the largest safe integer is that integer: a page past the end, still empty.
+ */
 export function parsePage(query: {
   limit?: string | undefined;
   offset?: string | undefined;
@@ -25,6 +28,6 @@ export function parsePage(query: {
     query.offset !== undefined && INTEGER.test(query.offset) ? Number(query.offset) : NaN;
   return {
     limit: limit >= 1 && limit <= MAX_LIMIT ? limit : DEFAULT_LIMIT,
-    offset: Number.isSafeInteger(offset) ? offset : 0,
+    offset: Number.isNaN(offset) ? 0 : Math.min(offset, Number.MAX_SAFE_INTEGER),
   };
 }

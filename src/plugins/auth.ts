@@ -36,7 +36,8 @@ export type AuthDeps = Pick<
   "tokens" | "tenants" | "credentials" | "rateLimiter" | "clock" | "config"
 >;
 
-const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]+)$/;
+/** The scheme's name is case-insensitive (RFC 9110 §11.1). */
+const BEARER = /^Bearer +([A-Za-z0-9._~+/=-]+)$/i;
 const INVALID_TOKEN = "invalid or expired token";
 const INVALID_KEY = "invalid or revoked key";
 

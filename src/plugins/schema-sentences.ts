@@ -22,8 +22,11 @@ const PATTERNS: Record<string, string> = {
   "^([01][0-9]|2[0-3]):[0-5][0-9]$": "must be a time of day as HH:MM, e.g. 09:30",
   "^[a-z][a-z0-9_]{0,31}$":
     "must be a code of lower-case letters, digits and _, starting with a letter, at most 32",
-  "^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$": "must be a domain name such as acme.example",
+  "^(?=.{1,253}$)[a-z0-9]([a-z0-9\\-]{0,61}[a-z0-9])?(\\.[a-z0-9]([a-z0-9\\-]{0,61}[a-z0-9])?)*$":
+    "must be a domain name such as acme.example",
   "\\S": "must not be blank",
+  "^(?:[\\uD800-\\uDBFF][\\uDC00-\\uDFFF]|[^\\uD800-\\uDFFF]){12,256}$":
+    "must be 12 to 256 characters",
   "^[0-9*#]$": "must be one key: a digit, * or #",
   "^[0-9*#A-D]$": "must be one key: a digit, *, # or a letter A to D",
   "^[0-9a-z]$": "must be one key: a digit or a lower-case letter",

@@ -57,6 +57,16 @@ describe("bearer tokens", () => {
       forgeToken(claimsFor({ sub: crypto.randomUUID() }), { secret: TEST_SECRET }),
     );
   });
+  test("the scheme's name is read in any case, as HTTP's schemes are", async () => {
+    const token = forgeToken(claimsFor(), { secret: TEST_SECRET });
+    for (const scheme of ["Bearer", "bearer", "BEARER", "bEaReR"]) {
+      const response = await w.request("GET", "/api/v1/auth/me", {
+        headers: { authorization: `${scheme} ${token}` },
+      });
+      expect({ scheme, status: response.status }).toEqual({ scheme, status: 200 });
+    }
+  });
+
   test("garbage and non-bearer headers are refused with the header message", async () => {
     for (const authorization of ["Basic abc", "Bearer", "Bearer a b", "token"]) {
       const response = await w.request("GET", "/api/v1/auth/me", { headers: { authorization } });

@@ -57,14 +57,57 @@ describe("tenants", () => {
       body: { name: "A", domain: "acme.test" },
     });
     expect(taken.status).toBe(409);
-    for (const domain of ["Upper.test", "under_score", "space here", "", "-lead"]) {
+    const invalid = ["Upper.test", "under_score", "space here", "", "-lead", "a..b", "a.", ".a"];
+    // A label is 1–63 characters, starts and ends with a letter or digit; 253 in all.
+    invalid.push(`${"a".repeat(64)}.test`, "acme-.test", "acme.-test");
+    for (const domain of invalid) {
       const response = await w.request("POST", "/api/v1/tenants", {
         token: rootToken,
         body: { name: "A", domain },
       });
-      expect(response.status).toBe(400);
-      expect(response.body.field_errors[0].field).toBe("domain");
+      expect({ domain, status: response.status, errors: response.body.field_errors }).toEqual({
+        domain,
+        status: 400,
+        errors: [{ field: "domain", message: "must be a domain name such as acme.example" }],
+      });
     }
+    const tooLong = await w.request("POST", "/api/v1/tenants", {
+      token: rootToken,
+      body: { name: "A", domain: `${"a.".repeat(126)}ab` },
+    });
+    expect(tooLong.body.field_errors).toEqual([
+      { field: "domain", message: "must be at most 253 characters" },
+    ]);
+    for (const domain of [`${"a".repeat(63)}.test`, "x-y.z9", "9lives", `${"a.".repeat(126)}a`]) {
+      const response = await w.request("POST", "/api/v1/tenants", {
+        token: rootToken,
+        body: { name: "A", domain },
+      });
+      expect({ domain, status: response.status }).toEqual({ domain, status: 201 });
+    }
+  });
+
+  test("a tenant's name must not be blank, on creation and on change", async () => {
+    for (const name of ["   ", " \t\n ", "\u00a0\u2003"]) {
+      const created = await w.request("POST", "/api/v1/tenants", {
+        token: rootToken,
+        body: { name, domain: "blank.test" },
+      });
+      expect([created.status, created.body.field_errors]).toEqual([
+        400,
+        [{ field: "name", message: "must not be blank" }],
+      ]);
+      const changed = await w.request("PATCH", `/api/v1/tenants/${w.acme.id}`, {
+        token: rootToken,
+        body: { name },
+      });
+      expect([changed.status, changed.body.field_errors]).toEqual([
+        400,
+        [{ field: "name", message: "must not be blank" }],
+      ]);
+    }
+    const kept = await w.request("GET", `/api/v1/tenants/${w.acme.id}`, { token: rootToken });
+    expect(kept.body.data.tenant.name).toBe("Acme");
   });
 
   test("only platform admins manage tenants", async () => {

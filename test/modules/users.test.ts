@@ -57,6 +57,42 @@ describe("users", () => {
     expect(fields).toEqual(["email", "password", "role"]);
   });
 
+  test("a password's 12–256 characters are code points: six emoji are six, 256 emoji are 256", async () => {
+    const lengths = [];
+    for (const [password, email] of [
+      ["😀".repeat(6), "six@acme.test"],
+      ["😀".repeat(11), "eleven@acme.test"],
+      ["a".repeat(11), "short@acme.test"],
+      ["a".repeat(257), "long@acme.test"],
+      ["😀".repeat(257), "long-emoji@acme.test"],
+      ["😀".repeat(12), "twelve@acme.test"],
+      ["😀".repeat(256), "most@acme.test"],
+      ["a".repeat(256), "most-ascii@acme.test"],
+    ] as const) {
+      const response = await createUser(adminToken, { email, password, role: "agent" });
+      lengths.push([email, response.status, response.body.field_errors?.[0]?.message]);
+    }
+    expect(lengths).toEqual([
+      ["six@acme.test", 400, "must be 12 to 256 characters"],
+      ["eleven@acme.test", 400, "must be 12 to 256 characters"],
+      ["short@acme.test", 400, "must be at least 12 characters"],
+      ["long@acme.test", 400, "must be 12 to 256 characters"],
+      ["long-emoji@acme.test", 400, "must be 12 to 256 characters"],
+      ["twelve@acme.test", 201, undefined],
+      ["most@acme.test", 201, undefined],
+      ["most-ascii@acme.test", 201, undefined],
+    ]);
+    const token = await w.login("twelve@acme.test", "😀".repeat(12));
+    const changed = await w.request("POST", "/api/v1/auth/me/password", {
+      token,
+      body: { current_password: "😀".repeat(12), new_password: "😀".repeat(6) },
+    });
+    expect([changed.status, changed.body.field_errors]).toEqual([
+      400,
+      [{ field: "new_password", message: "must be 12 to 256 characters" }],
+    ]);
+  });
+
   test("a new user can only reach the password endpoints until the password is changed", async () => {
     await createUser(adminToken, {
       email: "fresh@acme.test",
@@ -364,10 +400,14 @@ describe("pagination", () => {
       ["offset=abc", 50, 0],
       ["offset=3", 50, 3],
       ["limit=2.5&offset=1.5", 50, 0],
+      // Past the largest safe integer: still far past the end, never back to the first page.
+      ["offset=99999999999999999999", 50, Number.MAX_SAFE_INTEGER],
+      ["offset=9007199254740993", 50, Number.MAX_SAFE_INTEGER],
     ] as const) {
       const response = await w.request("GET", `/api/v1/users?${query}`, { token: adminToken });
       expect(response.status).toBe(200);
       expect([response.body.limit, response.body.offset]).toEqual([limit, offset]);
+      if (offset > 5) expect(response.body.data.items).toEqual([]);
     }
     const past = await w.request("GET", "/api/v1/users?offset=100", { token: adminToken });
     expect(past.body.data.items).toEqual([]);

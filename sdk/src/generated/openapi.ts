@@ -1498,6 +1498,7 @@ export interface operations {
             content: {
                 "application/json": {
                     current_password: string;
+                    /** @description 12–256 characters */
                     new_password: string;
                 };
             };
@@ -1974,6 +1975,7 @@ export interface operations {
                 "application/json": {
                     /** Format: email */
                     email: string;
+                    /** @description 12–256 characters */
                     password: string;
                     /** @enum {string} */
                     role: "agent" | "supervisor" | "admin" | "platform_admin";

@@ -59,7 +59,14 @@ export const SuperviseBody = t.Object(
 );
 
 export const SkipBody = t.Object(
-  { reason: t.String({ minLength: 1, maxLength: 200, description: "why the lead is passed on" }) },
+  {
+    reason: t.String({
+      minLength: 1,
+      maxLength: 200,
+      pattern: "\\S",
+      description: "why the lead is passed on",
+    }),
+  },
   { additionalProperties: false },
 );
 

@@ -5,7 +5,9 @@ import { memoByIdentity } from "../../lib/memo.ts";
 import { E164 } from "../campaigns/model.ts";
 import { Timestamp } from "../users/model.ts";
 
-export const DOMAIN_PATTERN = "^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$";
+/** Dot-separated labels of 1–63 letters, digits and inner hyphens; 253 in all. */
+export const DOMAIN_PATTERN =
+  "^(?=.{1,253}$)[a-z0-9]([a-z0-9\\-]{0,61}[a-z0-9])?(\\.[a-z0-9]([a-z0-9\\-]{0,61}[a-z0-9])?)*$";
 
 /** Why an agent may pause: a workspace's list, offered in its order. */
 export const NotReadyReasonSchema = t.Object(
@@ -14,7 +16,12 @@ export const NotReadyReasonSchema = t.Object(
       pattern: "^[a-z][a-z0-9_]{0,31}$",
       description: "what the API and reports use",
     }),
-    label: t.String({ minLength: 1, maxLength: 60, description: "what the agent sees" }),
+    label: t.String({
+      minLength: 1,
+      maxLength: 60,
+      pattern: "\\S",
+      description: "what the agent sees",
+    }),
   },
   { additionalProperties: false },
 );
@@ -38,7 +45,7 @@ export type TenantView = Static<typeof TenantSchema>;
 
 export const CreateTenantBody = t.Object(
   {
-    name: t.String({ minLength: 1, maxLength: 200 }),
+    name: t.String({ minLength: 1, maxLength: 200, pattern: "\\S" }),
     domain: t.String({ pattern: DOMAIN_PATTERN, maxLength: 253 }),
   },
   { additionalProperties: false },
@@ -47,7 +54,7 @@ export type CreateTenantInput = Static<typeof CreateTenantBody>;
 
 export const PatchTenantBody = t.Object(
   {
-    name: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
+    name: t.Optional(t.String({ minLength: 1, maxLength: 200, pattern: "\\S" })),
     rate_limit_per_minute: t.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })),
     regulatory_profile: t.Optional(
       t.String({ description: "us, uk, ca or none: the profile new campaigns start with" }),

@@ -7,7 +7,15 @@ import { memoByIdentity } from "../../lib/memo.ts";
 import { PageQuery } from "../../pagination.ts";
 
 export const Email = t.String({ format: "email", maxLength: 254 });
-export const Password = t.String({ minLength: PASSWORD_MIN, maxLength: PASSWORD_MAX });
+/**
+ * 12–256 characters counted as Unicode code points, as JSON Schema counts them: `minLength`
+ * counts UTF-16 units, in which six emoji are twelve, so the pattern bounds the length.
+ */
+export const Password = t.String({
+  minLength: PASSWORD_MIN,
+  pattern: `^(?:[\\uD800-\\uDBFF][\\uDC00-\\uDFFF]|[^\\uD800-\\uDFFF]){${PASSWORD_MIN},${PASSWORD_MAX}}$`,
+  description: `${PASSWORD_MIN}–${PASSWORD_MAX} characters`,
+});
 export const Timestamp = t.String({ format: "date-time" });
 /** An agent's phone: a `sip:` or `sips:` URI, such as `sip:1001@pbx.example.com:5060`. */
 export const SipUri = t.String({
