@@ -174,3 +174,65 @@ describe.skipIf(!url)("the postgres.js client's time-outs and breaker", () => {
     }
   });
 });
+
+describe.skipIf(!url)("a transaction whose connection is lost", () => {
+  let sql: postgres.Sql;
+  let killer: postgres.Sql;
+  beforeAll(async () => {
+    sql = postgresClient(url as string, { poolSize: 2 });
+    killer = postgresClient(url as string, { poolSize: 1 });
+    await sql.unsafe("create table if not exists lost_probe (id int primary key)");
+  });
+  afterAll(async () => {
+    await sql.unsafe("drop table if exists lost_probe");
+    await sql.end({ timeout: 5 });
+    await killer.end({ timeout: 5 });
+  });
+
+  /**
+   * Writes a row, has its backend killed between two statements, lets `meanwhile` run (other
+   * work on the pool, which reconnects the lost connection), then tries a second statement.
+   */
+  async function lostBetweenStatements(id: number, meanwhile: () => Promise<unknown>) {
+    let secondRan = false;
+    const outcome = await sql
+      .begin(async (tx) => {
+        const [row] = await tx.unsafe(
+          "insert into lost_probe values ($1) returning pg_backend_pid() as pid",
+          [id],
+        );
+        await killer.unsafe("select pg_terminate_backend($1::int)", [row?.pid]);
+        await Bun.sleep(50);
+        await meanwhile();
+        await tx.unsafe("insert into lost_probe values ($1)", [id + 1]);
+        secondRan = true;
+      })
+      .then(
+        () => "committed",
+        (error: unknown) => databaseFailureOf(error),
+      );
+    const kept = await sql.unsafe("select id from lost_probe where id in ($1, $2)", [id, id + 1]);
+    return { outcome, secondRan, kept: kept.map((row) => row.id) };
+  }
+
+  test("fails its next statement, keeps nothing, and never sends it on another session", async () => {
+    // Without other work, the statement waited for ever on the dead connection (or the
+    // process died of a write to its closed socket).
+    expect(await lostBetweenStatements(10, async () => {})).toEqual({
+      outcome: "unreachable",
+      secondRan: false,
+      kept: [],
+    });
+    // With other work reconnecting it, the statement ran outside the transaction and
+    // committed alone, and the transaction reported success.
+    const others = () => Promise.all([1, 2, 3].map((n) => sql.unsafe("select $1::int", [n])));
+    expect(await lostBetweenStatements(20, others)).toEqual({
+      outcome: "unreachable",
+      secondRan: false,
+      kept: [],
+    });
+    // The pool serves on, and transactions commit again.
+    await sql.begin((tx) => tx.unsafe("insert into lost_probe values (30)"));
+    expect((await sql.unsafe("select id from lost_probe")).map((row) => row.id)).toEqual([30]);
+  });
+});
