@@ -1,6 +1,10 @@
 import type { NextAgent } from "../../actors/commands.ts";
 import type { Clock } from "../../actors/ports.ts";
-import { type DatabaseAvailability, databaseFailureOf } from "../../db/availability.ts";
+import {
+  type DatabaseAvailability,
+  DatabaseUnavailableError,
+  databaseFailureOf,
+} from "../../db/availability.ts";
 import type { RawClient } from "../../db/client.ts";
 import {
   claimExpiredGraces,
@@ -390,7 +394,7 @@ export class AgentBoard {
         (this.pendingGraces.size > 0 ? await this.writeGraces(persistence) : undefined);
       if (error === undefined) continue;
       for (const pending of this.pendingStates.values()) {
-        for (const waiter of pending.waiters.splice(0)) waiter.reject(error.cause);
+        for (const waiter of pending.waiters.splice(0)) waiter.reject(stillQueued(error.cause));
       }
       return;
     }
@@ -430,7 +434,7 @@ export class AgentBoard {
         batch.size,
       );
       for (const [userId, pending] of batch) {
-        for (const waiter of pending.waiters) waiter.reject(error);
+        for (const waiter of pending.waiters) waiter.reject(stillQueued(error));
         if (!retry) continue;
         const newer = this.pendingStates.get(userId);
         if (newer) newer.left.unshift(...pending.left);
@@ -498,6 +502,20 @@ export class AgentBoard {
     return failure !== undefined;
   }
 }
+
+/**
+ * What a caller waiting for a commit hears when the database failed it: the change stands in
+ * memory and stays queued until the database answers, so its outcome is not "nothing
+ * happened" but unknown to whoever reads the database meanwhile.
+ */
+const stillQueued = (error: unknown) =>
+  databaseFailureOf(error)
+    ? new DatabaseUnavailableError(
+        "outcome_unknown",
+        "the agent's change was made here and is written when the database answers again",
+        { cause: error },
+      )
+    : error;
 
 const presenceOf = (row: PresenceRow): AgentPresence => ({
   userId: row.userId,

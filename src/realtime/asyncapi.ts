@@ -123,7 +123,10 @@ export const SERVER_MESSAGES = {
   ack: t.Object({ type: t.Literal("ack"), for: t.String() }, { additionalProperties: true }),
   error: t.Object({
     type: t.Literal("error"),
-    code: t.String(),
+    code: t.String({
+      description:
+        "the API's error code: invalid_request, forbidden, not_found, conflict, invalid_transition, unavailable, outcome_unknown, …",
+    }),
     message: t.String(),
     campaign_ids: t.Optional(t.Array(t.String(), { description: "the ids a subscribe left out" })),
     field_errors: t.Optional(

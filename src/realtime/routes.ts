@@ -24,6 +24,7 @@ import { setAgentState } from "../modules/agents/service.ts";
 import { campaignView } from "../modules/campaigns/model.ts";
 import { campaignRecordOf } from "../modules/campaigns/store.ts";
 import { authenticate, authorize } from "../plugins/auth.ts";
+import { databaseError } from "../plugins/errors.ts";
 import { requestIdOf } from "../plugins/request-id.ts";
 import { sentenceOf } from "../plugins/schema-sentences.ts";
 import { AgentMessageSchema, MAX_FOLLOWED_CAMPAIGNS, SupervisorMessageSchema } from "./asyncapi.ts";
@@ -334,17 +335,25 @@ export function realtimeModule(deps: ServiceDeps) {
    * Runs a socket's message after the ones before it, refused when the user lost the socket
    * meanwhile; a failure is answered on the socket, never left to end the process.
    */
+  /** A failure as the API answers it: the database's as over HTTP, anything else unforeseen. */
+  function socketRefusal(error: unknown): ApiError {
+    if (error instanceof ApiError) return error;
+    const failure = deps.availability.report(error);
+    if (failure) {
+      deps.logger.warn("socket message met the database away", { failure, error });
+      return databaseError(failure, "POST");
+    }
+    deps.logger.error("socket message failed", { error });
+    return new ApiError(500, "internal_error", "internal error");
+  }
+
   function receive(ws: Socket, handle: (principal: UserPrincipal) => Promise<void>) {
     ws.data.inbox = (ws.data.inbox ?? Promise.resolve()).then(async () => {
       try {
         const principal = await livePrincipal(ws);
         if (principal) await handle(principal);
       } catch (error) {
-        if (error instanceof ApiError) send(ws, refusalMessage(error));
-        else {
-          deps.logger.error("socket message failed", { error });
-          send(ws, errorMessage("internal error", "internal_error"));
-        }
+        send(ws, refusalMessage(socketRefusal(error)));
       }
     });
   }

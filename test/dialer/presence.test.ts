@@ -1,4 +1,5 @@
 import { beforeEach, describe, expect, test } from "bun:test";
+import { DatabaseUnavailableError } from "../../db/availability.ts";
 import { findPresence, type PresenceRow } from "../../db/queries/presence.ts";
 import { runStatement } from "../../db/statement.ts";
 import { AgentBoard, type AgentChange, type AgentPresence } from "../../src/dialer/agents.ts";
@@ -114,6 +115,48 @@ describe("a write the database refuses", () => {
     board.set({ ...agent, state: "paused" }, 2);
     await board.persisted(agentId);
     expect(await row()).toMatchObject({ state: "paused", since: 2 });
+  });
+});
+
+describe("a write the database could not take", () => {
+  test("leaves the change standing and queued, so the waiting caller hears its outcome is unknown", async () => {
+    // The database's first statement is refused as a stopped server refuses it.
+    const real = w.deps.rawDb;
+    let refusals = 1;
+    const refusingOnce = <T extends object>(target: T, method: string): T =>
+      new Proxy(target, {
+        get(inner, property) {
+          if (property === method && refusals > 0) {
+            refusals--;
+            return () =>
+              Promise.reject(Object.assign(new Error("refused"), { code: "ECONNREFUSED" }));
+          }
+          const value = Reflect.get(inner, property, inner);
+          return typeof value === "function" ? value.bind(inner) : value;
+        },
+      });
+    const raw =
+      real.kind === "pglite"
+        ? { ...real, client: refusingOnce(real.client, "query") }
+        : { ...real, client: refusingOnce(real.client, "unsafe") };
+    const board = new AgentBoard({
+      raw,
+      clock: w.clock,
+      logger: silentLogger,
+      graceMs: GRACE_MS,
+    });
+    const agent = { userId: agentId, tenantId: acmeId, campaignId, callId: null };
+    board.set({ ...agent, state: "paused" }, 1);
+    const heard = await board.persisted(agentId).catch((error: unknown) => error);
+    expect(heard).toBeInstanceOf(DatabaseUnavailableError);
+    expect((heard as DatabaseUnavailableError).failure).toBe("outcome_unknown");
+    // The change stands and is written with the next write.
+    expect(board.get(agentId)?.state).toBe("paused");
+    await board.settled();
+    expect(await row()).toBeUndefined();
+    board.hold(agentId);
+    await board.settled();
+    expect(await row()).toMatchObject({ state: "paused", since: 1 });
   });
 });
 

@@ -16,6 +16,7 @@ import {
   type ServerProcess,
   startServer,
 } from "../helpers/server-process.ts";
+import { openSocket } from "../helpers/sockets.ts";
 import { awakeZone } from "../helpers/zones.ts";
 
 /**
@@ -32,6 +33,7 @@ const PASSWORD = "a configured password";
 let cluster: Cluster;
 let server: ServerProcess;
 let token: string;
+let agentToken: string;
 let nodeKey: string;
 let campaignId: string;
 let listPath: string;
@@ -107,7 +109,7 @@ beforeAll(async () => {
     email: "agent@example.test",
     password: PASSWORD,
   });
-  const agentToken = agentLogin.body.data.token;
+  agentToken = agentLogin.body.data.token;
   await callServer(server.baseUrl, "POST", "/api/v1/auth/me/password", agentToken, {
     current_password: PASSWORD,
     new_password: `${PASSWORD} changed`,
@@ -148,10 +150,27 @@ describe.skipIf(!enabled)("a PostgreSQL outage", () => {
     async () => {
       const historyBefore = (await api("GET", `/api/v1/campaigns/${campaignId}/history`)).body.data
         .items.length;
+      const agentSocket = await openSocket(
+        `${server.baseUrl.replace("http", "ws")}/ws/agent?token=${encodeURIComponent(agentToken)}`,
+      );
+      await agentSocket.next("agent.state");
+      // Writes in flight when the database goes: their transactions lose their connections
+      // mid-way, which once took the process down with a write to a closed socket.
+      const burst = Array.from({ length: 40 }, (_, i) =>
+        api("POST", "/api/v1/campaigns", { name: `burst-${i}` }),
+      );
+      await Bun.sleep(30);
       crash(cluster);
+      const burstAnswers = await Promise.all(burst);
 
       const answers = {
         read: await timed(() => api("GET", "/api/v1/campaigns")),
+        // An agent's change is made in memory before it is written: it is refused first.
+        agent: await timed(() =>
+          callServer(server.baseUrl, "POST", "/api/v1/agents/me/state", agentToken, {
+            state: "paused",
+          }),
+        ),
         status: await timed(() =>
           api(
             "POST",
@@ -178,6 +197,9 @@ describe.skipIf(!enabled)("a PostgreSQL outage", () => {
         expect([family, answer.ms < BOUND_MS]).toEqual([family, true]);
         expect([family, Number(answer.headers.get("retry-after")) >= 1]).toEqual([family, true]);
       }
+      // Over the socket, as over HTTP.
+      agentSocket.send(JSON.stringify({ type: "pause" }));
+      expect(await agentSocket.next("error")).toMatchObject({ code: "unavailable" });
       // What needs no database keeps answering; readiness says not ready, and nothing more.
       expect((await timed(() => api("GET", "/api/v1/auth/me"))).status).toBe(200);
       expect((await timed(() => callServer(server.baseUrl, "GET", "/healthz"))).status).toBe(200);
@@ -197,6 +219,22 @@ describe.skipIf(!enabled)("a PostgreSQL outage", () => {
       expect(performance.now() - back).toBeLessThan(RECOVERY_MS);
 
       // Nothing answered 503 took effect.
+      expect(server.process.exitCode).toBeNull();
+      const agent = await callServer(server.baseUrl, "GET", "/api/v1/agents/me", agentToken);
+      expect(agent.body.data.agent.state).toBe("ready");
+      const told = agentSocket.messages.filter((message) => message.type === "agent.state");
+      expect(told.map((message) => (message.agent as Json).state)).not.toContain("paused");
+      const burstStatuses = burstAnswers.map((answer) => answer.status).sort();
+      expect(burstStatuses.every((status) => status === 201 || status === 503)).toBe(true);
+      const created = burstAnswers.filter((answer) => answer.status === 201).length;
+      const unknown = burstAnswers.filter(
+        (answer) => answer.body.code === "outcome_unknown",
+      ).length;
+      const burstKept = (await api("GET", "/api/v1/campaigns?limit=500")).body.data.items.filter(
+        (item: Json) => String(item.name).startsWith("burst-"),
+      ).length;
+      expect(burstKept).toBeGreaterThanOrEqual(created);
+      expect(burstKept).toBeLessThanOrEqual(created + unknown);
       const campaign = (await api("GET", `/api/v1/campaigns/${campaignId}`)).body.data.campaign;
       expect(campaign.status).toBe("running");
       const history = (await api("GET", `/api/v1/campaigns/${campaignId}/history`)).body.data.items;

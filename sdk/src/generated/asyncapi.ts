@@ -712,6 +712,7 @@ export interface components {
         error: {
             /** @constant */
             type: "error";
+            /** @description the API's error code: invalid_request, forbidden, not_found, conflict, invalid_transition, unavailable, outcome_unknown, … */
             code: string;
             message: string;
             /** @description the ids a subscribe left out */

@@ -115,6 +115,10 @@ async function changeAgentState(
   input: AgentStateInput,
   gone = false,
 ): Promise<{ agent: AgentView }> {
+  // A request's change takes effect in memory before it is written: with the database known
+  // to be away it is refused first, so that a 503 leaves the agent as it was. A sign-out for
+  // a socket gone is made all the same: no call may be sent to that agent.
+  if (!gone) deps.availability.assertAvailable();
   await assertReason(deps, agent.tenantId, input);
   const command: AgentStateCommand = {
     type: "agent.state",
