@@ -97,6 +97,14 @@ export function databaseFailureOf(error: unknown): DatabaseFailure | undefined {
   return undefined;
 }
 
+/** No answer came in time: the database is silent (hung, or the network drops its packets). */
+export class NoAnswerError extends Error {
+  constructor(ms: number) {
+    super(`no answer within ${ms} ms`);
+    this.name = "NoAnswerError";
+  }
+}
+
 /** How late a timer may fire before the thread is taken as having been held meanwhile. */
 const HELD_AFTER_MS = 100;
 /** How many times a bound starts again after the thread was held. */
@@ -117,7 +125,7 @@ export function answeredWithin<T>(answer: Promise<T>, ms: number): Promise<T> {
       timer = setTimeout(() => {
         const held = performance.now() - due > HELD_AFTER_MS;
         if (held && restarts++ < MAX_RESTARTS) arm();
-        else reject(new Error(`no answer within ${ms} ms`));
+        else reject(new NoAnswerError(ms));
       }, ms);
     };
     arm();
@@ -132,6 +140,11 @@ export interface AvailabilityOptions {
   upIntervalMs: number;
   downIntervalMs: number;
   onChange?: (available: boolean, reason?: string) => void;
+  /**
+   * Hears each probe that got no answer at all: the connections already open wait on the
+   * same silence, their queries with them, until they are cut.
+   */
+  onSilent?: () => void;
 }
 
 /**
@@ -234,6 +247,7 @@ export class DatabaseAvailability {
       this.close();
     } catch (error) {
       this.open(messagesOf(error).split("\n")[0] || "the database does not answer");
+      if (error instanceof NoAnswerError) this.options.onSilent?.();
     } finally {
       this.probing = false;
       if (this.timer) this.schedule();

@@ -6,7 +6,7 @@ import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
 import { answeredWithin, DatabaseAvailability } from "./availability.ts";
 import { pgliteClient } from "./pglite-client.ts";
-import { type Plans, postgresClient } from "./postgres-client.ts";
+import { DatabaseSockets, type Plans, postgresClient } from "./postgres-client.ts";
 import * as schema from "./schema/index.ts";
 
 export type Schema = typeof schema;
@@ -87,11 +87,17 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
       connect_timeout: timeoutMs / 1000,
       backoff: () => 0,
     });
+    const sockets = new DatabaseSockets();
     const availability = new DatabaseAvailability({
       probe: () => answeredWithin(prober`select 1`.execute(), timeoutMs),
       upIntervalMs: PROBE_UP_MS,
       downIntervalMs: PROBE_DOWN_MS,
-      onChange: options.onAvailabilityChange,
+      onChange: (available, reason) => {
+        if (available) sockets.answered();
+        options.onAvailabilityChange?.(available, reason);
+      },
+      // The queries waiting on a silent database fail now, not when it speaks again.
+      onSilent: () => sockets.cutAll(),
     });
     const pool = (poolSize: number, statementTimeoutMs: number | undefined, plans?: Plans) =>
       postgresClient(options.databaseUrl as string, {
@@ -100,6 +106,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
         statementTimeoutMs,
         plans,
         availability,
+        sockets,
       });
     const poolSize = options.poolSize ?? defaultPoolSize();
     const client = pool(poolSize, options.statementTimeoutMs);

@@ -1,3 +1,4 @@
+import net from "node:net";
 import postgres from "postgres";
 import {
   type DatabaseAvailability,
@@ -26,9 +27,9 @@ type Scope = (sql: postgres.Sql) => unknown;
  *
  * Faults: connecting gives up after `connectTimeoutMs` and is retried without postgres.js's
  * growing back-off (up to 20 s between attempts, which held requests for seconds after the
- * database came back); every statement has `statementTimeoutMs`; and while `availability`
- * says the database is down, every query is refused at once instead of queueing on a
- * connection attempt.
+ * database came back); every statement has `statementTimeoutMs`; while `availability` says
+ * the database is down, every query is refused at once instead of queueing on a connection
+ * attempt; and the connections of a database gone silent can be cut (`sockets`).
  */
 export interface PostgresClientOptions {
   poolSize: number;
@@ -37,7 +38,68 @@ export interface PostgresClientOptions {
   /** How prepared statements are planned; PostgreSQL chooses at each run when not given. */
   plans?: Plans;
   availability?: DatabaseAvailability;
+  sockets?: DatabaseSockets;
 }
+
+/** What postgres.js tells its `socket` option of where to connect. */
+interface Destination {
+  host: string[];
+  port: number[];
+  path?: string | false;
+}
+
+/**
+ * The sockets of the clients made with it, so that a database gone silent (a hung server, a
+ * network dropping its packets) can be cut off: postgres.js waits on a silent socket for
+ * ever, and the queries on it with it; a cut socket fails them as a lost connection does, so
+ * that their requests answer 503 rather than wait for the database to come back.
+ */
+export class DatabaseSockets {
+  private readonly open = new Set<net.Socket>();
+  /** From a cut until the database answers again: a new socket fails at once. */
+  private silent = false;
+
+  /**
+   * postgres.js's `socket` option: a socket to the (first) host, handed over while it
+   * connects, so that a refusal or postgres.js's own time-out ends it through the usual
+   * events (a socket refused here would leave its connection stuck in "connecting").
+   */
+  readonly connect = (to: Destination): net.Socket => {
+    const host = to.host[0] ?? "localhost";
+    const socket = to.path ? net.connect(to.path) : net.connect(to.port[0] ?? 5432, host);
+    // postgres.js listens from the next turn on; an early error must not go unheard.
+    socket.on("error", () => {});
+    // A query queued behind those cut would otherwise wait out a connection attempt.
+    if (this.silent) setTimeout(() => socket.destroy(silence("ETIMEDOUT")), 0);
+    this.open.add(socket);
+    socket.once("close", () => this.open.delete(socket));
+    // TLS names the server by it.
+    return Object.assign(socket, { host });
+  };
+
+  /**
+   * Cuts every open socket; returns how many there were. Each fails with an error, which
+   * fails the query waiting for its connection too (a plain close makes postgres.js connect
+   * again for it): as a lost connection where the server ever answered, so that a write
+   * under way may have happened; as a time-out where it never did, so nothing was run.
+   */
+  cutAll(): number {
+    const cut = this.open.size;
+    this.silent = true;
+    for (const socket of this.open)
+      socket.destroy(silence(socket.bytesRead > 0 ? "ECONNRESET" : "ETIMEDOUT"));
+    this.open.clear();
+    return cut;
+  }
+
+  /** The database answers again: sockets connect as usual. */
+  answered(): void {
+    this.silent = false;
+  }
+}
+
+const silence = (code: string) =>
+  Object.assign(new Error("the database does not answer"), { code });
 
 /**
  * `custom`: every execution is planned for its parameters and the tables as they are now, never
@@ -58,6 +120,7 @@ export function postgresClient(url: string, options: PostgresClientOptions): pos
     onnotice: () => {},
     backoff: () => RECONNECT_SECONDS,
     ...(options.connectTimeoutMs ? { connect_timeout: options.connectTimeoutMs / 1000 } : {}),
+    ...(options.sockets ? { socket: options.sockets.connect } : {}),
     connection: {
       ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
       ...(options.plans ? { plan_cache_mode: `force_${options.plans}_plan` } : {}),

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import net from "node:net";
 import {
   type Cluster,
@@ -58,6 +58,22 @@ const csvForm = (...phones: string[]) => {
   form.append("file", new Blob([`phone,timezone\n${rows}`]), "leads.csv");
   return form;
 };
+
+/**
+ * Stops (or resumes) every process of the cluster, as a hung server or a network dropping its
+ * packets looks to its clients: connections stay open and nothing answers.
+ */
+function signalCluster(signal: "SIGSTOP" | "SIGCONT") {
+  const postmaster = Number(
+    readFileSync(`${cluster.dataDir}/postmaster.pid`, "utf8").split("\n")[0],
+  );
+  const children = Bun.spawnSync({ cmd: ["pgrep", "-P", String(postmaster)] })
+    .stdout.toString()
+    .split("\n")
+    .filter(Boolean)
+    .map(Number);
+  for (const pid of [postmaster, ...children]) process.kill(pid, signal);
+}
 
 /** The answer and how long it took; a request still unanswered after 10 s counts as a hang. */
 async function timed(request: () => Promise<{ status: number; headers: Headers; body: Json }>) {
@@ -269,6 +285,48 @@ describe.skipIf(!enabled)("a PostgreSQL outage", () => {
       );
       expect(event.status).toBe(200);
       expect((await api("POST", `${listPath}/import`, csvForm("+12125550125"))).status).toBe(200);
+    },
+    SERVER_TEST_TIMEOUT_MS,
+  );
+
+  test(
+    "a database gone silent: requests waiting on it answer 503 once the probe finds it silent, and a write answered unavailable never happens",
+    async () => {
+      // The probe's bound (2 s) after its next turn (1 s), and some slack for this machine.
+      const SILENT_BOUND_MS = 4_500;
+      signalCluster("SIGSTOP");
+      let answers: Awaited<ReturnType<typeof timed>>[];
+      try {
+        answers = await Promise.all([
+          timed(() => api("POST", "/api/v1/campaigns", { name: "while silent" })),
+          timed(() => api("GET", "/api/v1/campaigns")),
+          timed(() => api("POST", `${listPath}/import`, csvForm("+12125550129"))),
+        ]);
+      } finally {
+        signalCluster("SIGCONT");
+      }
+      for (const answer of answers) {
+        expect([answer.status, answer.ms < SILENT_BOUND_MS]).toEqual([503, true]);
+        expect(["unavailable", "outcome_unknown"]).toContain(answer.body.code);
+      }
+      const back = performance.now();
+      while ((await callServer(server.baseUrl, "GET", "/readyz")).status !== 200) {
+        expect(performance.now() - back).toBeLessThan(RECOVERY_MS);
+        await Bun.sleep(100);
+      }
+      // Their statements reached the server before it stopped; what it did with them once it
+      // went on must agree with the answers.
+      await Bun.sleep(500);
+      const [create, , imported] = answers;
+      const names = (await api("GET", "/api/v1/campaigns?limit=500")).body.data.items.map(
+        (item: Json) => item.name,
+      );
+      if (create?.body.code === "unavailable") expect(names).not.toContain("while silent");
+      const phones = (await api("GET", `${listPath}/leads`)).body.data.items.map(
+        (lead: Json) => lead.phone,
+      );
+      if (imported?.body.code === "unavailable") expect(phones).not.toContain("+12125550129");
+      expect(server.process.exitCode).toBeNull();
     },
     SERVER_TEST_TIMEOUT_MS,
   );
