@@ -24,7 +24,7 @@ import {
 import { recordAudit } from "../identity/audit.ts";
 import { yieldToEventLoop } from "../lib/event-loop.ts";
 import type { Logger } from "../logger.ts";
-import { alertView } from "../modules/alerts/service.ts";
+import { pushAlert } from "../modules/alerts/service.ts";
 import type { RealtimeHub } from "../realtime/hub.ts";
 import { type Resolve, refusalOf } from "./addresses.ts";
 import { completePayloads } from "./events.ts";
@@ -681,8 +681,7 @@ export class WebhookDispatcher {
       });
     });
     this.deps.logger.warn("webhook endpoint disabled", { webhook_id: endpoint.id, reason });
-    if (alert)
-      this.deps.realtime.toSupervisors(alert.tenantId, { type: "alert", alert: alertView(alert) });
+    pushAlert(this.deps, alert);
   }
 }
 

@@ -485,6 +485,15 @@ describe("delivery", () => {
     const r = receiver(() => new Response("gone", { status: 410 }));
     receivers.push(r);
     const { webhook } = await register(r.url, ["dnc.added"]);
+    // What supervisors are told of the endpoint's alert: opened, then closed.
+    const told: { id: string; cleared_at: string | null }[] = [];
+    const hub = w.deps.realtime;
+    const toSupervisors = hub.toSupervisors.bind(hub);
+    hub.toSupervisors = (tenantId, message) => {
+      const { type, alert } = message as { type: string; alert?: (typeof told)[number] };
+      if (type === "alert" && alert) told.push(alert);
+      toSupervisors(tenantId, message);
+    };
     await addDnc("+14155550124");
     start();
     await until(() => r.received.length === 1, "the attempt");
@@ -520,6 +529,18 @@ describe("delivery", () => {
     expect(
       after.body.data.items.some((alert: { kind: string }) => alert.kind === "webhook_disabled"),
     ).toBe(false);
+    expect(told.map((alert) => alert.cleared_at === null)).toEqual([true, false]);
+    expect(told[1]?.id).toBe(told[0]?.id as string);
+
+    // Disabled again, then deleted: nothing can enable it, so its alert closes with it.
+    await addDnc("+14155550126");
+    await until(() => told.length === 3, "the second alert");
+    expect(
+      (await w.request("DELETE", `/api/v1/webhooks/${webhook.id}`, { token: admin })).status,
+    ).toBe(200);
+    const afterDelete = await w.request("GET", "/api/v1/alerts?open=true", { token: admin });
+    expect(afterDelete.body.data.items).toEqual([]);
+    expect(told.map((alert) => alert.cleared_at === null)).toEqual([true, false, true, false]);
   });
 
   test("an endpoint failing for days is disabled", async () => {

@@ -12,6 +12,7 @@ import {
 import { enqueueEvents } from "../../../db/queries/webhooks.ts";
 import type { ServiceDeps } from "../../deps.ts";
 import { abandonLimitOf, GOVERNOR_REASON_PREFIX } from "../../dialer/governor.ts";
+import type { RealtimeHub } from "../../realtime/hub.ts";
 import type { CampaignStats } from "../campaigns/model.ts";
 import { campaignStatsFor } from "../campaigns/service.ts";
 import { NODE_OFFLINE_AFTER_MS } from "../edge-nodes/model.ts";
@@ -45,6 +46,14 @@ export const alertView = (row: AlertRow) => ({
   raised_at: row.raisedAt.toISOString(),
   cleared_at: row.clearedAt?.toISOString() ?? null,
 });
+
+/** Tells the workspace's supervisors of an alert opened, reworded or closed. */
+export function pushAlert(
+  deps: { realtime: Pick<RealtimeHub, "toSupervisors"> },
+  row: AlertRow | undefined,
+) {
+  if (row) deps.realtime.toSupervisors(row.tenantId, { type: "alert", alert: alertView(row) });
+}
 
 export async function tenantAlerts(deps: ServiceDeps, tenantId: string, openOnly: boolean) {
   const rows = await listAlerts(deps.db, { tenantId, openOnly, limit: 200 });
@@ -91,9 +100,7 @@ export function campaignConditions(
  */
 export async function sweepAlerts(deps: ServiceDeps): Promise<void> {
   const at = new Date(deps.clock.now());
-  const push = (row: AlertRow | undefined) => {
-    if (row) deps.realtime.toSupervisors(row.tenantId, { type: "alert", alert: alertView(row) });
-  };
+  const push = (row: AlertRow | undefined) => pushAlert(deps, row);
   for (const { tenantId, campaignId } of deps.campaigns.allRunning()) {
     const campaign = deps.campaigns.peek(campaignId)?.campaign;
     if (campaign?.status !== "running") continue;

@@ -1,4 +1,4 @@
-import { clearAlert } from "../../../db/queries/alerts.ts";
+import { type AlertRow, clearAlert } from "../../../db/queries/alerts.ts";
 import {
   deleteEndpoint,
   findAttempt,
@@ -22,6 +22,7 @@ import { auditActorOf, type Principal } from "../../identity/principal.ts";
 import { isUuid } from "../../identity/tenant-scope.ts";
 import { refusalOf } from "../../webhooks/addresses.ts";
 import { newWebhookSecret } from "../../webhooks/signing.ts";
+import { pushAlert } from "../alerts/service.ts";
 import {
   type CreateWebhookInput,
   deliveryView,
@@ -161,6 +162,7 @@ export async function patchWebhook(
   const switched = switchOf(input);
   const now = new Date(deps.clock.now());
   const enabling = switched === true && existing.status === "disabled";
+  let cleared: AlertRow | undefined;
   const row = await auditedWrite(
     deps.db,
     async (tx) => {
@@ -182,7 +184,12 @@ export async function patchWebhook(
         },
       });
       if (enabling) {
-        await clearAlert(tx, { tenantId, kind: "webhook_disabled", subjectId: id, at: now });
+        cleared = await clearAlert(tx, {
+          tenantId,
+          kind: "webhook_disabled",
+          subjectId: id,
+          at: now,
+        });
         // What it queued before resumes; what happened while it was off is not sent.
         await readyHeads(tx, id);
         await startCursor(tx, id);
@@ -193,6 +200,7 @@ export async function patchWebhook(
     audit(principal, tenantId, "webhook.updated", meta, now),
   );
   if (!row) throw notFound("webhook");
+  pushAlert(deps, cleared);
   if (enabling) deps.webhooks.dispatcher.wake();
   return { webhook: webhookView(row) };
 }
@@ -207,12 +215,25 @@ export async function deleteWebhook(
 ) {
   await tenantEndpoint(deps, tenantId, id);
   const now = new Date(deps.clock.now());
+  let cleared: AlertRow | undefined;
   const row = await auditedWrite(
     deps.db,
-    (tx) => deleteEndpoint(tx, { tenantId, id, at: now }),
+    async (tx) => {
+      const deleted = await deleteEndpoint(tx, { tenantId, id, at: now });
+      // Its alert would otherwise stay open for good: nothing can enable it again.
+      if (deleted)
+        cleared = await clearAlert(tx, {
+          tenantId,
+          kind: "webhook_disabled",
+          subjectId: id,
+          at: now,
+        });
+      return deleted;
+    },
     audit(principal, tenantId, "webhook.deleted", meta, now),
   );
   if (!row) throw notFound("webhook");
+  pushAlert(deps, cleared);
   return { webhook: webhookView(row) };
 }
 
