@@ -182,7 +182,8 @@ export function createApp(deps: ServiceDeps) {
         path: "/docs",
         specPath: SPEC_PATH,
         documentation,
-        exclude: { paths: ["/docs", SPEC_PATH] },
+        // Routes with a dot are kept (an import's `rejected.csv`); the documents are not.
+        exclude: { paths: ["/docs", SPEC_PATH], staticFile: false },
         provider: "swagger-ui",
         swagger: {
           cdn: `${DOCS_ASSETS_PATH}/swagger-ui-bundle.js`,

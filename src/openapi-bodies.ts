@@ -21,10 +21,27 @@ const REFUSED = {
   content: { "application/json": { schema: ErrorBody } },
 };
 
-const body = (status: number, description: string, schema: TSchema) => ({
+/** What every route may answer besides: the database away, or the unforeseen. */
+const FAILED = {
+  description:
+    "503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen",
+  content: { "application/json": { schema: ErrorBody } },
+};
+
+const errors = { "4XX": REFUSED, "5XX": FAILED };
+
+const body = (statuses: readonly number[], description: string, schema: TSchema) => ({
   responses: {
-    [status]: { description, content: { "application/json": { schema } } },
-    "4XX": REFUSED,
+    ...Object.fromEntries(
+      statuses.map((status) => [
+        status,
+        {
+          description: status === 201 ? "Created" : description,
+          content: { "application/json": { schema } },
+        },
+      ]),
+    ),
+    ...errors,
   },
 });
 
@@ -35,22 +52,61 @@ export const documentedFile = (type: string, description: string) => ({
       description,
       content: { [type]: { schema: { type: "string" as const, format: "binary" } } },
     },
-    "4XX": REFUSED,
+    ...errors,
   },
 });
 
-/** `{status: "success", data}`. */
-export const documented = (data: Record<string, TSchema>, status = 200) =>
+/** CSV in the body of the reply (an export), or the error envelope. */
+export const documentedCsv = (description: string) => documentedFile("text/csv", description);
+
+/** A JSON answer that also comes as CSV when asked for with `Accept: text/csv`. */
+export function alsoAsCsv<T extends { responses: Record<number | string, object> }>(
+  documentedJson: T,
+  description: string,
+): T {
+  const ok = documentedJson.responses[200] as { content: Record<string, object> };
+  return {
+    ...documentedJson,
+    responses: {
+      ...documentedJson.responses,
+      200: {
+        ...ok,
+        description,
+        content: { ...ok.content, "text/csv": { schema: { type: "string" as const } } },
+      },
+    },
+  };
+}
+
+/** A body of CSV text, as the request's whole body. */
+export const csvRequestBody = {
+  required: true,
+  content: { "text/csv": { schema: { type: "string" as const } } },
+};
+
+/** `{status: "success", data}`, with each status given (a first upload is 201, later ones 200). */
+export const documented = (data: Record<string, TSchema>, status: number | number[] = 200) =>
   body(
-    status,
-    status === 201 ? "Created" : "OK",
+    typeof status === "number" ? [status] : status,
+    "OK",
     t.Object({ status: t.Literal("success"), data: t.Object(data) }),
+  );
+
+/** `{status: "success", data}` where `data` takes one of several shapes (as who asks). */
+export const documentedEither = (...shapes: Record<string, TSchema>[]) =>
+  body(
+    [200],
+    "OK",
+    t.Object({
+      status: t.Literal("success"),
+      data: t.Union(shapes.map((shape) => t.Object(shape))),
+    }),
   );
 
 /** A page of a list: `{status, data: {items}, total, limit, offset}`. */
 export const documentedList = (item: TSchema) =>
   body(
-    200,
+    [200],
     "A page of the list, newest first",
     t.Object({
       status: t.Literal("success"),

@@ -102,7 +102,14 @@ export const SERVER_MESSAGES = {
         "a transfer of the agent's call was asked for, failed (`call.transfer.status`), or sent the lead to a number; a transfer to another agent reaches that agent as `call.connected`",
     },
   ),
-  "call.event": t.Object({ type: t.Literal("call.event"), event: t.String(), call: CallSchema }),
+  "call.event": t.Object({
+    type: t.Literal("call.event"),
+    event: t.String({
+      description:
+        "claimed, ringing, answered, machine, ended, message_played, opt_out, hangup_requested, transfer_requested, transferred or transfer_failed",
+    }),
+    call: CallSchema,
+  }),
   "call.offered": t.Object({ type: t.Literal("call.offered"), call: CallSchema, lead: LeadSchema }),
   "call.connected": t.Object({
     type: t.Literal("call.connected"),

@@ -75,6 +75,47 @@ describe("API documentation", () => {
     expect(undocumented).toEqual([]);
   });
 
+  test("what the routes answer beyond JSON, and beyond the caller's errors, is described", async () => {
+    const paths = (await h.request("GET", "/api/v1/openapi.json")).body.paths;
+    // Every operation says it may meet the database away (503) or the unforeseen (500).
+    const without5xx = Object.entries(
+      paths as Record<string, Record<string, { responses?: object }>>,
+    )
+      .flatMap(([path, operations]) =>
+        Object.entries(operations)
+          .filter(([, operation]) => !("5XX" in (operation.responses ?? {})))
+          .map(([method]) => `${method} ${path}`),
+      )
+      .filter((operation) => !operation.includes("healthz") && !operation.includes("readyz"));
+    expect(without5xx).toEqual([]);
+    // The CSV exports, the route whose path has a dot, and the CSV upload.
+    expect(Object.keys(paths["/api/v1/cdrs"].get.responses[200].content)).toEqual([
+      "application/json",
+      "text/csv",
+    ]);
+    expect(
+      Object.keys(paths["/api/v1/campaigns/{id}/compliance"].get.responses[200].content),
+    ).toEqual(["application/json", "text/csv"]);
+    const rejected =
+      paths["/api/v1/campaigns/{id}/lead-lists/{list_id}/imports/{import_id}/rejected.csv"];
+    expect(Object.keys(rejected.get.responses[200].content)).toEqual(["text/csv"]);
+    expect(paths["/api/v1/dnc/import"].post.requestBody.content).toEqual({
+      "text/csv": { schema: { type: "string" } },
+    });
+    // A recording's first version is created, a later one replaces it.
+    expect(Object.keys(paths["/api/v1/campaigns/{id}/messages/{kind}"].put.responses)).toEqual(
+      expect.arrayContaining(["200", "201"]),
+    );
+    // Who asks decides what /auth/me answers: a user, or an API key.
+    const me = paths["/api/v1/auth/me"].get.responses[200].content["application/json"].schema;
+    expect(
+      me.properties.data.anyOf.map((shape: { required: string[] }) => shape.required.sort()),
+    ).toEqual([
+      ["tenant", "user"],
+      ["api_key", "tenant"],
+    ]);
+  });
+
   test("a docs page is served at /docs, its renderer from the server itself", async () => {
     const response = await h.request("GET", "/docs");
     expect(response.status).toBe(200);

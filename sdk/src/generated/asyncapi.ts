@@ -129,11 +129,11 @@ export interface components {
             alert: {
                 /** Format: uuid */
                 id: string;
-                /** @description abandon_budget (80 % of the abandon limit used), governor_hold (the governor holds the campaign), no_agents (a running campaign with no agent ready or on a call), node_silent (an edge node stopped sending heartbeats) */
+                /** @description abandon_budget (80 % of the abandon limit used), governor_hold (the governor holds the campaign), no_agents (a running campaign with no agent ready or on a call), node_silent (an edge node stopped sending heartbeats), webhook_disabled (a webhook endpoint disabled by a 410 or by days of failures) */
                 kind: string;
                 /**
                  * Format: uuid
-                 * @description the campaign, or the edge node
+                 * @description the campaign, the edge node, or the webhook endpoint
                  */
                 subject_id: string;
                 message: string;
@@ -465,6 +465,7 @@ export interface components {
         call_event: {
             /** @constant */
             type: "call.event";
+            /** @description claimed, ringing, answered, machine, ended, message_played, opt_out, hangup_requested, transfer_requested, transferred or transfer_failed */
             event: string;
             call: {
                 /** Format: uuid */

@@ -66,7 +66,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's user and tenant */
+        /** The caller's user and tenant; with an API key, the key and its tenant */
         get: operations["getApiV1AuthMe"];
         put?: never;
         post?: never;
@@ -423,6 +423,23 @@ export interface paths {
         };
         /** Past imports into the list */
         get: operations["getApiV1CampaignsByIdLead-listsByList_idImports"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/campaigns/{id}/lead-lists/{list_id}/imports/{import_id}/rejected.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An import's rejected rows as CSV, with a reason column */
+        get: operations["getApiV1CampaignsByIdLead-listsByList_idImportsByImport_idRejected.csv"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1404,6 +1421,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
         };
     };
     getApiV1AuthMe: {
@@ -1462,12 +1498,73 @@ export interface operations {
                                 /** Format: date-time */
                                 updated_at: string;
                             };
+                        } | {
+                            api_key: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                /** @description the key's first characters, to recognise it */
+                                prefix: string;
+                                /** @description per resource: none, read or write (write includes read); webhooks is listed only when granted */
+                                scopes: {
+                                    campaigns?: "none" | "read" | "write";
+                                    leads?: "none" | "read" | "write";
+                                    cdrs?: "none" | "read" | "write";
+                                    users?: "none" | "read" | "write";
+                                    webhooks?: "none" | "read" | "write";
+                                };
+                                rate_limit_per_minute: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                last_used_at: string | null;
+                                revoked_at: string | null;
+                            };
+                            tenant: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                domain: string;
+                                rate_limit_per_minute: number;
+                                /** @description the profile a new campaign starts with */
+                                regulatory_profile: string;
+                                not_ready_reasons: {
+                                    /** @description what the API and reports use */
+                                    code: string;
+                                    /** @description what the agent sees */
+                                    label: string;
+                                }[];
+                                /** @description E.164 numbers outside the workspace an agent may transfer a call to */
+                                transfer_numbers: string[];
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                            };
                         };
                     };
                 };
             };
             /** @description Refused: the error envelope, its code one of the documented ones */
             "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1553,6 +1650,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
         };
     };
     postApiV1AuthLogout: {
@@ -1579,6 +1695,25 @@ export interface operations {
             };
             /** @description Refused: the error envelope, its code one of the documented ones */
             "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1668,6 +1803,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
         };
     };
     postApiV1Tenants: {
@@ -1740,6 +1894,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
         };
     };
     getApiV1TenantsById: {
@@ -1790,6 +1963,25 @@ export interface operations {
             };
             /** @description Refused: the error envelope, its code one of the documented ones */
             "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1892,6 +2084,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
         };
     };
     getApiV1Users: {
@@ -1942,6 +2153,25 @@ export interface operations {
             };
             /** @description Refused: the error envelope, its code one of the documented ones */
             "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2034,6 +2264,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
         };
     };
     getApiV1UsersById: {
@@ -2081,6 +2330,25 @@ export interface operations {
             };
             /** @description Refused: the error envelope, its code one of the documented ones */
             "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2156,6 +2424,25 @@ export interface operations {
             };
             /** @description Refused: the error envelope, its code one of the documented ones */
             "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2290,6 +2577,25 @@ export interface operations {
             };
             /** @description Refused: the error envelope, its code one of the documented ones */
             "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2486,6 +2792,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
         };
     };
     getApiV1CampaignsById: {
@@ -2618,6 +2943,25 @@ export interface operations {
             };
             /** @description Refused: the error envelope, its code one of the documented ones */
             "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2818,6 +3162,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
         };
     };
     postApiV1CampaignsByIdStatus: {
@@ -2957,6 +3320,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
         };
     };
     getApiV1CampaignsByIdCompliance: {
@@ -2972,7 +3354,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description The compliance figures; with `Accept: text/csv`, the counted calls as CSV */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3052,10 +3434,30 @@ export interface operations {
                             };
                         };
                     };
+                    "text/csv": string;
                 };
             };
             /** @description Refused: the error envelope, its code one of the documented ones */
             "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3150,6 +3552,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
         };
     };
     getApiV1CampaignsByIdHistory: {
@@ -3202,6 +3623,25 @@ export interface operations {
             };
             /** @description Refused: the error envelope, its code one of the documented ones */
             "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3290,6 +3730,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
         };
     };
     getApiV1CampaignsByIdMessages: {
@@ -3356,6 +3815,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
         };
     };
     getApiV1CampaignsByIdMessagesByKind: {
@@ -3383,6 +3861,25 @@ export interface operations {
             };
             /** @description Refused: the error envelope, its code one of the documented ones */
             "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3454,8 +3951,59 @@ export interface operations {
                     };
                 };
             };
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "success";
+                        data: {
+                            message: {
+                                /** Format: uuid */
+                                campaign_id: string;
+                                kind: "abandon" | "voicemail" | "opt_out";
+                                /** @description grows with every change, removals included */
+                                version: number;
+                                /** @description pcm, mulaw or alaw */
+                                encoding: string;
+                                sample_rate: number;
+                                duration_ms: number;
+                                bytes: number;
+                                sha256: string;
+                                /** @description whether the WAV sent was converted to 8 kHz mono PCM */
+                                converted: boolean;
+                                deleted: boolean;
+                                /** Format: date-time */
+                                updated_at: string;
+                            };
+                        };
+                    };
+                };
+            };
             /** @description Refused: the error envelope, its code one of the documented ones */
             "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3540,6 +4088,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
         };
     };
     "getApiV1CampaignsByIdLead-lists": {
@@ -3589,6 +4156,25 @@ export interface operations {
             };
             /** @description Refused: the error envelope, its code one of the documented ones */
             "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3675,6 +4261,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
         };
     };
     "getApiV1CampaignsByIdLead-listsByList_id": {
@@ -3720,6 +4325,25 @@ export interface operations {
             };
             /** @description Refused: the error envelope, its code one of the documented ones */
             "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3824,6 +4448,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
         };
     };
     "getApiV1CampaignsByIdLead-listsByList_idLeads": {
@@ -3886,6 +4529,25 @@ export interface operations {
             };
             /** @description Refused: the error envelope, its code one of the documented ones */
             "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3976,6 +4638,89 @@ export interface operations {
                     };
                 };
             };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    "getApiV1CampaignsByIdLead-listsByList_idImportsByImport_idRejected.csv": {
+        parameters: {
+            query?: {
+                tenant_id?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+                list_id: string;
+                import_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rejected rows as they were sent, and why each was refused */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": Blob;
+                };
+            };
+            /** @description Refused: the error envelope, its code one of the documented ones */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
         };
     };
     "getApiV1Api-keys": {
@@ -4030,6 +4775,25 @@ export interface operations {
             };
             /** @description Refused: the error envelope, its code one of the documented ones */
             "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4135,6 +4899,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
         };
     };
     "deleteApiV1Api-keysById": {
@@ -4186,6 +4969,25 @@ export interface operations {
             };
             /** @description Refused: the error envelope, its code one of the documented ones */
             "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4255,6 +5057,25 @@ export interface operations {
             };
             /** @description Refused: the error envelope, its code one of the documented ones */
             "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4345,6 +5166,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
         };
     };
     "deleteApiV1Edge-nodesById": {
@@ -4394,6 +5234,25 @@ export interface operations {
             };
             /** @description Refused: the error envelope, its code one of the documented ones */
             "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4485,6 +5344,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
         };
     };
     postApiV1NodesJobsClaim: {
@@ -4552,6 +5430,25 @@ export interface operations {
             };
             /** @description Refused: the error envelope, its code one of the documented ones */
             "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4664,6 +5561,25 @@ export interface operations {
             };
             /** @description Refused: the error envelope, its code one of the documented ones */
             "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4811,6 +5727,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
         };
     };
     getApiV1NodesCampaignsByCampaign_idMessagesByKind: {
@@ -4836,6 +5771,25 @@ export interface operations {
             };
             /** @description Refused: the error envelope, its code one of the documented ones */
             "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4908,6 +5862,25 @@ export interface operations {
             };
             /** @description Refused: the error envelope, its code one of the documented ones */
             "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5067,6 +6040,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
         };
     };
     getApiV1AgentsMePreview: {
@@ -5141,6 +6133,25 @@ export interface operations {
             };
             /** @description Refused: the error envelope, its code one of the documented ones */
             "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5253,6 +6264,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
         };
     };
     postApiV1AgentsMePreviewSkip: {
@@ -5307,6 +6337,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
         };
     };
     "getApiV1AgentsMeTransfer-targets": {
@@ -5342,6 +6391,25 @@ export interface operations {
             };
             /** @description Refused: the error envelope, its code one of the documented ones */
             "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5463,6 +6531,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
         };
     };
     getApiV1AgentsMeFigures: {
@@ -5535,6 +6622,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
         };
     };
     getApiV1AgentsMeHistory: {
@@ -5581,6 +6687,25 @@ export interface operations {
             };
             /** @description Refused: the error envelope, its code one of the documented ones */
             "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5666,6 +6791,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
         };
     };
     "getApiV1AgentsNot-ready-reasons": {
@@ -5704,6 +6848,25 @@ export interface operations {
             };
             /** @description Refused: the error envelope, its code one of the documented ones */
             "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5829,6 +6992,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
         };
     };
     getApiV1Agents: {
@@ -5878,6 +7060,25 @@ export interface operations {
             };
             /** @description Refused: the error envelope, its code one of the documented ones */
             "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5950,6 +7151,25 @@ export interface operations {
             };
             /** @description Refused: the error envelope, its code one of the documented ones */
             "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6075,6 +7295,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
         };
     };
     postApiV1CallsByCall_idHangup: {
@@ -6155,6 +7394,25 @@ export interface operations {
             };
             /** @description Refused: the error envelope, its code one of the documented ones */
             "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6282,6 +7540,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
         };
     };
     getApiV1Cdrs: {
@@ -6303,7 +7580,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of the list, newest first */
+            /** @description A page of the list, newest first; with `Accept: text/csv`, every record the filters keep, as CSV */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -6397,10 +7674,30 @@ export interface operations {
                         limit: number;
                         offset: number;
                     };
+                    "text/csv": string;
                 };
             };
             /** @description Refused: the error envelope, its code one of the documented ones */
             "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6463,6 +7760,25 @@ export interface operations {
             };
             /** @description Refused: the error envelope, its code one of the documented ones */
             "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6543,6 +7859,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
         };
     };
     postApiV1DncImport: {
@@ -6554,7 +7889,11 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "text/csv": string;
+            };
+        };
         responses: {
             /** @description OK */
             200: {
@@ -6583,6 +7922,25 @@ export interface operations {
             };
             /** @description Refused: the error envelope, its code one of the documented ones */
             "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6641,6 +7999,25 @@ export interface operations {
             };
             /** @description Refused: the error envelope, its code one of the documented ones */
             "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6725,6 +8102,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
         };
     };
     getApiV1Alerts: {
@@ -6752,11 +8148,11 @@ export interface operations {
                             items: {
                                 /** Format: uuid */
                                 id: string;
-                                /** @description abandon_budget (80 % of the abandon limit used), governor_hold (the governor holds the campaign), no_agents (a running campaign with no agent ready or on a call), node_silent (an edge node stopped sending heartbeats) */
+                                /** @description abandon_budget (80 % of the abandon limit used), governor_hold (the governor holds the campaign), no_agents (a running campaign with no agent ready or on a call), node_silent (an edge node stopped sending heartbeats), webhook_disabled (a webhook endpoint disabled by a 410 or by days of failures) */
                                 kind: string;
                                 /**
                                  * Format: uuid
-                                 * @description the campaign, or the edge node
+                                 * @description the campaign, the edge node, or the webhook endpoint
                                  */
                                 subject_id: string;
                                 message: string;
@@ -6774,6 +8170,25 @@ export interface operations {
             };
             /** @description Refused: the error envelope, its code one of the documented ones */
             "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6843,6 +8258,25 @@ export interface operations {
             };
             /** @description Refused: the error envelope, its code one of the documented ones */
             "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6936,6 +8370,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
         };
     };
     getApiV1WebhooksById: {
@@ -7002,6 +8455,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
         };
     };
     deleteApiV1WebhooksById: {
@@ -7051,6 +8523,25 @@ export interface operations {
             };
             /** @description Refused: the error envelope, its code one of the documented ones */
             "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7148,6 +8639,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
         };
     };
     "postApiV1WebhooksByIdRotate-secret": {
@@ -7206,6 +8716,25 @@ export interface operations {
             };
             /** @description Refused: the error envelope, its code one of the documented ones */
             "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7298,6 +8827,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
         };
     };
     postApiV1WebhooksByIdDeliveriesByDelivery_idResend: {
@@ -7343,6 +8891,25 @@ export interface operations {
             };
             /** @description Refused: the error envelope, its code one of the documented ones */
             "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "error";
+                        message: string;
+                        code: string;
+                        request_id: string;
+                        field_errors?: {
+                            field: string;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description 503 `unavailable` (nothing was changed) or `outcome_unknown` (a write that may have been made), with `Retry-After`, while the database is away; 500 `internal_error` for the unforeseen */
+            "5XX": {
                 headers: {
                     [name: string]: unknown;
                 };

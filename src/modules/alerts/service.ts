@@ -28,9 +28,12 @@ export const AlertSchema = t.Object({
   id: t.String({ format: "uuid" }),
   kind: t.String({
     description:
-      "abandon_budget (80 % of the abandon limit used), governor_hold (the governor holds the campaign), no_agents (a running campaign with no agent ready or on a call), node_silent (an edge node stopped sending heartbeats)",
+      "abandon_budget (80 % of the abandon limit used), governor_hold (the governor holds the campaign), no_agents (a running campaign with no agent ready or on a call), node_silent (an edge node stopped sending heartbeats), webhook_disabled (a webhook endpoint disabled by a 410 or by days of failures)",
   }),
-  subject_id: t.String({ format: "uuid", description: "the campaign, or the edge node" }),
+  subject_id: t.String({
+    format: "uuid",
+    description: "the campaign, the edge node, or the webhook endpoint",
+  }),
   message: t.String(),
   raised_at: t.String({ format: "date-time" }),
   cleared_at: t.Union([t.String({ format: "date-time" }), t.Null()], {

@@ -1,11 +1,11 @@
 import { Elysia } from "elysia";
 import type { ServiceDeps } from "../../deps.ts";
 import { jsonText, ok } from "../../envelope.ts";
-import { documented } from "../../openapi-bodies.ts";
+import { documented, documentedEither } from "../../openapi-bodies.ts";
 import { type AuthGuard, asUser } from "../../plugins/auth.ts";
 import { jsonBody } from "../../plugins/json-body.ts";
 import { UserSchema } from "../users/model.ts";
-import { ChangePasswordBody, LoginBody, LoginResult, MeResult } from "./model.ts";
+import { ChangePasswordBody, KeyMeResult, LoginBody, LoginResult, MeResult } from "./model.ts";
 import { cachedMeText, changePassword, login, logout, me } from "./service.ts";
 
 export const authModule = (deps: ServiceDeps, auth: AuthGuard) =>
@@ -29,7 +29,10 @@ export const authModule = (deps: ServiceDeps, auth: AuthGuard) =>
       },
       {
         auth: "session.me",
-        detail: { summary: "The caller's user and tenant", ...documented(MeResult.properties) },
+        detail: {
+          summary: "The caller's user and tenant; with an API key, the key and its tenant",
+          ...documentedEither(MeResult.properties, KeyMeResult.properties),
+        },
       },
     )
     .post(

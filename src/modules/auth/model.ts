@@ -1,4 +1,5 @@
 import { type Static, t } from "elysia";
+import { ApiKeySchema } from "../api-keys/model.ts";
 import { TenantSchema } from "../tenants/model.ts";
 import { Password, UserSchema } from "../users/model.ts";
 
@@ -24,3 +25,4 @@ export const ChangePasswordBody = t.Object(
 );
 
 export const MeResult = t.Object({ user: UserSchema, tenant: TenantSchema });
+export const KeyMeResult = t.Object({ api_key: ApiKeySchema, tenant: TenantSchema });

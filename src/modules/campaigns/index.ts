@@ -3,7 +3,13 @@ import type { ServiceDeps } from "../../deps.ts";
 import { leadEligibility } from "../../dialer/eligibility.ts";
 import { EligibilitySchema } from "../../dialer/model.ts";
 import { jsonText, ok, okAll, okList } from "../../envelope.ts";
-import { documented, documentedList } from "../../openapi-bodies.ts";
+import {
+  alsoAsCsv,
+  csvRequestBody,
+  documented,
+  documentedCsv,
+  documentedList,
+} from "../../openapi-bodies.ts";
 import { PageQuery, parsePage } from "../../pagination.ts";
 import type { AuthGuard } from "../../plugins/auth.ts";
 import { jsonBody } from "../../plugins/json-body.ts";
@@ -143,7 +149,10 @@ export const campaignsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         detail: {
           summary:
             "Abandon-rate compliance: live answers and abandons over the legal window (the campaign's life under 30 days, else the last 30 days) and the last 24 hours, with the abandon budget left; `Accept: text/csv` exports the counted calls",
-          ...documented({ compliance: ComplianceSchema }),
+          ...alsoAsCsv(
+            documented({ compliance: ComplianceSchema }),
+            "The compliance figures; with `Accept: text/csv`, the counted calls as CSV",
+          ),
         },
       },
     )

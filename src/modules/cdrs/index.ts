@@ -4,7 +4,7 @@ import type { ServiceDeps } from "../../deps.ts";
 import { okList } from "../../envelope.ts";
 import { csvResponse, csvStream } from "../../lib/csv-export.ts";
 import { rangeOf } from "../../lib/instants.ts";
-import { documentedList } from "../../openapi-bodies.ts";
+import { alsoAsCsv, documentedList } from "../../openapi-bodies.ts";
 import { parsePage } from "../../pagination.ts";
 import type { AuthGuard } from "../../plugins/auth.ts";
 import { CDR_CSV_COLUMNS, CdrQuery, CdrSchema, cdrCsvRow, cdrView } from "./model.ts";
@@ -53,7 +53,10 @@ export const cdrsModule = (deps: ServiceDeps, auth: AuthGuard) =>
       detail: {
         summary:
           "Call detail records, newest first; `from` inclusive and `to` exclusive on started_at (`from` after `to` is 422)",
-        ...documentedList(CdrSchema),
+        ...alsoAsCsv(
+          documentedList(CdrSchema),
+          "A page of the list, newest first; with `Accept: text/csv`, every record the filters keep, as CSV",
+        ),
       },
     },
   );

@@ -4,7 +4,13 @@ import { type DncRow, findDncEntry, listDnc } from "../../../db/queries/calls.ts
 import type { ServiceDeps } from "../../deps.ts";
 import { ok, okList } from "../../envelope.ts";
 import { ApiError, badRequest, INVALID_BODY } from "../../errors.ts";
-import { documented, documentedList } from "../../openapi-bodies.ts";
+import {
+  alsoAsCsv,
+  csvRequestBody,
+  documented,
+  documentedCsv,
+  documentedList,
+} from "../../openapi-bodies.ts";
 import { PageQuery, parsePage } from "../../pagination.ts";
 import type { AuthGuard } from "../../plugins/auth.ts";
 import { VALIDATION_MESSAGES } from "../../plugins/errors.ts";
@@ -133,6 +139,7 @@ export const dncModule = (deps: ServiceDeps, auth: AuthGuard) =>
         query: t.Object(TenantQuery),
         detail: {
           summary: "Put the numbers of a CSV on the do-not-call list (body: text/csv)",
+          requestBody: csvRequestBody,
           description:
             "The column named `phone`, else the first (a first row that is not a number is a header); at most 100,000 rows and 5 MB (413). `data.report` `{rows, added, already_listed, rejected, rejections}`: each refused row (`invalid_phone`, `missing_phone`, `duplicate` in the file, `unclosed_quote`: a quote never closed, which takes the rest of the file), the first 100 listed with their row number; a file with no number is 422 naming `file`. One audit record, `dnc.imported`.",
           ...documented({

@@ -2,7 +2,13 @@ import { Elysia } from "elysia";
 import type { ServiceDeps } from "../../deps.ts";
 import { ok, okList } from "../../envelope.ts";
 import { csvResponse } from "../../lib/csv-export.ts";
-import { documented, documentedList } from "../../openapi-bodies.ts";
+import {
+  alsoAsCsv,
+  csvRequestBody,
+  documented,
+  documentedCsv,
+  documentedList,
+} from "../../openapi-bodies.ts";
 import { parsePage } from "../../pagination.ts";
 import type { AuthGuard } from "../../plugins/auth.ts";
 import { jsonBody } from "../../plugins/json-body.ts";
@@ -149,6 +155,7 @@ export const leadsModule = (deps: ServiceDeps, auth: AuthGuard) =>
         query: TenantOnlyQuery,
         detail: {
           summary: "An import's rejected rows as CSV, with a reason column",
+          ...documentedCsv("The rejected rows as they were sent, and why each was refused"),
         },
       },
     );

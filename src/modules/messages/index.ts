@@ -57,7 +57,8 @@ export const messagesModule = (deps: ServiceDeps, auth: AuthGuard) =>
         detail: {
           summary:
             "Record a message (abandon, voicemail or opt_out): a WAV of at most 60 s; 8 or 16 kHz mono PCM or G.711 is kept as sent, any other WAV converted to 8 kHz mono PCM",
-          ...documented({ message: MessageSchema }),
+          // 201 for a kind's first recording, 200 for a later version.
+          ...documented({ message: MessageSchema }, [201, 200]),
           requestBody: wavBody,
         },
       },
