@@ -3,13 +3,7 @@ import type { ServiceDeps } from "../../deps.ts";
 import { leadEligibility } from "../../dialer/eligibility.ts";
 import { EligibilitySchema } from "../../dialer/model.ts";
 import { jsonText, ok, okAll, okList } from "../../envelope.ts";
-import {
-  alsoAsCsv,
-  csvRequestBody,
-  documented,
-  documentedCsv,
-  documentedList,
-} from "../../openapi-bodies.ts";
+import { alsoAsCsv, documented, documentedList } from "../../openapi-bodies.ts";
 import { PageQuery, parsePage } from "../../pagination.ts";
 import type { AuthGuard } from "../../plugins/auth.ts";
 import { jsonBody } from "../../plugins/json-body.ts";

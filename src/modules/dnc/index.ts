@@ -4,13 +4,7 @@ import { type DncRow, findDncEntry, listDnc } from "../../../db/queries/calls.ts
 import type { ServiceDeps } from "../../deps.ts";
 import { ok, okList } from "../../envelope.ts";
 import { ApiError, badRequest, INVALID_BODY } from "../../errors.ts";
-import {
-  alsoAsCsv,
-  csvRequestBody,
-  documented,
-  documentedCsv,
-  documentedList,
-} from "../../openapi-bodies.ts";
+import { csvRequestBody, documented, documentedList } from "../../openapi-bodies.ts";
 import { PageQuery, parsePage } from "../../pagination.ts";
 import type { AuthGuard } from "../../plugins/auth.ts";
 import { VALIDATION_MESSAGES } from "../../plugins/errors.ts";

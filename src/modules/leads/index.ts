@@ -2,13 +2,7 @@ import { Elysia } from "elysia";
 import type { ServiceDeps } from "../../deps.ts";
 import { ok, okList } from "../../envelope.ts";
 import { csvResponse } from "../../lib/csv-export.ts";
-import {
-  alsoAsCsv,
-  csvRequestBody,
-  documented,
-  documentedCsv,
-  documentedList,
-} from "../../openapi-bodies.ts";
+import { documented, documentedCsv, documentedList } from "../../openapi-bodies.ts";
 import { parsePage } from "../../pagination.ts";
 import type { AuthGuard } from "../../plugins/auth.ts";
 import { jsonBody } from "../../plugins/json-body.ts";
