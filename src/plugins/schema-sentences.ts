@@ -22,7 +22,7 @@ const PATTERNS: Record<string, string> = {
   "^([01][0-9]|2[0-3]):[0-5][0-9]$": "must be a time of day as HH:MM, e.g. 09:30",
   "^[a-z][a-z0-9_]{0,31}$":
     "must be a code of lower-case letters, digits and _, starting with a letter, at most 32",
-  "^(?=.{1,253}$)[a-z0-9]([a-z0-9\\-]{0,61}[a-z0-9])?(\\.[a-z0-9]([a-z0-9\\-]{0,61}[a-z0-9])?)*$":
+  "^(?=.{1,253}$)[a-z0-9]([a-z0-9\\-]*[a-z0-9])?(\\.[a-z0-9]([a-z0-9\\-]*[a-z0-9])?)*$":
     "must be a domain name such as acme.example",
   "\\S": "must not be blank",
   "^(?:[\\uD800-\\uDBFF][\\uDC00-\\uDFFF]|[^\\uD800-\\uDFFF]){12,256}$":

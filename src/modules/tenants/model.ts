@@ -5,9 +5,9 @@ import { memoByIdentity } from "../../lib/memo.ts";
 import { E164 } from "../campaigns/model.ts";
 import { Timestamp } from "../users/model.ts";
 
-/** Dot-separated labels of 1–63 letters, digits and inner hyphens; 253 in all. */
+/** Dot-separated labels of letters, digits and inner hyphens; 253 characters in all. */
 export const DOMAIN_PATTERN =
-  "^(?=.{1,253}$)[a-z0-9]([a-z0-9\\-]{0,61}[a-z0-9])?(\\.[a-z0-9]([a-z0-9\\-]{0,61}[a-z0-9])?)*$";
+  "^(?=.{1,253}$)[a-z0-9]([a-z0-9\\-]*[a-z0-9])?(\\.[a-z0-9]([a-z0-9\\-]*[a-z0-9])?)*$";
 
 /** Why an agent may pause: a workspace's list, offered in its order. */
 export const NotReadyReasonSchema = t.Object(
