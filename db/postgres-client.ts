@@ -58,19 +58,23 @@ export class DatabaseSockets {
   private readonly open = new Set<net.Socket>();
   /** From a cut until the database answers again: a new socket fails at once. */
   private silent = false;
+  /** Each connection tries the next host of a URL that names several, as postgres.js does. */
+  private attempts = 0;
 
   /**
-   * postgres.js's `socket` option: a socket to the (first) host, handed over while it
+   * postgres.js's `socket` option: a socket to the URL's host, handed over while it
    * connects, so that a refusal or postgres.js's own time-out ends it through the usual
    * events (a socket refused here would leave its connection stuck in "connecting").
    */
   readonly connect = (to: Destination): net.Socket => {
-    const host = to.host[0] ?? "localhost";
-    const socket = to.path ? net.connect(to.path) : net.connect(to.port[0] ?? 5432, host);
+    const index = this.attempts++ % Math.max(1, to.host.length);
+    const host = to.host[index] ?? "localhost";
+    const port = to.port[index] ?? to.port[0] ?? 5432;
+    const socket = to.path ? net.connect(to.path) : net.connect(port, host);
     // postgres.js listens from the next turn on; an early error must not go unheard.
     socket.on("error", () => {});
     // A query queued behind those cut would otherwise wait out a connection attempt.
-    if (this.silent) setTimeout(() => socket.destroy(silence("ETIMEDOUT")), 0);
+    if (this.silent) setTimeout(() => failSocket(socket, "ETIMEDOUT"), 0);
     this.open.add(socket);
     socket.once("close", () => this.open.delete(socket));
     // TLS names the server by it.
@@ -87,7 +91,7 @@ export class DatabaseSockets {
     const cut = this.open.size;
     this.silent = true;
     for (const socket of this.open)
-      socket.destroy(silence(socket.bytesRead > 0 ? "ECONNRESET" : "ETIMEDOUT"));
+      failSocket(socket, socket.bytesRead > 0 ? "ECONNRESET" : "ETIMEDOUT");
     this.open.clear();
     return cut;
   }
@@ -98,8 +102,15 @@ export class DatabaseSockets {
   }
 }
 
-const silence = (code: string) =>
-  Object.assign(new Error("the database does not answer"), { code });
+/**
+ * Fails a socket with an error of `code`, then closes it. The error is raised by hand: Bun
+ * closes a socket still connecting without one, and postgres.js then connects again for the
+ * query that waits, for ever.
+ */
+function failSocket(socket: net.Socket, code: string) {
+  socket.emit("error", Object.assign(new Error("the database does not answer"), { code }));
+  socket.destroy();
+}
 
 /**
  * `custom`: every execution is planned for its parameters and the tables as they are now, never

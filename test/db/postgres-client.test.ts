@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import net from "node:net";
 import { sql as drizzleSql } from "drizzle-orm";
 import type postgres from "postgres";
 import { DatabaseAvailability, databaseFailureOf } from "../../db/availability.ts";
 import { withBulkTransaction } from "../../db/bulk.ts";
 import { openDatabase } from "../../db/client.ts";
-import { postgresClient } from "../../db/postgres-client.ts";
+import { DatabaseSockets, postgresClient } from "../../db/postgres-client.ts";
 import { rowsOf } from "../../db/rows.ts";
 import { runStatement } from "../../db/statement.ts";
 
@@ -235,4 +236,53 @@ describe.skipIf(!url)("a transaction whose connection is lost", () => {
     await sql.begin((tx) => tx.unsafe("insert into lost_probe values (30)"));
     expect((await sql.unsafe("select id from lost_probe")).map((row) => row.id)).toEqual([30]);
   });
+});
+
+describe("a database gone silent", () => {
+  test("its connections are cut: a query waiting on it fails as unreachable, and so does one made anew until it answers", async () => {
+    // A server that takes connections and never says a word, as a hung one.
+    const silent = net.createServer(() => {}).listen(0, "127.0.0.1");
+    await new Promise((resolve) => silent.once("listening", resolve));
+    const { port } = silent.address() as net.AddressInfo;
+    const sockets = new DatabaseSockets();
+    const sql = postgresClient(`postgres://nobody@127.0.0.1:${port}/none`, {
+      poolSize: 1,
+      sockets,
+    });
+    try {
+      const waiting = sql.unsafe("select 1").catch((caught: unknown) => caught);
+      await Bun.sleep(100);
+      const started = performance.now();
+      expect(sockets.cutAll()).toBe(1);
+      // It never answered, so nothing it was sent was run.
+      expect(databaseFailureOf(await waiting)).toBe("unreachable");
+      const anew = await sql.unsafe("select 2").catch((caught: unknown) => caught);
+      expect(databaseFailureOf(anew)).toBe("unreachable");
+      expect(performance.now() - started).toBeLessThan(1_000);
+    } finally {
+      await sql.end({ timeout: 0 });
+      silent.close();
+    }
+  });
+
+  test.skipIf(!url)(
+    "a statement the server was running when cut may have happened; once it answers, the pool serves again",
+    async () => {
+      const sockets = new DatabaseSockets();
+      const sql = postgresClient(url as string, { poolSize: 1, sockets });
+      try {
+        await sql.unsafe("select 1");
+        const running = sql.unsafe("select pg_sleep(5)").catch((caught: unknown) => caught);
+        await Bun.sleep(100);
+        expect(sockets.cutAll()).toBe(1);
+        expect(databaseFailureOf(await running)).toBe("outcome_unknown");
+        // The cut socket's close reaches the pool a turn later (the breaker refuses meanwhile).
+        await Bun.sleep(50);
+        sockets.answered();
+        expect((await sql.unsafe("select 2 as n"))[0]?.n).toBe(2);
+      } finally {
+        await sql.end({ timeout: 5 });
+      }
+    },
+  );
 });
