@@ -296,10 +296,13 @@ describe("an agent's day", () => {
         "the second agent's bridge",
       );
       await until(() => firstPhone.calls[0]?.ended ?? undefined, "the first agent's leg let go");
-      const second = await apiCall<{ agent: { state: string } }>("GET", "/agents/me", {
-        token: world.tokens.second,
-      });
-      expect(second.body.data.agent.state).toBe("on_call");
+      // The node reports the transfer once both legs are settled: the phones may be first.
+      await until(async () => {
+        const second = await apiCall<{ agent: { state: string } }>("GET", "/agents/me", {
+          token: world.tokens.second,
+        });
+        return second.body.data.agent.state === "on_call" ? true : undefined;
+      }, "the second agent on the call");
 
       // Free again, the first agent is offered Ada once more, dials her and hangs up.
       await desk
