@@ -6,6 +6,11 @@ const ARGON2 = { algorithm: "argon2id", memoryCost: 19_456, timeCost: 2 } as con
 
 export const PASSWORD_MIN = 12;
 export const PASSWORD_MAX = 256;
+/**
+ * The length counted in Unicode code points, as JSON Schema counts it: `minLength` counts
+ * UTF-16 units, in which six emoji are twelve. A surrogate pair is one character.
+ */
+export const PASSWORD_PATTERN = `^(?:[\\uD800-\\uDBFF][\\uDC00-\\uDFFF]|[^\\uD800-\\uDFFF]){${PASSWORD_MIN},${PASSWORD_MAX}}$`;
 
 export const hashPassword = (password: string) => Bun.password.hash(password, ARGON2);
 

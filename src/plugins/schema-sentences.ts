@@ -1,4 +1,6 @@
 import { ValueErrorType } from "@sinclair/typebox/errors";
+import { PASSWORD_MAX, PASSWORD_MIN, PASSWORD_PATTERN } from "../identity/passwords.ts";
+import { DOMAIN_PATTERN } from "../modules/tenants/model.ts";
 
 /**
  * A schema failure as a sentence about its field ("must be at most 200 characters"), never
@@ -22,11 +24,9 @@ const PATTERNS: Record<string, string> = {
   "^([01][0-9]|2[0-3]):[0-5][0-9]$": "must be a time of day as HH:MM, e.g. 09:30",
   "^[a-z][a-z0-9_]{0,31}$":
     "must be a code of lower-case letters, digits and _, starting with a letter, at most 32",
-  "^(?=.{1,253}$)[a-z0-9]([a-z0-9\\-]*[a-z0-9])?(\\.[a-z0-9]([a-z0-9\\-]*[a-z0-9])?)*$":
-    "must be a domain name such as acme.example",
+  [DOMAIN_PATTERN]: "must be a domain name such as acme.example",
   "\\S": "must not be blank",
-  "^(?:[\\uD800-\\uDBFF][\\uDC00-\\uDFFF]|[^\\uD800-\\uDFFF]){12,256}$":
-    "must be 12 to 256 characters",
+  [PASSWORD_PATTERN]: `must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`,
   "^[0-9*#]$": "must be one key: a digit, * or #",
   "^[0-9*#A-D]$": "must be one key: a digit, *, # or a letter A to D",
   "^[0-9a-z]$": "must be one key: a digit or a lower-case letter",

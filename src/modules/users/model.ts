@@ -1,19 +1,16 @@
 import { type Static, t } from "elysia";
 import type { UserRow } from "../../../db/queries/users.ts";
-import { PASSWORD_MAX, PASSWORD_MIN } from "../../identity/passwords.ts";
+import { PASSWORD_MAX, PASSWORD_MIN, PASSWORD_PATTERN } from "../../identity/passwords.ts";
 import { RoleSchema, UserStatusSchema } from "../../identity/roles.ts";
 import { IGNORED_TENANT } from "../../identity/tenant-scope.ts";
 import { memoByIdentity } from "../../lib/memo.ts";
 import { PageQuery } from "../../pagination.ts";
 
 export const Email = t.String({ format: "email", maxLength: 254 });
-/**
- * 12–256 characters counted as Unicode code points, as JSON Schema counts them: `minLength`
- * counts UTF-16 units, in which six emoji are twelve, so the pattern bounds the length.
- */
+/** `minLength` in UTF-16 units never refuses a valid one; the pattern bounds the length. */
 export const Password = t.String({
   minLength: PASSWORD_MIN,
-  pattern: `^(?:[\\uD800-\\uDBFF][\\uDC00-\\uDFFF]|[^\\uD800-\\uDFFF]){${PASSWORD_MIN},${PASSWORD_MAX}}$`,
+  pattern: PASSWORD_PATTERN,
   description: `${PASSWORD_MIN}–${PASSWORD_MAX} characters`,
 });
 export const Timestamp = t.String({ format: "date-time" });
