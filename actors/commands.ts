@@ -127,6 +127,8 @@ export interface CallEventCommand {
   amd?: { result: "human" | "machine" | "fax" | "unknown"; confidence: number; ms: number };
   /** Why a transfer failed (`transfer_failed`). */
   reason?: string | null | undefined;
+  /** The key the lead pressed (`opt_out`), when the node says. */
+  digit?: string | undefined;
   /** A message played, or not (`message_played`). */
   message?: {
     kind: MessageKind;

@@ -217,6 +217,9 @@ export function decideCallEvent(
     case "opt_out": {
       if (call.media?.opted_out) return unchanged(rowOf(call));
       assertAnswered(call, "an opt-out is heard");
+      if (command.digit !== undefined && command.digit !== campaign.optOutDigit) {
+        throw unprocessable("digit", `is not the campaign's opt-out key (${campaign.optOutDigit})`);
+      }
       const row: CallRow = {
         ...rowOf(call),
         media: { ...call.media, opted_out: true },

@@ -95,6 +95,7 @@ export async function applyCallEvent(
       bridgeMs: event.node_bridge_ms ?? null,
       detecting: event.detecting,
       ...(event.type === "transfer_failed" ? { reason: event.reason ?? null } : {}),
+      ...(event.type === "opt_out" ? { digit: event.digit } : {}),
       ...media,
     },
   );

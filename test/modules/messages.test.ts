@@ -350,6 +350,13 @@ describe("the abandoned call", () => {
     expect(answered.body.data.call.action).toBe("hangup");
     // A machine heard after the service hung up on the answer leaves the call abandoned.
     expect((await event(job.call_id, "machine")).status).toBe(200);
+    // Another key is not the opt-out: refused, naming the field, and nothing is listed.
+    const wrongKey = await event(job.call_id, "opt_out", { digit: "9" });
+    expect(wrongKey.status).toBe(422);
+    expect(wrongKey.body.field_errors).toEqual([
+      { field: "digit", message: "is not the campaign's opt-out key (#)" },
+    ]);
+    expect((await w.request("GET", "/api/v1/dnc", { token: admin })).body.data.items).toEqual([]);
     expect((await event(job.call_id, "opt_out", { digit: "#" })).status).toBe(200);
     // A repeat changes nothing.
     expect((await event(job.call_id, "opt_out", { digit: "#" })).status).toBe(200);

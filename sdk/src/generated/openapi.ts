@@ -5631,7 +5631,7 @@ export interface operations {
                     completed?: boolean;
                     /** @description On `message_played`: why it was not played, or was cut off; on `transfer_failed`: why the new leg did not come up */
                     reason?: string;
-                    /** @description On `opt_out`: the key pressed */
+                    /** @description On `opt_out`: the key pressed; a key other than the job's `opt_out_digit` is refused (422) */
                     digit?: string;
                     /** @description Q.850 cause name, e.g. NO_ANSWER */
                     hangup_cause?: string;

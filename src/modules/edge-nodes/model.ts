@@ -99,7 +99,11 @@ export const CallEventBody = t.Object(
       }),
     ),
     digit: t.Optional(
-      t.String({ pattern: "^[0-9*#A-D]$", description: "On `opt_out`: the key pressed" }),
+      t.String({
+        pattern: "^[0-9*#A-D]$",
+        description:
+          "On `opt_out`: the key pressed; a key other than the job's `opt_out_digit` is refused (422)",
+      }),
     ),
     hangup_cause: t.Optional(
       t.String({ maxLength: 64, description: "Q.850 cause name, e.g. NO_ANSWER" }),
