@@ -1,6 +1,8 @@
 import { badRequest, type FieldError, unprocessable } from "../errors.ts";
 
-const RFC3339 = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i;
+/** Hours 00–23 and minutes and seconds 00–59: `Date` would read 24:00 as the next midnight. */
+const RFC3339 =
+  /^\d{4}-\d{2}-\d{2}[T ]([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,9})?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/i;
 
 /** The text's date is one the calendar has: no 30th of February, no month 13. */
 function calendarDate(value: string) {
@@ -25,7 +27,7 @@ export function parseInstant(
 ): number | undefined {
   const parts = RFC3339.exec(value);
   if (!parts || !calendarDate(value)) return undefined;
-  const fraction = parts[1] ?? "";
+  const fraction = parts[2] ?? "";
   const at = new Date(value.replace(fraction, fraction.slice(0, 4)));
   if (Number.isNaN(at.getTime()) || !storable(at)) return undefined;
   const finer = rounding === "ceil" && /[1-9]/.test(fraction.slice(4));
