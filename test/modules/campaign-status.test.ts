@@ -326,6 +326,22 @@ describe("Idempotency-Key", () => {
     expect(there.body.data.campaign.id).toBe(other);
   });
 
+  test("keys are the caller's own: another user's request under one executes; a new token of the same user replays", async () => {
+    await w.user(w.acme.id, "sup@acme.test", "supervisor");
+    const supervisor = await w.login("sup@acme.test");
+    await act("start", { key: "start-q2" });
+    await act("pause");
+    const theirs = await act("start", { key: "start-q2", token: supervisor });
+    expect(theirs.status).toBe(200);
+    expect(theirs.headers.get("idempotent-replayed")).toBeNull();
+    expect(theirs.body.data.campaign.status).toBe("running");
+    const mine = await act("start", { key: "start-q2", token: await w.login("admin@acme.test") });
+    expect(mine.headers.get("idempotent-replayed")).toBe("true");
+    // Under a key of their own, another body is still theirs alone to reuse.
+    expect((await act("pause", { key: "start-q2", token: supervisor })).status).toBe(422);
+    expect((await history()).total).toBe(3);
+  });
+
   test("keys must be 1 to 255 printable ASCII characters", async () => {
     for (const key of ["", "x".repeat(256), "tab\there", "é"]) {
       const response = await act("start", { key });
@@ -360,7 +376,8 @@ describe("Idempotency-Key", () => {
     const left = rowsOf<{ key: string }>(
       await db.execute(sql`select key from campaign_idempotency_keys`),
     );
-    expect(left.map((row) => row.key)).toEqual(["open"]);
+    // Stored under the caller's id and the key.
+    expect(left.map((row) => row.key.split("\n")[1])).toEqual(["open"]);
     w.restart();
     expect((await act("start", { key: "open" })).headers.get("idempotent-replayed")).toBe("true");
   });

@@ -200,7 +200,8 @@ export async function patchCampaign(
  * Starts, pauses or stops a campaign through its actor. The change is committed (status,
  * history row and idempotency record in one statement) before the actor adopts it and before
  * the caller hears of it. Under an `Idempotency-Key`, the first response (a 409 included) is
- * kept for 60 s and replayed; the same key with another body is 422.
+ * kept for 60 s and replayed to the same caller (user or API key); the same key with another
+ * body is 422.
  */
 export function changeCampaignStatus(
   deps: ServiceDeps,
@@ -213,13 +214,15 @@ export function changeCampaignStatus(
 ): Promise<StatusReply> {
   assertIdempotencyKey(idempotencyKey);
   if (!isUuid(id)) throw campaignNotFound();
+  const by = auditActorOf(principal);
   return deps.campaigns.run(
     { tenantId, campaignId: id },
     {
       type: "status",
       action,
-      key: idempotencyKey ?? null,
-      by: auditActorOf(principal),
+      // A key is the caller's own: another user's or key's request under it is not a repeat.
+      key: idempotencyKey === undefined ? null : `${by.actorId}\n${idempotencyKey}`,
+      by,
       requestId: meta.requestId,
     },
     meta.requestId,
