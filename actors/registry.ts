@@ -284,6 +284,7 @@ export class CampaignRegistry {
           : Promise.reject(notFound(command.target.missing ?? "campaign")),
       ),
     );
+    if (!this.stillFlying(campaignId, flight)) return { left: batch };
     const decided: Decided[] = [];
     const stop = (index: number): BatchOutcome<Queued["command"]> => {
       this.send(campaignId, flight, decided);
@@ -356,6 +357,7 @@ export class CampaignRegistry {
       if (snapshot.context.campaign.tenantId !== target.tenantId)
         throw notFound(target.missing ?? "campaign");
       const inputs = await port.gather(snapshot, command, now);
+      if (!this.stillFlying(campaignId, flight)) return { left: [entry] };
       flight.agents ??= new AgentsAfter(inputs.agents);
       inputs.agents = flight.agents;
       decision = decide(snapshot, command, inputs, now);
@@ -397,11 +399,12 @@ export class CampaignRegistry {
 
   /**
    * The campaign's flight, begun from its actor when nothing is under way (restored first
-   * if need be); after a failed commit, once every commit under way has settled.
+   * if need be); after a failed commit, or once its actor was let go, when every commit under
+   * way has settled.
    */
   private async flightOf(campaignId: string, batch: Queued[]): Promise<Flight> {
     const current = this.flights.get(campaignId);
-    if (current && !current.broken) return current;
+    if (current && this.flies(campaignId, current)) return current;
     if (current) await current.tail;
     const actor = await this.actorFor(campaignId);
     if (!actor) throw notFound(batch[0]?.command.target.missing ?? "campaign");
@@ -419,6 +422,24 @@ export class CampaignRegistry {
     };
     this.flights.set(campaignId, flight);
     return flight;
+  }
+
+  /**
+   * Whether a batch may be decided on the flight it began with, once its reads are gathered.
+   * The commits under way may have been adopted meanwhile, and the flight let go: the batch's
+   * decisions are made on it, so it carries on, and what follows is decided on them and adopted
+   * after them (a flight begun afresh from the actor would know neither). A commit that failed
+   * meanwhile broke it: the batch is decided again, afresh.
+   */
+  private stillFlying(campaignId: string, flight: Flight): boolean {
+    if (!this.flies(campaignId, flight)) return false;
+    if (!this.flights.has(campaignId)) this.flights.set(campaignId, flight);
+    return this.flights.get(campaignId) === flight;
+  }
+
+  /** A flight goes on unless a commit failed or its actor was let go (the lease moved). */
+  private flies(campaignId: string, flight: Flight): boolean {
+    return !flight.broken && this.actors.get(campaignId) === flight.actor;
   }
 
   /**

@@ -279,13 +279,16 @@ describe("a campaign's commands in batches", () => {
     const commits: string[][] = [];
     let release: () => void = () => {};
     let held: Promise<void> | undefined;
+    let gathering: { promise: Promise<void>; resolve: () => void } | undefined;
     registry.connect(
       memoryPort({
-        gather: async () =>
-          inputsWith({
+        gather: async () => {
+          if (gathering) await gathering.promise;
+          return inputsWith({
             agents: agentsAtHand([ready("agent-1", 1), ready("agent-2", 2)]),
             dialNode: { nodeId: "node-1" },
-          }),
+          });
+        },
         async commit(writes) {
           commits.push(writes.map((write) => write.type));
           if (held) await held;
@@ -312,7 +315,15 @@ describe("a campaign's commands in batches", () => {
         };
       });
     };
-    return { registry, commits, hold, release: () => release() };
+    /** Holds the reads of the commands that come next, until `releaseReads`. */
+    const holdReads = () => {
+      gathering = Promise.withResolvers<void>();
+    };
+    const releaseReads = () => {
+      gathering?.resolve();
+      gathering = undefined;
+    };
+    return { registry, commits, hold, release: () => release(), holdReads, releaseReads };
   }
   const target = { tenantId, campaignId: "c1" };
 
@@ -338,6 +349,37 @@ describe("a campaign's commands in batches", () => {
     expect([a.call.agent_id, b.call.agent_id]).toEqual(["agent-1", "agent-2"]);
     // The answers were sent while the first commit was still under way.
     expect(commits.slice(0, 2)).toEqual([["save"], ["bridge", "bridge"]]);
+  });
+
+  test("a batch whose reads are gathered while the commits before it are adopted carries on with them: what follows is decided on it", async () => {
+    const { registry, commits, hold, release, holdReads, releaseReads } = dialingRegistry();
+    hold();
+    const first = registry.run(target, event("c", "ringing"));
+    await Bun.sleep(5);
+    // The answer's reads take longer than the commit under way, which is adopted meanwhile.
+    holdReads();
+    const answered = registry.run(target, event("a", "answered"));
+    await Bun.sleep(5);
+    release();
+    await first;
+    hold();
+    releaseReads();
+    await Bun.sleep(5);
+    // The answer is sent and its commit held: the call's end is decided after it, on it.
+    const ended = registry.run(target, event("a", "ended"));
+    await Bun.sleep(5);
+    release();
+    expect((await answered).call).toMatchObject({ status: "answered", agent_id: "agent-1" });
+    expect((await ended).call).toMatchObject({
+      status: "ended",
+      outcome: "answered",
+      agent_id: "agent-1",
+    });
+    expect(commits.filter((commit) => !commit[0]?.endsWith("done"))).toEqual([
+      ["save"],
+      ["bridge"],
+      ["end"],
+    ]);
   });
 
   test("a refusal fails alone; a second command about one call waits for the next batch", async () => {
