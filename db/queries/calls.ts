@@ -122,9 +122,13 @@ const dncAdded = (
 
 /**
  * Adds a number to the tenant's do-not-call list; an existing entry is kept as it was.
- * `added` says whether this call wrote it.
+ * `added` says whether this call wrote it. An entry removed between the insert that met it
+ * and the read of it is added again: the number is listed either way.
  */
-export async function addDnc(db: Executor, row: DncRow) {
+export async function addDnc(
+  db: Executor,
+  row: DncRow,
+): Promise<{ entry: DncRow; added: boolean }> {
   const inserted = await db.insert(dncNumbers).values(row).onConflictDoNothing().returning();
   if (inserted[0]) {
     const { tenantId, phone, source, createdAt: requestedAt } = inserted[0];
@@ -132,12 +136,12 @@ export async function addDnc(db: Executor, row: DncRow) {
     await enqueueEvents(db, [dncAdded(inserted[0], requestedAt)]);
     return { entry: inserted[0], added: true };
   }
-  const existing = await db
+  const [existing] = await db
     .select()
     .from(dncNumbers)
     .where(and(eq(dncNumbers.tenantId, row.tenantId), eq(dncNumbers.phone, row.phone)))
     .limit(1);
-  return { entry: existing[0] as DncRow, added: false };
+  return existing ? { entry: existing, added: false } : addDnc(db, row);
 }
 
 /** A tenant's number on its do-not-call list. */

@@ -2,6 +2,7 @@ import { and, count, desc, eq, sql } from "drizzle-orm";
 import type { Executor } from "../client.ts";
 import { jsonOf, rowsOf } from "../rows.ts";
 import {
+  tenants,
   type WebhookEventType,
   webhookAttempts,
   webhookDeliveries,
@@ -107,6 +108,19 @@ export async function enqueueEvents(db: Executor, events: readonly OutboxEvent[]
 }
 
 /** A new endpoint, with its cursor at the outbox's end: it gets the events from now on. */
+/**
+ * The tenant's endpoints, counted under a lock on its row until the transaction ends: creates
+ * take turns, so that a cap checked on the count holds under a burst.
+ */
+export async function countEndpointsLocked(tx: Executor, tenantId: string): Promise<number> {
+  await tx.select({ id: tenants.id }).from(tenants).where(eq(tenants.id, tenantId)).for("update");
+  const [row] = await tx
+    .select({ total: count() })
+    .from(webhookEndpoints)
+    .where(eq(webhookEndpoints.tenantId, tenantId));
+  return row?.total ?? 0;
+}
+
 export async function insertEndpoint(db: Executor, row: typeof webhookEndpoints.$inferInsert) {
   const inserted = (await db.insert(webhookEndpoints).values(row).returning())[0];
   await startCursor(db, row.id);

@@ -256,6 +256,22 @@ describe("webhook endpoints", () => {
     expect((await create("https://[2002:5db8:d822::1]/x")).status).toBe(201);
   });
 
+  test("a workspace has at most 20, however many creates arrive at once", async () => {
+    const { w, admin } = await setUp();
+    const replies = await Promise.all(
+      Array.from({ length: 24 }, (_, i) =>
+        w.request("POST", "/api/v1/webhooks", {
+          token: admin,
+          body: { url: `https://hooks.example/${i}`, event_types: ["call.ended"] },
+        }),
+      ),
+    );
+    const statuses = replies.map((reply) => reply.status).sort();
+    expect(statuses).toEqual([...Array(20).fill(201), ...Array(4).fill(409)]);
+    const listed = await w.request("GET", "/api/v1/webhooks", { token: admin });
+    expect(listed.body.total).toBe(20);
+  });
+
   test("only admins and keys with the webhooks scope manage them, within their own workspace", async () => {
     const { w, admin } = await setUp();
     const globex = await w.tenant("globex.test");

@@ -1,5 +1,6 @@
 import { type AlertRow, clearAlert } from "../../../db/queries/alerts.ts";
 import {
+  countEndpointsLocked,
   deleteEndpoint,
   findAttempt,
   findTenantEndpoint,
@@ -95,19 +96,18 @@ export async function createWebhook(
 ) {
   const url = await checkedUrl(deps, input.url);
   const eventTypes = checkedTypes(input.event_types);
-  const { total } = await listEndpoints(deps.db, { tenantId, page: { limit: 1, offset: 0 } });
-  if (total >= MAX_WEBHOOKS_PER_WORKSPACE)
-    throw new ApiError(
-      409,
-      "conflict",
-      `a workspace has at most ${MAX_WEBHOOKS_PER_WORKSPACE} webhooks: remove one first`,
-    );
   const now = new Date(deps.clock.now());
   const secret = newWebhookSecret();
   const row = await auditedWrite(
     deps.db,
-    (tx) =>
-      insertEndpoint(tx, {
+    async (tx) => {
+      if ((await countEndpointsLocked(tx, tenantId)) >= MAX_WEBHOOKS_PER_WORKSPACE)
+        throw new ApiError(
+          409,
+          "conflict",
+          `a workspace has at most ${MAX_WEBHOOKS_PER_WORKSPACE} webhooks: remove one first`,
+        );
+      return insertEndpoint(tx, {
         id: Bun.randomUUIDv7(),
         tenantId,
         url,
@@ -117,7 +117,8 @@ export async function createWebhook(
         secret,
         createdAt: now,
         updatedAt: now,
-      }),
+      });
+    },
     audit(principal, tenantId, "webhook.created", meta, now),
   );
   deps.webhooks.dispatcher.wake();
