@@ -11,6 +11,7 @@ import { rebalance } from "./cluster/rebalance.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { DEADLINE_SWEEP_MS, sweepAgentDeadlines } from "./dialer/agent-deadlines.ts";
 import { sweepExpiredCalls } from "./dialer/calls.ts";
+import { forgetStaleClaimKeys } from "./dialer/claims.ts";
 import { forgetOldNodeCommands } from "./dialer/node-commands.ts";
 import { expireGraces, restorePresence } from "./dialer/presence.ts";
 import { createLogger } from "./logger.ts";
@@ -193,6 +194,9 @@ async function main() {
     expireGraces(deps).catch((error) => logger.error("agents' grace sweep failed", { error }));
     forgetOldNodeCommands(deps).catch((error) =>
       logger.error("node commands' clean-up failed", { error }),
+    );
+    forgetStaleClaimKeys(deps).catch((error) =>
+      logger.error("claim keys' clean-up failed", { error }),
     );
     try {
       deps.campaigns.forgetIdleReplies(SWEEP_MS);

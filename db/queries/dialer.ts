@@ -28,6 +28,7 @@ import {
   dncNumbers,
   leadImports,
   leads,
+  nodeClaimKeys,
   nodes,
 } from "../schema/index.ts";
 import { arrayLiteral, isAnyUuid, namedStatement, runStatement } from "../statement.ts";
@@ -402,6 +403,46 @@ export const findClaimedCalls = (
       ),
     )
     .orderBy(asc(calls.id));
+
+/** A node's claim key: its claim under way. */
+type ClaimKey = { nodeId: string; claimKey: string };
+
+/**
+ * Takes a node's claim key for a claim about to run, unless a claim under it is under way
+ * elsewhere; a key taken before `staleBefore` was left by a process that stopped mid-claim,
+ * and is taken over. Whether it was taken.
+ */
+export async function takeClaimKey(
+  db: Executor,
+  params: ClaimKey & { at: Date; staleBefore: Date },
+): Promise<boolean> {
+  const taken = await db
+    .insert(nodeClaimKeys)
+    .values({ edgeNodeId: params.nodeId, claimKey: params.claimKey, takenAt: params.at })
+    .onConflictDoUpdate({
+      target: [nodeClaimKeys.edgeNodeId, nodeClaimKeys.claimKey],
+      set: { takenAt: params.at },
+      setWhere: lt(nodeClaimKeys.takenAt, params.staleBefore),
+    })
+    .returning({ takenAt: nodeClaimKeys.takenAt });
+  return taken.length > 0;
+}
+
+/** The claim under a key is over: its calls, if any, answer a repeat from now on. */
+export const releaseClaimKey = (db: Executor, params: ClaimKey & { at: Date }) =>
+  db
+    .delete(nodeClaimKeys)
+    .where(
+      and(
+        eq(nodeClaimKeys.edgeNodeId, params.nodeId),
+        eq(nodeClaimKeys.claimKey, params.claimKey),
+        eq(nodeClaimKeys.takenAt, params.at),
+      ),
+    );
+
+/** Keys left by processes that stopped mid-claim. */
+export const deleteStaleClaimKeys = (db: Executor, before: Date) =>
+  db.delete(nodeClaimKeys).where(lt(nodeClaimKeys.takenAt, before));
 
 /**
  * The campaign of a node's call, and whether the call has ended: where an event for it goes,

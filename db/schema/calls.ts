@@ -151,3 +151,18 @@ export const calls = pgTable(
     index("calls_tenant_phone_claimed").on(table.tenantId, table.phone, table.claimedAt),
   ],
 );
+
+/**
+ * Keyed claims under way while several processes share the database: the process that takes
+ * a node's key claims, and a repeat of the claim on another process waits for it, then hands
+ * out the calls placed under the key. A row lives as long as its claim.
+ */
+export const nodeClaimKeys = pgTable(
+  "node_claim_keys",
+  {
+    edgeNodeId: uuid("edge_node_id").notNull(),
+    claimKey: text("claim_key").notNull(),
+    takenAt: instant("taken_at").notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.edgeNodeId, table.claimKey] })],
+);

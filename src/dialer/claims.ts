@@ -1,8 +1,11 @@
 import { findCampaign } from "../../db/queries/campaigns.ts";
 import {
   countLiveCallsOnNode,
+  deleteStaleClaimKeys,
   findClaimedCalls,
+  releaseClaimKey,
   runningCampaignIds,
+  takeClaimKey,
 } from "../../db/queries/dialer.ts";
 import type { ServiceDeps } from "../deps.ts";
 import type { NodePrincipal } from "../identity/principal.ts";
@@ -15,10 +18,18 @@ import { paceCampaign } from "./pacing.ts";
  * share placed by the campaign itself (`claim`, decided in `claim-decide.ts`) within its
  * pacing. Nothing here takes a lock: a node's slots are set aside in memory before the
  * campaigns are asked (so that two claims of one node never count the same free slot), and a
- * repeated claim key joins the claim under way instead of placing calls of its own.
+ * repeated claim key joins the claim under way instead of placing calls of its own; with
+ * other processes on the database, the key is taken there first (`claimUnderKey`).
  */
 
 const CLAIM_POLL_MS = 200;
+/** A repeat of a keyed claim under way in another process looks again this often. */
+const CLAIM_KEY_POLL_MS = 20;
+/**
+ * A claim key held longer was left by a process that stopped mid-claim: it is taken over, and
+ * a repeat waits no longer for it. A claim asks each campaign's owner for 10 s at most.
+ */
+const STALE_CLAIM_KEY_MS = 30_000;
 
 /** Slots set aside per node for the claims under way in this process. */
 const reserved = new WeakMap<ServiceDeps, Map<string, number>>();
@@ -63,16 +74,48 @@ function keyedClaim(deps: ServiceDeps, node: NodePrincipal, max: number, claimKe
   const entry = `${node.nodeId}\n${claimKey}`;
   const joined = pending.get(entry);
   if (joined) return joined;
-  const claim = (async () => {
-    const replayed = await replayedClaim(deps, node, claimKey);
-    if (replayed) return replayed;
-    const placed = await claimOnce(deps, node, max, claimKey);
-    deps.dialer.claimReplies.remember(node.nodeId, claimKey, placed, deps.clock.now());
-    return placed;
-  })().finally(() => pending.delete(entry));
+  const claim = claimUnderKey(deps, node, max, claimKey).finally(() => pending.delete(entry));
   pending.set(entry, claim);
   return claim;
 }
+
+/**
+ * The jobs an earlier claim with the key placed, else a claim of its own. With other
+ * processes on the database, the key is taken there for the claim's time: a repeat that
+ * reached another process meanwhile waits for it, then hands out the calls it placed.
+ */
+async function claimUnderKey(
+  deps: ServiceDeps,
+  node: NodePrincipal,
+  max: number,
+  claimKey: string,
+): Promise<DialJob[]> {
+  // Even a process that holds no campaign yet sends claims to their owners: the key is taken
+  // whenever others may share the database.
+  const shared = deps.campaigns.leases.shared;
+  const giveUpAt = performance.now() + STALE_CLAIM_KEY_MS;
+  for (;;) {
+    const replayed = await replayedClaim(deps, node, claimKey);
+    if (replayed) return replayed;
+    const key = { nodeId: node.nodeId, claimKey, at: new Date(deps.clock.now()) };
+    const staleBefore = new Date(key.at.getTime() - STALE_CLAIM_KEY_MS);
+    if (!shared || (await takeClaimKey(deps.db, { ...key, staleBefore }))) {
+      try {
+        const placed = await claimOnce(deps, node, max, claimKey);
+        deps.dialer.claimReplies.remember(node.nodeId, claimKey, placed, deps.clock.now());
+        return placed;
+      } finally {
+        if (shared) await releaseClaimKey(deps.db, key).catch(() => undefined);
+      }
+    }
+    if (performance.now() >= giveUpAt) return [];
+    await Bun.sleep(CLAIM_KEY_POLL_MS);
+  }
+}
+
+/** Forgets the claim keys of processes that stopped mid-claim. */
+export const forgetStaleClaimKeys = (deps: ServiceDeps) =>
+  deleteStaleClaimKeys(deps.db, new Date(deps.clock.now() - STALE_CLAIM_KEY_MS));
 
 /** The jobs of an earlier claim with this key: from memory, or from the calls it placed. */
 async function replayedClaim(deps: ServiceDeps, node: NodePrincipal, claimKey: string) {
