@@ -121,6 +121,19 @@ const dncAdded = (
 });
 
 /**
+ * The lock between the numbers put on a tenant's do-not-call list and the leads an import
+ * brings: listings take it shared, an import's last look at the list exclusively (see
+ * `finishImport`), so that a number listed while a file was imported ends its leads either way.
+ */
+export const DNC_LISTING_LOCK = 1_145_983_811;
+
+/** Takes the tenant's listing lock, shared, until the transaction ends: before any listing. */
+export const shareDncListing = (db: Executor, tenantId: string) =>
+  db.execute(
+    sql`select pg_advisory_xact_lock_shared(${DNC_LISTING_LOCK}::int, hashtext(${tenantId}::text))`,
+  );
+
+/**
  * Adds a number to the tenant's do-not-call list; an existing entry is kept as it was.
  * `added` says whether this call wrote it. An entry removed between the insert that met it
  * and the read of it is added again: the number is listed either way.

@@ -1,5 +1,7 @@
 import { beforeEach, describe, expect, test } from "bun:test";
+import { sql } from "drizzle-orm";
 import { insertCampaign } from "../../db/queries/campaigns.ts";
+import { rowsOf } from "../../db/rows.ts";
 import { cdrs } from "../../db/schema/index.ts";
 import { createWorkspace } from "../helpers/app.ts";
 import { importFile } from "../helpers/leads.ts";
@@ -252,6 +254,44 @@ describe("do-not-call list", () => {
       rejected: 1,
       errors: [{ row: 2, column: "phone", reason: "do_not_call" }],
     });
+  });
+
+  test("numbers listed while a file is imported end its leads, whichever commits first", async () => {
+    const campaign = (
+      await w.request("POST", "/api/v1/campaigns", { token: adminToken, body: { name: "c" } })
+    ).body.data.campaign;
+    const phones = Array.from({ length: 3_000 }, (_, i) => `+1415556${String(i).padStart(4, "0")}`);
+    for (const round of [1, 2]) {
+      const list = await w.request("POST", `/api/v1/campaigns/${campaign.id}/lead-lists`, {
+        token: adminToken,
+        body: { name: `l${round}`, caller_id: "+14155550100" },
+      });
+      const path = `/api/v1/campaigns/${campaign.id}/lead-lists/${list.body.data.lead_list.id}/import`;
+      const file = `phone,timezone\n${phones.map((phone) => `${phone},UTC`).join("\n")}\n`;
+      let importing = true;
+      const imported = importFile(w, path, adminToken, file).finally(() => {
+        importing = false;
+      });
+      // Numbers listed one after another for as long as the import runs: before its look at
+      // the list, during the rest of it, and as it commits.
+      const unlisted = phones.filter((_, i) => i % 7 === round);
+      while (importing && unlisted.length > 0) {
+        const phone = unlisted.shift() as string;
+        const added = await w.request("POST", "/api/v1/dnc", {
+          token: adminToken,
+          body: { phone },
+        });
+        expect(added.status).toBe(201);
+      }
+      expect((await imported).status).toBe(200);
+    }
+    const leads = rowsOf<{ state: string; count: number }>(
+      await w.deps.db.execute(sql`
+        select l.state, count(*)::int as count from leads l
+        join dnc_numbers d on d.tenant_id = l.tenant_id and d.phone = l.phone
+        where l.campaign_id = ${campaign.id}::uuid group by l.state`),
+    );
+    expect(leads.filter((row) => row.state !== "DoNotCall")).toEqual([]);
   });
 });
 

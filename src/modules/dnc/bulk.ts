@@ -1,5 +1,5 @@
 import Papa from "papaparse";
-import { addDncMany, retireListedLeads } from "../../../db/queries/calls.ts";
+import { addDncMany, retireListedLeads, shareDncListing } from "../../../db/queries/calls.ts";
 import type { RequestMeta, ServiceDeps } from "../../deps.ts";
 import { ApiError, badRequest, unprocessable } from "../../errors.ts";
 import { recordAudit } from "../../identity/audit.ts";
@@ -94,6 +94,7 @@ export async function uploadDnc(
   await deps.db.transaction(async (tx) => {
     report.added = 0;
     campaigns.clear();
+    await shareDncListing(tx, input.tenantId);
     for (let start = 0; start < all.length; start += BATCH) {
       const phones = all.slice(start, start + BATCH);
       const added = await addDncMany(tx, {

@@ -6,6 +6,7 @@ import {
   removeDnc,
   restoreListedLeads,
   retireListedLeads,
+  shareDncListing,
 } from "../../../db/queries/calls.ts";
 import type { RequestMeta, ServiceDeps } from "../../deps.ts";
 import { notFound } from "../../errors.ts";
@@ -45,6 +46,7 @@ export async function addToDnc(
 ): Promise<{ entry: DncRow; added: boolean }> {
   const now = new Date(deps.clock.now());
   const { result, campaigns } = await deps.db.transaction(async (tx) => {
+    await shareDncListing(tx, change.tenantId);
     const result = await addDnc(tx, {
       tenantId: change.tenantId,
       phone: change.phone,

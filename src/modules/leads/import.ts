@@ -1,8 +1,9 @@
 import type { CountryCode } from "libphonenumber-js/max";
 import { type BulkSession, withBulkTransaction } from "../../../db/bulk.ts";
 import { fieldNamesOf, fieldRecord } from "../../../db/field-names.ts";
+import { DNC_LISTING_LOCK } from "../../../db/queries/calls.ts";
 import { analyzeLeads, type LeadListRow, type LeadRow } from "../../../db/queries/leads.ts";
-import { ENQUEUE_EVENTS_SQL, eventsParam } from "../../../db/queries/webhooks.ts";
+import { ENQUEUE_EVENTS_SQL, eventsParam, leadEvents } from "../../../db/queries/webhooks.ts";
 import { namedStatement } from "../../../db/statement.ts";
 import { zonesOf } from "../../compliance/zones.ts";
 import type { RequestMeta, ServiceDeps } from "../../deps.ts";
@@ -354,8 +355,29 @@ async function finishImport(
     startedAt: params.startedAt,
     finishedAt,
   });
+  // The last look at the do-not-call list, under its lock until the commit: a number listed
+  // while the file was read ends the leads it brought, as a listing after the commit would.
+  await session.execute("select pg_advisory_xact_lock($1::int, hashtext($2::text))", [
+    DNC_LISTING_LOCK,
+    list.tenantId,
+  ]);
+  const listed = await session.query<{ id: string }>(
+    `update leads l set listed_from = l.state, state = 'DoNotCall', updated_at = $4::timestamptz
+     from lead_import_staging s, dnc_numbers d
+     where s.reason is null and d.tenant_id = $1::uuid and d.phone = s.phone
+       and l.lead_list_id = $2::uuid and l.phone = s.phone and l.import_id = $3::uuid
+       and l.state = 'Fresh'
+     returning l.id::text`,
+    [list.tenantId, list.id, importId, finishedAt.toISOString()],
+  );
   await session.execute(ENQUEUE_EVENTS_SQL, [
     eventsParam([
+      ...leadEvents(
+        "lead.completed",
+        list.tenantId,
+        listed.map((lead) => lead.id),
+        finishedAt,
+      ),
       {
         type: "import.finished",
         tenantId: list.tenantId,
