@@ -448,6 +448,11 @@ export type CampaignEffect =
   | { type: "statsChanged"; tenantId: string; campaignId: string }
   /** The campaign's leads are counted again, and its completion checked (`leads.recount`). */
   | { type: "recount"; tenantId: string; campaignId: string }
+  /**
+   * A call put its number on the do-not-call list (a disposition, the opt-out key): the
+   * number's other leads still to be dialled end, in every campaign, as a listing ends them.
+   */
+  | { type: "listed"; tenantId: string; phone: string }
   /** A pacing decision, kept as the campaign's last (the simulator charts it). */
   | { type: "paced"; campaignId: string; pacing: Pacing; at: number }
   | {

@@ -48,6 +48,7 @@ import { GroupCommit } from "../lib/group-commit.ts";
 import { campaignView } from "../modules/campaigns/model.ts";
 import { recountCampaigns } from "../modules/campaigns/service.ts";
 import { campaignRecordOf } from "../modules/campaigns/store.ts";
+import { endListedLeads } from "../modules/dnc/service.ts";
 import { NODE_OFFLINE_AFTER_MS } from "../modules/edge-nodes/model.ts";
 import { campaignStatusMessage } from "../realtime/hub.ts";
 
@@ -450,6 +451,10 @@ function carryOut(deps: ServiceDeps, effects: CampaignEffect[]): Promise<unknown
       case "recount":
         // Not awaited: the recount is the campaign's next command, after this one.
         void recountCampaigns(deps, effect.tenantId, [effect.campaignId]);
+        break;
+      case "listed":
+        // The caller hears back once the number's other leads have ended.
+        settled = Promise.all([settled, endListedLeads(deps, effect.tenantId, effect.phone)]);
         break;
       case "settingsChanged": {
         const { campaign } = effect;

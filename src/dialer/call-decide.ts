@@ -229,7 +229,10 @@ export function decideCallEvent(
       return {
         writes: [{ type: "optOut", row, at }],
         adopt: () => [{ type: "dialing.callChanged", call: live }],
-        effects: () => [{ type: "announce", call: live, event: "opt_out" }],
+        effects: () => [
+          { type: "announce", call: live, event: "opt_out" },
+          { type: "listed", tenantId: call.tenantId, phone: call.phone },
+        ],
         reply: () => replyOf(row),
       };
     }
@@ -598,6 +601,9 @@ export function decideDisposition(
       adopt: events,
       effects: (facts) => [
         ...recountIfListed(call, facts),
+        ...(code.outcome === "do_not_call"
+          ? [{ type: "listed" as const, tenantId: call.tenantId, phone: call.phone }]
+          : []),
         ...(call.agentId
           ? [
               {

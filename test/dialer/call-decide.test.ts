@@ -929,6 +929,12 @@ describe("what the node hears and plays, decided", () => {
         at: new Date(AT),
       },
     ]);
+    // Once committed, the number's other leads end wherever they are.
+    expect(optOut.effects({})).toContainEqual({
+      type: "listed",
+      tenantId: answered.tenantId,
+      phone: answered.phone,
+    });
     const ended = callStep(
       snapshotOf(liveCall({ ...answered, media: { opted_out: true } })),
       event("ended", "NORMAL_CLEARING"),

@@ -416,7 +416,34 @@ describe("dialing", () => {
     expect((await claim()).map((job) => job.phone)).toEqual(["+14155552672"]);
   });
 
-  test("do_not_call adds the number to the list, for good", async () => {
+  test("do_not_call adds the number to the list, for good, and ends its leads in other campaigns", async () => {
+    // Another campaign has the number too, and one more: listed, its lead ends and the
+    // campaign, left with the other, goes on; the other taken, it completes.
+    const other = (
+      await w.request("POST", "/api/v1/campaigns", {
+        token: adminToken,
+        body: { name: "Other", regulatory_profile: "none" },
+      })
+    ).body.data.campaign.id;
+    const otherList = await w.request("POST", `/api/v1/campaigns/${other}/lead-lists`, {
+      token: adminToken,
+      body: { name: "L", caller_id: "+14155550100" },
+    });
+    const otherPath = `/api/v1/campaigns/${other}/lead-lists/${otherList.body.data.lead_list.id}`;
+    await importFile(
+      w,
+      `${otherPath}/import`,
+      adminToken,
+      "phone,timezone\n+14155552671,America/New_York\n+14155552672,America/New_York\n",
+    );
+    await w.request("POST", `/api/v1/campaigns/${other}/status`, {
+      token: adminToken,
+      body: { action: "start" },
+    });
+    const otherStates = async () =>
+      (await w.request("GET", `${otherPath}/leads`, { token: adminToken })).body.data.items
+        .map((lead: { phone: string; state: string }) => `${lead.phone} ${lead.state}`)
+        .sort();
     await start();
     await ready();
     const callId = (await claim())[0]?.call_id as string;
@@ -427,6 +454,11 @@ describe("dialing", () => {
       body: { disposition: "do_not_call" },
     });
     expect((await leadState()).state).toBe("DoNotCall");
+    expect(await otherStates()).toEqual(["+14155552671 DoNotCall", "+14155552672 Fresh"]);
+    const otherCampaign = async () =>
+      (await w.request("GET", `/api/v1/campaigns/${other}`, { token: adminToken })).body.data
+        .campaign;
+    expect((await otherCampaign()).stats.leads_by_state).toMatchObject({ Fresh: 1, DoNotCall: 1 });
     const dnc = await w.request("GET", "/api/v1/dnc", { token: adminToken });
     expect(dnc.body.data.items[0]).toMatchObject({ phone: "+14155552671", source: "disposition" });
     // The addition is audited like any other: who, which number, when.

@@ -67,6 +67,24 @@ export async function addToDnc(
   return result;
 }
 
+/**
+ * Ends the leads still to be dialled of a number a call put on the list (a disposition, the
+ * opt-out key), once that call's change has committed, and recounts their campaigns. The
+ * listing already stands: a failure here is logged, and the claims skip those leads meanwhile.
+ */
+export async function endListedLeads(deps: ServiceDeps, tenantId: string, phone: string) {
+  try {
+    const at = new Date(deps.clock.now());
+    const campaigns = await deps.db.transaction(async (tx) => {
+      await shareDncListing(tx, tenantId);
+      return retireListedLeads(tx, { tenantId, phones: [phone], at });
+    });
+    await recountCampaigns(deps, tenantId, campaigns);
+  } catch (error) {
+    deps.logger.warn("a listed number's other leads were not ended", { error });
+  }
+}
+
 /** Removes a number; the answer is the entry as it was, with who added it. */
 export async function removeFromDnc(deps: ServiceDeps, change: DncChange) {
   const now = new Date(deps.clock.now());
