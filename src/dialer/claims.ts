@@ -16,7 +16,7 @@ import { paceCampaign } from "./pacing.ts";
 /**
  * A node's claim: its capacity spread over its tenant's running campaigns, each campaign's
  * share placed by the campaign itself (`claim`, decided in `claim-decide.ts`) within its
- * pacing. Nothing here takes a lock: a node's slots are set aside in memory before the
+ * pacing. Nothing here locks the node: its slots are set aside in memory before the
  * campaigns are asked (so that two claims of one node never count the same free slot), and a
  * repeated claim key joins the claim under way instead of placing calls of its own; with
  * other processes on the database, the key is taken there first (`claimUnderKey`).
