@@ -46,6 +46,13 @@ describe("an agent's state, as pure rules", () => {
       expect(back).toMatchObject({ state, pauseAfterCall: false, reason: null, keepSince: true });
       expect(refusal(() => nextAgentState(command("offline"), busy, true))).toBe(409);
       expect(refusal(() => nextAgentState(command("ready"), busy, true))).toBe(409);
+      // Gone (disabled, or past the grace) as seen by a process that took them to be free:
+      // paused after the call, not left to go back to ready.
+      expect(nextAgentState(command("offline", { gone: true }), busy, true)).toMatchObject({
+        state,
+        callId: "call-1",
+        pauseAfterCall: true,
+      });
     }
   });
 

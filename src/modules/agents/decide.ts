@@ -37,7 +37,9 @@ export function nextAgentState(
   campaignKnown: boolean,
 ): NextAgent {
   if (current && hasCall(current) && !(command.gone && current.state === "reserved")) {
-    if (command.state === "paused")
+    // An agent gone (disabled, past the grace) is paused after the call, whatever state the
+    // process that saw them go took them to be in.
+    if (command.state === "paused" || (command.gone && command.state === "offline"))
       return { ...current, pauseAfterCall: true, reason: command.reason ?? null, keepSince: true };
     if (command.state === "ready" && current.pauseAfterCall)
       return { ...current, pauseAfterCall: false, reason: null, keepSince: true };
