@@ -15,7 +15,8 @@ const STATES_WITH_DEADLINES: ReadonlySet<AgentPresence["state"]> = new Set([
  * Ends what an agent left running past its campaign's limits, on the campaigns this process
  * owns: a wrap-up past `wrap_up_seconds` ends with the campaign's default disposition,
  * recorded as automatic; a breath after a call (`after_call_pause_seconds`) ends with the
- * agent ready; a lead offered in preview and left for `preview_timeout_seconds` is skipped.
+ * agent ready; a lead offered in preview and left for `preview_timeout_seconds` is skipped, and
+ * an agent reserved for an offer the campaign does not hold is released.
  * Each goes through the campaign's line like the agent's own request, so one
  * that crossed it (the agent dispositioned, or paused for a reason) is refused or moot.
  * Run on a timer, and by tests with a clock. Returns how many it ended.
@@ -31,7 +32,11 @@ export async function sweepAgentDeadlines(deps: ServiceDeps): Promise<number> {
     if (!snapshot) continue;
     const { campaign } = snapshot;
     const offer = agent.state === "reserved" ? snapshot.dialing?.previews.get(userId) : undefined;
-    if (offer && offer.offeredAt + campaign.previewTimeoutSeconds * 1000 <= now) {
+    // Reserved for an offer the campaign no longer holds (it was offered by an owner that
+    // since stopped or handed the campaign over): released, to be offered again.
+    const lostOffer =
+      agent.state === "reserved" && agent.callId === null && snapshot.dialing && !offer;
+    if (lostOffer || (offer && offer.offeredAt + campaign.previewTimeoutSeconds * 1000 <= now)) {
       due.push(endPreview(deps, agent));
       continue;
     }

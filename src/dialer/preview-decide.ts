@@ -68,18 +68,21 @@ export function decidePreviewSkip(
   now: number,
 ): Decision<{ skipped: boolean }> {
   const offer = snapshot.context.dialing?.previews.get(command.agentId);
-  if (!offer) {
-    if (command.bySystem) return nothing({ skipped: false });
-    throw conflict("no lead is offered to you: it was dialled, skipped or withdrawn");
-  }
   const agent = inputs.agents.get(command.agentId);
+  const released: CampaignEffect[] =
+    agent?.state === "reserved" && agent.callId === null
+      ? [{ type: "agent", agent: { ...agent, state: "ready" }, at: now }]
+      : [];
+  if (!offer) {
+    if (!command.bySystem)
+      throw conflict("no lead is offered to you: it was dialled, skipped or withdrawn");
+    // Reserved for an offer this campaign no longer holds (an owner before it made it): free.
+    return { ...nothing({ skipped: false }), effects: () => released };
+  }
   return {
     writes: [],
     adopt: () => [{ type: "dialing.previewEnded", agentId: command.agentId, back: true }],
-    effects: () =>
-      agent?.state === "reserved" && agent.callId === null
-        ? [{ type: "agent", agent: { ...agent, state: "ready" }, at: now }]
-        : [],
+    effects: () => released,
     reply: () => ({ skipped: true }),
   };
 }

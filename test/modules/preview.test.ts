@@ -154,6 +154,21 @@ describe("a real preview", () => {
     expect(await me()).toMatchObject({ agent: { state: "ready" }, preview: null });
   });
 
+  test("an agent reserved for an offer the campaign lost (its owner changed) is released, and offered again", async () => {
+    await ready();
+    await claim();
+    expect((await me()).preview.lead.phone).toBe("+14155552671");
+    // The campaign is let go, as when its lease moves, and restored as its new owner does.
+    w.deps.campaigns.release(campaignId);
+    await w.deps.campaigns.hydrateActive();
+    expect(await claim()).toEqual([]);
+    expect((await me()).agent.state).toBe("reserved");
+    expect(await sweepAgentDeadlines(w.deps)).toBe(1);
+    expect(await me()).toMatchObject({ agent: { state: "ready" }, preview: null });
+    await claim();
+    expect((await me()).preview.lead.phone).toBe("+14155552671");
+  });
+
   test("a pause gives the offer up; the lead goes back, after the others", async () => {
     await ready();
     await claim();
