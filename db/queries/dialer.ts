@@ -202,6 +202,8 @@ async function runClaim(
   // Numbers with limits counted across the workspace, in one order so that claims never wait
   // on each other in a circle.
   const limited = [...new Set(candidates.filter(hasLimits).map((c) => c.phone))].sort();
+  // An agent's dial locks its number whatever its limits: agents' dials of it take turns.
+  const locked = claim.byAgent ? [...new Set(candidates.map((c) => c.phone))].sort() : limited;
   const statement = claimStatement({
     capped: capacity !== null,
     limited: limited.length > 0,
@@ -210,7 +212,7 @@ async function runClaim(
   const named = capacity === null ? values : { ...values, capacity };
   if (raw.kind === "pglite") return statement.run<ClaimRow>(raw, named);
   const claims = raw.genericPlans;
-  if (capacity === null && limited.length === 0) {
+  if (capacity === null && locked.length === 0) {
     return statement.run<ClaimRow>({ ...raw, client: claims }, named);
   }
   // The locks make claims on one node, and claims of one limited number, take turns; the
@@ -222,11 +224,11 @@ async function runClaim(
         claim.edgeNodeId,
       ]);
     }
-    if (limited.length > 0) {
+    if (locked.length > 0) {
       await tx.unsafe(
         `select pg_advisory_xact_lock($1::int, hashtext($2::text || phone))
          from unnest($3::text[]) with ordinality as p(phone, ord) order by ord`,
-        [NUMBER_CLAIMS_LOCK, claim.tenantId, arrayLiteral(limited)],
+        [NUMBER_CLAIMS_LOCK, claim.tenantId, arrayLiteral(locked)],
       );
     }
     return tx.unsafe(statement.text, [...statement.values(named)] as never[]);
@@ -257,9 +259,10 @@ interface ClaimShape {
  * Marks the candidates' leads as dialing and places their calls. A candidate whose number is
  * over a limit (its attempts in the last hours across the workspace, a recent abandoned or
  * machine call, a recent do-not-call request) is not dialled: its lead waits until the limit
- * lifts. The leads the rules closed wait likewise. The parts a claim does not need are left
- * out, because PostgreSQL plans the statement at every run: the limits' part alone made a
- * claim's planning several times dearer.
+ * lifts. The leads the rules closed wait likewise. A number already on a call anywhere in the
+ * workspace is not dialled again: one person is never called twice at once. The parts a claim
+ * does not need are left out, because PostgreSQL plans the statement at every run: the limits'
+ * part alone made a claim's planning several times dearer.
  */
 const claimLeadsStatement = ({ capped, limited, deferring }: ClaimShape) => `
   with candidate as (
@@ -292,6 +295,8 @@ const claimLeadsStatement = ({ capped, limited, deferring }: ClaimShape) => `
       and (c.state = 'Fresh' or c.state in ('Retry', 'Callback'))
       and (c.next_attempt_at is null or c.next_attempt_at <= :now::timestamptz)
       and not exists (select 1 from dnc_numbers d where d.tenant_id = c.tenant_id and d.phone = c.phone)
+      and not exists (select 1 from calls x
+        where x.tenant_id = c.tenant_id and x.phone = c.phone and x.status <> 'ended')
       ${limited ? "and not exists (select 1 from blocked b where b.lead_id = c.id)" : ""}
       and ${fenceCondition(":campaign_id", ":lease_token")}
     for update of c skip locked),

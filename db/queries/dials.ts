@@ -6,6 +6,8 @@ import { calls, leadLists, leads } from "../schema/index.ts";
 
 /** The list a campaign's numbers dialled by hand are kept in, made on the first. */
 export const MANUAL_LIST_NAME = "Manual dials";
+/** The advisory lock class of a campaign's hand-dialled leads. */
+const MANUAL_LEADS_LOCK = 1_296_125_764;
 
 /**
  * The node of the tenant that has sent a heartbeat since `since`, is not revoked and has the
@@ -99,6 +101,10 @@ export async function manualLead(
   },
 ): Promise<ManualLead | undefined> {
   return db.transaction(async (tx) => {
+    // A campaign's hand dials take turns here: one list is made, and each lead counted once.
+    await tx.execute(
+      sql`select pg_advisory_xact_lock(${MANUAL_LEADS_LOCK}::int, hashtext(${params.campaignId}::text))`,
+    );
     const [list] = await tx
       .select({ id: leadLists.id })
       .from(leadLists)

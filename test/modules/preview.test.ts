@@ -295,4 +295,39 @@ describe("a number dialled by hand", () => {
       message: "a call to this number is under way",
     });
   });
+
+  test("a number dialled by hand is not dialled by the campaign meanwhile, nor twice by hand at once", async () => {
+    const others: string[] = [];
+    for (const name of ["b", "c", "d"]) {
+      await w.user(w.acme.id, `${name}@acme.test`, "agent");
+      others.push(await w.login(`${name}@acme.test`));
+    }
+    const stateOf = (token: string, state: "ready" | "paused") =>
+      w.request("POST", "/api/v1/agents/me/state", {
+        token,
+        body: { state, campaign_id: campaignId },
+      });
+    await as("POST", "/api/v1/agents/me/state", { state: "paused", campaign_id: campaignId });
+    // The campaign's own lead +14155552671 is dialled by hand first; two agents take calls.
+    expect((await dial({ phone: "+14155552671" })).status).toBe(200);
+    for (const token of others.slice(0, 2)) await stateOf(token, "ready");
+    const dialled = [...(await claim()), ...(await claim())].map(
+      (job: { phone: string }) => job.phone,
+    );
+    expect(dialled).toEqual(["+14155552672"]);
+    // Two agents dial one new number at once: one call, one list, the lead counted once.
+    const [, second, third] = others as [string, string, string];
+    await stateOf(third, "paused");
+    const dials = await Promise.all(
+      [second, third].map((token) =>
+        w.request("POST", "/api/v1/agents/me/dial", { token, body: { phone: "+14155550177" } }),
+      ),
+    );
+    expect(dials.filter((reply) => reply.status === 200)).toHaveLength(1);
+    const lists = (
+      await w.request("GET", `/api/v1/campaigns/${campaignId}/lead-lists`, { token: adminToken })
+    ).body.data.items.filter((list: { name: string }) => list.name === "Manual dials");
+    expect(lists).toHaveLength(1);
+    expect(lists[0].lead_count).toBe(2);
+  });
 });
