@@ -5,7 +5,7 @@ import type { NodeCommandRow } from "../db/queries/node-commands.ts";
 import type { NumberLimits, ZoneSource } from "../src/compliance/lead-rules.ts";
 import { AFTER_CALL_REASON, type AgentPresence } from "../src/dialer/agents.ts";
 import type { DialJob } from "../src/dialer/claim-replies.ts";
-import type { AgentView, CallEventType, CallView } from "../src/dialer/model.ts";
+import type { AgentView, CallEventType, CallView, PreviewView } from "../src/dialer/model.ts";
 import type { Pacing } from "../src/dialer/pacing.ts";
 import type { PacerTuning } from "../src/dialer/predictive.ts";
 import type {
@@ -33,6 +33,7 @@ export type CampaignCommand =
   | SettingsCommand
   | MessageCommand
   | StatsCommand
+  | PreviewCommand
   | ClaimCommand
   | CallEventCommand
   | DispositionCommand
@@ -97,6 +98,16 @@ export interface MessageCommand {
 export interface StatsCommand {
   type: "stats";
 }
+
+/** The lead offered to an agent in preview now, if any (a read). */
+export interface PreviewCommand {
+  type: "preview";
+  agentId: string;
+}
+
+/** Commands that only read the campaign as committed: answered without a write. */
+export const isRead = (command: CampaignCommand): command is StatsCommand | PreviewCommand =>
+  command.type === "stats" || command.type === "preview";
 
 /**
  * Places up to `count` calls on a node, within the campaign's pacing, from its hopper (refilled
@@ -249,6 +260,7 @@ export interface CommandReplies {
   settings: { campaign: CampaignView };
   message: { message: MessageView };
   stats: CampaignStats | null;
+  preview: PreviewView | null;
   claim: DialJob[];
   "call.event": CallReply;
   "call.disposition": CallReply;

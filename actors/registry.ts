@@ -13,7 +13,7 @@ import {
   decideReconcile,
 } from "../src/dialer/call-decide.ts";
 import { decideClaim } from "../src/dialer/claim-decide.ts";
-import { decideDial, decidePreviewSkip } from "../src/dialer/preview-decide.ts";
+import { decideDial, decidePreviewSkip, offeredTo } from "../src/dialer/preview-decide.ts";
 import { ApiError, notFound } from "../src/errors.ts";
 import type { Logger } from "../src/logger.ts";
 import { decideAgentState } from "../src/modules/agents/decide.ts";
@@ -38,7 +38,15 @@ import {
   restoredSnapshot,
 } from "./campaign.machine.ts";
 import { type BatchOutcome, CampaignLines, type LineEntry } from "./campaign-lines.ts";
-import type { CampaignCommand, CommandInputs, CommitFacts, Decision, ReplyOf } from "./commands.ts";
+import {
+  answer,
+  type CampaignCommand,
+  type CommandInputs,
+  type CommitFacts,
+  type Decision,
+  isRead,
+  type ReplyOf,
+} from "./commands.ts";
 import type { DialingEvent, DialingState, LiveCall } from "./dialing.ts";
 import type { CampaignStore, Clock, CommandPort, Forwarder } from "./ports.ts";
 
@@ -350,7 +358,7 @@ export class CampaignRegistry {
       void flight.claimed.then(() => this.lines.again(campaignId, entry));
       return { left: [] };
     }
-    const snapshot = command.type === "stats" ? flight.actor.getSnapshot() : flight.snapshot;
+    const snapshot = isRead(command) ? flight.actor.getSnapshot() : flight.snapshot;
     const now = this.clock.now();
     let decision: Decision<unknown>;
     try {
@@ -366,7 +374,7 @@ export class CampaignRegistry {
       entry.reject(error);
       return { left: [] };
     }
-    if (command.type === "stats") {
+    if (isRead(command)) {
       entry.resolve({ reply: decision.reply({}), settled: undefined } satisfies Done);
       return { left: [] };
     }
@@ -752,6 +760,8 @@ function decideAny(
       return decideMessage(snapshot, command, now);
     case "stats":
       return decideStats(snapshot, inputs, now);
+    case "preview":
+      return answer(offeredTo(snapshot.context, command.agentId));
     case "claim":
       return decideClaim(snapshot, command, inputs, now);
     case "call.event":

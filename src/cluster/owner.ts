@@ -1,6 +1,6 @@
 import { timingSafeEqual } from "node:crypto";
 import { Elysia } from "elysia";
-import type { CampaignCommand } from "../../actors/commands.ts";
+import { type CampaignCommand, isRead } from "../../actors/commands.ts";
 import type { Forwarder, ForwardReply } from "../../actors/ports.ts";
 import type { CommandTarget } from "../../actors/registry.ts";
 import type { ServiceDeps } from "../deps.ts";
@@ -54,7 +54,7 @@ type WireReply = { ok: unknown } | { error: WireError } | { elsewhere: true };
  */
 export const forwarderOf = (deps: ServiceDeps): Forwarder => ({
   async forward(url, { target, command, requestId }) {
-    const readOnly = command.type === "stats";
+    const readOnly = isRead(command);
     const frame = { kind: "command", target, command, request_id: requestId };
     const outcome = await linksOf(deps).send(url, frame, FORWARD_TIMEOUT_MS);
     return replyOf(deps, url, outcome, { name: command.type, readOnly });
@@ -275,7 +275,7 @@ async function runForwarded(
       return { elsewhere: true };
     }
     return {
-      error: wireErrorOf(asApiError(deps, error, command.type === "stats" ? "GET" : "POST")),
+      error: wireErrorOf(asApiError(deps, error, isRead(command) ? "GET" : "POST")),
     };
   }
 }

@@ -17,7 +17,8 @@ import { NODE_OFFLINE_AFTER_MS } from "../modules/edge-nodes/model.ts";
 import { canonicalTimeZone, normalisePhone } from "../modules/leads/normalise.ts";
 import type { AgentPresence } from "./agents.ts";
 import { judgeEligibility } from "./eligibility.ts";
-import { type CallView, type PreviewView, previewView } from "./model.ts";
+import type { CallView, PreviewView } from "./model.ts";
+import { offeredTo } from "./preview-decide.ts";
 
 /**
  * What an agent dials: the lead its preview offers (or passes on it), or a number it types.
@@ -34,17 +35,23 @@ function agentOf(deps: ServiceDeps, principal: Principal): AgentPresence {
   return agent;
 }
 
-/** The lead offered to the agent now, if any, as its desktop shows it. */
-export function currentPreview(
+/**
+ * The lead offered to the agent now, if any, as its desktop shows it. Offers live with the
+ * campaign's owner: another process asks it.
+ */
+export async function currentPreview(
   deps: ServiceDeps,
   agent: AgentPresence | undefined,
-): PreviewView | null {
+): Promise<PreviewView | null> {
   if (!agent?.campaignId || agent.state !== "reserved" || agent.callId !== null) return null;
-  const snapshot = deps.campaigns.peek(agent.campaignId);
-  const offer = snapshot?.dialing?.previews.get(agent.userId);
-  if (!snapshot || !offer || snapshot.campaign.tenantId !== agent.tenantId) return null;
-  const expires = offer.offeredAt + snapshot.campaign.previewTimeoutSeconds * 1000;
-  return previewView(agent.campaignId, offer, offer.offeredAt, expires);
+  const here = deps.campaigns.peek(agent.campaignId);
+  if (here) return here.campaign.tenantId === agent.tenantId ? offeredTo(here, agent.userId) : null;
+  return deps.campaigns
+    .run(
+      { tenantId: agent.tenantId, campaignId: agent.campaignId },
+      { type: "preview", agentId: agent.userId },
+    )
+    .catch(() => null);
 }
 
 /** Dials the lead offered: a second dial of the same offer finds none (409). */
@@ -74,7 +81,7 @@ export async function skipPreview(
 ): Promise<{ skipped: boolean }> {
   const agent = agentOf(deps, principal);
   const campaignId = agent.campaignId as string;
-  const offered = currentPreview(deps, agent);
+  const offered = await currentPreview(deps, agent);
   const reply = await deps.campaigns.run(
     { tenantId: agent.tenantId, campaignId },
     { type: "preview.skip", agentId: agent.userId },

@@ -1,4 +1,8 @@
-import type { CampaignRecord, CampaignSnapshot } from "../../actors/campaign.machine.ts";
+import type {
+  CampaignContext,
+  CampaignRecord,
+  CampaignSnapshot,
+} from "../../actors/campaign.machine.ts";
 import type {
   CampaignEffect,
   ClaimWrite,
@@ -16,7 +20,7 @@ import { AFTER_CALL_REASON, type AgentPresence } from "./agents.ts";
 import { leaseFrom } from "./call-decide.ts";
 import { placedCall, ringTimeoutOf } from "./claim-decide.ts";
 import { jobOf } from "./claim-replies.ts";
-import { callView } from "./model.ts";
+import { callView, type PreviewView, previewView } from "./model.ts";
 import { nodeCommandOf } from "./node-commands.ts";
 
 /**
@@ -55,6 +59,17 @@ export function offersOf(
       ],
     };
   });
+}
+
+/** The lead offered to an agent now, as the desktop shows it; null with none. */
+export function offeredTo(
+  context: Pick<CampaignContext, "campaign" | "dialing">,
+  agentId: string,
+): PreviewView | null {
+  const offer = context.dialing?.previews.get(agentId);
+  if (!offer) return null;
+  const expiresAt = offer.offeredAt + context.campaign.previewTimeoutSeconds * 1000;
+  return previewView(context.campaign.id, offer, offer.offeredAt, expiresAt);
 }
 
 /**

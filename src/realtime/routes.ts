@@ -491,14 +491,10 @@ export function realtimeModule(deps: ServiceDeps) {
         deps.logger.warn("the agent's call could not be read for its socket", { error });
         current = { call: null, lead: null };
       }
+      const preview = await currentPreview(deps, agent);
       const now = deps.dialer.agents.get(userId);
       if (now !== agent) continue;
-      send(ws, {
-        type: "agent.state",
-        agent: now ? agentView(now) : offline,
-        ...current,
-        preview: currentPreview(deps, now),
-      });
+      send(ws, { type: "agent.state", agent: now ? agentView(now) : offline, ...current, preview });
       return;
     }
     const agent = deps.dialer.agents.get(userId);

@@ -53,7 +53,7 @@ const userOf = (principal: Principal) => {
 export async function ownLeadHistory(deps: ServiceDeps, principal: Principal) {
   const user = userOf(principal);
   const agent = deps.dialer.agents.get(user.id);
-  const offered = currentPreview(deps, agent)?.lead.id;
+  const offered = (await currentPreview(deps, agent))?.lead.id;
   if (!agent?.campaignId || (!offered && (!agent.callId || !WITH_LEAD.has(agent.state)))) return [];
   // The call is in memory where its campaign is owned; elsewhere it is read.
   const dialing = deps.campaigns.peek(agent.campaignId)?.dialing;

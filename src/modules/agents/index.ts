@@ -144,7 +144,7 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
           call: current.call,
           lead: current.lead,
           screen_pop_url: await currentScreenPop(deps, tenantId, current),
-          preview: currentPreview(deps, agent),
+          preview: await currentPreview(deps, agent),
         });
       },
       {
@@ -170,7 +170,7 @@ export const agentsModule = (deps: ServiceDeps, auth: AuthGuard) =>
       "/agents/me/preview",
       async ({ principal, tenantId }) => {
         if (principal.kind !== "user") throw forbidden("API keys are not agents");
-        const preview = currentPreview(deps, deps.dialer.agents.get(principal.user.id));
+        const preview = await currentPreview(deps, deps.dialer.agents.get(principal.user.id));
         if (!preview) return ok({ preview: null, eligibility: null });
         const eligibility = await leadEligibility(
           deps,
