@@ -2,9 +2,8 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { runStatement } from "../../db/statement.ts";
 import { connectChangeFeed } from "../../src/cluster/change-feed.ts";
 import { createWorkspace } from "../helpers/app.ts";
-import { importFile } from "../helpers/leads.ts";
 import { startLeasedProcess } from "../helpers/leased-process.ts";
-import type { Message } from "../helpers/sockets.ts";
+import { campaignWithLeads, requestOn } from "../helpers/process-requests.ts";
 import { awakeZone } from "../helpers/zones.ts";
 
 /**
@@ -27,39 +26,21 @@ describe.skipIf(!enabled)("a keyed claim repeated on another process", () => {
     // Each hears of the agents' states the other takes in: either may serve a claim.
     for (const process of processes) stops.unshift(await connectChangeFeed(process.deps));
     const admin = await w.login("admin@acme.test");
-    const on = async (url: string, token: string, path: string, body: unknown, key?: string) => {
-      const response = await fetch(`${url}${path}`, {
-        method: "POST",
-        headers: {
-          authorization: `Bearer ${token}`,
-          "content-type": "application/json",
-          ...(key ? { "idempotency-key": key } : {}),
-        },
-        body: JSON.stringify(body),
-      });
-      return (await response.json()) as Message;
-    };
+    const on = (url: string, token: string, path: string, body: unknown, key?: string) =>
+      requestOn(url, token, "POST", path, body, key ? { "idempotency-key": key } : {});
     const [a, b] = processes.map((process) => process.url) as [string, string];
-    const campaign = (
-      await on(a, admin, "/api/v1/campaigns", {
+    const phones = Array.from({ length: 40 }, (_, i) => `+1415555${String(2600 + i)}`);
+    const { campaign } = await campaignWithLeads(
+      w,
+      a,
+      admin,
+      {
         name: "Keyed",
         regulatory_profile: "none",
         calling_window: { start: "00:00", end: "23:59" },
         dial_ratio: 3,
-      })
-    ).data.campaign;
-    const list = (
-      await on(a, admin, `/api/v1/campaigns/${campaign.id}/lead-lists`, {
-        name: "L",
-        caller_id: "+14155550100",
-      })
-    ).data.lead_list;
-    const phones = Array.from({ length: 40 }, (_, i) => `+1415555${String(2600 + i)}`);
-    await importFile(
-      w,
-      `/api/v1/campaigns/${campaign.id}/lead-lists/${list.id}/import`,
-      admin,
-      `phone,timezone\n${phones.map((phone) => `${phone},${awakeZone()}`).join("\n")}\n`,
+      },
+      { phones, timezone: awakeZone() },
     );
     for (let i = 0; i < 4; i++) {
       await w.user(w.acme.id, `agent${i}@acme.test`, "agent");

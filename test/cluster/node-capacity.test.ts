@@ -2,9 +2,8 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { runStatement } from "../../db/statement.ts";
 import { type ClusterPushRelay, connectPushRelay } from "../../src/cluster/push-relay.ts";
 import { createWorkspace } from "../helpers/app.ts";
-import { importFile } from "../helpers/leads.ts";
 import { startLeasedProcess } from "../helpers/leased-process.ts";
-import type { Message } from "../helpers/sockets.ts";
+import { campaignWithLeads, requestOn } from "../helpers/process-requests.ts";
 import { awakeZone } from "../helpers/zones.ts";
 
 /**
@@ -27,37 +26,17 @@ describe.skipIf(!enabled)("a node's capacity with a process that has just starte
     const admin = await w.login("admin@acme.test");
     await w.user(w.acme.id, "agent@acme.test", "agent");
     const agent = await w.login("agent@acme.test");
-    const on = async (token: string, method: string, path: string, body?: unknown) => {
-      const response = await fetch(`${a.url}${path}`, {
-        method,
-        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      return (await response.json()) as Message;
-    };
+    const on = (token: string, method: string, path: string, body?: unknown) =>
+      requestOn(a.url, token, method, path, body);
     /** A campaign open all day with one list of these phones. */
-    const campaignWith = async (name: string, phones: string[]) => {
-      const campaign = (
-        await on(admin, "POST", "/api/v1/campaigns", {
-          name,
-          regulatory_profile: "none",
-          calling_window: { start: "00:00", end: "23:59" },
-        })
-      ).data.campaign;
-      const list = (
-        await on(admin, "POST", `/api/v1/campaigns/${campaign.id}/lead-lists`, {
-          name: "L",
-          caller_id: "+14155550100",
-        })
-      ).data.lead_list;
-      await importFile(
+    const campaignWith = (name: string, phones: string[]) =>
+      campaignWithLeads(
         w,
-        `/api/v1/campaigns/${campaign.id}/lead-lists/${list.id}/import`,
+        a.url,
         admin,
-        `phone,timezone\n${phones.map((phone) => `${phone},${awakeZone()}`).join("\n")}\n`,
+        { name, regulatory_profile: "none", calling_window: { start: "00:00", end: "23:59" } },
+        { phones, timezone: awakeZone() },
       );
-      return { campaign, list };
-    };
     const { campaign } = await campaignWith("Capacity", [
       "+14155552671",
       "+14155552672",

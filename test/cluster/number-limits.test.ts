@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { createWorkspace } from "../helpers/app.ts";
 import { importFile } from "../helpers/leads.ts";
 import { startLeasedProcess } from "../helpers/leased-process.ts";
-import type { Message } from "../helpers/sockets.ts";
+import { requestOn } from "../helpers/process-requests.ts";
 
 /**
  * A number's attempt cap holds across processes: two campaigns of one workspace, each owned by
@@ -28,20 +28,12 @@ describe.skipIf(!enabled)("a number's limits with two processes", () => {
     const processes = [await startLeasedProcess(w.clock), await startLeasedProcess(w.clock)];
     for (const started of processes) stops.push(() => started.stop());
     const admin = await w.login("admin@acme.test");
-    const on = async (url: string, token: string, method: string, path: string, body?: unknown) => {
-      const response = await fetch(`${url}${path}`, {
-        method,
-        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      return (await response.json()) as Message;
-    };
     // Two nodes, so that the claims do not take turns on a node's own lock.
     const nodes: { key: string }[] = [];
     for (const name of ["edge-a", "edge-b"]) {
       nodes.push(
         (
-          await on(processes[0]?.url as string, admin, "POST", "/api/v1/edge-nodes", {
+          await requestOn(processes[0]?.url as string, admin, "POST", "/api/v1/edge-nodes", {
             name,
             max_concurrent_calls: 20,
           })
@@ -51,14 +43,14 @@ describe.skipIf(!enabled)("a number's limits with two processes", () => {
     // Each process starts, and so owns, one campaign with the number in it.
     for (const [index, started] of processes.entries()) {
       const campaign = (
-        await on(started.url, admin, "POST", "/api/v1/campaigns", {
+        await requestOn(started.url, admin, "POST", "/api/v1/campaigns", {
           name: `Campaign ${index}`,
           max_attempts: 10,
           retry_delay_seconds: 60,
         })
       ).data.campaign;
       const list = (
-        await on(started.url, admin, "POST", `/api/v1/campaigns/${campaign.id}/lead-lists`, {
+        await requestOn(started.url, admin, "POST", `/api/v1/campaigns/${campaign.id}/lead-lists`, {
           name: "L",
           caller_id: "+14155550100",
         })
@@ -69,13 +61,13 @@ describe.skipIf(!enabled)("a number's limits with two processes", () => {
         admin,
         `phone,timezone\n${PHONES.map((phone) => `${phone},America/New_York`).join("\n")}\n`,
       );
-      await on(started.url, admin, "POST", `/api/v1/campaigns/${campaign.id}/status`, {
+      await requestOn(started.url, admin, "POST", `/api/v1/campaigns/${campaign.id}/status`, {
         action: "start",
       });
       for (let agent = 0; agent < PHONES.length; agent++) {
         const email = `agent${index}-${agent}@acme.test`;
         await w.user(w.acme.id, email, "agent");
-        await on(started.url, await w.login(email), "POST", "/api/v1/agents/me/state", {
+        await requestOn(started.url, await w.login(email), "POST", "/api/v1/agents/me/state", {
           state: "ready",
           campaign_id: campaign.id,
         });
@@ -86,7 +78,7 @@ describe.skipIf(!enabled)("a number's limits with two processes", () => {
     for (let round = 0; round < 4; round++) {
       const claims = await Promise.all(
         processes.map((started, index) =>
-          on(started.url, nodes[index]?.key as string, "POST", "/api/v1/nodes/jobs/claim", {
+          requestOn(started.url, nodes[index]?.key as string, "POST", "/api/v1/nodes/jobs/claim", {
             max: 20,
           }),
         ),
@@ -94,7 +86,7 @@ describe.skipIf(!enabled)("a number's limits with two processes", () => {
       for (const [index, claim] of claims.entries()) {
         for (const job of claim.data.jobs as { call_id: string }[]) {
           placed++;
-          await on(
+          await requestOn(
             processes[0]?.url as string,
             nodes[index]?.key as string,
             "POST",

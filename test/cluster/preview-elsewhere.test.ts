@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { connectChangeFeed } from "../../src/cluster/change-feed.ts";
 import { createWorkspace } from "../helpers/app.ts";
-import { importFile } from "../helpers/leads.ts";
 import { startLeasedProcess } from "../helpers/leased-process.ts";
+import { campaignWithLeads, requestOn } from "../helpers/process-requests.ts";
 import type { Message } from "../helpers/sockets.ts";
 import { awakeZone } from "../helpers/zones.ts";
 
@@ -24,57 +24,46 @@ describe.skipIf(!enabled)("a preview offer read on another process", () => {
     for (const process of processes) stops.push(() => process.stop());
     for (const process of processes) stops.unshift(await connectChangeFeed(process.deps));
     const [a, b] = processes.map((process) => process.url) as [string, string];
-    const call = async (url: string, token: string, method: string, path: string, body?: unknown) =>
-      (await (
-        await fetch(`${url}${path}`, {
-          method,
-          headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-          body: body === undefined ? undefined : JSON.stringify(body),
-        })
-      ).json()) as Message;
     const admin = await w.login("admin@acme.test");
-    const campaign = (
-      await call(a, admin, "POST", "/api/v1/campaigns", {
+    const { campaign } = await campaignWithLeads(
+      w,
+      a,
+      admin,
+      {
         name: "Preview",
         dial_mode: "preview",
         regulatory_profile: "none",
         calling_window: { start: "00:00", end: "23:59" },
-      })
-    ).data.campaign;
-    const list = (
-      await call(a, admin, "POST", `/api/v1/campaigns/${campaign.id}/lead-lists`, {
-        name: "L",
-        caller_id: "+14155550100",
-      })
-    ).data.lead_list;
-    await importFile(
-      w,
-      `/api/v1/campaigns/${campaign.id}/lead-lists/${list.id}/import`,
-      admin,
-      `phone,timezone\n+14155552671,${awakeZone()}\n`,
+      },
+      { phones: ["+14155552671"], timezone: awakeZone() },
     );
     await w.user(w.acme.id, "agent@acme.test", "agent");
     const agent = await w.login("agent@acme.test");
     const node = (
-      await call(a, admin, "POST", "/api/v1/edge-nodes", { name: "edge", max_concurrent_calls: 5 })
+      await requestOn(a, admin, "POST", "/api/v1/edge-nodes", {
+        name: "edge",
+        max_concurrent_calls: 5,
+      })
     ).data;
-    await call(a, admin, "POST", `/api/v1/campaigns/${campaign.id}/status`, { action: "start" });
-    await call(a, agent, "POST", "/api/v1/agents/me/state", {
+    await requestOn(a, admin, "POST", `/api/v1/campaigns/${campaign.id}/status`, {
+      action: "start",
+    });
+    await requestOn(a, agent, "POST", "/api/v1/agents/me/state", {
       state: "ready",
       campaign_id: campaign.id,
     });
-    await call(a, node.key, "POST", "/api/v1/nodes/jobs/claim", { max: 1 });
+    await requestOn(a, node.key, "POST", "/api/v1/nodes/jobs/claim", { max: 1 });
     const owner = processes.find((process) => process.leases.holds(campaign.id));
     const elsewhere = owner === processes[0] ? b : a;
     // The other process hears of the agent's reservation, then asks the owner for the offer.
     let seen: Message | undefined;
     for (let wait = 0; wait < 100; wait++) {
-      seen = await call(elsewhere, agent, "GET", "/api/v1/agents/me");
+      seen = await requestOn(elsewhere, agent, "GET", "/api/v1/agents/me");
       if (seen.data.agent.state === "reserved") break;
       await Bun.sleep(20);
     }
     expect(seen?.data.preview?.lead.phone).toBe("+14155552671");
-    const preview = await call(elsewhere, agent, "GET", "/api/v1/agents/me/preview");
+    const preview = await requestOn(elsewhere, agent, "GET", "/api/v1/agents/me/preview");
     expect(preview.data.preview.lead.phone).toBe("+14155552671");
   });
 });
