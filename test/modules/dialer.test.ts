@@ -602,6 +602,50 @@ describe("pacing and windows", () => {
     expect(await claim()).toEqual([]);
   });
 
+  test("a number on a call for one campaign is not dialled by another meanwhile", async () => {
+    const phones = Array.from({ length: 6 }, (_, i) => `+1415555${2600 + i}`);
+    const csv = `phone,timezone\n${phones.map((phone) => `${phone},America/New_York`).join("\n")}\n`;
+    await setUp({ dial_ratio: 2 }, csv);
+    const first = campaignId;
+    // The second campaign has the first's first four numbers, and two of its own.
+    const second = (
+      await w.request("POST", "/api/v1/campaigns", {
+        token: adminToken,
+        body: { name: "Same numbers", regulatory_profile: "none", dial_ratio: 5 },
+      })
+    ).body.data.campaign.id;
+    const list = await w.request("POST", `/api/v1/campaigns/${second}/lead-lists`, {
+      token: adminToken,
+      body: { name: "L", caller_id: "+14155550100" },
+    });
+    const own = ["+14155552690", "+14155552691"];
+    await importFile(
+      w,
+      `/api/v1/campaigns/${second}/lead-lists/${list.body.data.lead_list.id}/import`,
+      adminToken,
+      `phone,timezone\n${[...phones.slice(0, 4), ...own].map((phone) => `${phone},America/New_York`).join("\n")}\n`,
+    );
+    const staffed = async (id: string, name: string) => {
+      await w.request("POST", `/api/v1/campaigns/${id}/status`, {
+        token: adminToken,
+        body: { action: "start" },
+      });
+      await w.user(w.acme.id, `${name}@acme.test`, "agent");
+      await w.request("POST", "/api/v1/agents/me/state", {
+        token: await w.login(`${name}@acme.test`),
+        body: { state: "ready", campaign_id: id },
+      });
+    };
+    await staffed(first, "first");
+    const onCalls = (await claim(10)).map((job) => job.phone);
+    expect(onCalls).toEqual(phones.slice(0, 2));
+    await staffed(second, "second");
+    // Its first two numbers are on calls: it dials the others, and its hopper is read again.
+    const dialled = [...(await claim(10)), ...(await claim(10))].map((job) => job.phone);
+    expect(dialled.filter((phone) => onCalls.includes(phone))).toEqual([]);
+    expect(dialled.length).toBeGreaterThan(0);
+  });
+
   test("numbers put on the do-not-call list after import are not dialled", async () => {
     await setUp();
     await w.request("POST", "/api/v1/dnc", { token: adminToken, body: { phone: "+14155552671" } });
