@@ -260,10 +260,9 @@ interface ClaimShape {
  * over a limit (its attempts in the last hours across the workspace, a recent abandoned or
  * machine call, a recent do-not-call request) is not dialled: its lead waits until the limit
  * lifts. The leads the rules closed wait likewise. A number already on a call anywhere in the
- * workspace is not dialled again, nor one another claim or dial holds the lock of (it is placed
- * at that moment): one person is never called twice at once. The parts a claim does not need
- * are left out, because PostgreSQL plans the statement at every run: the limits' part alone
- * made a claim's planning several times dearer.
+ * workspace is not dialled again: one person is never called twice at once. The parts a claim
+ * does not need are left out, because PostgreSQL plans the statement at every run: the limits'
+ * part alone made a claim's planning several times dearer.
  */
 const claimLeadsStatement = ({ capped, limited, deferring }: ClaimShape) => `
   with candidate as (
@@ -300,7 +299,6 @@ const claimLeadsStatement = ({ capped, limited, deferring }: ClaimShape) => `
         where x.tenant_id = c.tenant_id and x.phone = c.phone and x.status <> 'ended')
       ${limited ? "and not exists (select 1 from blocked b where b.lead_id = c.id)" : ""}
       and ${fenceCondition(":campaign_id", ":lease_token")}
-      and pg_try_advisory_xact_lock(${NUMBER_CLAIMS_LOCK}, hashtext(c.tenant_id::text || c.phone))
     for update of c skip locked),
   taken as (
     select id, prior from eligible
