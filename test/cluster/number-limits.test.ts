@@ -1,8 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { createWorkspace } from "../helpers/app.ts";
-import { importFile } from "../helpers/leads.ts";
 import { startLeasedProcess } from "../helpers/leased-process.ts";
-import { requestOn } from "../helpers/process-requests.ts";
+import { campaignWithLeads, requestOn } from "../helpers/process-requests.ts";
 
 /**
  * A number's attempt cap holds across processes: two campaigns of one workspace, each owned by
@@ -42,24 +41,12 @@ describe.skipIf(!enabled)("a number's limits with two processes", () => {
     }
     // Each process starts, and so owns, one campaign with the number in it.
     for (const [index, started] of processes.entries()) {
-      const campaign = (
-        await requestOn(started.url, admin, "POST", "/api/v1/campaigns", {
-          name: `Campaign ${index}`,
-          max_attempts: 10,
-          retry_delay_seconds: 60,
-        })
-      ).data.campaign;
-      const list = (
-        await requestOn(started.url, admin, "POST", `/api/v1/campaigns/${campaign.id}/lead-lists`, {
-          name: "L",
-          caller_id: "+14155550100",
-        })
-      ).data.lead_list;
-      await importFile(
+      const { campaign } = await campaignWithLeads(
         w,
-        `/api/v1/campaigns/${campaign.id}/lead-lists/${list.id}/import`,
+        started.url,
         admin,
-        `phone,timezone\n${PHONES.map((phone) => `${phone},America/New_York`).join("\n")}\n`,
+        { name: `Campaign ${index}`, max_attempts: 10, retry_delay_seconds: 60 },
+        { phones: PHONES, timezone: "America/New_York" },
       );
       await requestOn(started.url, admin, "POST", `/api/v1/campaigns/${campaign.id}/status`, {
         action: "start",
