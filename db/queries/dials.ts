@@ -55,11 +55,6 @@ export async function findDialLead(
   };
 }
 
-/**
- * The lead a number dialled by hand is dialled as: in the campaign's list of such numbers
- * (made on the first), new, or the number's earlier one made fresh again, unless a call to it
- * is under way (undefined). Its earlier calls stay on its CDRs.
- */
 /** Whether a call to `phone` is in flight anywhere in the workspace. */
 export async function callUnderWayTo(db: Executor, params: { tenantId: string; phone: string }) {
   const [found] = await db
@@ -87,6 +82,11 @@ export async function newestCallerId(db: Executor, campaignId: string) {
   return list?.callerId;
 }
 
+/**
+ * The lead a number dialled by hand is dialled as: in the campaign's list of such numbers
+ * (made on the first), new, or the number's earlier one made fresh again, unless a call to it
+ * is under way (undefined). Its earlier calls stay on its CDRs.
+ */
 export async function manualLead(
   db: Executor,
   params: {
@@ -129,11 +129,24 @@ export async function manualLead(
         updatedAt: params.now,
       });
     }
-    const [earlier] = await tx
-      .select({ state: leads.state, attempts: leads.attempts, nextAttemptAt: leads.nextAttemptAt })
+    const [found] = await tx
+      .select({
+        id: leads.id,
+        state: leads.state,
+        attempts: leads.attempts,
+        nextAttemptAt: leads.nextAttemptAt,
+      })
       .from(leads)
       .where(and(eq(leads.leadListId, listId), eq(leads.phone, params.phone)))
       .limit(1);
+    const earlier = found && {
+      state: found.state,
+      attempts: found.attempts,
+      nextAttemptAt: found.nextAttemptAt,
+    };
+    // A fresh lead here is another hand dial's, about to go. It is not locked: that dial's claim
+    // passes a locked lead over, and both dials would be refused.
+    if (found?.state === "Fresh") return { id: found.id, listId, earlier: earlier ?? null };
     const [lead] = await tx
       .insert(leads)
       .values({

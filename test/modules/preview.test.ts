@@ -1,4 +1,5 @@
 import { beforeEach, describe, expect, test } from "bun:test";
+import { manualLead } from "../../db/queries/dials.ts";
 import { sweepAgentDeadlines } from "../../src/dialer/agent-deadlines.ts";
 import { createWorkspace } from "../helpers/app.ts";
 import { importFile } from "../helpers/leads.ts";
@@ -330,4 +331,42 @@ describe("a number dialled by hand", () => {
     expect(lists).toHaveLength(1);
     expect(lists[0].lead_count).toBe(2);
   });
+
+  test.skipIf(!process.env.DATABASE_URL)(
+    "a second hand dial of a number about to be dialled does not hold up the first",
+    async () => {
+      await as("POST", "/api/v1/agents/me/state", { state: "paused", campaign_id: campaignId });
+      const lead = (at: number) => ({
+        tenantId: w.acme.id,
+        campaignId,
+        callerId: "+14155550100",
+        phone: "+14155550178",
+        timezone: "America/New_York",
+        zoneSource: "number" as const,
+        ids: { list: Bun.randomUUIDv7(), lead: Bun.randomUUIDv7() },
+        now: new Date(at),
+      });
+      // The first dial has made its lead; a second dial of the number makes it, and holds on.
+      const first = await manualLead(w.deps.db, lead(w.clock.now()));
+      if (!first) throw new Error("no lead");
+      const held = Promise.withResolvers<void>();
+      const made = Promise.withResolvers<string | undefined>();
+      const second = w.deps.db.transaction(async (tx) => {
+        made.resolve((await manualLead(tx, lead(w.clock.now())))?.id);
+        await held.promise;
+      });
+      expect(await made.promise).toBe(first.id);
+      // Meanwhile the first dial goes out, rather than finding its lead taken.
+      const reply = await Promise.race([
+        w.deps.campaigns.run(
+          { tenantId: w.acme.id, campaignId },
+          { type: "call.dial", agentId, leadId: first.id },
+        ),
+        Bun.sleep(5_000).then(() => "waited"),
+      ]);
+      held.resolve();
+      await second;
+      expect(reply).toMatchObject({ call: { lead_id: first.id, agent_id: agentId } });
+    },
+  );
 });
