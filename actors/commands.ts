@@ -394,11 +394,6 @@ export interface ClaimWrite {
   leaseExpiresAt: Date;
   claimKey: string | null;
   nodeCapacity: number | null;
-  /**
-   * A call an agent dials (an offer or a number by hand): its number is locked while it is
-   * placed, so that two agents' dials of one number take turns and the second finds the first.
-   */
-  byAgent?: boolean | undefined;
 }
 
 export type { NumberLimits, ZoneSource };

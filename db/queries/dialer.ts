@@ -202,8 +202,6 @@ async function runClaim(
   // Numbers with limits counted across the workspace, in one order so that claims never wait
   // on each other in a circle.
   const limited = [...new Set(candidates.filter(hasLimits).map((c) => c.phone))].sort();
-  // An agent's dial locks its number whatever its limits: agents' dials of it take turns.
-  const locked = claim.byAgent ? [...new Set(candidates.map((c) => c.phone))].sort() : limited;
   const statement = claimStatement({
     capped: capacity !== null,
     limited: limited.length > 0,
@@ -212,7 +210,7 @@ async function runClaim(
   const named = capacity === null ? values : { ...values, capacity };
   if (raw.kind === "pglite") return statement.run<ClaimRow>(raw, named);
   const claims = raw.genericPlans;
-  if (capacity === null && locked.length === 0) {
+  if (capacity === null && limited.length === 0) {
     return statement.run<ClaimRow>({ ...raw, client: claims }, named);
   }
   // The locks make claims on one node, and claims of one limited number, take turns; the
@@ -224,11 +222,11 @@ async function runClaim(
         claim.edgeNodeId,
       ]);
     }
-    if (locked.length > 0) {
+    if (limited.length > 0) {
       await tx.unsafe(
         `select pg_advisory_xact_lock($1::int, hashtext($2::text || phone))
          from unnest($3::text[]) with ordinality as p(phone, ord) order by ord`,
-        [NUMBER_CLAIMS_LOCK, claim.tenantId, arrayLiteral(locked)],
+        [NUMBER_CLAIMS_LOCK, claim.tenantId, arrayLiteral(limited)],
       );
     }
     return tx.unsafe(statement.text, [...statement.values(named)] as never[]);
@@ -260,7 +258,11 @@ interface ClaimShape {
  * over a limit (its attempts in the last hours across the workspace, a recent abandoned or
  * machine call, a recent do-not-call request) is not dialled: its lead waits until the limit
  * lifts. The leads the rules closed wait likewise. A number already on a call anywhere in the
- * workspace is not dialled again: one person is never called twice at once. The parts a claim
+ * workspace is not dialled again: one person is never called twice at once. A claim placing a
+ * call to a number at the same instant as another is held to it by the unique index of live
+ * calls: its insert waits for the other and places nothing if that one commits, and the lead
+ * is then left as it was (still dialable, in its turn). Inserts go in the numbers' order, so
+ * that claims never wait on each other in a circle. The parts a claim
  * does not need are left out, because PostgreSQL plans the statement at every run: the limits'
  * part alone made a claim's planning several times dearer.
  */
@@ -289,7 +291,7 @@ const claimLeadsStatement = ({ capped, limited, deferring }: ClaimShape) => `
             : ""
         }
   eligible as (
-    select c.id, c.state as prior, k.ord from leads c join candidate k on k.lead_id = c.id
+    select c.id, c.state as prior, c.attempts, k.ord from leads c join candidate k on k.lead_id = c.id
     where c.campaign_id = :campaign_id::uuid
       and (c.attempts < :max_attempts::int or c.state = 'Callback')
       and (c.state = 'Fresh' or c.state in ('Retry', 'Callback'))
@@ -301,7 +303,7 @@ const claimLeadsStatement = ({ capped, limited, deferring }: ClaimShape) => `
       and ${fenceCondition(":campaign_id", ":lease_token")}
     for update of c skip locked),
   taken as (
-    select id, prior from eligible
+    select id, prior, attempts from eligible
     where exists (select 1 from nodes n where n.id = :edge_node_id::uuid and n.revoked_at is null)
     ${
       capped
@@ -309,21 +311,24 @@ const claimLeadsStatement = ({ capped, limited, deferring }: ClaimShape) => `
              where edge_node_id = :edge_node_id::uuid and status <> 'ended'))`
         : ""
     }),
-  marked as (
-    update leads l set state = 'Dialing', attempts = l.attempts + 1, updated_at = :now::timestamptz
-    from taken p where l.id = p.id
-    returning l.id, p.prior, l.attempts),
   placed as (
     insert into calls (id, tenant_id, campaign_id, lead_list_id, lead_id, edge_node_id, agent_id,
       phone, caller_id, attempt, timeout_seconds, status, bridged, machine, lease_expires_at,
       claimed_at, updated_at, claim_key, profile, profile_version, zone, zone_source,
       governor_held)
     select k.call_id, :tenant_id::uuid, :campaign_id::uuid, k.lead_list_id, k.lead_id,
-      :edge_node_id::uuid, k.agent_id, k.phone, k.caller_id, m.attempts, :timeout_seconds::int,
+      :edge_node_id::uuid, k.agent_id, k.phone, k.caller_id, t.attempts + 1, :timeout_seconds::int,
       'claimed', false, false, :lease_expires_at::timestamptz, :now::timestamptz,
       :now::timestamptz, :claim_key::text, :profile::text, :profile_version::text, k.zone,
       k.zone_source, :governor_held::boolean
-    from candidate k join marked m on m.id = k.lead_id)${
+    from candidate k join taken t on t.id = k.lead_id
+    order by k.phone
+    on conflict do nothing
+    returning lead_id),
+  marked as (
+    update leads l set state = 'Dialing', attempts = l.attempts + 1, updated_at = :now::timestamptz
+    from taken p join placed x on x.lead_id = p.id where l.id = p.id
+    returning l.id, p.prior, l.attempts)${
       limited || deferring
         ? `,
   waiting as (

@@ -1,5 +1,14 @@
 import { sql } from "drizzle-orm";
-import { boolean, index, integer, pgTable, primaryKey, text, uuid } from "drizzle-orm/pg-core";
+import {
+  boolean,
+  index,
+  integer,
+  pgTable,
+  primaryKey,
+  text,
+  uniqueIndex,
+  uuid,
+} from "drizzle-orm/pg-core";
 import { heardOnCall, instant, placedUnder } from "./columns.ts";
 
 export const CALL_OUTCOMES = [
@@ -147,6 +156,11 @@ export const calls = pgTable(
     index("calls_claim_key")
       .on(table.edgeNodeId, table.claimKey)
       .where(sql`${table.claimKey} is not null`),
+    // One live call to a number in a workspace: two claims of it, whatever their campaigns,
+    // cannot both place one (the later finds the earlier's row, even uncommitted, and waits).
+    uniqueIndex("calls_live_phone")
+      .on(table.tenantId, table.phone)
+      .where(sql`${table.status} <> 'ended'`),
     // A number's recent calls across the workspace: attempt caps and redial cool-downs.
     index("calls_tenant_phone_claimed").on(table.tenantId, table.phone, table.claimedAt),
   ],

@@ -178,7 +178,6 @@ export function decideDial(
     leaseExpiresAt: leaseFrom(now),
     claimKey: null,
     nodeCapacity: null,
-    byAgent: true,
   };
   const markOf = (facts: CommitFacts) => facts.marked?.find((mark) => mark.id === lead.id);
   const callOf = (mark: { attempts: number }) => placedCall(claim, { ...candidate, lead }, mark);

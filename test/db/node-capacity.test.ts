@@ -108,9 +108,15 @@ describe("a claim capped by the node's calls in the database", () => {
         await tx.unsafe("select pg_advisory_xact_lock(1145652813, hashtext($1::text))", [nodeId]);
         await tx.unsafe(
           `insert into calls select * from json_populate_record(null::calls, (
-             select to_jsonb(c) || jsonb_build_object('id', $2::text, 'lead_id', $3::text)
+             select to_jsonb(c) || jsonb_build_object('id', $2::text, 'lead_id', $3::text,
+               'phone', $4::text)
              from calls c where c.lead_id = $1::uuid)::json)`,
-          [placed?.id as string, Bun.randomUUIDv7(), leads[1]?.id as string],
+          [
+            placed?.id as string,
+            Bun.randomUUIDv7(),
+            leads[1]?.id as string,
+            leads[1]?.phone as string,
+          ],
         );
         await Bun.sleep(200);
         committed = Date.now();

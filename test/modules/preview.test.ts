@@ -1,5 +1,7 @@
 import { beforeEach, describe, expect, test } from "bun:test";
+import { and, eq, ne } from "drizzle-orm";
 import { manualLead } from "../../db/queries/dials.ts";
+import { calls } from "../../db/schema/index.ts";
 import { sweepAgentDeadlines } from "../../src/dialer/agent-deadlines.ts";
 import { createWorkspace } from "../helpers/app.ts";
 import { importFile } from "../helpers/leads.ts";
@@ -331,6 +333,53 @@ describe("a number dialled by hand", () => {
     expect(lists).toHaveLength(1);
     expect(lists[0].lead_count).toBe(2);
   });
+
+  test.skipIf(!process.env.DATABASE_URL)(
+    "a claim of a number another campaign's claim is placing waits for it, then leaves the number",
+    async () => {
+      await ready();
+      // Another campaign's claim has placed a call to the number and not yet committed.
+      const placedElsewhere = Promise.withResolvers<void>();
+      const commit = Promise.withResolvers<void>();
+      const elsewhere = w.deps.db.transaction(async (tx) => {
+        const at = new Date(w.clock.now());
+        await tx.insert(calls).values({
+          id: Bun.randomUUIDv7(),
+          tenantId: w.acme.id,
+          campaignId: Bun.randomUUIDv7(),
+          leadListId: Bun.randomUUIDv7(),
+          leadId: Bun.randomUUIDv7(),
+          edgeNodeId: Bun.randomUUIDv7(),
+          phone: "+14155552671",
+          callerId: "+14155550100",
+          attempt: 1,
+          timeoutSeconds: 30,
+          status: "claimed",
+          bridged: false,
+          machine: false,
+          leaseExpiresAt: new Date(at.getTime() + 60_000),
+          claimedAt: at,
+          updatedAt: at,
+        });
+        placedElsewhere.resolve();
+        await commit.promise;
+      });
+      await placedElsewhere.promise;
+      const claimed = claim();
+      await Bun.sleep(300);
+      commit.resolve();
+      await elsewhere;
+      // Nothing placed; the agent is still free for the campaign's next number.
+      expect(await claimed).toEqual([]);
+      const next = [...(await claim()), ...(await claim())];
+      expect(next.map((job: { phone: string }) => job.phone)).toEqual(["+14155552672"]);
+      const live = await w.deps.db
+        .select({ id: calls.id })
+        .from(calls)
+        .where(and(eq(calls.phone, "+14155552671"), ne(calls.status, "ended")));
+      expect(live).toHaveLength(1);
+    },
+  );
 
   test.skipIf(!process.env.DATABASE_URL)(
     "a second hand dial of a number about to be dialled does not hold up the first",
