@@ -4,6 +4,7 @@ import { sql } from "drizzle-orm";
 import type { DatabaseHandle } from "../../db/client.ts";
 import { rowsOf } from "../../db/rows.ts";
 import { calls } from "../../db/schema/index.ts";
+import { liveCallRow } from "../helpers/campaigns.ts";
 import { resetDatabase } from "../helpers/database.ts";
 
 /** The migration that holds a workspace to one live call per number. */
@@ -21,27 +22,8 @@ afterAll(async () => {
 });
 
 const tenantId = Bun.randomUUIDv7();
-const call = (phone: string, status: "claimed" | "ended") => {
-  const at = new Date();
-  return {
-    id: Bun.randomUUIDv7(),
-    tenantId,
-    campaignId: Bun.randomUUIDv7(),
-    leadListId: Bun.randomUUIDv7(),
-    leadId: Bun.randomUUIDv7(),
-    edgeNodeId: Bun.randomUUIDv7(),
-    phone,
-    callerId: "+14155550100",
-    attempt: 1,
-    timeoutSeconds: 30,
-    status,
-    bridged: false,
-    machine: false,
-    leaseExpiresAt: at,
-    claimedAt: at,
-    updatedAt: at,
-  };
-};
+const call = (phone: string, status: "claimed" | "ended") =>
+  liveCallRow({ tenantId, phone, status });
 const place = (phone: string, status: "claimed" | "ended" = "claimed") =>
   database.db.insert(calls).values(call(phone, status)).onConflictDoNothing().returning();
 

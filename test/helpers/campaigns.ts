@@ -18,6 +18,7 @@ import {
 import { IdempotencyWindow } from "../../actors/idempotency.ts";
 import { LiveCalls } from "../../actors/live-calls.ts";
 import type { CommandPort } from "../../actors/ports.ts";
+import type { CallRow } from "../../db/queries/dialer.ts";
 import type { AgentPresence } from "../../src/dialer/agents.ts";
 import { RecentCalls } from "../../src/dialer/call-history.ts";
 import { ComplianceLedger } from "../../src/dialer/ledger.ts";
@@ -115,6 +116,21 @@ export const liveCall = (overrides: Partial<LiveCall> = {}): LiveCall => {
     lead: { id: "lead-1", phone: "+14155552671", timezone: "UTC", fields: {}, attempts: 1 },
     ...overrides,
   };
+};
+
+/** A live call's row as the database stores it, with ids of its own; override the rest. */
+export const liveCallRow = (overrides: Partial<CallRow> = {}): CallRow => {
+  const { lead: _lead, ...row } = liveCall({
+    id: Bun.randomUUIDv7(),
+    tenantId: Bun.randomUUIDv7(),
+    campaignId: Bun.randomUUIDv7(),
+    leadListId: Bun.randomUUIDv7(),
+    leadId: Bun.randomUUIDv7(),
+    edgeNodeId: Bun.randomUUIDv7(),
+    claimedAt: new Date(),
+    ...overrides,
+  });
+  return row;
 };
 
 /** A fresh lead in a hopper, dialable in any window in UTC. */

@@ -4,6 +4,7 @@ import { manualLead } from "../../db/queries/dials.ts";
 import { calls } from "../../db/schema/index.ts";
 import { sweepAgentDeadlines } from "../../src/dialer/agent-deadlines.ts";
 import { createWorkspace } from "../helpers/app.ts";
+import { liveCallRow } from "../helpers/campaigns.ts";
 import { importFile } from "../helpers/leads.ts";
 
 type Workspace = Awaited<ReturnType<typeof createWorkspace>>;
@@ -342,25 +343,10 @@ describe("a number dialled by hand", () => {
       const placedElsewhere = Promise.withResolvers<void>();
       const commit = Promise.withResolvers<void>();
       const elsewhere = w.deps.db.transaction(async (tx) => {
-        const at = new Date(w.clock.now());
-        await tx.insert(calls).values({
-          id: Bun.randomUUIDv7(),
-          tenantId: w.acme.id,
-          campaignId: Bun.randomUUIDv7(),
-          leadListId: Bun.randomUUIDv7(),
-          leadId: Bun.randomUUIDv7(),
-          edgeNodeId: Bun.randomUUIDv7(),
-          phone: "+14155552671",
-          callerId: "+14155550100",
-          attempt: 1,
-          timeoutSeconds: 30,
-          status: "claimed",
-          bridged: false,
-          machine: false,
-          leaseExpiresAt: new Date(at.getTime() + 60_000),
-          claimedAt: at,
-          updatedAt: at,
-        });
+        const claimedAt = new Date(w.clock.now());
+        await tx
+          .insert(calls)
+          .values(liveCallRow({ tenantId: w.acme.id, phone: "+14155552671", claimedAt }));
         placedElsewhere.resolve();
         await commit.promise;
       });
