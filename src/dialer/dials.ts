@@ -127,7 +127,7 @@ export async function dialByHand(
   const campaign = deps.campaigns.peek(campaignId)?.campaign ?? campaignRecordOf(row);
   if (campaign.status !== "running") throw conflict(`the campaign is ${campaign.status}`);
   // One person is never called twice at once, by the campaign or by hand.
-  if (underWay) throw unprocessable("phone", "a call to this number is under way");
+  if (underWay) throw unprocessable("phone", UNDER_WAY);
   const zone = zoneOf(input);
   const judged = await judgeEligibility(deps, {
     tenantId,
@@ -162,13 +162,14 @@ export async function dialByHand(
     ids: { list: Bun.randomUUIDv7(), lead: Bun.randomUUIDv7() },
     now: new Date(now),
   });
-  if (!lead) throw conflict("a call to this number is under way");
+  if (!lead) throw unprocessable("phone", UNDER_WAY);
   try {
     const reply = await deps.campaigns.run(
       { tenantId, campaignId },
       { type: "call.dial", agentId: agent.userId, leadId: lead.id },
     );
-    if (!reply.call) throw conflict("the number could not be dialled: a call to it is under way");
+    // Another claim placed a call to the number meanwhile.
+    if (!reply.call) throw unprocessable("phone", UNDER_WAY);
     return { call: reply.call };
   } catch (error) {
     // Refused after all (the agent moved, the node went): nothing is left to dial by itself.
@@ -178,6 +179,8 @@ export async function dialByHand(
     await deps.campaigns.run({ tenantId, campaignId }, { type: "leads.recount" });
   }
 }
+
+const UNDER_WAY = "a call to this number is under way";
 
 /** The zone a typed number's hours are judged in: the one sent, else the number's own. */
 function zoneOf(input: { phone: string; timezone?: string | undefined }) {
