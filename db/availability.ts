@@ -6,8 +6,15 @@
  *   change may or may not be in the database.
  * - `storage`: the embedded database could not write its files; it must not be trusted again
  *   before a restart.
+ * - `conflict`: the database undid the transaction because it met another at the same moment
+ *   (a deadlock, or a serialization failure); nothing happened, and trying again will do.
  */
-export type DatabaseFailure = "unreachable" | "timeout" | "outcome_unknown" | "storage";
+export type DatabaseFailure =
+  | "unreachable"
+  | "timeout"
+  | "outcome_unknown"
+  | "storage"
+  | "conflict";
 
 /** A failure the database layer has already classified (the breaker's fast refusals among them). */
 export class DatabaseUnavailableError extends Error {
@@ -53,6 +60,9 @@ const LOST_CODES = new Set([
 /** query_canceled (statement_timeout) and lock_not_available (lock_timeout). */
 const TIMEOUT_CODES = new Set(["57014", "55P03"]);
 
+/** deadlock_detected and serialization_failure: the transaction was rolled back. */
+const CONFLICT_CODES = new Set(["40P01", "40001"]);
+
 const STORAGE_MESSAGE =
   /ENOSPC|no space left on device|EIO\b|input\/output error|EROFS|read-only file system/i;
 
@@ -91,6 +101,7 @@ export function databaseFailureOf(error: unknown): DatabaseFailure | undefined {
   const codes = codesOf(error);
   if (codes.some((code) => CONNECT_CODES.has(code))) return "unreachable";
   if (codes.some((code) => TIMEOUT_CODES.has(code))) return "timeout";
+  if (codes.some((code) => CONFLICT_CODES.has(code))) return "conflict";
   if (codes.some((code) => LOST_CODES.has(code))) return "outcome_unknown";
   if (codes.includes("ENOSPC") || codes.includes("EIO") || STORAGE_MESSAGE.test(messagesOf(error)))
     return "storage";

@@ -98,6 +98,9 @@ const DATABASE_MESSAGES: Record<DatabaseFailure, string> = {
     "the database connection was lost while the change was being committed: it may or may not " +
     "have been made; read before retrying, or retry with the same Idempotency-Key",
   storage: "the database cannot write its files; nothing was changed",
+  conflict:
+    "the change met another made at the same moment and was undone; nothing was changed, " +
+    "try again",
 };
 
 /**

@@ -22,6 +22,8 @@ describe("database failures", () => {
     ["admin shutdown", driverError("57P01", "terminating connection"), "outcome_unknown"],
     ["statement time-out", wrapped(driverError("57014", "canceling statement")), "timeout"],
     ["full disk", new Error("ENOSPC: no space left on device, write"), "storage"],
+    ["deadlock", wrapped(driverError("40P01", "deadlock detected")), "conflict"],
+    ["serialization failure", driverError("40001", "could not serialize access"), "conflict"],
     ["breaker", new DatabaseUnavailableError("unreachable", "refused"), "unreachable"],
     ["unique violation", driverError("23505", "duplicate key"), undefined],
     ["bug", new TypeError("a bug"), undefined],
@@ -39,6 +41,8 @@ describe("database failures", () => {
     expect(write.status).toBe(503);
     expect(write.headers?.["retry-after"]).toBe("1");
     expect(databaseError("timeout", "POST").message).toMatch(/did not answer in time/);
+    // A transaction the database undid changed nothing: try again.
+    expect(databaseError("conflict", "POST")).toMatchObject({ status: 503, code: "unavailable" });
   });
 });
 
