@@ -121,9 +121,10 @@ const dncAdded = (
 });
 
 /**
- * The lock between the numbers put on a tenant's do-not-call list and the leads an import
- * brings: listings take it shared, an import's last look at the list exclusively (see
- * `finishImport`), so that a number listed while a file was imported ends its leads either way.
+ * The lock between the numbers put on a tenant's do-not-call list and what must see them all:
+ * listings take it shared; an import's last look at the list (see `finishImport`) and a
+ * number's removal take it exclusively, so that a number listed while a file was imported ends
+ * its leads either way, and a listing and a removal of one number are never interleaved.
  */
 export const DNC_LISTING_LOCK = 1_145_983_811;
 
@@ -131,6 +132,12 @@ export const DNC_LISTING_LOCK = 1_145_983_811;
 export const shareDncListing = (db: Executor, tenantId: string) =>
   db.execute(
     sql`select pg_advisory_xact_lock_shared(${DNC_LISTING_LOCK}::int, hashtext(${tenantId}::text))`,
+  );
+
+/** Takes the tenant's listing lock alone until the transaction ends: before a removal. */
+export const holdDncListing = (db: Executor, tenantId: string) =>
+  db.execute(
+    sql`select pg_advisory_xact_lock(${DNC_LISTING_LOCK}::int, hashtext(${tenantId}::text))`,
   );
 
 /**
@@ -221,26 +228,32 @@ export const findDncEntry = async (db: Executor, params: { tenantId: string; pho
   )[0];
 
 /**
- * Ends the workspace's leads still to be dialled whose numbers are now on its list: each
- * becomes `DoNotCall` (its state kept in `listed_from`), with its `lead.completed` event, in
- * the caller's transaction. Read through each list's (list, phone) index. Returns the
- * campaigns whose leads changed, whose counts (and completion) then follow.
+ * Ends the workspace's leads still to be dialled whose numbers are on its list: each becomes
+ * `DoNotCall` (its state kept in `listed_from`), with its `lead.completed` event, in the
+ * caller's transaction. A lead on a call is marked instead (`listed_from` its state): its
+ * call's end reads the mark on the lead's row, which it waits for if this transaction has it,
+ * and ends the lead `DoNotCall`. Only numbers still listed, as the list stands. Read through
+ * each list's (list, phone) index. Returns the campaigns whose leads ended, whose counts (and
+ * completion) then follow.
  */
 export async function retireListedLeads(
   db: Executor,
   params: { tenantId: string; phones: readonly string[]; at: Date },
 ): Promise<string[]> {
   if (params.phones.length === 0) return [];
-  const retired = rowsOf<{ id: string; campaign_id: string }>(
+  const changed = rowsOf<{ id: string; campaign_id: string; retired: boolean }>(
     await db.execute(sql`
-      update leads l set listed_from = l.state, state = 'DoNotCall',
+      update leads l set listed_from = l.state,
+        state = case when l.state in ${IN_FLIGHT} then l.state else 'DoNotCall' end,
         updated_at = ${params.at.toISOString()}::timestamptz
       from lead_lists ll
       where ll.tenant_id = ${params.tenantId}::uuid and l.lead_list_id = ll.id
         and l.phone = any(${arrayLiteral(params.phones)}::text[])
-        and l.state in ('Fresh', 'Retry', 'Callback')
-      returning l.id::text, l.campaign_id::text`),
+        and l.state in ('Fresh', 'Retry', 'Callback', 'Dialing', 'Connected')
+        and exists (select 1 from dnc_numbers d where d.tenant_id = ll.tenant_id and d.phone = l.phone)
+      returning l.id::text, l.campaign_id::text, l.state = 'DoNotCall' as retired`),
   );
+  const retired = changed.filter((row) => row.retired);
   await enqueueEvents(
     db,
     leadEvents(
@@ -253,30 +266,35 @@ export async function retireListedLeads(
   return [...new Set(retired.map((row) => row.campaign_id))];
 }
 
+/** A lead's states while a call to it is under way. */
+const IN_FLIGHT = sql.raw("('Dialing', 'Connected')");
+
 /**
  * Gives the leads a listing ended their states back, the number having left the list (a
- * lead that asked not to be called, by disposition or key, was never `listed_from`). Returns
- * the campaigns whose leads changed.
+ * lead that asked not to be called, by disposition or key, was never `listed_from`), and
+ * takes the mark off those on a call. Returns the campaigns whose leads changed.
  */
 export async function restoreListedLeads(
   db: Executor,
   params: { tenantId: string; phone: string; at: Date },
 ): Promise<string[]> {
-  const restored = rowsOf<{ campaign_id: string }>(
+  const changed = rowsOf<{ campaign_id: string; restored: boolean }>(
     await db.execute(sql`
-      update leads l set state = l.listed_from, listed_from = null,
+      update leads l set listed_from = null,
+        state = case when l.state = 'DoNotCall' then l.listed_from else l.state end,
         updated_at = ${params.at.toISOString()}::timestamptz
       from lead_lists ll
       where ll.tenant_id = ${params.tenantId}::uuid and l.lead_list_id = ll.id
-        and l.phone = ${params.phone} and l.state = 'DoNotCall' and l.listed_from is not null
-      returning l.campaign_id::text`),
+        and l.phone = ${params.phone} and l.listed_from is not null
+        and (l.state = 'DoNotCall' or l.state in ${IN_FLIGHT})
+      returning l.campaign_id::text, l.state not in ${IN_FLIGHT} as restored`),
   );
-  return [...new Set(restored.map((row) => row.campaign_id))];
+  return [...new Set(changed.filter((row) => row.restored).map((row) => row.campaign_id))];
 }
 
 /**
- * Adds many numbers at once (E.164, each once); those already listed are kept as they were.
- * Returns the numbers this call added.
+ * Adds many numbers at once (E.164, each once, in the order every caller uses: sorted);
+ * those already listed are kept as they were. Returns the numbers this call added.
  */
 export async function addDncMany(
   db: Executor,
@@ -289,12 +307,10 @@ export async function addDncMany(
   },
 ): Promise<string[]> {
   if (params.phones.length === 0) return [];
-  // In one order, so that two lists of the same numbers added at once never wait in a circle.
-  const phones = [...params.phones].sort();
   const inserted = await db
     .insert(dncNumbers)
     .values(
-      phones.map((phone) => ({
+      params.phones.map((phone) => ({
         tenantId: params.tenantId,
         phone,
         source: params.source,

@@ -766,51 +766,50 @@ const SAVE_LIVE_CALL = namedStatement<
   where id = :call_id::uuid and ${fenceCondition(":campaign_id", ":lease_token")}`);
 
 /**
- * A lead whose number went on the tenant's do-not-call list while its call was in flight (the
- * listing ends only leads still to be dialled): rather than waiting for another attempt
- * (`:lead_state`) it ends `DoNotCall`, keeping that state in `listed_from` for when the number
- * leaves the list. The CTE, and the lead update's columns and answer that follow from it.
+ * A call's lead's update to its next state (`:lead_state`), as the CTE `lead` of the call's
+ * statement: a lead whose number went on the tenant's do-not-call list while its call was in
+ * flight (marked by the listing, see `retireListedLeads`) ends `DoNotCall` instead of waiting
+ * for another attempt, keeping that state in `listed_from` for when the number leaves the
+ * list. The mark is read on the lead's row, which the update waits for while a listing holds
+ * it, so a listing committed at the same moment is never missed. Then `lead.completed` (done,
+ * or listed) or `lead.exhausted`. `where` picks the lead; the statement answers `listed`.
  */
-const LISTED_LEAD = {
-  cte: `
-  listed as (
-    select 1 from dnc_numbers
-    where tenant_id = :tenant_id::uuid and phone = :phone
-      and :lead_state::text in ('Fresh', 'Retry', 'Callback')),`,
-  set: `state = case when exists (select 1 from listed) then 'DoNotCall' else :lead_state::text end,
-    listed_from = case when exists (select 1 from listed) then :lead_state::text else listed_from end`,
-  returning: "returning exists (select 1 from listed) as listed",
-};
+const leadUpdateStatements = (params: { set: string; where: string; at: string }) => `
+  lead as (
+    update leads set
+      state = case when listed_from is not null and ${DIALABLE_NEXT} then 'DoNotCall'
+        else :lead_state::text end,
+      listed_from = case when listed_from is not null and ${DIALABLE_NEXT} then :lead_state::text
+        end,
+      ${params.set}
+    where ${params.where}
+    returning state = 'DoNotCall' and listed_from is not null as listed),${[
+      outboxStatement("lead_completed", {
+        type: "lead.completed",
+        source: "lead",
+        where: ":lead_state::text in ('Completed', 'DoNotCall') or lead.listed",
+        tenantId: ":tenant_id::uuid",
+        orderKey: ":lead_id::text",
+        data: "jsonb_build_object('lead_id', :lead_id::text)",
+        at: params.at,
+      }),
+      outboxStatement("lead_exhausted", {
+        type: "lead.exhausted",
+        source: "lead",
+        where: ":lead_state::text = 'Exhausted'",
+        tenantId: ":tenant_id::uuid",
+        orderKey: ":lead_id::text",
+        data: "jsonb_build_object('lead_id', :lead_id::text)",
+        at: params.at,
+      }),
+    ].join(",")}
+  select listed from lead`;
 
-/** Whether the lead update of a statement with `LISTED_LEAD` ended its lead as listed. */
+/** The lead's next state is one still to be dialled: a listing ends it instead. */
+const DIALABLE_NEXT = ":lead_state::text in ('Fresh', 'Retry', 'Callback')";
+
+/** Whether the lead update of a statement with `leadUpdateStatements` ended its lead as listed. */
 const endedListed = (rows: { listed: boolean }[]) => rows[0]?.listed === true;
-
-/**
- * `lead.completed` (done, or on the do-not-call list) or `lead.exhausted` for the lead whose
- * next state is `:lead_state`, once `changed` (the call's own CTE) wrote anything. The
- * statement's `listed` CTE (see `LISTED_LEAD`) is a lead that goes on the list instead.
- */
-const leadEventStatements = (changed: string, at: string) =>
-  [
-    outboxStatement("lead_completed", {
-      type: "lead.completed",
-      source: changed,
-      where: ":lead_state::text in ('Completed', 'DoNotCall') or exists (select 1 from listed)",
-      tenantId: ":tenant_id::uuid",
-      orderKey: ":lead_id::text",
-      data: "jsonb_build_object('lead_id', :lead_id::text)",
-      at,
-    }),
-    outboxStatement("lead_exhausted", {
-      type: "lead.exhausted",
-      source: changed,
-      where: ":lead_state::text = 'Exhausted'",
-      tenantId: ":tenant_id::uuid",
-      orderKey: ":lead_id::text",
-      data: "jsonb_build_object('lead_id', :lead_id::text)",
-      at,
-    }),
-  ].join(",");
 
 /** `dnc.added` for each number the `added` CTE put on the list. */
 const dncEventStatement = (added: string, source: string, by: string, at: string) =>
@@ -903,7 +902,7 @@ const END_CALL = namedStatement<
       bridge_ms = :bridge_ms::int, media = :media::jsonb
     where id = :call_id::uuid and ${fenceCondition(":campaign_id", ":lease_token")}
     returning id, profile, profile_version, zone, zone_source, governor_held, media, notes,
-      disposition_automatic, disposition_outcome),${LISTED_LEAD.cte}
+      disposition_automatic, disposition_outcome),
   cdr as (
     insert into cdrs (id, tenant_id, call_id, campaign_id, lead_list_id, lead_id, edge_node_id,
       agent_id, phone, caller_id, attempt, outcome, hangup_cause, disposition, started_at,
@@ -925,11 +924,13 @@ const END_CALL = namedStatement<
       orderKey: "ended.id::text",
       data: "jsonb_build_object('call_id', ended.id)",
       at: ":ended_at::timestamptz",
-    })},${leadEventStatements("ended", ":ended_at::timestamptz")}
-  update leads set ${LISTED_LEAD.set}, next_attempt_at = :next_attempt_at::timestamptz,
-    last_outcome = :outcome, updated_at = :ended_at::timestamptz
-  where id = :lead_id::uuid and :lead_state::text is not null and exists (select 1 from ended)
-  ${LISTED_LEAD.returning}`);
+    })},${leadUpdateStatements({
+      set: `next_attempt_at = :next_attempt_at::timestamptz, last_outcome = :outcome,
+      updated_at = :ended_at::timestamptz`,
+      where: `id = :lead_id::uuid and :lead_state::text is not null
+      and exists (select 1 from ended)`,
+      at: ":ended_at::timestamptz",
+    })}`);
 
 /**
  * Bridges an answered call to its agent and marks its lead Connected, in one statement.
@@ -1034,7 +1035,7 @@ const SETTLE_DISPOSITION = namedStatement<
       disposition_outcome = :disposition_outcome, notes = :notes,
       updated_at = :updated_at::timestamptz
     where id = :call_id::uuid and ${fenceCondition(":campaign_id", ":lease_token")}
-    returning id),${LISTED_LEAD.cte}
+    returning id),
   cdr as (
     update cdrs set disposition = :disposition, disposition_automatic = :disposition_automatic,
       disposition_outcome = :disposition_outcome, notes = :notes
@@ -1061,11 +1062,14 @@ const SETTLE_DISPOSITION = namedStatement<
       orderKey: "updated.id::text",
       data: "jsonb_build_object('call_id', updated.id)",
       at: ":updated_at::timestamptz",
-    })},${dncEventStatement("dnc", "'disposition'", ":agent_id::text", ":updated_at::timestamptz")},${leadEventStatements("updated", ":updated_at::timestamptz")}
-  update leads set ${LISTED_LEAD.set}, next_attempt_at = :next_attempt_at::timestamptz,
-    last_outcome = :disposition, updated_at = :updated_at::timestamptz
-  where id = :lead_id::uuid and exists (select 1 from updated)
-  ${LISTED_LEAD.returning}`);
+    })},${dncEventStatement("dnc", "'disposition'", ":agent_id::text", ":updated_at::timestamptz")},${leadUpdateStatements(
+      {
+        set: `next_attempt_at = :next_attempt_at::timestamptz, last_outcome = :disposition,
+      updated_at = :updated_at::timestamptz`,
+        where: "id = :lead_id::uuid and exists (select 1 from updated)",
+        at: ":updated_at::timestamptz",
+      },
+    )}`);
 
 /**
  * A lead pressed the opt-out key during the abandon message: the call's media facts, and its

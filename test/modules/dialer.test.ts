@@ -1,5 +1,9 @@
 import { beforeEach, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { addDncMany, retireListedLeads } from "../../db/queries/calls.ts";
+import { leads } from "../../db/schema/index.ts";
 import { sweepExpiredCalls } from "../../src/dialer/calls.ts";
+import { endListedLeads } from "../../src/modules/dnc/service.ts";
 import { createWorkspace } from "../helpers/app.ts";
 import { importFile } from "../helpers/leads.ts";
 
@@ -415,6 +419,102 @@ describe("dialing", () => {
     await start();
     expect((await claim()).map((job) => job.phone)).toEqual(["+14155552672"]);
   });
+
+  test("a number listed while its lead is on a call ends the lead at the call's end; taken off meanwhile, it does not", async () => {
+    await start();
+    await ready();
+    const list = (phone: string) =>
+      w.request("POST", "/api/v1/dnc", { token: adminToken, body: { phone } });
+    const unlist = (phone: string) =>
+      w.request("DELETE", `/api/v1/dnc/${encodeURIComponent(phone)}`, { token: adminToken });
+    // Listed while ringing: the call ends unanswered, and the lead with it.
+    const first = (await claim())[0]?.call_id as string;
+    expect((await list("+14155552671")).status).toBe(201);
+    expect((await leadState()).state).toBe("Dialing");
+    await event(first, "ended", { hangup_cause: "NO_ANSWER" });
+    expect((await leadState()).state).toBe("DoNotCall");
+    // Taken off the list, the lead is dialled again; listed and taken off during the call,
+    // and answered: the disposition leaves it to be dialled again.
+    expect((await unlist("+14155552671")).status).toBe(200);
+    expect((await leadState()).state).toBe("Retry");
+    w.clock.advance(3_600_000);
+    const second = (await claim())[0]?.call_id as string;
+    await event(second, "answered");
+    await list("+14155552671");
+    await unlist("+14155552671");
+    await event(second, "ended", { hangup_cause: "NORMAL_CLEARING" });
+    await w.request("POST", `/api/v1/calls/${second}/disposition`, {
+      token: agentToken,
+      body: { disposition: "no_contact" },
+    });
+    expect((await leadState()).state).toBe("Retry");
+  });
+
+  test("a call's listing that ends the number's other leads after the number was taken off ends none", async () => {
+    await start();
+    await w.request("POST", "/api/v1/dnc", { token: adminToken, body: { phone: "+14155552671" } });
+    await w.request("DELETE", "/api/v1/dnc/%2B14155552671", { token: adminToken });
+    expect((await leadState()).state).toBe("Fresh");
+    // As a do_not_call disposition's follow-up does, once its call's change committed.
+    await endListedLeads(w.deps, w.acme.id, "+14155552671");
+    expect((await leadState()).state).toBe("Fresh");
+  });
+
+  test.skipIf(!process.env.DATABASE_URL)(
+    "a listing and a call's end at the same moment end the lead, whichever commits first",
+    async () => {
+      await start();
+      await ready();
+      const callId = (await claim())[0]?.call_id as string;
+      const leadId = (await leadState()).id as string;
+      const phones = ["+14155552671"];
+      // A listing that has marked the lead holds on while the call ends: the end waits for it.
+      const marked = Promise.withResolvers<void>();
+      const commit = Promise.withResolvers<void>();
+      const listing = w.deps.db.transaction(async (tx) => {
+        await addDncMany(tx, {
+          tenantId: w.acme.id,
+          phones,
+          source: "api",
+          createdBy: null,
+          at: new Date(w.clock.now()),
+        });
+        await retireListedLeads(tx, { tenantId: w.acme.id, phones, at: new Date(w.clock.now()) });
+        marked.resolve();
+        await commit.promise;
+      });
+      await marked.promise;
+      const ended = event(callId, "ended", { hangup_cause: "NO_ANSWER" });
+      await Bun.sleep(200);
+      commit.resolve();
+      await listing;
+      expect((await ended).status).toBe(200);
+      expect((await leadState()).state).toBe("DoNotCall");
+      await w.request("DELETE", "/api/v1/dnc/%2B14155552671", { token: adminToken });
+      expect((await leadState()).state).toBe("Retry");
+
+      // The lead's end holds on while the number is listed: the listing waits for it.
+      w.clock.advance(3_600_000);
+      await claim();
+      const retried = Promise.withResolvers<void>();
+      const endCommit = Promise.withResolvers<void>();
+      const end = w.deps.db.transaction(async (tx) => {
+        await tx.update(leads).set({ state: "Retry" }).where(eq(leads.id, leadId));
+        retried.resolve();
+        await endCommit.promise;
+      });
+      await retried.promise;
+      const listed = w.request("POST", "/api/v1/dnc", {
+        token: adminToken,
+        body: { phone: "+14155552671" },
+      });
+      await Bun.sleep(200);
+      endCommit.resolve();
+      await end;
+      expect((await listed).status).toBe(201);
+      expect((await leadState()).state).toBe("DoNotCall");
+    },
+  );
 
   test("do_not_call adds the number to the list, for good, and ends its leads in other campaigns", async () => {
     // Another campaign has the number too, and one more: listed, its lead ends and the

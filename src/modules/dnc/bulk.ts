@@ -87,7 +87,8 @@ export async function uploadDnc(
     throw unprocessable("file", "has no numbers: a column named phone, or one number a row");
   const at = new Date(deps.clock.now());
   const actor = auditActorOf(input.principal);
-  const all = [...phones];
+  // In one order across batches too: two uploads of the same numbers never wait in a circle.
+  const all = [...phones].sort();
   // All or nothing, with its audit record: a failure part-way leaves the list as it was.
   // Every number's leads still to be dialled end, those of numbers listed before included.
   const campaigns = new Set<string>();

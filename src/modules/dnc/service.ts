@@ -3,6 +3,7 @@ import {
   addDnc,
   type DncRow,
   findDncEntry,
+  holdDncListing,
   removeDnc,
   restoreListedLeads,
   retireListedLeads,
@@ -90,6 +91,8 @@ export async function removeFromDnc(deps: ServiceDeps, change: DncChange) {
   const now = new Date(deps.clock.now());
   const listed = { tenantId: change.tenantId, phone: change.phone };
   const removed = await deps.db.transaction(async (tx) => {
+    // Listings under way finish first, and those after it find the number gone.
+    await holdDncListing(tx, change.tenantId);
     const entry = await findDncEntry(tx, listed);
     if (!entry || !(await removeDnc(tx, listed))) return undefined;
     await auditDnc(tx, change, "dnc.removed", now);
