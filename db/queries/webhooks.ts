@@ -311,14 +311,14 @@ export async function claimCursors(
   const until = new Date(params.now.getTime() + params.leaseMs).toISOString();
   const positions = positionsParam(params.positions);
   const renewed = await db.execute(sql`
+    with held as (${lockedCursors(params.holder)})
     update webhook_cursors c set leased_until = ${until}::timestamptz,
       xid = case when (m.xid, m.seq) > (c.xid, c.seq) then m.xid else c.xid end,
       seq = case when (m.xid, m.seq) > (c.xid, c.seq) then m.seq else c.seq end
-    from webhook_cursors held
+    from held
     left join jsonb_to_recordset(${positions}::jsonb) as m(endpoint_id uuid, xid bigint, seq bigint)
       on m.endpoint_id = held.endpoint_id
-    where c.endpoint_id = held.endpoint_id and held.holder = ${params.holder}
-      and c.holder = ${params.holder}
+    where c.endpoint_id = held.endpoint_id and c.holder = ${params.holder}
     returning c.endpoint_id, c.xid, c.seq`);
   const taken = await db.execute(sql`
     update webhook_cursors c set holder = ${params.holder}, leased_until = ${until}::timestamptz
@@ -336,6 +336,14 @@ export async function claimCursors(
     ]),
   );
 }
+
+/**
+ * The cursors `holder` holds, locked in their endpoints' order: its lease renewal and its
+ * settles move the same cursors at the same time, and in one order they never wait in a circle.
+ */
+const lockedCursors = (holder: string) => sql`
+  select endpoint_id from webhook_cursors where holder = ${holder}
+  order by endpoint_id for update`;
 
 /** Lets go of `holder`'s cursors, for another process to take at once. */
 export const releaseCursors = (db: Executor, holder: string) =>
@@ -649,10 +657,11 @@ export async function settleAttempts(
   }
   if (cursors && cursors.positions.size > 0) {
     await db.execute(sql`
+      with held as (${lockedCursors(cursors.holder)})
       update webhook_cursors c set xid = p.xid, seq = p.seq
-      from jsonb_to_recordset(${positionsParam(cursors.positions)}::jsonb)
-        as p(endpoint_id uuid, xid bigint, seq bigint)
-      where c.endpoint_id = p.endpoint_id and c.holder = ${cursors.holder}
+      from held join jsonb_to_recordset(${positionsParam(cursors.positions)}::jsonb)
+        as p(endpoint_id uuid, xid bigint, seq bigint) on p.endpoint_id = held.endpoint_id
+      where c.endpoint_id = held.endpoint_id and c.holder = ${cursors.holder}
         and (p.xid, p.seq) > (c.xid, c.seq)`);
   }
 }
