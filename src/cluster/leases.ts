@@ -360,13 +360,15 @@ export class PostgresLeases implements CampaignLeases {
 
   /**
    * Renews every lease held in one statement. A lease the statement does not return lapsed or
-   * was taken over (this process stalled past its end): it is dropped at once. A renewal that
+   * was taken over (this process stalled past its end): it is dropped at once. Only leases held
+   * when it was sent are judged: one taken while it ran is not for it to return. A renewal that
    * fails leaves the leases trusted only until their local deadline.
    */
   private async renew(): Promise<void> {
     if (this.renewing || this.leases.size === 0) return;
     this.renewing = true;
     const sent = performance.now();
+    const held = [...this.leases];
     try {
       const rows = await runStatement<{ campaign_id: string; token: string }>(
         this.raw,
@@ -374,7 +376,8 @@ export class PostgresLeases implements CampaignLeases {
         [this.instanceId, this.timing.ttlMs],
       );
       const renewed = new Map(rows.map((row) => [row.campaign_id, Number(row.token)]));
-      for (const [campaignId, lease] of [...this.leases]) {
+      for (const [campaignId, lease] of held) {
+        if (this.leases.get(campaignId) !== lease) continue;
         if (renewed.get(campaignId) === lease.token) lease.trustedUntil = sent + this.trustMs;
         else this.lost(campaignId);
       }

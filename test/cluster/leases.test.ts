@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import postgres from "postgres";
 import type { RawClient } from "../../db/client.ts";
 import { fenceCondition } from "../../db/fence.ts";
 import { insertIdempotencyKey } from "../../db/queries/campaigns.ts";
@@ -141,6 +142,36 @@ describe.skipIf(!enabled)("campaign leases on PostgreSQL", () => {
     await Bun.sleep(TIMING.renewMs * 3);
     expect(a.held()).toEqual([]);
     expect(changes).toEqual([`taken:${id}`, `lost:${id}`]);
+  });
+
+  test("a lease taken while a renewal is under way is kept: the renewal judges only the leases it was sent for", async () => {
+    const [first, second] = [await campaign(), await campaign()];
+    const a = leasesAt("http://a.test");
+    const changes: string[] = [];
+    a.onChange((change, campaignId) => changes.push(`${change}:${campaignId}`));
+    await a.resolve(w.acme.id, first);
+    // The first lease's row is held on a connection of another pool: the renewal waits on it.
+    const elsewhere = postgres(process.env.DATABASE_URL as string, { max: 1, onnotice: () => {} });
+    const locked = Promise.withResolvers<void>();
+    const release = Promise.withResolvers<void>();
+    const holder = elsewhere.begin(async (tx) => {
+      await tx.unsafe("select 1 from campaign_leases where campaign_id = $1::uuid for update", [
+        first,
+      ]);
+      locked.resolve();
+      await release.promise;
+    });
+    await locked.promise;
+    a.start();
+    await Bun.sleep(TIMING.renewMs * 1.5);
+    expect((await a.resolve(w.acme.id, second)).kind).toBe("local");
+    release.resolve();
+    await holder;
+    await elsewhere.end();
+    await Bun.sleep(TIMING.renewMs * 2);
+    expect(a.holds(first)).toBe(true);
+    expect(a.holds(second)).toBe(true);
+    expect(changes).toEqual([`taken:${first}`, `taken:${second}`]);
   });
 
   test("a released lease is taken at once; orphaned running and paused campaigns are taken by a sweep", async () => {
