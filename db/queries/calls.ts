@@ -235,22 +235,31 @@ export const findDncEntry = async (db: Executor, params: { tenantId: string; pho
  * and ends the lead `DoNotCall`. Only numbers still listed, as the list stands. Read through
  * each list's (list, phone) index. Returns the campaigns whose leads ended, whose counts (and
  * completion) then follow.
+ *
+ * `passLocked`: a lead another transaction holds is passed over, for a listing that has just
+ * added its numbers: a call's statement holding the lead may be waiting for one of them, and
+ * waiting for it in turn would be a circle. The listing's caller passes again after its
+ * commit, waiting then; such a pass takes its leads in one order, so two never wait in a circle.
  */
 export async function retireListedLeads(
   db: Executor,
-  params: { tenantId: string; phones: readonly string[]; at: Date },
+  params: { tenantId: string; phones: readonly string[]; at: Date; passLocked: boolean },
 ): Promise<string[]> {
   if (params.phones.length === 0) return [];
   const changed = rowsOf<{ id: string; campaign_id: string; retired: boolean }>(
     await db.execute(sql`
+      with listed as (
+        select l.id from leads l join lead_lists ll on ll.id = l.lead_list_id
+        where ll.tenant_id = ${params.tenantId}::uuid
+          and l.phone = any(${arrayLiteral(params.phones)}::text[])
+          and l.state in ('Fresh', 'Retry', 'Callback', 'Dialing', 'Connected')
+          and exists (select 1 from dnc_numbers d where d.tenant_id = ll.tenant_id and d.phone = l.phone)
+        ${params.passLocked ? sql.raw("for update of l skip locked") : sql.raw("order by l.id for update of l")})
       update leads l set listed_from = l.state,
         state = case when l.state in ${IN_FLIGHT} then l.state else 'DoNotCall' end,
         updated_at = ${params.at.toISOString()}::timestamptz
-      from lead_lists ll
-      where ll.tenant_id = ${params.tenantId}::uuid and l.lead_list_id = ll.id
-        and l.phone = any(${arrayLiteral(params.phones)}::text[])
+      from listed where l.id = listed.id
         and l.state in ('Fresh', 'Retry', 'Callback', 'Dialing', 'Connected')
-        and exists (select 1 from dnc_numbers d where d.tenant_id = ll.tenant_id and d.phone = l.phone)
       returning l.id::text, l.campaign_id::text, l.state = 'DoNotCall' as retired`),
   );
   const retired = changed.filter((row) => row.retired);

@@ -454,7 +454,7 @@ function carryOut(deps: ServiceDeps, effects: CampaignEffect[]): Promise<unknown
         break;
       case "listed":
         // The caller hears back once the number's other leads have ended.
-        settled = Promise.all([settled, endListedLeads(deps, effect.tenantId, effect.phone)]);
+        settled = Promise.all([settled, endListedLeads(deps, effect.tenantId, [effect.phone])]);
         break;
       case "settingsChanged": {
         const { campaign } = effect;

@@ -456,7 +456,7 @@ describe("dialing", () => {
     await w.request("DELETE", "/api/v1/dnc/%2B14155552671", { token: adminToken });
     expect((await leadState()).state).toBe("Fresh");
     // As a do_not_call disposition's follow-up does, once its call's change committed.
-    await endListedLeads(w.deps, w.acme.id, "+14155552671");
+    await endListedLeads(w.deps, w.acme.id, ["+14155552671"]);
     expect((await leadState()).state).toBe("Fresh");
   });
 
@@ -479,7 +479,12 @@ describe("dialing", () => {
           createdBy: null,
           at: new Date(w.clock.now()),
         });
-        await retireListedLeads(tx, { tenantId: w.acme.id, phones, at: new Date(w.clock.now()) });
+        await retireListedLeads(tx, {
+          tenantId: w.acme.id,
+          phones,
+          at: new Date(w.clock.now()),
+          passLocked: true,
+        });
         marked.resolve();
         await commit.promise;
       });
@@ -512,6 +517,38 @@ describe("dialing", () => {
       endCommit.resolve();
       await end;
       expect((await listed).status).toBe(201);
+      expect((await leadState()).state).toBe("DoNotCall");
+    },
+  );
+
+  test.skipIf(!process.env.DATABASE_URL)(
+    "a listing and a do_not_call disposition of one number at the same moment both stand",
+    async () => {
+      await start();
+      await ready();
+      const callId = (await claim())[0]?.call_id as string;
+      await event(callId, "answered");
+      await event(callId, "ended", { hangup_cause: "NORMAL_CLEARING" });
+      const phones = ["+14155552671"];
+      // The listing has added the number; the disposition holds the lead and waits for it.
+      const added = Promise.withResolvers<void>();
+      const disposed = Promise.withResolvers<void>();
+      const listing = w.deps.db.transaction(async (tx) => {
+        const at = new Date(w.clock.now());
+        await addDncMany(tx, { tenantId: w.acme.id, phones, source: "api", createdBy: null, at });
+        added.resolve();
+        await disposed.promise;
+        await retireListedLeads(tx, { tenantId: w.acme.id, phones, at, passLocked: true });
+      });
+      await added.promise;
+      const disposition = w.request("POST", `/api/v1/calls/${callId}/disposition`, {
+        token: agentToken,
+        body: { disposition: "do_not_call" },
+      });
+      await Bun.sleep(300);
+      disposed.resolve();
+      await listing;
+      expect((await disposition).status).toBe(200);
       expect((await leadState()).state).toBe("DoNotCall");
     },
   );

@@ -7,6 +7,7 @@ import { auditActorOf, type Principal } from "../../identity/principal.ts";
 import { readBoundedBytes } from "../../plugins/json-body.ts";
 import { recountCampaigns } from "../campaigns/service.ts";
 import { normalisePhone } from "../leads/normalise.ts";
+import { endListedLeads } from "./service.ts";
 
 /** The largest list one upload takes. */
 export const MAX_DNC_UPLOAD_BYTES = 5 * 1024 * 1024;
@@ -106,7 +107,12 @@ export async function uploadDnc(
         at,
       });
       report.added += added.length;
-      const retired = await retireListedLeads(tx, { tenantId: input.tenantId, phones, at });
+      const retired = await retireListedLeads(tx, {
+        tenantId: input.tenantId,
+        phones,
+        at,
+        passLocked: true,
+      });
       for (const campaignId of retired) campaigns.add(campaignId);
     }
     report.already_listed = all.length - report.added;
@@ -127,5 +133,7 @@ export async function uploadDnc(
     });
   });
   await recountCampaigns(deps, input.tenantId, [...campaigns]);
+  for (let start = 0; start < all.length; start += BATCH)
+    await endListedLeads(deps, input.tenantId, all.slice(start, start + BATCH));
   return report;
 }

@@ -61,28 +61,35 @@ export async function addToDnc(
       tenantId: change.tenantId,
       phones: [change.phone],
       at: now,
+      passLocked: true,
     });
     return { result, campaigns };
   });
   await recountCampaigns(deps, change.tenantId, campaigns);
+  await endListedLeads(deps, change.tenantId, [change.phone]);
   return result;
 }
 
 /**
- * Ends the leads still to be dialled of a number a call put on the list (a disposition, the
- * opt-out key), once that call's change has committed, and recounts their campaigns. The
- * listing already stands: a failure here is logged, and the claims skip those leads meanwhile.
+ * Ends the leads still to be dialled of numbers a committed change put on the list (a call's
+ * disposition or opt-out key; a listing, for the leads other transactions held as it passed),
+ * waiting for those held, and recounts their campaigns. The listing already stands: a failure
+ * here is logged, and the claims skip those leads meanwhile.
  */
-export async function endListedLeads(deps: ServiceDeps, tenantId: string, phone: string) {
+export async function endListedLeads(
+  deps: ServiceDeps,
+  tenantId: string,
+  phones: readonly string[],
+) {
   try {
     const at = new Date(deps.clock.now());
     const campaigns = await deps.db.transaction(async (tx) => {
       await shareDncListing(tx, tenantId);
-      return retireListedLeads(tx, { tenantId, phones: [phone], at });
+      return retireListedLeads(tx, { tenantId, phones, at, passLocked: false });
     });
     await recountCampaigns(deps, tenantId, campaigns);
   } catch (error) {
-    deps.logger.warn("a listed number's other leads were not ended", { error });
+    deps.logger.warn("listed numbers' leads were not ended", { error });
   }
 }
 
