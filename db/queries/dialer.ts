@@ -262,9 +262,9 @@ interface ClaimShape {
  * call to a number at the same instant as another is held to it by the unique index of live
  * calls: its insert waits for the other and places nothing if that one commits, and the lead
  * is then left as it was (still dialable, in its turn). Inserts go in the numbers' order, so
- * that claims never wait on each other in a circle. The parts a claim
- * does not need are left out, because PostgreSQL plans the statement at every run: the limits'
- * part alone made a claim's planning several times dearer.
+ * that claims never wait on each other in a circle. The parts a claim does not need are left
+ * out, because PostgreSQL plans the statement at every run: the limits' part alone made a
+ * claim's planning several times dearer.
  */
 const claimLeadsStatement = ({ capped, limited, deferring }: ClaimShape) => `
   with candidate as (
